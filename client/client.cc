@@ -1,0 +1,145 @@
+#include "absl/strings/string_view.h"
+#include "jitcache/client.h"
+
+#include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/paths.h"
+#include "jitcache/v1/jitcache.grpc.pb.h"
+
+namespace jitcache {
+namespace {
+
+// The one place grpc::Status becomes absl::Status.
+absl::Status FromGrpc(const grpc::Status& s, absl::string_view socket) {
+  if (s.ok()) return absl::OkStatus();
+  std::string message = s.error_message();
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    message = absl::StrCat("jitcached is not reachable at ", socket, ": ",
+                           message);
+  }
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), message);
+}
+
+v1::Target ToWire(CodeType type) {
+  switch (type) {
+    case CodeType::kPtx:
+      return v1::TARGET_PTX;
+    case CodeType::kCubin:
+      return v1::TARGET_CUBIN;
+    case CodeType::kLtoir:
+      return v1::TARGET_LTOIR;
+  }
+  return v1::TARGET_UNSPECIFIED;
+}
+
+Served FromWire(v1::Served served) {
+  switch (served) {
+    case v1::SERVED_HIT:
+      return Served::kHit;
+    case v1::SERVED_JOINED:
+      return Served::kJoined;
+    case v1::SERVED_LOCAL:
+      return Served::kLocal;
+    default:
+      return Served::kMiss;
+  }
+}
+
+}  // namespace
+
+struct Client::Impl {
+  std::string socket_path;
+  ClientOptions options;
+  std::unique_ptr<v1::JitCache::Stub> stub;
+
+  void SetDeadline(grpc::ClientContext& context, absl::Duration d) const {
+    context.set_deadline(absl::ToChronoTime(absl::Now() + d));
+  }
+};
+
+absl::StatusOr<Client> Client::Connect(ClientOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->socket_path =
+      options.socket_path.empty() ? DefaultSocketPath() : options.socket_path;
+  impl->options = std::move(options);
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(
+      absl::StrCat("unix:", impl->socket_path),
+      grpc::InsecureChannelCredentials(), args);
+  impl->stub = v1::JitCache::NewStub(channel);
+  return Client(std::move(impl));
+}
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+Client::~Client() = default;
+
+const std::string& Client::socket_path() const { return impl_->socket_path; }
+
+absl::StatusOr<DaemonInfo> Client::Ping() const {
+  grpc::ClientContext context;
+  impl_->SetDeadline(context, impl_->options.ping_deadline);
+  v1::PingResponse response;
+  grpc::Status s = impl_->stub->Ping(&context, v1::PingRequest(), &response);
+  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
+  DaemonInfo info;
+  info.daemon_version = response.daemon_version();
+  info.toolchain = response.toolchain();
+  info.toolchain_fingerprint = response.toolchain_fingerprint();
+  info.key_schema_version = response.key_schema_version();
+  info.supported_archs.assign(response.supported_archs().begin(),
+                              response.supported_archs().end());
+  info.store_path = response.store_path();
+  return info;
+}
+
+absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
+                                           const ProgramOptions& options,
+                                           CodeType target) const {
+  v1::CompileRequest request;
+  request.set_source(program.source());
+  request.set_program_name(program.name());
+  for (const auto& [name, contents] : program.headers()) {
+    v1::Header* header = request.add_headers();
+    header->set_name(name);
+    header->set_contents(contents);
+  }
+  for (std::string& option : options.AsNvrtcOptions()) {
+    request.add_options(std::move(option));
+  }
+  for (const std::string& expr : options.name_expressions) {
+    request.add_name_expressions(expr);
+  }
+  request.set_target(ToWire(target));
+
+  grpc::ClientContext context;
+  impl_->SetDeadline(context, impl_->options.compile_deadline);
+  v1::CompileResponse response;
+  grpc::Status s = impl_->stub->Compile(&context, request, &response);
+  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
+
+  ObjectCode code;
+  code.compiled = response.outcome() == v1::OUTCOME_OK;
+  code.bytes = std::move(*response.mutable_object());
+  code.code_type = target;
+  code.name = program.name();
+  code.log = std::move(*response.mutable_log());
+  for (const v1::LoweredName& n : response.lowered_names()) {
+    code.symbol_mapping[n.name_expression()] = n.lowered_name();
+  }
+  code.served = FromWire(response.served());
+  code.cache_key = response.cache_key();
+  code.object_digest = response.object_digest();
+  code.compile_time_us = response.compile_time_us();
+  return code;
+}
+
+}  // namespace jitcache

@@ -1,0 +1,60 @@
+#ifndef JITCACHE_CLIENT_CLIENT_H_
+#define JITCACHE_CLIENT_CLIENT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "jitcache/object_code.h"
+#include "jitcache/program.h"
+
+namespace jitcache {
+
+struct ClientOptions {
+  std::string socket_path;  // empty: JITCACHE_SOCKET or the default socket
+  absl::Duration ping_deadline = absl::Seconds(5);
+  // Covers queueing and the compile itself (the daemon's own limit is 10 min).
+  absl::Duration compile_deadline = absl::Minutes(15);
+};
+
+struct DaemonInfo {
+  std::string daemon_version;
+  std::string toolchain;
+  std::string toolchain_fingerprint;
+  unsigned key_schema_version = 0;
+  std::vector<std::string> supported_archs;
+  std::string store_path;
+};
+
+// A connection to jitcached. Every call has a deadline. Errors are the
+// daemon's (INVALID_ARGUMENT for a bad request, ...) or UNAVAILABLE when it
+// cannot be reached. A program that fails to compile is not an error: the
+// ObjectCode says compiled == false and carries the log.
+// Thread-safety: one Client may be used from many threads at once.
+class Client {
+ public:
+  // Does not contact the daemon; the first call does.
+  static absl::StatusOr<Client> Connect(ClientOptions options = {});
+
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+  ~Client();
+
+  absl::StatusOr<DaemonInfo> Ping() const;
+  absl::StatusOr<ObjectCode> Compile(const Program& program,
+                                     const ProgramOptions& options,
+                                     CodeType target) const;
+
+  const std::string& socket_path() const;
+
+ private:
+  struct Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_CLIENT_CLIENT_H_

@@ -1,0 +1,36 @@
+#ifndef JITCACHE_CLIENT_OBJECT_CODE_H_
+#define JITCACHE_CLIENT_OBJECT_CODE_H_
+
+#include "absl/strings/string_view.h"
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace jitcache {
+
+enum class CodeType { kPtx, kCubin, kLtoir };
+absl::string_view CodeTypeName(CodeType type);
+
+// How a result was produced.
+enum class Served { kHit, kMiss, kJoined, kLocal };
+absl::string_view ServedName(Served served);
+
+// The result of a compile: the object, or (when compiled() is false) the
+// compile log that says why there is none. A value type; not synchronised.
+struct ObjectCode {
+  bool compiled = false;
+  std::string bytes;
+  CodeType code_type = CodeType::kPtx;
+  std::string name;  // program name
+  std::string log;
+  // Name expression -> lowered (mangled) symbol, on a hit as on a miss.
+  std::map<std::string, std::string> symbol_mapping;
+  Served served = Served::kMiss;
+  std::string cache_key;  // hex
+  std::string object_digest;  // hex; empty without an object
+  int64_t compile_time_us = 0;  // time the compile took when it ran
+};
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_CLIENT_OBJECT_CODE_H_

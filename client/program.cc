@@ -1,0 +1,60 @@
+#include "absl/strings/string_view.h"
+#include "absl/strings/str_cat.h"
+#include "jitcache/object_code.h"
+#include "jitcache/program.h"
+
+namespace jitcache {
+namespace {
+std::string Bool(bool b) { return b ? "true" : "false"; }
+}  // namespace
+
+std::vector<std::string> ProgramOptions::AsNvrtcOptions() const {
+  std::vector<std::string> out;
+  if (!arch.empty()) out.push_back(absl::StrCat("-arch=", arch));
+  if (language_standard) out.push_back(absl::StrCat("-std=", *language_standard));
+  if (relocatable_device_code) {
+    out.push_back(absl::StrCat("-rdc=", Bool(*relocatable_device_code)));
+  }
+  if (ftz) out.push_back(absl::StrCat("-ftz=", Bool(*ftz)));
+  if (prec_div) out.push_back(absl::StrCat("-prec-div=", Bool(*prec_div)));
+  if (prec_sqrt) out.push_back(absl::StrCat("-prec-sqrt=", Bool(*prec_sqrt)));
+  if (fma) out.push_back(absl::StrCat("-fmad=", Bool(*fma)));
+  if (max_register_count) {
+    out.push_back(absl::StrCat("-maxrregcount=", *max_register_count));
+  }
+  if (use_fast_math) out.push_back("-use_fast_math");
+  if (debug) out.push_back("-G");
+  if (lineinfo) out.push_back("-lineinfo");
+  for (const auto& d : define_macro) out.push_back(absl::StrCat("-D", d));
+  for (const auto& h : pre_include) out.push_back(absl::StrCat("-include=", h));
+  out.insert(out.end(), extra_options.begin(), extra_options.end());
+  return out;
+}
+
+absl::string_view CodeTypeName(CodeType type) {
+  switch (type) {
+    case CodeType::kPtx:
+      return "ptx";
+    case CodeType::kCubin:
+      return "cubin";
+    case CodeType::kLtoir:
+      return "ltoir";
+  }
+  return "unknown";
+}
+
+absl::string_view ServedName(Served served) {
+  switch (served) {
+    case Served::kHit:
+      return "HIT";
+    case Served::kMiss:
+      return "MISS";
+    case Served::kJoined:
+      return "JOINED";
+    case Served::kLocal:
+      return "LOCAL";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace jitcache

@@ -1,0 +1,77 @@
+#include "absl/strings/string_view.h"
+#include "common/cache_key.h"
+
+#include <algorithm>
+
+namespace jitcache {
+namespace {
+
+// Field tags of the compile key. Values are part of the key: never reuse.
+enum CompileTag : uint32_t {
+  kTagSchema = 1,
+  kTagKind = 2,
+  kTagToolchain = 3,
+  kTagTarget = 4,
+  kTagArch = 5,
+  kTagOptions = 6,
+  kTagOption = 7,
+  kTagProgramName = 8,
+  kTagSource = 9,
+  kTagHeaders = 10,
+  kTagHeaderName = 11,
+  kTagHeaderBody = 12,
+  kTagNameExpressions = 13,
+  kTagNameExpression = 14,
+};
+
+}  // namespace
+
+KeyHasher::KeyHasher(RequestKind kind) {
+  Count(kTagSchema, kKeySchemaVersion);
+  Count(kTagKind, static_cast<uint32_t>(kind));
+}
+
+void KeyHasher::U64(uint64_t v) {
+  uint8_t le[8];
+  for (int i = 0; i < 8; ++i) le[i] = static_cast<uint8_t>(v >> (8 * i));
+  hasher_.Update(le, sizeof(le));
+}
+
+void KeyHasher::Field(uint32_t tag, absl::string_view value) {
+  U64(tag);
+  U64(value.size());
+  hasher_.Update(value);
+}
+
+void KeyHasher::Count(uint32_t tag, uint64_t count) {
+  U64(tag);
+  U64(count);
+}
+
+Digest ComputeCompileKey(const CompileKeyInput& input) {
+  KeyHasher key(RequestKind::kCompile);
+  key.Field(kTagToolchain, input.toolchain_fingerprint);
+  key.Count(kTagTarget, static_cast<uint64_t>(input.target));
+  key.Field(kTagArch, input.arch);
+  key.Count(kTagOptions, input.options.size());
+  for (const std::string& option : input.options) key.Field(kTagOption, option);
+  key.Field(kTagProgramName, input.program_name);
+  key.Field(kTagSource, input.source);
+
+  auto headers = input.headers;
+  std::sort(headers.begin(), headers.end());
+  key.Count(kTagHeaders, headers.size());
+  for (const auto& [name, body] : headers) {
+    key.Field(kTagHeaderName, name);
+    key.Field(kTagHeaderBody, body);
+  }
+
+  auto names = input.name_expressions;
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  key.Count(kTagNameExpressions, names.size());
+  for (absl::string_view name : names) key.Field(kTagNameExpression, name);
+  return key.Finish();
+}
+
+}  // namespace jitcache

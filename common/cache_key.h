@@ -1,0 +1,60 @@
+#ifndef JITCACHE_COMMON_CACHE_KEY_H_
+#define JITCACHE_COMMON_CACHE_KEY_H_
+
+#include "absl/strings/string_view.h"
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/digest.h"
+#include "common/object_kind.h"
+#include "common/sha256.h"
+
+namespace jitcache {
+
+// Bumped whenever the fields below or their encoding change, so that an old
+// store can never answer a request under a new meaning.
+inline constexpr uint32_t kKeySchemaVersion = 1;
+
+enum class RequestKind : uint32_t { kCompile = 1, kLink = 2 };
+
+// Everything that decides the output of one NVRTC compile. Views only: the
+// caller keeps the data alive while the key is computed.
+struct CompileKeyInput {
+  absl::string_view toolchain_fingerprint;
+  ObjectKind target = ObjectKind::kPtx;
+  absl::string_view arch;  // "" when the toolchain's default applies
+  // Canonical options (see CanonicalizeCompileOptions), in the order NVRTC
+  // receives them; the canonical form already fixed what order may change.
+  std::span<const std::string> options;
+  absl::string_view program_name;
+  absl::string_view source;
+  // Any order: the key sorts them by name. Names must be unique.
+  std::vector<std::pair<absl::string_view, absl::string_view>> headers;
+  // Any order, duplicates allowed: the key uses the sorted set.
+  std::vector<absl::string_view> name_expressions;
+};
+
+Digest ComputeCompileKey(const CompileKeyInput& input);
+
+// Builds a key from length-prefixed, tagged fields, so that no two different
+// field sequences can produce the same byte stream.
+class KeyHasher {
+ public:
+  explicit KeyHasher(RequestKind kind);
+
+  void Field(uint32_t tag, absl::string_view value);
+  void Count(uint32_t tag, uint64_t count);
+  Digest Finish() { return Digest{hasher_.Finish()}; }
+
+ private:
+  void U64(uint64_t v);
+
+  Sha256 hasher_;
+};
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_COMMON_CACHE_KEY_H_

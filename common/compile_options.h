@@ -1,0 +1,46 @@
+#ifndef JITCACHE_COMMON_COMPILE_OPTIONS_H_
+#define JITCACHE_COMMON_COMPILE_OPTIONS_H_
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/object_kind.h"
+
+namespace jitcache {
+
+// What the daemon knows of its toolchain when it checks options.
+struct OptionPolicy {
+  // Numbers from nvrtcGetSupportedArchs (75, 80, 90, ...). Empty: any.
+  std::vector<int> supported_archs;
+  // Directories that -I may name: the toolkit's own include trees, whose
+  // content the toolchain fingerprint covers. Absolute, normalised.
+  std::vector<std::string> allowed_include_dirs;
+};
+
+struct CanonicalOptions {
+  std::string arch;                  // "sm_90", "compute_80a"; "" if absent
+  std::vector<std::string> options;  // what NVRTC receives; part of the key
+};
+
+// Turns a user's NVRTC option list into one canonical list, so that options
+// meaning the same thing give the same key:
+//  - every spelling becomes "--long-name" or "--long-name=value"
+//    (-arch=sm_90, -arch sm_90, --gpu-architecture sm_90 are one option);
+//  - options whose position matters (-D, -U, -I, -include, -Xptxas and the
+//    diagnostic controls) keep their relative order;
+//  - the others are single-valued (the last occurrence wins, as in NVRTC)
+//    and are sorted by name;
+//  - the target implies its options (LTO-IR adds --dlink-time-opt).
+// Unknown or malformed options, an unsupported architecture, and options that
+// would make the output depend on files outside the key (PCH, -time, -I
+// outside the toolkit) are INVALID_ARGUMENT naming the option.
+// Pure function; thread-safe.
+absl::StatusOr<CanonicalOptions> CanonicalizeCompileOptions(
+    std::span<const std::string> raw, ObjectKind target,
+    const OptionPolicy& policy);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_COMMON_COMPILE_OPTIONS_H_

@@ -1,0 +1,23 @@
+#ifndef JITCACHE_COMMON_OBJECT_KIND_H_
+#define JITCACHE_COMMON_OBJECT_KIND_H_
+
+#include "absl/strings/string_view.h"
+#include <cstdint>
+#include <optional>
+
+namespace jitcache {
+
+// What an object in the store is. The numeric values are part of the store
+// format and of the cache key: never renumber.
+enum class ObjectKind : uint8_t {
+  kPtx = 1,
+  kCubin = 2,
+  kLtoir = 3,
+};
+
+absl::string_view ObjectKindName(ObjectKind kind);  // "ptx", "cubin", "ltoir"
+std::optional<ObjectKind> ParseObjectKind(absl::string_view name);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_COMMON_OBJECT_KIND_H_

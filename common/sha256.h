@@ -1,0 +1,36 @@
+#ifndef JITCACHE_COMMON_SHA256_H_
+#define JITCACHE_COMMON_SHA256_H_
+
+#include "absl/strings/string_view.h"
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace jitcache {
+
+// SHA-256 (FIPS 180-4). Not thread-safe: one hasher per thread.
+class Sha256 {
+ public:
+  using Digest = std::array<uint8_t, 32>;
+
+  Sha256();
+
+  void Update(absl::string_view data);
+  void Update(const void* data, size_t size);
+  // Ends the message; the hasher must not be used afterwards.
+  Digest Finish();
+
+  static Digest Hash(absl::string_view data);
+
+ private:
+  void Compress(const uint8_t* block);
+
+  std::array<uint32_t, 8> state_;
+  std::array<uint8_t, 64> buffer_{};
+  size_t buffered_ = 0;
+  uint64_t total_bytes_ = 0;
+};
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_COMMON_SHA256_H_

@@ -1,0 +1,135 @@
+#include "absl/strings/string_view.h"
+#include "server/compile_request.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/cache_key.h"
+#include "common/compile_options.h"
+
+namespace jitcache {
+namespace {
+
+absl::Status TooLarge(absl::string_view field, size_t size, size_t limit) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, " is ", size, " bytes, over the limit of ", limit, " bytes"));
+}
+
+absl::Status TooMany(absl::string_view field, size_t count, size_t limit) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("request has ", count, " ", field, ", over the limit of ",
+                   limit));
+}
+
+std::optional<ObjectKind> TargetKind(v1::Target target) {
+  switch (target) {
+    case v1::TARGET_PTX:
+      return ObjectKind::kPtx;
+    case v1::TARGET_CUBIN:
+      return ObjectKind::kCubin;
+    case v1::TARGET_LTOIR:
+      return ObjectKind::kLtoir;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<PreparedCompile> PrepareCompile(const v1::CompileRequest& request,
+                                               const ToolchainInfo& toolchain,
+                                               const RequestLimits& limits) {
+  if (request.source().empty()) {
+    return absl::InvalidArgumentError("source is empty");
+  }
+  if (request.source().size() > limits.max_source_bytes) {
+    return TooLarge("source", request.source().size(), limits.max_source_bytes);
+  }
+  if (request.source().find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError("source contains a NUL byte");
+  }
+  if (static_cast<size_t>(request.headers_size()) > limits.max_headers) {
+    return TooMany("headers", request.headers_size(), limits.max_headers);
+  }
+  if (static_cast<size_t>(request.options_size()) > limits.max_options) {
+    return TooMany("options", request.options_size(), limits.max_options);
+  }
+  if (static_cast<size_t>(request.name_expressions_size()) >
+      limits.max_name_expressions) {
+    return TooMany("name expressions", request.name_expressions_size(),
+                   limits.max_name_expressions);
+  }
+  const std::optional<ObjectKind> target = TargetKind(request.target());
+  if (!target) {
+    return absl::InvalidArgumentError("target must be PTX, CUBIN or LTOIR");
+  }
+
+  PreparedCompile out;
+  CompileJob& job = out.job;
+  job.target = *target;
+  job.program_name =
+      request.program_name().empty() ? "program.cu" : request.program_name();
+  if (job.program_name.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError("program_name contains a NUL byte");
+  }
+  absl::flat_hash_set<absl::string_view> header_names;
+  for (const v1::Header& header : request.headers()) {
+    if (header.name().empty() || header.name().find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          "a header name is empty or contains a NUL byte");
+    }
+    if (header.contents().size() > limits.max_header_bytes) {
+      return TooLarge(absl::StrCat("header '", header.name(), "'"),
+                      header.contents().size(), limits.max_header_bytes);
+    }
+    if (header.contents().find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("header '", header.name(), "' contains a NUL byte"));
+    }
+    if (!header_names.insert(header.name()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("header '", header.name(), "' is given twice"));
+    }
+  }
+  for (const std::string& expr : request.name_expressions()) {
+    if (expr.empty() || expr.find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          "a name expression is empty or contains a NUL byte");
+    }
+  }
+
+  const std::vector<std::string> raw_options(request.options().begin(),
+                                             request.options().end());
+  OptionPolicy policy{toolchain.supported_archs, toolchain.include_dirs};
+  absl::StatusOr<CanonicalOptions> options =
+      CanonicalizeCompileOptions(raw_options, *target, policy);
+  if (!options.ok()) return options.status();
+
+  job.source = request.source();
+  job.options = std::move(options->options);
+  for (const v1::Header& header : request.headers()) {
+    job.headers.emplace_back(header.name(), header.contents());
+  }
+  job.name_expressions.assign(request.name_expressions().begin(),
+                              request.name_expressions().end());
+  std::sort(job.name_expressions.begin(), job.name_expressions.end());
+  job.name_expressions.erase(
+      std::unique(job.name_expressions.begin(), job.name_expressions.end()),
+      job.name_expressions.end());
+
+  CompileKeyInput key;
+  key.toolchain_fingerprint = toolchain.fingerprint;
+  key.target = *target;
+  key.arch = options->arch;
+  key.options = job.options;
+  key.program_name = job.program_name;
+  key.source = job.source;
+  for (const auto& [name, body] : job.headers) key.headers.emplace_back(name, body);
+  for (const std::string& e : job.name_expressions) key.name_expressions.push_back(e);
+  out.key = ComputeCompileKey(key);
+  return out;
+}
+
+}  // namespace jitcache

@@ -1,0 +1,52 @@
+#ifndef JITCACHE_SERVER_COMPILER_H_
+#define JITCACHE_SERVER_COMPILER_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/object_kind.h"
+
+namespace jitcache {
+
+// What a toolchain is, fixed for the life of the daemon.
+struct ToolchainInfo {
+  std::string fingerprint;  // raw SHA-256 bytes; part of every key
+  std::string description;  // "NVRTC 13.0, nvJitLink 13.0"
+  std::vector<int> supported_archs;
+  std::vector<std::string> include_dirs;  // on every compile's include path
+};
+
+struct CompileJob {
+  std::string program_name;
+  std::string source;
+  std::vector<std::pair<std::string, std::string>> headers;  // name, contents
+  std::vector<std::string> options;           // canonical (see compile_options.h)
+  std::vector<std::string> name_expressions;  // sorted, unique
+  ObjectKind target = ObjectKind::kPtx;
+};
+
+// A compile that ran. A program that does not compile is a result too
+// (ok == false, with the log); only failures of the machinery are errors.
+struct CompileResult {
+  bool ok = false;
+  std::string object;
+  std::string log;
+  std::vector<std::pair<std::string, std::string>> lowered_names;
+  absl::Duration elapsed;
+};
+
+// Thread-safety: Compile may be called from many threads at once;
+// toolchain() is immutable.
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  virtual absl::StatusOr<CompileResult> Compile(const CompileJob& job) = 0;
+  virtual const ToolchainInfo& toolchain() const = 0;
+};
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_COMPILER_H_

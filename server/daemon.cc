@@ -1,0 +1,92 @@
+#include "server/daemon.h"
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include <thread>
+
+#include "common/log.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/nvrtc_compiler.h"
+#include "server/rocksdb_kv.h"
+#include "server/verifying_store.h"
+
+namespace jitcache {
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
+  auto daemon = std::unique_ptr<Daemon>(new Daemon());
+
+  // The store first: a second daemon on the same store stops here, before it
+  // touches the socket of the first.
+  if (options.store != nullptr) {
+    daemon->store_ = std::move(options.store);
+  } else if (options.store_path == ":memory:") {
+    daemon->store_ = NewMemoryStore();
+  } else {
+    absl::StatusOr<std::unique_ptr<VerifyingStore>> store =
+        OpenRocksDbStore(options.store_path);
+    if (!store.ok()) return store.status();
+    daemon->store_ = *std::move(store);
+  }
+
+  if (options.compiler != nullptr) {
+    daemon->compiler_ = std::move(options.compiler);
+  } else {
+    absl::StatusOr<std::unique_ptr<NvrtcCompiler>> compiler =
+        NvrtcCompiler::Create(options.cuda_root.empty() ? DefaultCudaRoot()
+                                                        : options.cuda_root);
+    if (!compiler.ok()) return compiler.status();
+    daemon->compiler_ = *std::move(compiler);
+  }
+
+  absl::StatusOr<std::unique_ptr<SocketGuard>> guard =
+      SocketGuard::Claim(options.socket_path);
+  if (!guard.ok()) return guard.status();
+  daemon->guard_ = *std::move(guard);
+
+  int workers = options.workers;
+  if (workers <= 0) workers = std::max(1u, std::thread::hardware_concurrency());
+  daemon->pool_ = std::make_unique<CompilePool>(workers, options.max_queued);
+
+  ServiceOptions service;
+  service.store = daemon->store_.get();
+  service.compiler = daemon->compiler_.get();
+  service.pool = daemon->pool_.get();
+  service.limits = options.limits;
+  service.store_path = options.store_path;
+  daemon->service_ = std::make_unique<JitCacheService>(std::move(service));
+
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(absl::StrCat("unix:", options.socket_path),
+                           grpc::InsecureServerCredentials());
+  builder.SetMaxReceiveMessageSize(
+      static_cast<int>(std::min<size_t>(options.limits.max_request_bytes,
+                                        std::numeric_limits<int>::max())));
+  builder.SetMaxSendMessageSize(-1);
+  builder.RegisterService(daemon->service_.get());
+  daemon->server_ = builder.BuildAndStart();
+  if (daemon->server_ == nullptr) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on unix socket ", options.socket_path));
+  }
+  JITCACHE_LOG(Info) << "jitcached serving on " << options.socket_path << " with store "
+            << options.store_path << ", " << workers << " compile workers, "
+            << daemon->compiler_->toolchain().description;
+  return daemon;
+}
+
+void Daemon::Shutdown(absl::Duration grace) {
+  if (stopped_) return;
+  stopped_ = true;
+  // Queued compiles answer UNAVAILABLE; running ones finish and are stored.
+  pool_->Shutdown();
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  server_->Wait();
+  server_.reset();
+  guard_.reset();
+}
+
+Daemon::~Daemon() { Shutdown(absl::Seconds(5)); }
+
+}  // namespace jitcache

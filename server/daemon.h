@@ -1,0 +1,64 @@
+#ifndef JITCACHE_SERVER_DAEMON_H_
+#define JITCACHE_SERVER_DAEMON_H_
+
+#include <grpcpp/server.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/compile_pool.h"
+#include "server/compiler.h"
+#include "server/jitcache_service.h"
+#include "server/object_store.h"
+#include "server/request_limits.h"
+#include "server/socket_guard.h"
+
+namespace jitcache {
+
+struct DaemonOptions {
+  std::string socket_path;
+  // RocksDB directory; ":memory:" keeps the store in memory (tests).
+  std::string store_path;
+  std::string cuda_root;
+  int workers = 0;  // 0: one per core
+  size_t max_queued = 1024;
+  RequestLimits limits;
+  // Injected for tests; when null the daemon makes the real ones.
+  std::unique_ptr<Compiler> compiler;
+  std::unique_ptr<ObjectStore> store;
+};
+
+// A running jitcached: owns the store, the compiler, the pool, the socket
+// and the gRPC server. Thread-safety: Shutdown may be called from any thread,
+// once; the destructor shuts down if needed.
+class Daemon {
+ public:
+  // Opens everything and starts serving; an error names what failed (the
+  // store path, the socket path, the toolkit).
+  static absl::StatusOr<std::unique_ptr<Daemon>> Start(DaemonOptions options);
+  ~Daemon();
+
+  // Stops taking requests, cancels queued compiles, lets running ones finish
+  // within `grace`, then closes the store.
+  void Shutdown(absl::Duration grace);
+
+  const ToolchainInfo& toolchain() const { return compiler_->toolchain(); }
+  const std::string& socket_path() const { return guard_->path(); }
+
+ private:
+  Daemon() = default;
+
+  std::unique_ptr<Compiler> compiler_;
+  std::unique_ptr<ObjectStore> store_;
+  std::unique_ptr<CompilePool> pool_;
+  std::unique_ptr<JitCacheService> service_;
+  std::unique_ptr<SocketGuard> guard_;
+  std::unique_ptr<grpc::Server> server_;
+  bool stopped_ = false;
+};
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_DAEMON_H_

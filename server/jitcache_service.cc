@@ -1,0 +1,197 @@
+#include "server/jitcache_service.h"
+
+#include "common/log.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/cache_key.h"
+#include "server/grpc_status.h"
+
+namespace jitcache {
+namespace {
+
+// Last-used times are refreshed at most this often per entry, so that a hot
+// entry does not cost a store write on every hit.
+constexpr absl::Duration kTouchInterval = absl::Minutes(1);
+
+v1::Target ToTarget(ObjectKind kind) {
+  switch (kind) {
+    case ObjectKind::kPtx:
+      return v1::TARGET_PTX;
+    case ObjectKind::kCubin:
+      return v1::TARGET_CUBIN;
+    case ObjectKind::kLtoir:
+      return v1::TARGET_LTOIR;
+  }
+  return v1::TARGET_UNSPECIFIED;
+}
+
+void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
+                    v1::CompileResponse* response) {
+  response->set_outcome(record.outcome());
+  response->set_log(record.log());
+  *response->mutable_lowered_names() = record.lowered_names();
+  response->set_cache_key(key.Hex());
+  response->set_compile_time_us(record.compile_time_us());
+  response->set_target(record.target());
+  if (!record.object_digest().empty()) {
+    response->set_object_digest(absl::BytesToHexString(record.object_digest()));
+  }
+}
+
+}  // namespace
+
+JitCacheService::JitCacheService(ServiceOptions options)
+    : options_(std::move(options)) {}
+
+grpc::ServerUnaryReactor* JitCacheService::Ping(
+    grpc::CallbackServerContext* context, const v1::PingRequest* /*request*/,
+    v1::PingResponse* response) {
+  const ToolchainInfo& tc = options_.compiler->toolchain();
+  response->set_daemon_version(JITCACHE_VERSION);
+  response->set_toolchain(tc.description);
+  response->set_toolchain_fingerprint(absl::BytesToHexString(tc.fingerprint));
+  response->set_key_schema_version(kKeySchemaVersion);
+  for (int arch : tc.supported_archs) {
+    response->add_supported_archs(absl::StrCat("sm_", arch));
+  }
+  response->set_store_path(options_.store_path);
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
+    const Digest& key) {
+  absl::StatusOr<std::optional<v1::ActionRecord>> record =
+      options_.store->GetAction(key);
+  if (!record.ok()) return record.status();
+  if (!record->has_value()) return std::nullopt;
+  v1::ActionRecord& r = **record;
+  v1::CompileResponse response;
+  if (r.outcome() == v1::OUTCOME_OK) {
+    absl::StatusOr<Digest> digest = Digest::FromBytes(r.object_digest());
+    absl::StatusOr<std::optional<StoredObject>> object =
+        digest.ok() ? options_.store->GetObject(*digest)
+                    : absl::StatusOr<std::optional<StoredObject>>(std::nullopt);
+    if (!object.ok()) return object.status();
+    if (!object->has_value() || (*object)->bytes.size() != r.object_size()) {
+      // The record outlived its object: drop it and compile again.
+      JITCACHE_LOG(Warning) << "entry " << key.Hex() << " lost its object; recompiling";
+      if (absl::Status s = options_.store->RemoveAction(key); !s.ok()) {
+        JITCACHE_LOG(Warning) << "cannot remove entry " << key.Hex() << ": " << s;
+      }
+      return std::nullopt;
+    }
+    response.set_object(std::move((*object)->bytes));
+  }
+  FillFromRecord(key, r, &response);
+  const int64_t now_ms = absl::ToUnixMillis(options_.now());
+  if (now_ms - r.last_used_unix_ms() > absl::ToInt64Milliseconds(kTouchInterval)) {
+    r.set_last_used_unix_ms(now_ms);
+    if (absl::Status s = options_.store->PutAction(key, r); !s.ok()) {
+      JITCACHE_LOG(Warning) << "cannot update last-used of " << key.Hex() << ": " << s;
+    }
+  }
+  return response;
+}
+
+grpc::ServerUnaryReactor* JitCacheService::Compile(
+    grpc::CallbackServerContext* context, const v1::CompileRequest* request,
+    v1::CompileResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  absl::StatusOr<PreparedCompile> prepared = PrepareCompile(
+      *request, options_.compiler->toolchain(), options_.limits);
+  if (!prepared.ok()) {
+    reactor->Finish(ToGrpcStatus(prepared.status()));
+    return reactor;
+  }
+  absl::StatusOr<std::optional<v1::CompileResponse>> hit = LookUp(prepared->key);
+  if (!hit.ok()) {
+    reactor->Finish(ToGrpcStatus(hit.status()));
+    return reactor;
+  }
+  if (hit->has_value()) {
+    *response = **std::move(hit);
+    response->set_served(v1::SERVED_HIT);
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+  const bool leader = flights_.Join(
+      prepared->key,
+      [reactor, response](const SharedResult& result, bool is_leader) {
+        if (!result.ok()) {
+          reactor->Finish(ToGrpcStatus(result.status()));
+          return;
+        }
+        *response = **result;
+        response->set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
+        reactor->Finish(grpc::Status::OK);
+      });
+  if (!leader) return reactor;
+
+  auto job = std::make_shared<PreparedCompile>(*std::move(prepared));
+  CompilePool::Task task;
+  task.run = [this, job] { RunCompile(*job); };
+  task.cancel = [this, job] {
+    flights_.Complete(job->key,
+                      absl::UnavailableError("the daemon is shutting down"));
+  };
+  if (absl::Status s = options_.pool->Submit(std::move(task)); !s.ok()) {
+    flights_.Complete(job->key, s);
+  }
+  return reactor;
+}
+
+void JitCacheService::RunCompile(const PreparedCompile& prepared) {
+  const Digest& key = prepared.key;
+  // Another flight may have stored this key between our miss and now.
+  absl::StatusOr<std::optional<v1::CompileResponse>> stored = LookUp(key);
+  if (stored.ok() && stored->has_value()) {
+    flights_.Complete(key, std::make_shared<const v1::CompileResponse>(
+                               **std::move(stored)));
+    return;
+  }
+
+  absl::StatusOr<CompileResult> result =
+      options_.compiler->Compile(prepared.job);
+  if (!result.ok()) {
+    flights_.Complete(key, result.status());
+    return;
+  }
+  const int64_t now_ms = absl::ToUnixMillis(options_.now());
+  v1::ActionRecord record;
+  record.set_format_version(1);
+  record.set_outcome(result->ok ? v1::OUTCOME_OK : v1::OUTCOME_COMPILE_ERROR);
+  record.set_target(ToTarget(prepared.job.target));
+  record.set_log(result->log);
+  for (const auto& [expr, lowered] : result->lowered_names) {
+    v1::LoweredName* name = record.add_lowered_names();
+    name->set_name_expression(expr);
+    name->set_lowered_name(lowered);
+  }
+  record.set_toolchain_fingerprint(options_.compiler->toolchain().fingerprint);
+  record.set_compile_time_us(absl::ToInt64Microseconds(result->elapsed));
+  record.set_created_unix_ms(now_ms);
+  record.set_last_used_unix_ms(now_ms);
+
+  std::vector<ObjectRef> objects;
+  if (result->ok) {
+    const Digest digest = Digest::Of(result->object);
+    record.set_object_digest(std::string(digest.AsBytes()));
+    record.set_object_size(result->object.size());
+    objects.push_back({digest, prepared.job.target, result->object});
+  }
+  if (absl::Status s = options_.store->PutResult(key, record, objects); !s.ok()) {
+    // The answer is still right; it is just not cached.
+    JITCACHE_LOG(Warning) << "cannot store " << key.Hex() << ": " << s;
+  }
+
+  auto response = std::make_shared<v1::CompileResponse>();
+  FillFromRecord(key, record, response.get());
+  if (result->ok) response->set_object(std::move(result->object));
+  flights_.Complete(key, std::shared_ptr<const v1::CompileResponse>(response));
+}
+
+}  // namespace jitcache

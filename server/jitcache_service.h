@@ -1,0 +1,59 @@
+#ifndef JITCACHE_SERVER_JITCACHE_SERVICE_H_
+#define JITCACHE_SERVER_JITCACHE_SERVICE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "jitcache/v1/jitcache.grpc.pb.h"
+#include "server/compile_pool.h"
+#include "server/compile_request.h"
+#include "server/compiler.h"
+#include "server/object_store.h"
+#include "server/request_limits.h"
+#include "server/single_flight.h"
+
+namespace jitcache {
+
+struct ServiceOptions {
+  ObjectStore* store = nullptr;    // not owned; outlives the service
+  Compiler* compiler = nullptr;    // not owned; outlives the service
+  CompilePool* pool = nullptr;     // not owned; outlives the service
+  RequestLimits limits;
+  std::string store_path;          // reported by Ping
+  std::function<absl::Time()> now = [] { return absl::Now(); };
+};
+
+// The JitCache gRPC service (callback API). A handler validates, computes the
+// key and reads the store; a hit finishes at once on the gRPC thread. A miss
+// joins the single flight for its key; the first joiner queues one compile on
+// the pool, and the worker that runs it stores the result and finishes every
+// joined request. No gRPC thread waits for a compile.
+// Thread-safety: handlers run concurrently on gRPC's threads.
+class JitCacheService final : public v1::JitCache::CallbackService {
+ public:
+  explicit JitCacheService(ServiceOptions options);
+
+  grpc::ServerUnaryReactor* Ping(grpc::CallbackServerContext* context,
+                                 const v1::PingRequest* request,
+                                 v1::PingResponse* response) override;
+  grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
+                                    const v1::CompileRequest* request,
+                                    v1::CompileResponse* response) override;
+
+ private:
+  using SharedResult = absl::StatusOr<std::shared_ptr<const v1::CompileResponse>>;
+
+  // The stored answer for `key`, or nullopt on a miss.
+  absl::StatusOr<std::optional<v1::CompileResponse>> LookUp(const Digest& key);
+  // Runs on a pool worker: compiles, stores, and answers the flight.
+  void RunCompile(const PreparedCompile& prepared);
+
+  ServiceOptions options_;
+  SingleFlight<SharedResult> flights_;
+};
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_JITCACHE_SERVICE_H_

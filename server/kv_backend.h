@@ -1,0 +1,44 @@
+#ifndef JITCACHE_SERVER_KV_BACKEND_H_
+#define JITCACHE_SERVER_KV_BACKEND_H_
+
+#include "absl/strings/string_view.h"
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace jitcache {
+
+enum class Column { kObjects, kActions };
+
+struct KvWrite {
+  Column column;
+  absl::string_view key;
+  absl::string_view value;  // ignored when erase
+  bool erase = false;
+};
+
+struct KvStats {
+  uint64_t actions = 0;
+  uint64_t bytes = 0;
+};
+
+// Raw bytes in two columns. Knows nothing of frames or records: verification
+// lives once, in VerifyingStore, above every backend.
+// Thread-safety: every method may be called concurrently.
+class KvBackend {
+ public:
+  virtual ~KvBackend() = default;
+  virtual absl::StatusOr<std::optional<std::string>> Get(Column column,
+                                                         absl::string_view key) = 0;
+  // Applies all writes atomically.
+  virtual absl::Status Write(std::span<const KvWrite> writes) = 0;
+  virtual KvStats Stats() = 0;
+};
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_KV_BACKEND_H_

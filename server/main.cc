@@ -1,0 +1,86 @@
+// jitcached: flags and signals. Everything else is in Daemon.
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "common/paths.h"
+#include "server/daemon.h"
+
+ABSL_FLAG(std::string, socket, "",
+          "Unix socket to serve on. Default: $JITCACHE_SOCKET, else "
+          "$XDG_RUNTIME_DIR/jitcache.sock, else /tmp/jitcache-$UID.sock");
+ABSL_FLAG(std::string, store, "",
+          "Store directory (RocksDB), or :memory: for a store that dies with "
+          "the daemon. Default: $JITCACHE_STORE, else $XDG_CACHE_HOME/jitcache, "
+          "else ~/.cache/jitcache");
+ABSL_FLAG(std::string, cuda_root, "",
+          "CUDA toolkit whose include/ is on every compile's include path. "
+          "Default: $CUDA_HOME, else /usr/local/cuda");
+ABSL_FLAG(int, workers, 0, "Compile worker threads; 0 means one per core");
+ABSL_FLAG(int, max_queued, 1024,
+          "Distinct compiles that may wait for a worker; past it new compiles "
+          "get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_source_bytes, int64_t{16} << 20,
+          "Largest source accepted, in bytes");
+ABSL_FLAG(int64_t, max_header_bytes, int64_t{16} << 20,
+          "Largest in-memory header accepted, in bytes");
+ABSL_FLAG(int, max_headers, 4096, "Most in-memory headers in one request");
+ABSL_FLAG(int, max_options, 512, "Most options in one request");
+ABSL_FLAG(int, max_name_expressions, 4096,
+          "Most name expressions in one request");
+ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
+          "Largest request message, in bytes (also gRPC's receive limit)");
+ABSL_FLAG(int, shutdown_grace_seconds, 10,
+          "On SIGTERM/SIGINT, how long running requests may take to finish");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "jitcached: the per-node CUDA compile cache daemon.\n"
+      "Serves jitcache clients on a Unix socket, compiles with NVRTC once per\n"
+      "distinct request and keeps results in a RocksDB store.\n\n"
+      "Usage: jitcached [--socket=PATH] [--store=DIR] [flags]\n"
+      "Stop it with SIGTERM or SIGINT.");
+  absl::ParseCommandLine(argc, argv);
+
+  // Block the stop signals in every thread; this one waits for them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  jitcache::DaemonOptions options;
+  options.socket_path = absl::GetFlag(FLAGS_socket);
+  if (options.socket_path.empty()) options.socket_path = jitcache::DefaultSocketPath();
+  options.store_path = absl::GetFlag(FLAGS_store);
+  if (options.store_path.empty()) options.store_path = jitcache::DefaultStorePath();
+  options.cuda_root = absl::GetFlag(FLAGS_cuda_root);
+  options.workers = absl::GetFlag(FLAGS_workers);
+  options.max_queued = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queued)));
+  options.limits.max_source_bytes = absl::GetFlag(FLAGS_max_source_bytes);
+  options.limits.max_header_bytes = absl::GetFlag(FLAGS_max_header_bytes);
+  options.limits.max_headers = absl::GetFlag(FLAGS_max_headers);
+  options.limits.max_options = absl::GetFlag(FLAGS_max_options);
+  options.limits.max_name_expressions = absl::GetFlag(FLAGS_max_name_expressions);
+  options.limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
+
+  absl::StatusOr<std::unique_ptr<jitcache::Daemon>> daemon =
+      jitcache::Daemon::Start(std::move(options));
+  if (!daemon.ok()) {
+    std::fprintf(stderr, "jitcached: %s\n",
+                 std::string(daemon.status().message()).c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "jitcached: ready on %s\n", (*daemon)->socket_path().c_str());
+
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  std::fprintf(stderr, "jitcached: %s, shutting down\n", strsignal(signal));
+  (*daemon)->Shutdown(absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds)));
+  return 0;
+}

@@ -1,0 +1,66 @@
+// An in-memory KvBackend, for tests and for --store=:memory:.
+#include "absl/strings/string_view.h"
+#include <map>
+#include <mutex>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "server/verifying_store.h"
+
+namespace jitcache {
+namespace {
+
+class MemoryKv final : public KvBackend {
+ public:
+  absl::StatusOr<std::optional<std::string>> Get(
+      Column column, absl::string_view key) override {
+    absl::MutexLock lock(&mu_);
+    const auto& map = Map(column);
+    auto it = map.find(key);
+    if (it == map.end()) return std::nullopt;
+    return it->second;
+  }
+
+  absl::Status Write(std::span<const KvWrite> writes) override {
+    absl::MutexLock lock(&mu_);
+    for (const KvWrite& w : writes) {
+      auto& map = Map(w.column);
+      if (w.erase) {
+        if (auto it = map.find(w.key); it != map.end()) {
+          bytes_ -= it->first.size() + it->second.size();
+          map.erase(it);
+        }
+        continue;
+      }
+      auto [it, inserted] = map.try_emplace(std::string(w.key));
+      if (!inserted) bytes_ -= it->first.size() + it->second.size();
+      it->second = std::string(w.value);
+      bytes_ += it->first.size() + it->second.size();
+    }
+    return absl::OkStatus();
+  }
+
+  KvStats Stats() override {
+    absl::MutexLock lock(&mu_);
+    return {actions_.size(), bytes_};
+  }
+
+ private:
+  using Map_ = std::map<std::string, std::string, std::less<>>;
+  Map_& Map(Column c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return c == Column::kObjects ? objects_ : actions_;
+  }
+
+  absl::Mutex mu_;
+  Map_ objects_ ABSL_GUARDED_BY(mu_);
+  Map_ actions_ ABSL_GUARDED_BY(mu_);
+  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<VerifyingStore> NewMemoryStore() {
+  return std::make_unique<VerifyingStore>(std::make_unique<MemoryKv>());
+}
+
+}  // namespace jitcache

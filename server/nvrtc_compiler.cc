@@ -1,0 +1,288 @@
+#include "absl/strings/string_view.h"
+#include "server/nvrtc_compiler.h"
+
+#include <nvJitLink.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "common/sha256.h"
+
+namespace jitcache {
+namespace {
+
+// The one place nvrtcResult becomes absl::Status.
+absl::Status FromNvrtc(nvrtcResult r, absl::string_view what) {
+  if (r == NVRTC_SUCCESS) return absl::OkStatus();
+  const std::string message =
+      absl::StrCat(what, ": ", nvrtcGetErrorString(r));
+  switch (r) {
+    case NVRTC_ERROR_OUT_OF_MEMORY:
+      return absl::ResourceExhaustedError(message);
+    case NVRTC_ERROR_INVALID_OPTION:
+    case NVRTC_ERROR_INVALID_INPUT:
+    case NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID:
+      return absl::InvalidArgumentError(message);
+    case NVRTC_ERROR_CANCELLED:
+      return absl::DeadlineExceededError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+// Owns an nvrtcProgram.
+class Program {
+ public:
+  Program() = default;
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  ~Program() {
+    if (prog_ != nullptr) nvrtcDestroyProgram(&prog_);
+  }
+  nvrtcProgram* out() { return &prog_; }
+  nvrtcProgram get() const { return prog_; }
+
+ private:
+  nvrtcProgram prog_ = nullptr;
+};
+
+absl::StatusOr<std::string> ReadOutput(nvrtcProgram prog, ObjectKind target) {
+  size_t size = 0;
+  std::string out;
+  nvrtcResult r = NVRTC_SUCCESS;
+  switch (target) {
+    case ObjectKind::kPtx:
+      r = nvrtcGetPTXSize(prog, &size);
+      if (r == NVRTC_SUCCESS) {
+        out.resize(size);
+        r = nvrtcGetPTX(prog, out.data());
+        // PTX comes NUL-terminated; the object is the text.
+        while (!out.empty() && out.back() == '\0') out.pop_back();
+      }
+      break;
+    case ObjectKind::kCubin:
+      r = nvrtcGetCUBINSize(prog, &size);
+      if (r == NVRTC_SUCCESS) {
+        out.resize(size);
+        r = nvrtcGetCUBIN(prog, out.data());
+      }
+      break;
+    case ObjectKind::kLtoir:
+      r = nvrtcGetLTOIRSize(prog, &size);
+      if (r == NVRTC_SUCCESS) {
+        out.resize(size);
+        r = nvrtcGetLTOIR(prog, out.data());
+      }
+      break;
+  }
+  if (absl::Status s = FromNvrtc(r, "reading NVRTC output"); !s.ok()) return s;
+  if (out.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NVRTC produced no ", ObjectKindName(target),
+        " for these options (e.g. -fdevice-syntax-only, or a virtual "
+        "architecture with target cubin)"));
+  }
+  return out;
+}
+
+std::string ProgramLog(nvrtcProgram prog) {
+  size_t size = 0;
+  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0) {
+    return {};
+  }
+  std::string log(size, '\0');
+  if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return {};
+  while (!log.empty() && log.back() == '\0') log.pop_back();
+  return log;
+}
+
+// Hashes every file below `dir` by relative path and content, in path order.
+absl::Status HashTree(const std::filesystem::path& dir, Sha256& hasher) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> files;
+  for (auto it = std::filesystem::recursive_directory_iterator(
+           dir, std::filesystem::directory_options::follow_directory_symlink,
+           ec);
+       !ec && it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file()) files.push_back(it->path());
+  }
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot read ", dir.string(), ": ", ec.message()));
+  }
+  std::sort(files.begin(), files.end());
+  std::string content;
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    content.assign(std::istreambuf_iterator<char>(in), {});
+    const std::string rel = file.lexically_relative(dir).string();
+    hasher.Update(absl::StrCat(rel.size(), ":", rel, content.size(), ":"));
+    hasher.Update(content);
+  }
+  return absl::OkStatus();
+}
+
+constexpr char kProbeSource[] = R"(
+template <typename T>
+__global__ void jitcache_probe(T* out, const T* in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i] * T(3) + T(1);
+}
+template __global__ void jitcache_probe<float>(float*, const float*, int);
+)";
+
+}  // namespace
+
+std::string DefaultCudaRoot() {
+  const char* home = std::getenv("CUDA_HOME");
+  return home != nullptr && *home != '\0' ? home : "/usr/local/cuda";
+}
+
+absl::StatusOr<std::unique_ptr<NvrtcCompiler>> NvrtcCompiler::Create(
+    const std::string& cuda_root) {
+  ToolchainInfo info;
+  int major = 0, minor = 0;
+  if (absl::Status s = FromNvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");
+      !s.ok()) {
+    return s;
+  }
+  unsigned link_major = 0, link_minor = 0;
+  if (nvJitLinkVersion(&link_major, &link_minor) != NVJITLINK_SUCCESS) {
+    return absl::FailedPreconditionError("nvJitLinkVersion failed");
+  }
+  info.description = absl::StrCat("NVRTC ", major, ".", minor, ", nvJitLink ",
+                                  link_major, ".", link_minor);
+  int num_archs = 0;
+  if (absl::Status s = FromNvrtc(nvrtcGetNumSupportedArchs(&num_archs),
+                                 "nvrtcGetNumSupportedArchs");
+      !s.ok()) {
+    return s;
+  }
+  info.supported_archs.resize(num_archs);
+  if (absl::Status s = FromNvrtc(
+          nvrtcGetSupportedArchs(info.supported_archs.data()),
+          "nvrtcGetSupportedArchs");
+      !s.ok()) {
+    return s;
+  }
+
+  const std::filesystem::path root =
+      std::filesystem::path(cuda_root).lexically_normal();
+  const std::filesystem::path include = root / "include";
+  if (!std::filesystem::exists(include / "cuda_runtime.h")) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no CUDA toolkit headers in ", include.string(),
+        " (set --cuda-root or CUDA_HOME)"));
+  }
+  std::error_code ec;
+  info.include_dirs.push_back(std::filesystem::canonical(include, ec).string());
+  if (std::filesystem::exists(include / "cccl")) {
+    info.include_dirs.push_back(
+        std::filesystem::canonical(include / "cccl", ec).string());
+  }
+
+  Sha256 fingerprint;
+  fingerprint.Update(absl::StrCat("nvrtc ", major, ".", minor, ";nvjitlink ",
+                                  link_major, ".", link_minor, ";archs ",
+                                  absl::StrJoin(info.supported_archs, ","), ";"));
+  // include/cccl lies inside include/: one walk covers both.
+  if (absl::Status s = HashTree(info.include_dirs[0], fingerprint); !s.ok()) {
+    return s;
+  }
+
+  auto compiler = std::unique_ptr<NvrtcCompiler>(new NvrtcCompiler(info));
+  // A probe compile: a patch-level change of NVRTC that changes its output
+  // changes every key, even where the version numbers do not.
+  CompileJob probe;
+  probe.program_name = "jitcache_probe.cu";
+  probe.source = kProbeSource;
+  probe.target = ObjectKind::kPtx;
+  absl::StatusOr<CompileResult> result = compiler->Compile(probe);
+  if (!result.ok()) return result.status();
+  if (!result->ok) {
+    return absl::InternalError(
+        absl::StrCat("the NVRTC probe compile failed: ", result->log));
+  }
+  fingerprint.Update(result->object);
+  const Sha256::Digest digest = fingerprint.Finish();
+  compiler->toolchain_.fingerprint.assign(
+      reinterpret_cast<const char*>(digest.data()), digest.size());
+  return compiler;
+}
+
+absl::StatusOr<CompileResult> NvrtcCompiler::Compile(const CompileJob& job) {
+  const absl::Time start = absl::Now();
+  std::vector<const char*> header_bodies, header_names;
+  for (const auto& [name, body] : job.headers) {
+    header_names.push_back(name.c_str());
+    header_bodies.push_back(body.c_str());
+  }
+  Program prog;
+  if (absl::Status s = FromNvrtc(
+          nvrtcCreateProgram(prog.out(), job.source.c_str(),
+                             job.program_name.c_str(),
+                             static_cast<int>(job.headers.size()),
+                             header_bodies.data(), header_names.data()),
+          "nvrtcCreateProgram");
+      !s.ok()) {
+    return s;
+  }
+  for (const std::string& expr : job.name_expressions) {
+    if (absl::Status s = FromNvrtc(nvrtcAddNameExpression(prog.get(), expr.c_str()),
+                                   absl::StrCat("name expression '", expr, "'"));
+        !s.ok()) {
+      return s;
+    }
+  }
+  std::vector<std::string> include_options;
+  for (const std::string& dir : toolchain_.include_dirs) {
+    include_options.push_back(absl::StrCat("--include-path=", dir));
+  }
+  std::vector<const char*> argv;
+  for (const std::string& o : job.options) argv.push_back(o.c_str());
+  for (const std::string& o : include_options) argv.push_back(o.c_str());
+
+  const nvrtcResult compiled = nvrtcCompileProgram(
+      prog.get(), static_cast<int>(argv.size()), argv.data());
+  CompileResult result;
+  result.log = ProgramLog(prog.get());
+  if (compiled == NVRTC_ERROR_COMPILATION) {
+    result.ok = false;
+    result.elapsed = absl::Now() - start;
+    return result;
+  }
+  if (absl::Status s = FromNvrtc(compiled, "nvrtcCompileProgram"); !s.ok()) {
+    if (!result.log.empty()) {
+      return absl::Status(s.code(), absl::StrCat(s.message(), "\n", result.log));
+    }
+    return s;
+  }
+  absl::StatusOr<std::string> object = ReadOutput(prog.get(), job.target);
+  if (!object.ok()) return object.status();
+  result.object = *std::move(object);
+  for (const std::string& expr : job.name_expressions) {
+    const char* lowered = nullptr;
+    if (absl::Status s = FromNvrtc(
+            nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered),
+            absl::StrCat("name expression '", expr, "' names nothing in the program"));
+        !s.ok()) {
+      return s;
+    }
+    result.lowered_names.emplace_back(expr, lowered);
+  }
+  result.ok = true;
+  result.elapsed = absl::Now() - start;
+  return result;
+}
+
+}  // namespace jitcache

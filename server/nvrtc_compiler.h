@@ -1,0 +1,38 @@
+#ifndef JITCACHE_SERVER_NVRTC_COMPILER_H_
+#define JITCACHE_SERVER_NVRTC_COMPILER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/compiler.h"
+
+namespace jitcache {
+
+// Compiles with the NVRTC the daemon is linked against. The toolkit's
+// include/ (and include/cccl) under `cuda_root` are on every include path,
+// as with nvcc, and their content is part of the fingerprint.
+// Thread-safe: NVRTC programs are per call.
+class NvrtcCompiler final : public Compiler {
+ public:
+  // Queries NVRTC and nvJitLink, hashes the include trees and runs a probe
+  // compile; takes a fraction of a second.
+  static absl::StatusOr<std::unique_ptr<NvrtcCompiler>> Create(
+      const std::string& cuda_root);
+
+  absl::StatusOr<CompileResult> Compile(const CompileJob& job) override;
+  const ToolchainInfo& toolchain() const override { return toolchain_; }
+
+ private:
+  explicit NvrtcCompiler(ToolchainInfo toolchain)
+      : toolchain_(std::move(toolchain)) {}
+
+  ToolchainInfo toolchain_;
+};
+
+// CUDA_HOME, else /usr/local/cuda.
+std::string DefaultCudaRoot();
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_NVRTC_COMPILER_H_

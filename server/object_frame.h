@@ -1,0 +1,33 @@
+#ifndef JITCACHE_SERVER_OBJECT_FRAME_H_
+#define JITCACHE_SERVER_OBJECT_FRAME_H_
+
+#include "absl/strings/string_view.h"
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/object_kind.h"
+
+namespace jitcache {
+
+// The stored form of an object: a 24-byte header, then the bytes.
+//   magic "JCOB" | format version (1 byte) | kind (1 byte) | 2 reserved bytes
+//   | size (8 bytes, little endian) | XXH3-64 of the bytes (8 bytes, LE)
+// The checksum is XXH3 rather than the SHA-256 that names the object so that
+// verifying every read costs microseconds even for megabyte objects; a full
+// SHA-256 verification belongs to the offline `verify` pass.
+inline constexpr uint8_t kObjectFrameVersion = 1;
+inline constexpr size_t kObjectFrameHeaderSize = 24;
+
+std::string EncodeObjectFrame(ObjectKind kind, absl::string_view bytes);
+
+struct DecodedObject {
+  ObjectKind kind;
+  absl::string_view bytes;  // points into the frame
+};
+
+// DATA_LOSS, saying what is wrong, when the frame does not verify.
+absl::StatusOr<DecodedObject> DecodeObjectFrame(absl::string_view frame);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_OBJECT_FRAME_H_

@@ -1,0 +1,87 @@
+#include "server/verifying_store.h"
+
+#include <vector>
+
+#include "common/log.h"
+#include "server/object_frame.h"
+
+namespace jitcache {
+
+VerifyingStore::VerifyingStore(std::unique_ptr<KvBackend> backend)
+    : backend_(std::move(backend)) {}
+
+void VerifyingStore::RemoveCorrupt(Column column, const Digest& key) {
+  corrupt_removed_.fetch_add(1, std::memory_order_relaxed);
+  const KvWrite erase{column, key.AsBytes(), {}, /*erase=*/true};
+  if (absl::Status s = backend_->Write({&erase, 1}); !s.ok()) {
+    JITCACHE_LOG(Warning) << "could not remove corrupt entry " << key.Hex() << ": " << s;
+  }
+}
+
+absl::StatusOr<std::optional<StoredObject>> VerifyingStore::GetObject(
+    const Digest& digest) {
+  absl::StatusOr<std::optional<std::string>> frame =
+      backend_->Get(Column::kObjects, digest.AsBytes());
+  if (!frame.ok()) return frame.status();
+  if (!frame->has_value()) return std::nullopt;
+  absl::StatusOr<DecodedObject> decoded = DecodeObjectFrame(**frame);
+  if (!decoded.ok()) {
+    JITCACHE_LOG(Warning) << "object " << digest.Hex() << " failed verification ("
+                 << decoded.status().message() << "); removed";
+    RemoveCorrupt(Column::kObjects, digest);
+    return std::nullopt;
+  }
+  // Copy out of the frame: one allocation, and the frame can be dropped.
+  return StoredObject{decoded->kind, std::string(decoded->bytes)};
+}
+
+absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
+    const Digest& key) {
+  absl::StatusOr<std::optional<std::string>> raw =
+      backend_->Get(Column::kActions, key.AsBytes());
+  if (!raw.ok()) return raw.status();
+  if (!raw->has_value()) return std::nullopt;
+  v1::ActionRecord record;
+  if (!record.ParseFromString(**raw) || record.format_version() != 1) {
+    JITCACHE_LOG(Warning) << "action record " << key.Hex()
+                 << " does not parse; removed";
+    RemoveCorrupt(Column::kActions, key);
+    return std::nullopt;
+  }
+  return record;
+}
+
+absl::Status VerifyingStore::PutResult(const Digest& key,
+                                       const v1::ActionRecord& record,
+                                       std::span<const ObjectRef> objects) {
+  std::vector<std::string> frames;
+  frames.reserve(objects.size());
+  std::vector<KvWrite> writes;
+  writes.reserve(objects.size() + 1);
+  for (const ObjectRef& object : objects) {
+    frames.push_back(EncodeObjectFrame(object.kind, object.bytes));
+    writes.push_back({Column::kObjects, object.digest.AsBytes(), frames.back()});
+  }
+  const std::string serialized = record.SerializeAsString();
+  writes.push_back({Column::kActions, key.AsBytes(), serialized});
+  return backend_->Write(writes);
+}
+
+absl::Status VerifyingStore::PutAction(const Digest& key,
+                                       const v1::ActionRecord& record) {
+  const std::string serialized = record.SerializeAsString();
+  const KvWrite write{Column::kActions, key.AsBytes(), serialized};
+  return backend_->Write({&write, 1});
+}
+
+absl::Status VerifyingStore::RemoveAction(const Digest& key) {
+  const KvWrite erase{Column::kActions, key.AsBytes(), {}, /*erase=*/true};
+  return backend_->Write({&erase, 1});
+}
+
+StoreStats VerifyingStore::Stats() {
+  const KvStats kv = backend_->Stats();
+  return {kv.actions, kv.bytes, corrupt_removed_.load(std::memory_order_relaxed)};
+}
+
+}  // namespace jitcache

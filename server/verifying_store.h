@@ -1,0 +1,43 @@
+#ifndef JITCACHE_SERVER_VERIFYING_STORE_H_
+#define JITCACHE_SERVER_VERIFYING_STORE_H_
+
+#include <atomic>
+#include <memory>
+
+#include "server/kv_backend.h"
+#include "server/object_store.h"
+
+namespace jitcache {
+
+// The ObjectStore over any KvBackend: frames objects, serialises records, and
+// verifies both on every read (see ObjectStore). Thread-safe.
+class VerifyingStore final : public ObjectStore {
+ public:
+  explicit VerifyingStore(std::unique_ptr<KvBackend> backend);
+
+  absl::StatusOr<std::optional<StoredObject>> GetObject(
+      const Digest& digest) override;
+  absl::StatusOr<std::optional<v1::ActionRecord>> GetAction(
+      const Digest& key) override;
+  absl::Status PutResult(const Digest& key, const v1::ActionRecord& record,
+                         std::span<const ObjectRef> objects) override;
+  absl::Status PutAction(const Digest& key,
+                         const v1::ActionRecord& record) override;
+  absl::Status RemoveAction(const Digest& key) override;
+  StoreStats Stats() override;
+
+  // For tests that damage entries underneath the verification.
+  KvBackend& backend() { return *backend_; }
+
+ private:
+  void RemoveCorrupt(Column column, const Digest& key);
+
+  std::unique_ptr<KvBackend> backend_;
+  std::atomic<uint64_t> corrupt_removed_{0};
+};
+
+std::unique_ptr<VerifyingStore> NewMemoryStore();
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_VERIFYING_STORE_H_
