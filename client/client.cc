@@ -70,6 +70,11 @@ absl::StatusOr<Client> Client::Connect(ClientOptions options) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
+  // A local daemon that restarts is back within a second: retry the socket
+  // quickly instead of gRPC's network-sized backoff.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   auto channel = grpc::CreateCustomChannel(
       absl::StrCat("unix:", impl->socket_path),
       grpc::InsecureChannelCredentials(), args);

@@ -227,8 +227,9 @@ absl::StatusOr<std::string> CheckValue(const Spec& spec, absl::string_view optio
       return arch->canonical;
     }
     case Check::kIncludeDir: {
-      const std::filesystem::path path =
+      std::filesystem::path path =
           std::filesystem::path(std::string(value)).lexically_normal();
+      if (!path.has_filename()) path = path.parent_path();  // "dir/" == "dir"
       if (path.is_absolute()) {
         for (const std::string& dir : policy.allowed_include_dirs) {
           if (UnderDirectory(path, std::filesystem::path(dir).lexically_normal())) {

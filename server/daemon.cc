@@ -80,10 +80,12 @@ void Daemon::Shutdown(absl::Duration grace) {
   if (stopped_) return;
   stopped_ = true;
   // Queued compiles answer UNAVAILABLE; running ones finish and are stored.
-  pool_->Shutdown();
-  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
-  server_->Wait();
-  server_.reset();
+  if (pool_ != nullptr) pool_->Shutdown();
+  if (server_ != nullptr) {
+    server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+    server_->Wait();
+    server_.reset();
+  }
   guard_.reset();
 }
 

@@ -6,6 +6,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/paths.h"
 #include "server/daemon.h"
@@ -38,8 +40,20 @@ ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "On SIGTERM/SIGINT, how long running requests may take to finish");
 
 int main(int argc, char** argv) {
+  absl::FlagsUsageConfig usage_config;
+  // --help lists this file's flags (not Abseil's or gRPC's own).
+  usage_config.contains_help_flags = [](absl::string_view path) {
+    return absl::EndsWith(path, "server/main.cc");
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  usage_config.normalize_filename = [](absl::string_view path) {
+    const size_t at = path.rfind("server/");
+    return std::string(at == absl::string_view::npos ? path : path.substr(at));
+  };
+  usage_config.version_string = [] { return std::string("jitcached " JITCACHE_VERSION "\n"); };
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
-      "jitcached: the per-node CUDA compile cache daemon.\n"
+      "the per-node CUDA compile cache daemon.\n"
       "Serves jitcache clients on a Unix socket, compiles with NVRTC once per\n"
       "distinct request and keeps results in a RocksDB store.\n\n"
       "Usage: jitcached [--socket=PATH] [--store=DIR] [flags]\n"

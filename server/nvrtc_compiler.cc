@@ -13,7 +13,9 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/sha256.h"
 
@@ -103,6 +105,20 @@ std::string ProgramLog(nvrtcProgram prog) {
   if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return {};
   while (!log.empty() && log.back() == '\0') log.pop_back();
   return log;
+}
+
+// NVRTC compiles name expressions as a pseudo-file "__nv_name_map"; when every
+// error is there, the program is fine and the request named something that
+// does not exist: a bad request, not a result to cache.
+bool OnlyNameExpressionErrors(absl::string_view log) {
+  bool any = false;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    const size_t at = line.find(": error");
+    if (at == absl::string_view::npos) continue;
+    if (!absl::StartsWith(line, "__nv_name_map")) return false;
+    any = true;
+  }
+  return any;
 }
 
 // Hashes every file below `dir` by relative path and content, in path order.
@@ -257,6 +273,11 @@ absl::StatusOr<CompileResult> NvrtcCompiler::Compile(const CompileJob& job) {
   CompileResult result;
   result.log = ProgramLog(prog.get());
   if (compiled == NVRTC_ERROR_COMPILATION) {
+    if (!job.name_expressions.empty() && OnlyNameExpressionErrors(result.log)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a name expression does not name anything in the program:\n",
+          result.log));
+    }
     result.ok = false;
     result.elapsed = absl::Now() - start;
     return result;

@@ -1,0 +1,119 @@
+#include "tests/testing/daemon_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "jitcache/client.h"
+
+namespace jitcache::testing {
+namespace {
+
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  const int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  dup2(fd, STDOUT_FILENO);
+  dup2(fd, STDERR_FILENO);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execv(args[0], args.data());
+  _exit(127);
+}
+
+int WaitExit(pid_t pid, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (absl::Now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+std::string DaemonBinary() { return JITCACHE_DAEMON_BINARY; }
+std::string CliBinary() { return JITCACHE_CLI_BINARY; }
+
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         absl::Duration timeout) {
+  char templ[] = "/tmp/jcout.XXXXXX";
+  const int fd = mkstemp(templ);
+  close(fd);
+  const pid_t pid = Spawn(argv, templ);
+  ProcessResult result;
+  result.exit_code = WaitExit(pid, timeout);
+  result.output = ReadAll(templ);
+  unlink(templ);
+  return result;
+}
+
+DaemonProcess::DaemonProcess(std::string socket, std::string store,
+                             std::vector<std::string> extra_flags)
+    : socket_(std::move(socket)),
+      store_(std::move(store)),
+      extra_flags_(std::move(extra_flags)),
+      log_path_(socket_ + ".log") {}
+
+DaemonProcess::~DaemonProcess() { Stop(); }
+
+absl::Status DaemonProcess::Start(absl::Duration timeout) {
+  std::vector<std::string> argv = {DaemonBinary(), "--socket=" + socket_,
+                                   "--store=" + store_};
+  argv.insert(argv.end(), extra_flags_.begin(), extra_flags_.end());
+  pid_ = Spawn(argv, log_path_);
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return absl::FailedPreconditionError(
+          absl::StrCat("jitcached exited during start: ", Log()));
+    }
+    // A fresh channel per try: no reconnect backoff carried over.
+    absl::StatusOr<Client> client = Client::Connect(
+        {.socket_path = socket_, .ping_deadline = absl::Milliseconds(500)});
+    if (client.ok() && client->Ping().ok()) return absl::OkStatus();
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("jitcached did not answer in time: ", Log()));
+}
+
+int DaemonProcess::Stop() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  const int code = WaitExit(pid_, absl::Seconds(60));
+  pid_ = -1;
+  return code;
+}
+
+void DaemonProcess::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  WaitExit(pid_, absl::Seconds(10));
+  pid_ = -1;
+}
+
+std::string DaemonProcess::Log() const { return ReadAll(log_path_); }
+
+}  // namespace jitcache::testing

@@ -1,0 +1,71 @@
+#ifndef JITCACHE_TESTS_TESTING_FAKE_COMPILER_H_
+#define JITCACHE_TESTS_TESTING_FAKE_COMPILER_H_
+
+#include <atomic>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "server/compiler.h"
+
+namespace jitcache::testing {
+
+// A Compiler that counts its calls and can be held at a gate. Its object is
+// a function of the job, so equal jobs give equal bytes. A source containing
+// "#error" gives a compile error; one containing "#infra" an INTERNAL error.
+class FakeCompiler final : public Compiler {
+ public:
+  FakeCompiler() {
+    toolchain_.fingerprint = std::string(32, 'f');
+    toolchain_.description = "fake 1.0";
+    toolchain_.supported_archs = {75, 80, 90};
+    toolchain_.include_dirs = {"/fake/cuda/include"};
+  }
+
+  // While held, Compile blocks until Release().
+  void Hold() { held_ = true; }
+  void Release() {
+    if (!gate_.HasBeenNotified()) gate_.Notify();
+  }
+
+  absl::StatusOr<CompileResult> Compile(const CompileJob& job) override {
+    calls_.fetch_add(1);
+    entered_.fetch_add(1);
+    if (held_) gate_.WaitForNotification();
+    if (absl::StrContains(job.source, "#infra")) {
+      return absl::InternalError("fake infrastructure failure");
+    }
+    CompileResult result;
+    result.elapsed = absl::Milliseconds(5);
+    if (absl::StrContains(job.source, "#error")) {
+      result.ok = false;
+      result.log = "fake.cu(1): error: #error directive";
+      return result;
+    }
+    result.ok = true;
+    result.object = absl::StrCat("object[", ObjectKindName(job.target), "]:",
+                                 job.source);
+    for (const auto& option : job.options) absl::StrAppend(&result.object, " ", option);
+    for (const auto& expr : job.name_expressions) {
+      result.lowered_names.emplace_back(expr, absl::StrCat("_Z_", expr.size()));
+    }
+    return result;
+  }
+
+  const ToolchainInfo& toolchain() const override { return toolchain_; }
+
+  int calls() const { return calls_.load(); }
+  int entered() const { return entered_.load(); }
+
+ private:
+  ToolchainInfo toolchain_;
+  std::atomic<bool> held_{false};
+  absl::Notification gate_;
+  std::atomic<int> calls_{0};
+  std::atomic<int> entered_{0};
+};
+
+}  // namespace jitcache::testing
+
+#endif  // JITCACHE_TESTS_TESTING_FAKE_COMPILER_H_

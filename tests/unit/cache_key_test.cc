@@ -1,0 +1,96 @@
+#include "common/cache_key.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace jitcache {
+namespace {
+
+struct Fields {
+  std::string fingerprint = std::string(32, 'a');
+  ObjectKind target = ObjectKind::kCubin;
+  std::string arch = "sm_90";
+  std::vector<std::string> options = {"--gpu-architecture=sm_90",
+                                      "--define-macro=N=4"};
+  std::string program_name = "k.cu";
+  std::string source = "__global__ void k() {}";
+  std::vector<std::pair<std::string, std::string>> headers = {
+      {"a.h", "#define A 1"}, {"b.h", "#define B 2"}};
+  std::vector<std::string> names = {"k", "k2"};
+
+  Digest Key() const {
+    CompileKeyInput in;
+    in.toolchain_fingerprint = fingerprint;
+    in.target = target;
+    in.arch = arch;
+    in.options = options;
+    in.program_name = program_name;
+    in.source = source;
+    for (const auto& [n, b] : headers) in.headers.emplace_back(n, b);
+    for (const auto& n : names) in.name_expressions.push_back(n);
+    return ComputeCompileKey(in);
+  }
+};
+
+// The encoding is part of the store format: a change here must come with a
+// new kKeySchemaVersion. The value was computed independently of this code
+// (Python's hashlib over the documented field encoding).
+TEST(CacheKey, GoldenValue) {
+  EXPECT_EQ(Fields().Key().Hex(),
+            "bee03d564cc7bc4a9b745d48993df963dd678b9acaad6d5f80610afc082fe98c");
+}
+
+TEST(CacheKey, SameInputSameKey) { EXPECT_EQ(Fields().Key(), Fields().Key()); }
+
+TEST(CacheKey, EveryFieldChangesTheKey) {
+  const Digest base = Fields().Key();
+  const std::vector<std::pair<const char*, std::function<void(Fields&)>>> edits = {
+      {"fingerprint", [](Fields& f) { f.fingerprint[0] = 'b'; }},
+      {"target", [](Fields& f) { f.target = ObjectKind::kPtx; }},
+      {"arch", [](Fields& f) { f.arch = "sm_80"; }},
+      {"option value", [](Fields& f) { f.options[1] = "--define-macro=N=5"; }},
+      {"option added", [](Fields& f) { f.options.push_back("--ftz=true"); }},
+      {"option order", [](Fields& f) { std::swap(f.options[0], f.options[1]); }},
+      {"program name", [](Fields& f) { f.program_name = "j.cu"; }},
+      {"source", [](Fields& f) { f.source += " "; }},
+      {"header body", [](Fields& f) { f.headers[0].second += " "; }},
+      {"header name", [](Fields& f) { f.headers[0].first = "c.h"; }},
+      {"header added", [](Fields& f) { f.headers.push_back({"z.h", ""}); }},
+      {"name expression", [](Fields& f) { f.names[0] = "k3"; }},
+      {"name expression added", [](Fields& f) { f.names.push_back("k4"); }},
+  };
+  for (const auto& [what, edit] : edits) {
+    Fields f;
+    edit(f);
+    EXPECT_NE(f.Key(), base) << what;
+  }
+}
+
+TEST(CacheKey, HeaderAndNameOrderDoNotMatter) {
+  const Digest base = Fields().Key();
+  Fields f;
+  std::swap(f.headers[0], f.headers[1]);
+  std::swap(f.names[0], f.names[1]);
+  f.names.push_back("k");  // a duplicate
+  EXPECT_EQ(f.Key(), base);
+}
+
+TEST(CacheKey, FieldBoundariesAreUnambiguous) {
+  // Moving bytes from one field to the next must not collide.
+  Fields a, b;
+  a.program_name = "ab";
+  a.source = "c";
+  b.program_name = "a";
+  b.source = "bc";
+  EXPECT_NE(a.Key(), b.Key());
+  Fields c, d;
+  c.headers = {{"x", "yz"}};
+  d.headers = {{"xy", "z"}};
+  EXPECT_NE(c.Key(), d.Key());
+}
+
+}  // namespace
+}  // namespace jitcache
