@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "jitcache/client.h"
 
 #include <grpcpp/channel.h>
@@ -8,6 +7,7 @@
 #include <grpcpp/support/channel_arguments.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/paths.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
 
@@ -19,8 +19,8 @@ absl::Status FromGrpc(const grpc::Status& s, absl::string_view socket) {
   if (s.ok()) return absl::OkStatus();
   std::string message = s.error_message();
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    message = absl::StrCat("jitcached is not reachable at ", socket, ": ",
-                           message);
+    message =
+        absl::StrCat("jitcached is not reachable at ", socket, ": ", message);
   }
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), message);
 }
@@ -75,9 +75,9 @@ absl::StatusOr<Client> Client::Connect(ClientOptions options) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  auto channel = grpc::CreateCustomChannel(
-      absl::StrCat("unix:", impl->socket_path),
-      grpc::InsecureChannelCredentials(), args);
+  auto channel =
+      grpc::CreateCustomChannel(absl::StrCat("unix:", impl->socket_path),
+                                grpc::InsecureChannelCredentials(), args);
   impl->stub = v1::JitCache::NewStub(channel);
   return Client(std::move(impl));
 }

@@ -1,7 +1,8 @@
-#include "absl/strings/string_view.h"
-#include "absl/strings/str_cat.h"
-#include "jitcache/object_code.h"
 #include "jitcache/program.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "jitcache/object_code.h"
 
 namespace jitcache {
 namespace {
@@ -11,7 +12,8 @@ std::string Bool(bool b) { return b ? "true" : "false"; }
 std::vector<std::string> ProgramOptions::AsNvrtcOptions() const {
   std::vector<std::string> out;
   if (!arch.empty()) out.push_back(absl::StrCat("-arch=", arch));
-  if (language_standard) out.push_back(absl::StrCat("-std=", *language_standard));
+  if (language_standard)
+    out.push_back(absl::StrCat("-std=", *language_standard));
   if (relocatable_device_code) {
     out.push_back(absl::StrCat("-rdc=", Bool(*relocatable_device_code)));
   }

@@ -1,7 +1,8 @@
-#include "absl/strings/string_view.h"
 #include "common/cache_key.h"
 
 #include <algorithm>
+
+#include "absl/strings/string_view.h"
 
 namespace jitcache {
 namespace {

@@ -1,13 +1,13 @@
 #ifndef JITCACHE_COMMON_CACHE_KEY_H_
 #define JITCACHE_COMMON_CACHE_KEY_H_
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "common/digest.h"
 #include "common/object_kind.h"
 #include "common/sha256.h"

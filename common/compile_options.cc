@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "common/compile_options.h"
 
 #include <algorithm>
@@ -12,12 +11,22 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 
 namespace jitcache {
 namespace {
 
 enum class Arg { kNone, kValue };
-enum class Check { kAny, kBool, kOnOff, kCount, kStd, kArch, kOfast, kIncludeDir };
+enum class Check {
+  kAny,
+  kBool,
+  kOnOff,
+  kCount,
+  kStd,
+  kArch,
+  kOfast,
+  kIncludeDir
+};
 // kSingle: one value, the last wins, position free. kFlag: present or not.
 // kOrdered: repeatable and position matters.
 enum class Group { kSingle, kFlag, kOrdered };
@@ -40,13 +49,15 @@ constexpr Spec kSpecs[] = {
     {"gpu-architecture", "arch", Arg::kValue, Check::kArch, Group::kSingle},
     {"device-c", "dc", Arg::kNone, Check::kAny, Group::kFlag},
     {"device-w", "dw", Arg::kNone, Check::kAny, Group::kFlag},
-    {"relocatable-device-code", "rdc", Arg::kValue, Check::kBool, Group::kSingle},
+    {"relocatable-device-code", "rdc", Arg::kValue, Check::kBool,
+     Group::kSingle},
     {"extensible-whole-program", "ewp", Arg::kNone, Check::kAny, Group::kFlag},
     {"device-debug", "G", Arg::kNone, Check::kAny, Group::kFlag},
     {"generate-line-info", "lineinfo", Arg::kNone, Check::kAny, Group::kFlag},
     {"dopt", "dopt", Arg::kValue, Check::kOnOff, Group::kSingle},
     {"ptxas-options", "Xptxas", Arg::kValue, Check::kAny, Group::kOrdered},
-    {"maxrregcount", "maxrregcount", Arg::kValue, Check::kCount, Group::kSingle},
+    {"maxrregcount", "maxrregcount", Arg::kValue, Check::kCount,
+     Group::kSingle},
     {"ftz", "ftz", Arg::kValue, Check::kBool, Group::kSingle},
     {"prec-sqrt", "prec-sqrt", Arg::kValue, Check::kBool, Group::kSingle},
     {"prec-div", "prec-div", Arg::kValue, Check::kBool, Group::kSingle},
@@ -72,12 +83,14 @@ constexpr Spec kSpecs[] = {
     {"device-as-default-execution-space", "default-device", Arg::kNone,
      Check::kAny, Group::kFlag},
     {"device-int128", "device-int128", Arg::kNone, Check::kAny, Group::kFlag},
-    {"optimization-info", "opt-info", Arg::kValue, Check::kAny, Group::kOrdered},
+    {"optimization-info", "opt-info", Arg::kValue, Check::kAny,
+     Group::kOrdered},
     {"display-error-number", "err-no", Arg::kNone, Check::kAny, Group::kFlag},
     {"no-display-error-number", "no-err-no", Arg::kNone, Check::kAny,
      Group::kFlag},
     {"diag-error", "diag-error", Arg::kValue, Check::kAny, Group::kOrdered},
-    {"diag-suppress", "diag-suppress", Arg::kValue, Check::kAny, Group::kOrdered},
+    {"diag-suppress", "diag-suppress", Arg::kValue, Check::kAny,
+     Group::kOrdered},
     {"diag-warn", "diag-warn", Arg::kValue, Check::kAny, Group::kOrdered},
     {"brief-diagnostics", "brief-diag", Arg::kValue, Check::kBool,
      Group::kSingle},
@@ -99,8 +112,10 @@ constexpr Spec kSpecs[] = {
     {"pch", "pch", Arg::kNone, Check::kAny, Group::kFlag, kPchRefusal},
     {"create-pch", "create-pch", Arg::kValue, Check::kAny, Group::kSingle,
      kPchRefusal},
-    {"use-pch", "use-pch", Arg::kValue, Check::kAny, Group::kSingle, kPchRefusal},
-    {"pch-dir", "pch-dir", Arg::kValue, Check::kAny, Group::kSingle, kPchRefusal},
+    {"use-pch", "use-pch", Arg::kValue, Check::kAny, Group::kSingle,
+     kPchRefusal},
+    {"pch-dir", "pch-dir", Arg::kValue, Check::kAny, Group::kSingle,
+     kPchRefusal},
     {"pch-verbose", "pch-verbose", Arg::kValue, Check::kAny, Group::kSingle,
      kPchRefusal},
     {"pch-messages", "pch-messages", Arg::kValue, Check::kAny, Group::kSingle,
@@ -170,7 +185,8 @@ bool UnderDirectory(const std::filesystem::path& path,
 }
 
 // Checks a value and returns its canonical spelling.
-absl::StatusOr<std::string> CheckValue(const Spec& spec, absl::string_view option,
+absl::StatusOr<std::string> CheckValue(const Spec& spec,
+                                       absl::string_view option,
                                        absl::string_view value,
                                        const OptionPolicy& policy) {
   if (value.empty()) return Invalid(option, "needs a value");
@@ -180,32 +196,36 @@ absl::StatusOr<std::string> CheckValue(const Spec& spec, absl::string_view optio
       return std::string(value);
     case Check::kBool:
       if (lower == "true" || lower == "false") return lower;
-      return Invalid(option, absl::StrCat("takes true or false, not '", value, "'"));
+      return Invalid(option,
+                     absl::StrCat("takes true or false, not '", value, "'"));
     case Check::kOnOff:
       if (lower == "on" || lower == "off") return lower;
-      return Invalid(option, absl::StrCat("takes on or off, not '", value, "'"));
+      return Invalid(option,
+                     absl::StrCat("takes on or off, not '", value, "'"));
     case Check::kCount: {
       int n = 0;
       if (!absl::SimpleAtoi(value, &n) || n < 0 || n > 1 << 20) {
-        return Invalid(option, absl::StrCat("takes a whole number, not '", value, "'"));
+        return Invalid(option,
+                       absl::StrCat("takes a whole number, not '", value, "'"));
       }
       return absl::StrCat(n);
     }
     case Check::kStd: {
       static constexpr absl::string_view kStds[] = {"c++03", "c++11", "c++14",
-                                                   "c++17", "c++20"};
+                                                    "c++17", "c++20"};
       for (absl::string_view s : kStds) {
         if (lower == s) return lower;
       }
-      return Invalid(option, absl::StrCat("takes one of ",
-                                          absl::StrJoin(kStds, ", "), ", not '",
-                                          value, "'"));
+      return Invalid(option,
+                     absl::StrCat("takes one of ", absl::StrJoin(kStds, ", "),
+                                  ", not '", value, "'"));
     }
     case Check::kOfast:
       if (lower == "0" || lower == "min" || lower == "mid" || lower == "max") {
         return lower;
       }
-      return Invalid(option, absl::StrCat("takes 0, min, mid or max, not '", value, "'"));
+      return Invalid(
+          option, absl::StrCat("takes 0, min, mid or max, not '", value, "'"));
     case Check::kArch: {
       std::optional<Arch> arch = ParseArch(value);
       if (!arch) {
@@ -218,11 +238,10 @@ absl::StatusOr<std::string> CheckValue(const Spec& spec, absl::string_view optio
           std::find(archs.begin(), archs.end(), arch->number) == archs.end()) {
         std::vector<std::string> names;
         for (int a : archs) names.push_back(absl::StrCat("sm_", a));
-        return Invalid(option,
-                       absl::StrCat("architecture ", value,
-                                    " is not supported by this NVRTC "
-                                    "(supported: ",
-                                    absl::StrJoin(names, ", "), ")"));
+        return Invalid(option, absl::StrCat("architecture ", value,
+                                            " is not supported by this NVRTC "
+                                            "(supported: ",
+                                            absl::StrJoin(names, ", "), ")"));
       }
       return arch->canonical;
     }
@@ -232,7 +251,8 @@ absl::StatusOr<std::string> CheckValue(const Spec& spec, absl::string_view optio
       if (!path.has_filename()) path = path.parent_path();  // "dir/" == "dir"
       if (path.is_absolute()) {
         for (const std::string& dir : policy.allowed_include_dirs) {
-          if (UnderDirectory(path, std::filesystem::path(dir).lexically_normal())) {
+          if (UnderDirectory(path,
+                             std::filesystem::path(dir).lexically_normal())) {
             return path.string();
           }
         }
@@ -307,8 +327,8 @@ absl::StatusOr<CanonicalOptions> CanonicalizeCompileOptions(
   if (auto it = singles.find("gpu-architecture"); it != singles.end()) {
     out.arch = it->second;
   }
-  const bool has_dlto = std::find(flags.begin(), flags.end(),
-                                   "dlink-time-opt") != flags.end();
+  const bool has_dlto =
+      std::find(flags.begin(), flags.end(), "dlink-time-opt") != flags.end();
   switch (target) {
     case ObjectKind::kLtoir:
       if (!has_dlto) flags.push_back("dlink-time-opt");

@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "common/digest.h"
 
 #include <cstring>
@@ -6,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/sha256.h"
 
 namespace jitcache {
@@ -14,8 +14,8 @@ Digest Digest::Of(absl::string_view data) { return Digest{Sha256::Hash(data)}; }
 
 absl::StatusOr<Digest> Digest::FromHex(absl::string_view hex) {
   if (hex.size() != 64) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a digest is 64 hex digits, got ", hex.size(), " characters"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a digest is 64 hex digits, got ", hex.size(), " characters"));
   }
   for (char c : hex) {
     if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) {

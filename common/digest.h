@@ -1,12 +1,12 @@
 #ifndef JITCACHE_COMMON_DIGEST_H_
 #define JITCACHE_COMMON_DIGEST_H_
 
-#include "absl/strings/string_view.h"
 #include <array>
 #include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace jitcache {
 

@@ -27,7 +27,7 @@ class LogMessage {
 
 }  // namespace jitcache
 
-#define JITCACHE_LOG(level)                                             \
+#define JITCACHE_LOG(level)                                                  \
   ::jitcache::LogMessage(::jitcache::LogLevel::k##level, __FILE__, __LINE__) \
       .stream()
 

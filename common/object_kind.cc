@@ -1,7 +1,7 @@
-#include "absl/strings/string_view.h"
 #include "common/object_kind.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/string_view.h"
 
 namespace jitcache {
 

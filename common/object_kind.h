@@ -1,9 +1,10 @@
 #ifndef JITCACHE_COMMON_OBJECT_KIND_H_
 #define JITCACHE_COMMON_OBJECT_KIND_H_
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <optional>
+
+#include "absl/strings/string_view.h"
 
 namespace jitcache {
 

@@ -1,7 +1,8 @@
-#include "absl/strings/string_view.h"
 #include "common/sha256.h"
 
 #include <cstring>
+
+#include "absl/strings/string_view.h"
 
 namespace jitcache {
 namespace {
@@ -29,15 +30,17 @@ inline uint32_t LoadBigEndian32(const uint8_t* p) {
 }  // namespace
 
 Sha256::Sha256()
-    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f,
-             0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+             0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
 void Sha256::Compress(const uint8_t* block) {
   std::array<uint32_t, 64> w;
   for (int i = 0; i < 16; ++i) w[i] = LoadBigEndian32(block + 4 * i);
   for (int i = 16; i < 64; ++i) {
-    const uint32_t s0 = Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    const uint32_t s1 = Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    const uint32_t s0 =
+        Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    const uint32_t s1 =
+        Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
     w[i] = w[i - 16] + s0 + w[i - 7] + s1;
   }
   uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
@@ -68,7 +71,9 @@ void Sha256::Compress(const uint8_t* block) {
   state_[7] += h;
 }
 
-void Sha256::Update(absl::string_view data) { Update(data.data(), data.size()); }
+void Sha256::Update(absl::string_view data) {
+  Update(data.data(), data.size());
+}
 
 void Sha256::Update(const void* data, size_t size) {
   const auto* p = static_cast<const uint8_t*>(data);

@@ -1,10 +1,11 @@
 #ifndef JITCACHE_COMMON_SHA256_H_
 #define JITCACHE_COMMON_SHA256_H_
 
-#include "absl/strings/string_view.h"
 #include <array>
 #include <cstddef>
 #include <cstdint>
+
+#include "absl/strings/string_view.h"
 
 namespace jitcache {
 

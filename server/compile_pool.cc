@@ -19,9 +19,9 @@ absl::Status CompilePool::Submit(Task task) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("the daemon is shutting down");
   if (queue_.size() >= max_queued_) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "compile queue is full (", max_queued_,
-        " waiting); retry in a few seconds"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("compile queue is full (", max_queued_,
+                     " waiting); retry in a few seconds"));
   }
   queue_.push_back(std::move(task));
   return absl::OkStatus();

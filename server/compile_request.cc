@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "server/compile_request.h"
 
 #include <algorithm>
@@ -6,8 +5,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/cache_key.h"
 #include "common/compile_options.h"
+#include "server/wire_target.h"
 
 namespace jitcache {
 namespace {
@@ -18,29 +19,15 @@ absl::Status TooLarge(absl::string_view field, size_t size, size_t limit) {
 }
 
 absl::Status TooMany(absl::string_view field, size_t count, size_t limit) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("request has ", count, " ", field, ", over the limit of ",
-                   limit));
-}
-
-std::optional<ObjectKind> TargetKind(v1::Target target) {
-  switch (target) {
-    case v1::TARGET_PTX:
-      return ObjectKind::kPtx;
-    case v1::TARGET_CUBIN:
-      return ObjectKind::kCubin;
-    case v1::TARGET_LTOIR:
-      return ObjectKind::kLtoir;
-    default:
-      return std::nullopt;
-  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "request has ", count, " ", field, ", over the limit of ", limit));
 }
 
 }  // namespace
 
-absl::StatusOr<PreparedCompile> PrepareCompile(const v1::CompileRequest& request,
-                                               const ToolchainInfo& toolchain,
-                                               const RequestLimits& limits) {
+absl::StatusOr<PreparedCompile> PrepareCompile(
+    const v1::CompileRequest& request, const ToolchainInfo& toolchain,
+    const RequestLimits& limits) {
   if (request.source().empty()) {
     return absl::InvalidArgumentError("source is empty");
   }
@@ -61,7 +48,7 @@ absl::StatusOr<PreparedCompile> PrepareCompile(const v1::CompileRequest& request
     return TooMany("name expressions", request.name_expressions_size(),
                    limits.max_name_expressions);
   }
-  const std::optional<ObjectKind> target = TargetKind(request.target());
+  const std::optional<ObjectKind> target = FromWireTarget(request.target());
   if (!target) {
     return absl::InvalidArgumentError("target must be PTX, CUBIN or LTOIR");
   }
@@ -76,7 +63,8 @@ absl::StatusOr<PreparedCompile> PrepareCompile(const v1::CompileRequest& request
   }
   absl::flat_hash_set<absl::string_view> header_names;
   for (const v1::Header& header : request.headers()) {
-    if (header.name().empty() || header.name().find('\0') != std::string::npos) {
+    if (header.name().empty() ||
+        header.name().find('\0') != std::string::npos) {
       return absl::InvalidArgumentError(
           "a header name is empty or contains a NUL byte");
     }
@@ -126,8 +114,10 @@ absl::StatusOr<PreparedCompile> PrepareCompile(const v1::CompileRequest& request
   key.options = job.options;
   key.program_name = job.program_name;
   key.source = job.source;
-  for (const auto& [name, body] : job.headers) key.headers.emplace_back(name, body);
-  for (const std::string& e : job.name_expressions) key.name_expressions.push_back(e);
+  for (const auto& [name, body] : job.headers)
+    key.headers.emplace_back(name, body);
+  for (const std::string& e : job.name_expressions)
+    key.name_expressions.push_back(e);
   out.key = ComputeCompileKey(key);
   return out;
 }

@@ -17,9 +17,9 @@ struct PreparedCompile {
 // Validates a request against the limits and the toolchain, canonicalises its
 // options and computes its key. INVALID_ARGUMENT, naming the field, for any
 // bad input. Pure; thread-safe.
-absl::StatusOr<PreparedCompile> PrepareCompile(const v1::CompileRequest& request,
-                                               const ToolchainInfo& toolchain,
-                                               const RequestLimits& limits);
+absl::StatusOr<PreparedCompile> PrepareCompile(
+    const v1::CompileRequest& request, const ToolchainInfo& toolchain,
+    const RequestLimits& limits);
 
 }  // namespace jitcache
 

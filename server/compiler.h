@@ -23,7 +23,7 @@ struct CompileJob {
   std::string program_name;
   std::string source;
   std::vector<std::pair<std::string, std::string>> headers;  // name, contents
-  std::vector<std::string> options;           // canonical (see compile_options.h)
+  std::vector<std::string> options;  // canonical (see compile_options.h)
   std::vector<std::string> name_expressions;  // sorted, unique
   ObjectKind target = ObjectKind::kPtx;
 };

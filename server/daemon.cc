@@ -5,9 +5,9 @@
 
 #include <thread>
 
-#include "common/log.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 #include "server/nvrtc_compiler.h"
 #include "server/rocksdb_kv.h"
 #include "server/verifying_store.h"
@@ -60,9 +60,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(absl::StrCat("unix:", options.socket_path),
                            grpc::InsecureServerCredentials());
-  builder.SetMaxReceiveMessageSize(
-      static_cast<int>(std::min<size_t>(options.limits.max_request_bytes,
-                                        std::numeric_limits<int>::max())));
+  builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<size_t>(
+      options.limits.max_request_bytes, std::numeric_limits<int>::max())));
   builder.SetMaxSendMessageSize(-1);
   builder.RegisterService(daemon->service_.get());
   daemon->server_ = builder.BuildAndStart();
@@ -70,9 +69,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on unix socket ", options.socket_path));
   }
-  JITCACHE_LOG(Info) << "jitcached serving on " << options.socket_path << " with store "
-            << options.store_path << ", " << workers << " compile workers, "
-            << daemon->compiler_->toolchain().description;
+  JITCACHE_LOG(Info) << "jitcached serving on " << options.socket_path
+                     << " with store " << options.store_path << ", " << workers
+                     << " compile workers, "
+                     << daemon->compiler_->toolchain().description;
   return daemon;
 }
 

@@ -1,11 +1,12 @@
 #include "server/jitcache_service.h"
 
-#include "common/log.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/cache_key.h"
+#include "common/log.h"
 #include "server/grpc_status.h"
+#include "server/wire_target.h"
 
 namespace jitcache {
 namespace {
@@ -13,18 +14,6 @@ namespace {
 // Last-used times are refreshed at most this often per entry, so that a hot
 // entry does not cost a store write on every hit.
 constexpr absl::Duration kTouchInterval = absl::Minutes(1);
-
-v1::Target ToTarget(ObjectKind kind) {
-  switch (kind) {
-    case ObjectKind::kPtx:
-      return v1::TARGET_PTX;
-    case ObjectKind::kCubin:
-      return v1::TARGET_CUBIN;
-    case ObjectKind::kLtoir:
-      return v1::TARGET_LTOIR;
-  }
-  return v1::TARGET_UNSPECIFIED;
-}
 
 void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
                     v1::CompileResponse* response) {
@@ -77,9 +66,11 @@ absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
     if (!object.ok()) return object.status();
     if (!object->has_value() || (*object)->bytes.size() != r.object_size()) {
       // The record outlived its object: drop it and compile again.
-      JITCACHE_LOG(Warning) << "entry " << key.Hex() << " lost its object; recompiling";
+      JITCACHE_LOG(Warning)
+          << "entry " << key.Hex() << " lost its object; recompiling";
       if (absl::Status s = options_.store->RemoveAction(key); !s.ok()) {
-        JITCACHE_LOG(Warning) << "cannot remove entry " << key.Hex() << ": " << s;
+        JITCACHE_LOG(Warning)
+            << "cannot remove entry " << key.Hex() << ": " << s;
       }
       return std::nullopt;
     }
@@ -87,10 +78,12 @@ absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
   }
   FillFromRecord(key, r, &response);
   const int64_t now_ms = absl::ToUnixMillis(options_.now());
-  if (now_ms - r.last_used_unix_ms() > absl::ToInt64Milliseconds(kTouchInterval)) {
+  if (now_ms - r.last_used_unix_ms() >
+      absl::ToInt64Milliseconds(kTouchInterval)) {
     r.set_last_used_unix_ms(now_ms);
     if (absl::Status s = options_.store->PutAction(key, r); !s.ok()) {
-      JITCACHE_LOG(Warning) << "cannot update last-used of " << key.Hex() << ": " << s;
+      JITCACHE_LOG(Warning)
+          << "cannot update last-used of " << key.Hex() << ": " << s;
     }
   }
   return response;
@@ -100,13 +93,14 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     grpc::CallbackServerContext* context, const v1::CompileRequest* request,
     v1::CompileResponse* response) {
   auto* reactor = context->DefaultReactor();
-  absl::StatusOr<PreparedCompile> prepared = PrepareCompile(
-      *request, options_.compiler->toolchain(), options_.limits);
+  absl::StatusOr<PreparedCompile> prepared =
+      PrepareCompile(*request, options_.compiler->toolchain(), options_.limits);
   if (!prepared.ok()) {
     reactor->Finish(ToGrpcStatus(prepared.status()));
     return reactor;
   }
-  absl::StatusOr<std::optional<v1::CompileResponse>> hit = LookUp(prepared->key);
+  absl::StatusOr<std::optional<v1::CompileResponse>> hit =
+      LookUp(prepared->key);
   if (!hit.ok()) {
     reactor->Finish(ToGrpcStatus(hit.status()));
     return reactor;
@@ -149,8 +143,8 @@ void JitCacheService::RunCompile(const PreparedCompile& prepared) {
   // Another flight may have stored this key between our miss and now.
   absl::StatusOr<std::optional<v1::CompileResponse>> stored = LookUp(key);
   if (stored.ok() && stored->has_value()) {
-    flights_.Complete(key, std::make_shared<const v1::CompileResponse>(
-                               **std::move(stored)));
+    flights_.Complete(
+        key, std::make_shared<const v1::CompileResponse>(**std::move(stored)));
     return;
   }
 
@@ -164,7 +158,7 @@ void JitCacheService::RunCompile(const PreparedCompile& prepared) {
   v1::ActionRecord record;
   record.set_format_version(1);
   record.set_outcome(result->ok ? v1::OUTCOME_OK : v1::OUTCOME_COMPILE_ERROR);
-  record.set_target(ToTarget(prepared.job.target));
+  record.set_target(ToWireTarget(prepared.job.target));
   record.set_log(result->log);
   for (const auto& [expr, lowered] : result->lowered_names) {
     v1::LoweredName* name = record.add_lowered_names();
@@ -183,7 +177,8 @@ void JitCacheService::RunCompile(const PreparedCompile& prepared) {
     record.set_object_size(result->object.size());
     objects.push_back({digest, prepared.job.target, result->object});
   }
-  if (absl::Status s = options_.store->PutResult(key, record, objects); !s.ok()) {
+  if (absl::Status s = options_.store->PutResult(key, record, objects);
+      !s.ok()) {
     // The answer is still right; it is just not cached.
     JITCACHE_LOG(Warning) << "cannot store " << key.Hex() << ": " << s;
   }

@@ -17,11 +17,11 @@
 namespace jitcache {
 
 struct ServiceOptions {
-  ObjectStore* store = nullptr;    // not owned; outlives the service
-  Compiler* compiler = nullptr;    // not owned; outlives the service
-  CompilePool* pool = nullptr;     // not owned; outlives the service
+  ObjectStore* store = nullptr;  // not owned; outlives the service
+  Compiler* compiler = nullptr;  // not owned; outlives the service
+  CompilePool* pool = nullptr;   // not owned; outlives the service
   RequestLimits limits;
-  std::string store_path;          // reported by Ping
+  std::string store_path;  // reported by Ping
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
@@ -43,7 +43,8 @@ class JitCacheService final : public v1::JitCache::CallbackService {
                                     v1::CompileResponse* response) override;
 
  private:
-  using SharedResult = absl::StatusOr<std::shared_ptr<const v1::CompileResponse>>;
+  using SharedResult =
+      absl::StatusOr<std::shared_ptr<const v1::CompileResponse>>;
 
   // The stored answer for `key`, or nullopt on a miss.
   absl::StatusOr<std::optional<v1::CompileResponse>> LookUp(const Digest& key);

@@ -1,7 +1,6 @@
 #ifndef JITCACHE_SERVER_KV_BACKEND_H_
 #define JITCACHE_SERVER_KV_BACKEND_H_
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -9,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace jitcache {
 
@@ -32,8 +32,8 @@ struct KvStats {
 class KvBackend {
  public:
   virtual ~KvBackend() = default;
-  virtual absl::StatusOr<std::optional<std::string>> Get(Column column,
-                                                         absl::string_view key) = 0;
+  virtual absl::StatusOr<std::optional<std::string>> Get(
+      Column column, absl::string_view key) = 0;
   // Applies all writes atomically.
   virtual absl::Status Write(std::span<const KvWrite> writes) = 0;
   virtual KvStats Stats() = 0;

@@ -15,10 +15,11 @@
 ABSL_FLAG(std::string, socket, "",
           "Unix socket to serve on. Default: $JITCACHE_SOCKET, else "
           "$XDG_RUNTIME_DIR/jitcache.sock, else /tmp/jitcache-$UID.sock");
-ABSL_FLAG(std::string, store, "",
-          "Store directory (RocksDB), or :memory: for a store that dies with "
-          "the daemon. Default: $JITCACHE_STORE, else $XDG_CACHE_HOME/jitcache, "
-          "else ~/.cache/jitcache");
+ABSL_FLAG(
+    std::string, store, "",
+    "Store directory (RocksDB), or :memory: for a store that dies with "
+    "the daemon. Default: $JITCACHE_STORE, else $XDG_CACHE_HOME/jitcache, "
+    "else ~/.cache/jitcache");
 ABSL_FLAG(std::string, cuda_root, "",
           "CUDA toolkit whose include/ is on every compile's include path. "
           "Default: $CUDA_HOME, else /usr/local/cuda");
@@ -50,7 +51,9 @@ int main(int argc, char** argv) {
     const size_t at = path.rfind("server/");
     return std::string(at == absl::string_view::npos ? path : path.substr(at));
   };
-  usage_config.version_string = [] { return std::string("jitcached " JITCACHE_VERSION "\n"); };
+  usage_config.version_string = [] {
+    return std::string("jitcached " JITCACHE_VERSION "\n");
+  };
   absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "the per-node CUDA compile cache daemon.\n"
@@ -70,17 +73,21 @@ int main(int argc, char** argv) {
 
   jitcache::DaemonOptions options;
   options.socket_path = absl::GetFlag(FLAGS_socket);
-  if (options.socket_path.empty()) options.socket_path = jitcache::DefaultSocketPath();
+  if (options.socket_path.empty())
+    options.socket_path = jitcache::DefaultSocketPath();
   options.store_path = absl::GetFlag(FLAGS_store);
-  if (options.store_path.empty()) options.store_path = jitcache::DefaultStorePath();
+  if (options.store_path.empty())
+    options.store_path = jitcache::DefaultStorePath();
   options.cuda_root = absl::GetFlag(FLAGS_cuda_root);
   options.workers = absl::GetFlag(FLAGS_workers);
-  options.max_queued = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queued)));
+  options.max_queued =
+      static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queued)));
   options.limits.max_source_bytes = absl::GetFlag(FLAGS_max_source_bytes);
   options.limits.max_header_bytes = absl::GetFlag(FLAGS_max_header_bytes);
   options.limits.max_headers = absl::GetFlag(FLAGS_max_headers);
   options.limits.max_options = absl::GetFlag(FLAGS_max_options);
-  options.limits.max_name_expressions = absl::GetFlag(FLAGS_max_name_expressions);
+  options.limits.max_name_expressions =
+      absl::GetFlag(FLAGS_max_name_expressions);
   options.limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
 
   absl::StatusOr<std::unique_ptr<jitcache::Daemon>> daemon =
@@ -90,11 +97,13 @@ int main(int argc, char** argv) {
                  std::string(daemon.status().message()).c_str());
     return 1;
   }
-  std::fprintf(stderr, "jitcached: ready on %s\n", (*daemon)->socket_path().c_str());
+  std::fprintf(stderr, "jitcached: ready on %s\n",
+               (*daemon)->socket_path().c_str());
 
   int signal = 0;
   sigwait(&stop_signals, &signal);
   std::fprintf(stderr, "jitcached: %s, shutting down\n", strsignal(signal));
-  (*daemon)->Shutdown(absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds)));
+  (*daemon)->Shutdown(
+      absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds)));
   return 0;
 }

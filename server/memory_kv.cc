@@ -1,9 +1,9 @@
 // An in-memory KvBackend, for tests and for --store=:memory:.
-#include "absl/strings/string_view.h"
 #include <map>
 #include <mutex>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "server/verifying_store.h"
 

@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "server/nvrtc_compiler.h"
 
 #include <nvJitLink.h>
@@ -12,10 +11,11 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "common/sha256.h"
 
@@ -25,8 +25,7 @@ namespace {
 // The one place nvrtcResult becomes absl::Status.
 absl::Status FromNvrtc(nvrtcResult r, absl::string_view what) {
   if (r == NVRTC_SUCCESS) return absl::OkStatus();
-  const std::string message =
-      absl::StrCat(what, ": ", nvrtcGetErrorString(r));
+  const std::string message = absl::StrCat(what, ": ", nvrtcGetErrorString(r));
   switch (r) {
     case NVRTC_ERROR_OUT_OF_MEMORY:
       return absl::ResourceExhaustedError(message);
@@ -185,9 +184,9 @@ absl::StatusOr<std::unique_ptr<NvrtcCompiler>> NvrtcCompiler::Create(
     return s;
   }
   info.supported_archs.resize(num_archs);
-  if (absl::Status s = FromNvrtc(
-          nvrtcGetSupportedArchs(info.supported_archs.data()),
-          "nvrtcGetSupportedArchs");
+  if (absl::Status s =
+          FromNvrtc(nvrtcGetSupportedArchs(info.supported_archs.data()),
+                    "nvrtcGetSupportedArchs");
       !s.ok()) {
     return s;
   }
@@ -196,9 +195,9 @@ absl::StatusOr<std::unique_ptr<NvrtcCompiler>> NvrtcCompiler::Create(
       std::filesystem::path(cuda_root).lexically_normal();
   const std::filesystem::path include = root / "include";
   if (!std::filesystem::exists(include / "cuda_runtime.h")) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no CUDA toolkit headers in ", include.string(),
-        " (set --cuda-root or CUDA_HOME)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("no CUDA toolkit headers in ", include.string(),
+                     " (set --cuda-root or CUDA_HOME)"));
   }
   std::error_code ec;
   info.include_dirs.push_back(std::filesystem::canonical(include, ec).string());
@@ -208,9 +207,9 @@ absl::StatusOr<std::unique_ptr<NvrtcCompiler>> NvrtcCompiler::Create(
   }
 
   Sha256 fingerprint;
-  fingerprint.Update(absl::StrCat("nvrtc ", major, ".", minor, ";nvjitlink ",
-                                  link_major, ".", link_minor, ";archs ",
-                                  absl::StrJoin(info.supported_archs, ","), ";"));
+  fingerprint.Update(absl::StrCat(
+      "nvrtc ", major, ".", minor, ";nvjitlink ", link_major, ".", link_minor,
+      ";archs ", absl::StrJoin(info.supported_archs, ","), ";"));
   // include/cccl lies inside include/: one walk covers both.
   if (absl::Status s = HashTree(info.include_dirs[0], fingerprint); !s.ok()) {
     return s;
@@ -254,8 +253,9 @@ absl::StatusOr<CompileResult> NvrtcCompiler::Compile(const CompileJob& job) {
     return s;
   }
   for (const std::string& expr : job.name_expressions) {
-    if (absl::Status s = FromNvrtc(nvrtcAddNameExpression(prog.get(), expr.c_str()),
-                                   absl::StrCat("name expression '", expr, "'"));
+    if (absl::Status s =
+            FromNvrtc(nvrtcAddNameExpression(prog.get(), expr.c_str()),
+                      absl::StrCat("name expression '", expr, "'"));
         !s.ok()) {
       return s;
     }
@@ -284,7 +284,8 @@ absl::StatusOr<CompileResult> NvrtcCompiler::Compile(const CompileJob& job) {
   }
   if (absl::Status s = FromNvrtc(compiled, "nvrtcCompileProgram"); !s.ok()) {
     if (!result.log.empty()) {
-      return absl::Status(s.code(), absl::StrCat(s.message(), "\n", result.log));
+      return absl::Status(s.code(),
+                          absl::StrCat(s.message(), "\n", result.log));
     }
     return s;
   }
@@ -293,9 +294,10 @@ absl::StatusOr<CompileResult> NvrtcCompiler::Compile(const CompileJob& job) {
   result.object = *std::move(object);
   for (const std::string& expr : job.name_expressions) {
     const char* lowered = nullptr;
-    if (absl::Status s = FromNvrtc(
-            nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered),
-            absl::StrCat("name expression '", expr, "' names nothing in the program"));
+    if (absl::Status s =
+            FromNvrtc(nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered),
+                      absl::StrCat("name expression '", expr,
+                                   "' names nothing in the program"));
         !s.ok()) {
       return s;
     }

@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "server/object_frame.h"
 
 #include <xxhash.h>
@@ -7,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace jitcache {
 namespace {
@@ -34,7 +34,8 @@ std::string EncodeObjectFrame(ObjectKind kind, absl::string_view bytes) {
   frame[5] = static_cast<char>(kind);
   PutLe64(frame.data() + 8, bytes.size());
   PutLe64(frame.data() + 16, XXH3_64bits(bytes.data(), bytes.size()));
-  std::memcpy(frame.data() + kObjectFrameHeaderSize, bytes.data(), bytes.size());
+  std::memcpy(frame.data() + kObjectFrameHeaderSize, bytes.data(),
+              bytes.size());
   return frame;
 }
 
@@ -53,9 +54,9 @@ absl::StatusOr<DecodedObject> DecodeObjectFrame(absl::string_view frame) {
   }
   const absl::string_view bytes = frame.substr(kObjectFrameHeaderSize);
   if (GetLe64(frame.data() + 8) != bytes.size()) {
-    return absl::DataLossError(
-        absl::StrCat("object frame says ", GetLe64(frame.data() + 8),
-                     " bytes but holds ", bytes.size()));
+    return absl::DataLossError(absl::StrCat("object frame says ",
+                                            GetLe64(frame.data() + 8),
+                                            " bytes but holds ", bytes.size()));
   }
   if (GetLe64(frame.data() + 16) != XXH3_64bits(bytes.data(), bytes.size())) {
     return absl::DataLossError("object checksum does not match its bytes");

@@ -1,10 +1,10 @@
 #ifndef JITCACHE_SERVER_OBJECT_FRAME_H_
 #define JITCACHE_SERVER_OBJECT_FRAME_H_
 
-#include "absl/strings/string_view.h"
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/object_kind.h"
 
 namespace jitcache {

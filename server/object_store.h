@@ -1,7 +1,6 @@
 #ifndef JITCACHE_SERVER_OBJECT_STORE_H_
 #define JITCACHE_SERVER_OBJECT_STORE_H_
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -9,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/digest.h"
 #include "common/object_kind.h"
 #include "jitcache/v1/store.pb.h"
@@ -28,8 +28,8 @@ struct ObjectRef {
 };
 
 struct StoreStats {
-  uint64_t actions = 0;        // entries in the action index (may be estimated)
-  uint64_t bytes = 0;          // bytes on disk or in memory (may be estimated)
+  uint64_t actions = 0;  // entries in the action index (may be estimated)
+  uint64_t bytes = 0;    // bytes on disk or in memory (may be estimated)
   uint64_t corrupt_removed = 0;  // entries that failed verification and went
 };
 

@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "server/rocksdb_kv.h"
 
 #include <rocksdb/db.h>
@@ -12,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace jitcache {
 namespace {
@@ -45,8 +45,9 @@ class RocksDbKv final : public KvBackend {
   absl::StatusOr<std::optional<std::string>> Get(
       Column column, absl::string_view key) override {
     std::string value;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), Handle(column),
-                                 rocksdb::Slice(key.data(), key.size()), &value);
+    rocksdb::Status s =
+        db_->Get(rocksdb::ReadOptions(), Handle(column),
+                 rocksdb::Slice(key.data(), key.size()), &value);
     if (s.IsNotFound()) return std::nullopt;
     if (!s.ok()) return FromRocks(s, "store read");
     return value;
@@ -64,7 +65,8 @@ class RocksDbKv final : public KvBackend {
     }
     // The WAL makes each batch survive a crash of the daemon; the batch
     // makes objects and their record appear together or not at all.
-    return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "store write");
+    return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch),
+                     "store write");
   }
 
   KvStats Stats() override {
@@ -92,12 +94,14 @@ class RocksDbKv final : public KvBackend {
   }
 
   std::unique_ptr<rocksdb::DB> db_;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, objects, actions
+  std::vector<rocksdb::ColumnFamilyHandle*>
+      handles_;  // default, objects, actions
 };
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(const std::string& path) {
+absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
+    const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
   if (ec) {

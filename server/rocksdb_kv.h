@@ -14,7 +14,8 @@ namespace jitcache {
 // families "objects" and "actions". Fails with FAILED_PRECONDITION naming the
 // path when another process holds the store, and with PERMISSION_DENIED or
 // the RocksDB error, naming the path, when it cannot be created or written.
-absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(const std::string& path);
+absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
+    const std::string& path);
 
 absl::StatusOr<std::unique_ptr<VerifyingStore>> OpenRocksDbStore(
     const std::string& path);

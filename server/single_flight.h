@@ -52,7 +52,8 @@ class SingleFlight {
 
  private:
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<Digest, std::vector<Waiter>> flights_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Digest, std::vector<Waiter>> flights_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace jitcache

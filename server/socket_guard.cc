@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "server/socket_guard.h"
 
 #include <fcntl.h>
@@ -15,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 
 namespace jitcache {
@@ -36,7 +36,8 @@ bool SomeoneListens(const std::string& path) {
 std::string ReadOwner(int fd) {
   char buf[32] = {};
   const ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-  return n > 0 ? std::string(absl::StripAsciiWhitespace(absl::string_view(buf, n)))
+  return n > 0 ? std::string(
+                     absl::StripAsciiWhitespace(absl::string_view(buf, n)))
                : "unknown";
 }
 
@@ -44,7 +45,8 @@ std::string ReadOwner(int fd) {
 
 absl::StatusOr<std::unique_ptr<SocketGuard>> SocketGuard::Claim(
     const std::string& socket_path) {
-  if (socket_path.empty()) return absl::InvalidArgumentError("socket path is empty");
+  if (socket_path.empty())
+    return absl::InvalidArgumentError("socket path is empty");
   if (socket_path.size() >= sizeof(sockaddr_un::sun_path)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "socket path ", socket_path, " is longer than the ",
@@ -56,22 +58,23 @@ absl::StatusOr<std::unique_ptr<SocketGuard>> SocketGuard::Claim(
     std::error_code ec;
     std::filesystem::create_directories(parent, ec);
     if (ec) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "cannot create socket directory ", parent.string(), ": ", ec.message()));
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot create socket directory ", parent.string(), ": ",
+                       ec.message()));
     }
   }
   const std::string lock_path = socket_path + ".lock";
   const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "cannot open ", lock_path, ": ", std::strerror(errno)));
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot open ", lock_path, ": ", std::strerror(errno)));
   }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const std::string owner = ReadOwner(fd);
     close(fd);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "socket ", socket_path, " is in use by a live jitcached (pid ", owner,
-        ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("socket ", socket_path,
+                     " is in use by a live jitcached (pid ", owner, ")"));
   }
   struct stat st {};
   if (lstat(socket_path.c_str(), &st) == 0) {
@@ -82,14 +85,15 @@ absl::StatusOr<std::unique_ptr<SocketGuard>> SocketGuard::Claim(
     }
     if (SomeoneListens(socket_path)) {
       close(fd);
-      return absl::FailedPreconditionError(absl::StrCat(
-          "socket ", socket_path, " is in use by another server"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("socket ", socket_path, " is in use by another server"));
     }
     // Left behind by a daemon that died: reclaim it.
     if (unlink(socket_path.c_str()) != 0) {
       close(fd);
-      return absl::PermissionDeniedError(absl::StrCat(
-          "cannot remove stale socket ", socket_path, ": ", std::strerror(errno)));
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot remove stale socket ", socket_path, ": ",
+                       std::strerror(errno)));
     }
   }
   const std::string pid = absl::StrCat(getpid(), "\n");

@@ -14,7 +14,8 @@ void VerifyingStore::RemoveCorrupt(Column column, const Digest& key) {
   corrupt_removed_.fetch_add(1, std::memory_order_relaxed);
   const KvWrite erase{column, key.AsBytes(), {}, /*erase=*/true};
   if (absl::Status s = backend_->Write({&erase, 1}); !s.ok()) {
-    JITCACHE_LOG(Warning) << "could not remove corrupt entry " << key.Hex() << ": " << s;
+    JITCACHE_LOG(Warning) << "could not remove corrupt entry " << key.Hex()
+                          << ": " << s;
   }
 }
 
@@ -26,8 +27,9 @@ absl::StatusOr<std::optional<StoredObject>> VerifyingStore::GetObject(
   if (!frame->has_value()) return std::nullopt;
   absl::StatusOr<DecodedObject> decoded = DecodeObjectFrame(**frame);
   if (!decoded.ok()) {
-    JITCACHE_LOG(Warning) << "object " << digest.Hex() << " failed verification ("
-                 << decoded.status().message() << "); removed";
+    JITCACHE_LOG(Warning) << "object " << digest.Hex()
+                          << " failed verification ("
+                          << decoded.status().message() << "); removed";
     RemoveCorrupt(Column::kObjects, digest);
     return std::nullopt;
   }
@@ -44,7 +46,7 @@ absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
   v1::ActionRecord record;
   if (!record.ParseFromString(**raw) || record.format_version() != 1) {
     JITCACHE_LOG(Warning) << "action record " << key.Hex()
-                 << " does not parse; removed";
+                          << " does not parse; removed";
     RemoveCorrupt(Column::kActions, key);
     return std::nullopt;
   }
@@ -60,7 +62,8 @@ absl::Status VerifyingStore::PutResult(const Digest& key,
   writes.reserve(objects.size() + 1);
   for (const ObjectRef& object : objects) {
     frames.push_back(EncodeObjectFrame(object.kind, object.bytes));
-    writes.push_back({Column::kObjects, object.digest.AsBytes(), frames.back()});
+    writes.push_back(
+        {Column::kObjects, object.digest.AsBytes(), frames.back()});
   }
   const std::string serialized = record.SerializeAsString();
   writes.push_back({Column::kActions, key.AsBytes(), serialized});
@@ -81,7 +84,8 @@ absl::Status VerifyingStore::RemoveAction(const Digest& key) {
 
 StoreStats VerifyingStore::Stats() {
   const KvStats kv = backend_->Stats();
-  return {kv.actions, kv.bytes, corrupt_removed_.load(std::memory_order_relaxed)};
+  return {kv.actions, kv.bytes,
+          corrupt_removed_.load(std::memory_order_relaxed)};
 }
 
 }  // namespace jitcache

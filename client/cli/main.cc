@@ -1,5 +1,4 @@
 // jitcache: the command-line client of jitcached.
-#include "absl/strings/string_view.h"
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -10,8 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
-#include "common/object_kind.h"
 #include "jitcache/client.h"
 
 namespace {
@@ -93,7 +92,8 @@ int Ping(const jitcache::Client& client) {
   return 0;
 }
 
-int Compile(const jitcache::Client& client, const std::vector<std::string>& args) {
+int Compile(const jitcache::Client& client,
+            const std::vector<std::string>& args) {
   std::string file, output, program_name, value;
   jitcache::CodeType target = jitcache::CodeType::kPtx;
   jitcache::ProgramOptions options;
@@ -103,9 +103,16 @@ int Compile(const jitcache::Client& client, const std::vector<std::string>& args
     if (TakeValue(args, i, "--arch", &value)) {
       options.arch = value;
     } else if (TakeValue(args, i, "--target", &value)) {
-      std::optional<jitcache::ObjectKind> kind = jitcache::ParseObjectKind(value);
-      if (!kind) return UsageError(absl::StrCat("unknown target '", value, "'"));
-      target = static_cast<jitcache::CodeType>(static_cast<int>(*kind) - 1);
+      if (value == "ptx") {
+        target = jitcache::CodeType::kPtx;
+      } else if (value == "cubin") {
+        target = jitcache::CodeType::kCubin;
+      } else if (value == "ltoir") {
+        target = jitcache::CodeType::kLtoir;
+      } else {
+        return UsageError(
+            absl::StrCat("unknown target '", value, "' (ptx, cubin or ltoir)"));
+      }
     } else if (TakeValue(args, i, "--name-expression", &value)) {
       options.name_expressions.push_back(value);
     } else if (TakeValue(args, i, "--header", &value)) {
@@ -165,7 +172,8 @@ int Compile(const jitcache::Client& client, const std::vector<std::string>& args
     return kExitCompileError;
   }
   std::ofstream out(output, std::ios::binary | std::ios::trunc);
-  out.write(code->bytes.data(), static_cast<std::streamsize>(code->bytes.size()));
+  out.write(code->bytes.data(),
+            static_cast<std::streamsize>(code->bytes.size()));
   out.close();
   if (!out) {
     std::cerr << "jitcache: cannot write " << output << "\n";

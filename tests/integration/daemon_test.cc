@@ -53,7 +53,8 @@ class DaemonTest : public ::testing::Test {
     daemon_ = std::make_unique<testing::DaemonProcess>(dir_.Sub("s.sock"),
                                                        dir_.Sub("store"));
     ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
-    client_ = std::make_unique<Client>(*Client::Connect({.socket_path = dir_.Sub("s.sock")}));
+    client_ = std::make_unique<Client>(
+        *Client::Connect({.socket_path = dir_.Sub("s.sock")}));
   }
 
   absl::StatusOr<ObjectCode> Compile(const Program& program,
@@ -81,8 +82,9 @@ TEST_F(DaemonTest, EachTargetMissesThenHitsWithIdenticalBytes) {
     CodeType target;
     std::string arch;
   };
-  for (const Case& c : {Case{CodeType::kPtx, ""}, Case{CodeType::kCubin, "sm_90"},
-                        Case{CodeType::kLtoir, "sm_90"}}) {
+  for (const Case& c :
+       {Case{CodeType::kPtx, ""}, Case{CodeType::kCubin, "sm_90"},
+        Case{CodeType::kLtoir, "sm_90"}}) {
     ProgramOptions options;
     options.arch = c.arch;
     auto first = Compile(Program(kSaxpy, "saxpy.cu"), options, c.target);
@@ -101,7 +103,8 @@ TEST_F(DaemonTest, EachTargetMissesThenHitsWithIdenticalBytes) {
         EXPECT_THAT(first->bytes, HasSubstr(".entry saxpy"));
         break;
       case CodeType::kCubin:
-        EXPECT_THAT(first->bytes, StartsWith("\x7f" "ELF"));
+        EXPECT_THAT(first->bytes, StartsWith("\x7f"
+                                             "ELF"));
         break;
       case CodeType::kLtoir:
         EXPECT_GT(first->bytes.size(), 16u);
@@ -136,7 +139,8 @@ TEST_F(DaemonTest, NameExpressionIsLoweredOnMissAndOnHit) {
     ASSERT_TRUE(code->compiled) << code->log;
     EXPECT_EQ(code->served, expected);
     ASSERT_EQ(code->symbol_mapping.count("scale<float, 256>"), 1u);
-    EXPECT_EQ(code->symbol_mapping.at("scale<float, 256>"), "_Z5scaleIfLi256EEvPT_");
+    EXPECT_EQ(code->symbol_mapping.at("scale<float, 256>"),
+              "_Z5scaleIfLi256EEvPT_");
   }
   // The header's content is part of the key.
   Program changed(kTemplated, "scale.cu");
@@ -197,19 +201,26 @@ TEST_F(DaemonTest, BadInputsAreClearErrorsAndTheDaemonKeepsServing) {
   Program big_header(kSaxpy);
   big_header.AddHeader("big.h", std::string((16 << 20) + 1, ' '));
   std::vector<Case> cases;
-  cases.push_back({"empty source", Program(""), {}, CodeType::kPtx, "source is empty"});
-  cases.push_back({"source over 16 MiB", Program(std::string((16 << 20) + 1, ' ')),
-                   {}, CodeType::kPtx, "over the limit of 16777216 bytes"});
-  cases.push_back({"header over 16 MiB", big_header, {}, CodeType::kPtx,
+  cases.push_back(
+      {"empty source", Program(""), {}, CodeType::kPtx, "source is empty"});
+  cases.push_back({"source over 16 MiB",
+                   Program(std::string((16 << 20) + 1, ' ')),
+                   {},
+                   CodeType::kPtx,
+                   "over the limit of 16777216 bytes"});
+  cases.push_back({"header over 16 MiB",
+                   big_header,
+                   {},
+                   CodeType::kPtx,
                    "header 'big.h' is 16777217 bytes"});
   cases.push_back({"unknown option", Program(kSaxpy), unknown, CodeType::kPtx,
                    "'--no-such-option': unknown NVRTC option"});
-  cases.push_back({"malformed option", Program(kSaxpy), malformed, CodeType::kPtx,
-                   "takes true or false"});
-  cases.push_back({"unsupported arch", Program(kSaxpy), bad_arch, CodeType::kPtx,
-                   "sm_42 is not supported"});
-  cases.push_back({"cubin without arch", Program(kSaxpy), {}, CodeType::kCubin,
-                   "sm_XX"});
+  cases.push_back({"malformed option", Program(kSaxpy), malformed,
+                   CodeType::kPtx, "takes true or false"});
+  cases.push_back({"unsupported arch", Program(kSaxpy), bad_arch,
+                   CodeType::kPtx, "sm_42 is not supported"});
+  cases.push_back(
+      {"cubin without arch", Program(kSaxpy), {}, CodeType::kCubin, "sm_XX"});
   cases.push_back({"missing name expression", templated, missing_name,
                    CodeType::kPtx, "no_such_kernel"});
   cases.push_back({"include outside the toolkit", Program(kSaxpy), user_include,
@@ -231,7 +242,8 @@ TEST_F(DaemonTest, SecondDaemonOnALockedStoreExitsNamingThePath) {
                                      "--socket=" + dir_.Sub("other.sock"),
                                      "--store=" + dir_.Sub("store")});
   EXPECT_EQ(result.exit_code, 1);
-  EXPECT_THAT(result.output, HasSubstr("store " + dir_.Sub("store") + " is locked"));
+  EXPECT_THAT(result.output,
+              HasSubstr("store " + dir_.Sub("store") + " is locked"));
   ExpectServing();
 }
 
@@ -251,7 +263,8 @@ TEST_F(DaemonTest, SocketOfADeadDaemonIsReclaimed) {
   ASSERT_TRUE(first.ok());
   daemon_->Kill();
   struct stat st {};
-  ASSERT_EQ(stat(dir_.Sub("s.sock").c_str(), &st), 0) << "socket file should be left";
+  ASSERT_EQ(stat(dir_.Sub("s.sock").c_str(), &st), 0)
+      << "socket file should be left";
   ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
   auto second = Compile(Program(kSaxpy, "saxpy.cu"), options, CodeType::kPtx);
   ASSERT_TRUE(second.ok()) << second.status();
@@ -273,11 +286,22 @@ TEST_F(DaemonTest, CliCompilesTwiceMissThenHit) {
   const std::string source = dir_.Sub("k.cu");
   std::ofstream(source) << kTemplated;
   std::ofstream(dir_.Sub("scale.h")) << "#define SCALE 2";
-  const std::vector<std::string> argv = {
-      testing::CliBinary(), "--socket", dir_.Sub("s.sock"), "compile", source,
-      "--arch", "sm_90", "--target", "cubin", "--header",
-      "scale.h=" + dir_.Sub("scale.h"), "--name-expression", "scale<int, 8>",
-      "-DUNUSED=1", "-o", dir_.Sub("k.cubin")};
+  const std::vector<std::string> argv = {testing::CliBinary(),
+                                         "--socket",
+                                         dir_.Sub("s.sock"),
+                                         "compile",
+                                         source,
+                                         "--arch",
+                                         "sm_90",
+                                         "--target",
+                                         "cubin",
+                                         "--header",
+                                         "scale.h=" + dir_.Sub("scale.h"),
+                                         "--name-expression",
+                                         "scale<int, 8>",
+                                         "-DUNUSED=1",
+                                         "-o",
+                                         dir_.Sub("k.cubin")};
   auto miss = testing::RunProcess(argv);
   auto hit = testing::RunProcess(argv);
   EXPECT_EQ(miss.exit_code, 0) << miss.output;
@@ -287,11 +311,12 @@ TEST_F(DaemonTest, CliCompilesTwiceMissThenHit) {
   EXPECT_THAT(hit.output, HasSubstr("scale<int, 8> -> _Z5scaleIiLi8EEvPT_"));
   std::ifstream in(dir_.Sub("k.cubin"), std::ios::binary);
   const std::string cubin(std::istreambuf_iterator<char>(in), {});
-  EXPECT_THAT(cubin, StartsWith("\x7f" "ELF"));
+  EXPECT_THAT(cubin, StartsWith("\x7f"
+                                "ELF"));
 
-  auto bad = testing::RunProcess({testing::CliBinary(), "--socket",
-                                  dir_.Sub("s.sock"), "compile", source,
-                                  "--target", "cubin"});
+  auto bad =
+      testing::RunProcess({testing::CliBinary(), "--socket", dir_.Sub("s.sock"),
+                           "compile", source, "--target", "cubin"});
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_THAT(bad.output, HasSubstr("sm_XX"));
 }

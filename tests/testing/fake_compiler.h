@@ -44,9 +44,10 @@ class FakeCompiler final : public Compiler {
       return result;
     }
     result.ok = true;
-    result.object = absl::StrCat("object[", ObjectKindName(job.target), "]:",
-                                 job.source);
-    for (const auto& option : job.options) absl::StrAppend(&result.object, " ", option);
+    result.object =
+        absl::StrCat("object[", ObjectKindName(job.target), "]:", job.source);
+    for (const auto& option : job.options)
+      absl::StrAppend(&result.object, " ", option);
     for (const auto& expr : job.name_expressions) {
       result.lowered_names.emplace_back(expr, absl::StrCat("_Z_", expr.size()));
     }

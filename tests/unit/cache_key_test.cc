@@ -47,21 +47,28 @@ TEST(CacheKey, SameInputSameKey) { EXPECT_EQ(Fields().Key(), Fields().Key()); }
 
 TEST(CacheKey, EveryFieldChangesTheKey) {
   const Digest base = Fields().Key();
-  const std::vector<std::pair<const char*, std::function<void(Fields&)>>> edits = {
-      {"fingerprint", [](Fields& f) { f.fingerprint[0] = 'b'; }},
-      {"target", [](Fields& f) { f.target = ObjectKind::kPtx; }},
-      {"arch", [](Fields& f) { f.arch = "sm_80"; }},
-      {"option value", [](Fields& f) { f.options[1] = "--define-macro=N=5"; }},
-      {"option added", [](Fields& f) { f.options.push_back("--ftz=true"); }},
-      {"option order", [](Fields& f) { std::swap(f.options[0], f.options[1]); }},
-      {"program name", [](Fields& f) { f.program_name = "j.cu"; }},
-      {"source", [](Fields& f) { f.source += " "; }},
-      {"header body", [](Fields& f) { f.headers[0].second += " "; }},
-      {"header name", [](Fields& f) { f.headers[0].first = "c.h"; }},
-      {"header added", [](Fields& f) { f.headers.push_back({"z.h", ""}); }},
-      {"name expression", [](Fields& f) { f.names[0] = "k3"; }},
-      {"name expression added", [](Fields& f) { f.names.push_back("k4"); }},
-  };
+  const std::vector<std::pair<const char*, std::function<void(Fields&)>>>
+      edits = {
+          {"fingerprint", [](Fields& f) { f.fingerprint[0] = 'b'; }},
+          {"target", [](Fields& f) { f.target = ObjectKind::kPtx; }},
+          {"arch", [](Fields& f) { f.arch = "sm_80"; }},
+          {"option value",
+           [](Fields& f) { f.options[1] = "--define-macro=N=5"; }},
+          {"option added",
+           [](Fields& f) { f.options.push_back("--ftz=true"); }},
+          {"option order",
+           [](Fields& f) { std::swap(f.options[0], f.options[1]); }},
+          {"program name", [](Fields& f) { f.program_name = "j.cu"; }},
+          {"source", [](Fields& f) { f.source += " "; }},
+          {"header body", [](Fields& f) { f.headers[0].second += " "; }},
+          {"header name", [](Fields& f) { f.headers[0].first = "c.h"; }},
+          {"header added",
+           [](Fields& f) {
+             f.headers.push_back({"z.h", ""});
+           }},
+          {"name expression", [](Fields& f) { f.names[0] = "k3"; }},
+          {"name expression added", [](Fields& f) { f.names.push_back("k4"); }},
+      };
   for (const auto& [what, edit] : edits) {
     Fields f;
     edit(f);

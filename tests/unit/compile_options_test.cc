@@ -64,8 +64,9 @@ TEST(CompileOptions, TargetImpliesItsOptions) {
               HasSubstr("ltoir"));
   EXPECT_THAT(Canon({}, ObjectKind::kCubin).status().message(),
               HasSubstr("sm_XX"));
-  EXPECT_THAT(Canon({"-arch=compute_90"}, ObjectKind::kCubin).status().message(),
-              HasSubstr("sm_XX"));
+  EXPECT_THAT(
+      Canon({"-arch=compute_90"}, ObjectKind::kCubin).status().message(),
+      HasSubstr("sm_XX"));
 }
 
 TEST(CompileOptions, BadOptionsAreNamed) {

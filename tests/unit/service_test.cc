@@ -141,7 +141,8 @@ TEST_F(ServiceTest, ConcurrentIdenticalRequestsCompileOnce) {
   std::vector<grpc::Status> statuses(kClients);
   std::vector<std::thread> threads;
   for (int i = 0; i < kClients; ++i) {
-    threads.emplace_back([&, i] { statuses[i] = Call(Request("same"), &responses[i]); });
+    threads.emplace_back(
+        [&, i] { statuses[i] = Call(Request("same"), &responses[i]); });
   }
   // Wait until the one compile is running, then give the rest time to join.
   while (compiler_.entered() == 0) absl::SleepFor(absl::Milliseconds(1));

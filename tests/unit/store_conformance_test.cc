@@ -51,7 +51,9 @@ class StoreConformance : public ::testing::Test {
     const Digest object = Digest::Of(bytes);
     const Digest key = Digest::Of("key:" + bytes);
     const ObjectRef ref{object, ObjectKind::kCubin, bytes};
-    EXPECT_TRUE(store_->PutResult(key, MakeRecord(object, bytes.size()), {&ref, 1}).ok());
+    EXPECT_TRUE(
+        store_->PutResult(key, MakeRecord(object, bytes.size()), {&ref, 1})
+            .ok());
     return key;
   }
 
@@ -78,7 +80,8 @@ TYPED_TEST(StoreConformance, PutThenGetReturnsSameRecordAndBytes) {
   ASSERT_TRUE(action.ok() && action->has_value());
   EXPECT_EQ((*action)->log(), "a warning");
   EXPECT_EQ((*action)->lowered_names(0).lowered_name(), "_Z1kIiEvv");
-  auto object = this->store_->GetObject(*Digest::FromBytes((*action)->object_digest()));
+  auto object =
+      this->store_->GetObject(*Digest::FromBytes((*action)->object_digest()));
   ASSERT_TRUE(object.ok() && object->has_value());
   EXPECT_EQ((*object)->bytes, bytes);
   EXPECT_EQ((*object)->kind, ObjectKind::kCubin);
@@ -147,7 +150,8 @@ TEST(RocksDbStore, ReopenKeepsData) {
   const Digest object = Digest::Of(bytes);
   const Digest key = Digest::Of("key");
   const ObjectRef ref{object, ObjectKind::kPtx, bytes};
-  ASSERT_TRUE(store->PutResult(key, MakeRecord(object, bytes.size()), {&ref, 1}).ok());
+  ASSERT_TRUE(
+      store->PutResult(key, MakeRecord(object, bytes.size()), {&ref, 1}).ok());
   store.reset();
   store = factory.Open();
   ASSERT_NE(store, nullptr);
@@ -166,7 +170,8 @@ TEST(RocksDbStore, SecondOpenOfALockedStoreNamesThePath) {
   auto second = OpenRocksDbStore(dir.Sub("s"));
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(second.status().message().find(dir.Sub("s")), absl::string_view::npos);
+  EXPECT_NE(second.status().message().find(dir.Sub("s")),
+            absl::string_view::npos);
 }
 
 TEST(RocksDbStore, UncreatableStoreIsAClearError) {

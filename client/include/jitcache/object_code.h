@@ -1,10 +1,11 @@
 #ifndef JITCACHE_CLIENT_OBJECT_CODE_H_
 #define JITCACHE_CLIENT_OBJECT_CODE_H_
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <map>
 #include <string>
+
+#include "absl/strings/string_view.h"
 
 namespace jitcache {
 
@@ -26,8 +27,8 @@ struct ObjectCode {
   // Name expression -> lowered (mangled) symbol, on a hit as on a miss.
   std::map<std::string, std::string> symbol_mapping;
   Served served = Served::kMiss;
-  std::string cache_key;  // hex
-  std::string object_digest;  // hex; empty without an object
+  std::string cache_key;        // hex
+  std::string object_digest;    // hex; empty without an object
   int64_t compile_time_us = 0;  // time the compile took when it ran
 };
 

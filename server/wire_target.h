@@ -1,0 +1,39 @@
+#ifndef JITCACHE_SERVER_WIRE_TARGET_H_
+#define JITCACHE_SERVER_WIRE_TARGET_H_
+
+#include <optional>
+
+#include "common/object_kind.h"
+#include "jitcache/v1/jitcache.pb.h"
+
+namespace jitcache {
+
+// The wire's Target and the store's ObjectKind name the same three things.
+inline v1::Target ToWireTarget(ObjectKind kind) {
+  switch (kind) {
+    case ObjectKind::kPtx:
+      return v1::TARGET_PTX;
+    case ObjectKind::kCubin:
+      return v1::TARGET_CUBIN;
+    case ObjectKind::kLtoir:
+      return v1::TARGET_LTOIR;
+  }
+  return v1::TARGET_UNSPECIFIED;
+}
+
+inline std::optional<ObjectKind> FromWireTarget(v1::Target target) {
+  switch (target) {
+    case v1::TARGET_PTX:
+      return ObjectKind::kPtx;
+    case v1::TARGET_CUBIN:
+      return ObjectKind::kCubin;
+    case v1::TARGET_LTOIR:
+      return ObjectKind::kLtoir;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_WIRE_TARGET_H_
