@@ -5,6 +5,7 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -57,9 +58,13 @@ struct Client::Impl {
   ClientOptions options;
   std::unique_ptr<v1::JitCache::Stub> stub;
 
-  void SetDeadline(grpc::ClientContext& context, absl::Duration d) const {
+  // Every call has a deadline and names this process, so that the daemon
+  // shares its workers fairly between processes.
+  void Prepare(grpc::ClientContext& context, absl::Duration d) const {
     context.set_deadline(absl::ToChronoTime(absl::Now() + d));
+    context.AddMetadata("jitcache-client", client_id);
   }
+  std::string client_id = absl::StrCat(getpid());
 };
 
 absl::StatusOr<Client> Client::Connect(ClientOptions options) {
@@ -91,7 +96,7 @@ const std::string& Client::socket_path() const { return impl_->socket_path; }
 
 absl::StatusOr<DaemonInfo> Client::Ping() const {
   grpc::ClientContext context;
-  impl_->SetDeadline(context, impl_->options.ping_deadline);
+  impl_->Prepare(context, impl_->options.ping_deadline);
   v1::PingResponse response;
   grpc::Status s = impl_->stub->Ping(&context, v1::PingRequest(), &response);
   if (!s.ok()) return FromGrpc(s, impl_->socket_path);
@@ -104,6 +109,30 @@ absl::StatusOr<DaemonInfo> Client::Ping() const {
                               response.supported_archs().end());
   info.store_path = response.store_path();
   return info;
+}
+
+absl::StatusOr<DaemonStats> Client::Stats() const {
+  grpc::ClientContext context;
+  impl_->Prepare(context, impl_->options.ping_deadline);
+  v1::StatsResponse r;
+  grpc::Status s = impl_->stub->GetStats(&context, v1::StatsRequest(), &r);
+  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
+  DaemonStats stats;
+  stats.requests = r.requests();
+  stats.hits = r.hits();
+  stats.misses = r.misses();
+  stats.joins = r.joins();
+  stats.compile_errors = r.compile_errors();
+  stats.compiles = r.compiles();
+  stats.rejected.insert(r.rejected().begin(), r.rejected().end());
+  stats.queued = r.queued();
+  stats.running = r.running();
+  stats.compile_seconds_spent = r.compile_seconds_spent();
+  stats.compile_seconds_saved = r.compile_seconds_saved();
+  stats.store_entries = r.store_entries();
+  stats.store_bytes = r.store_bytes();
+  stats.store_corrupt_removed = r.store_corrupt_removed();
+  return stats;
 }
 
 absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
@@ -126,7 +155,7 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   request.set_target(ToWire(target));
 
   grpc::ClientContext context;
-  impl_->SetDeadline(context, impl_->options.compile_deadline);
+  impl_->Prepare(context, impl_->options.compile_deadline);
   v1::CompileResponse response;
   grpc::Status s = impl_->stub->Compile(&context, request, &response);
   if (!s.ok()) return FromGrpc(s, impl_->socket_path);

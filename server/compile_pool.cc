@@ -15,15 +15,18 @@ CompilePool::CompilePool(int workers, size_t max_queued)
 
 CompilePool::~CompilePool() { Shutdown(); }
 
-absl::Status CompilePool::Submit(Task task) {
+absl::Status CompilePool::Submit(const std::string& client, Task task) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("the daemon is shutting down");
-  if (queue_.size() >= max_queued_) {
+  if (queued_ >= max_queued_) {
     return absl::ResourceExhaustedError(
         absl::StrCat("compile queue is full (", max_queued_,
                      " waiting); retry in a few seconds"));
   }
-  queue_.push_back(std::move(task));
+  std::deque<Task>& queue = queues_[client];
+  if (queue.empty()) turns_.push_back(client);
+  queue.push_back(std::move(task));
+  ++queued_;
   return absl::OkStatus();
 }
 
@@ -34,12 +37,23 @@ void CompilePool::WorkerLoop() {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
           +[](CompilePool* p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) {
-            return p->stopping_ || !p->queue_.empty();
+            return p->stopping_ || p->queued_ > 0;
           },
           this));
-      if (queue_.empty()) return;  // stopping and drained
-      task = std::move(queue_.front());
-      queue_.pop_front();
+      if (queued_ == 0) return;  // stopping and drained
+      // Serve the client whose turn it is; it goes to the back of the line
+      // if it has more.
+      std::string client = std::move(turns_.front());
+      turns_.pop_front();
+      auto it = queues_.find(client);
+      task = std::move(it->second.front());
+      it->second.pop_front();
+      if (it->second.empty()) {
+        queues_.erase(it);
+      } else {
+        turns_.push_back(std::move(client));
+      }
+      --queued_;
       ++running_;
     }
     task.run();
@@ -49,12 +63,17 @@ void CompilePool::WorkerLoop() {
 }
 
 void CompilePool::Shutdown() {
-  std::deque<Task> cancelled;
+  std::vector<Task> cancelled;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_ && workers_.empty()) return;
     stopping_ = true;
-    cancelled.swap(queue_);
+    for (auto& [client, queue] : queues_) {
+      for (Task& t : queue) cancelled.push_back(std::move(t));
+    }
+    queues_.clear();
+    turns_.clear();
+    queued_ = 0;
   }
   for (Task& task : cancelled) {
     if (task.cancel) task.cancel();
@@ -67,7 +86,7 @@ void CompilePool::Shutdown() {
 
 size_t CompilePool::queued() const {
   absl::MutexLock lock(&mu_);
-  return queue_.size();
+  return queued_;
 }
 
 size_t CompilePool::running() const {

@@ -1,6 +1,7 @@
 #ifndef JITCACHE_SERVER_COMPILER_H_
 #define JITCACHE_SERVER_COMPILER_H_
 
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,10 @@ struct CompileJob {
   std::vector<std::string> options;  // canonical (see compile_options.h)
   std::vector<std::string> name_expressions;  // sorted, unique
   ObjectKind target = ObjectKind::kPtx;
+  // Not part of the key: when to give up (DEADLINE_EXCEEDED), and a flag
+  // that, once set, cancels the compile (UNAVAILABLE).
+  absl::Time deadline = absl::InfiniteFuture();
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 // A compile that ran. A program that does not compile is a result too

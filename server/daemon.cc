@@ -54,6 +54,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   service.compiler = daemon->compiler_.get();
   service.pool = daemon->pool_.get();
   service.limits = options.limits;
+  service.compile_time_limit = options.compile_time_limit;
   service.store_path = options.store_path;
   daemon->service_ = std::make_unique<JitCacheService>(std::move(service));
 
@@ -79,7 +80,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
 void Daemon::Shutdown(absl::Duration grace) {
   if (stopped_) return;
   stopped_ = true;
-  // Queued compiles answer UNAVAILABLE; running ones finish and are stored.
+  // Queued and running compiles answer UNAVAILABLE; nothing half-done is
+  // stored.
+  if (service_ != nullptr) service_->CancelRunningCompiles();
   if (pool_ != nullptr) pool_->Shutdown();
   if (server_ != nullptr) {
     server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));

@@ -24,6 +24,7 @@ struct DaemonOptions {
   std::string cuda_root;
   int workers = 0;  // 0: one per core
   size_t max_queued = 1024;
+  absl::Duration compile_time_limit = absl::Minutes(10);
   RequestLimits limits;
   // Injected for tests; when null the daemon makes the real ones.
   std::unique_ptr<Compiler> compiler;

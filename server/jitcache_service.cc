@@ -28,7 +28,67 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
   }
 }
 
+// The client's name for fair sharing: its "jitcache-client" metadata (the
+// library sends its pid), else the transport's peer string.
+std::string ClientId(const grpc::CallbackServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  if (auto it = metadata.find("jitcache-client"); it != metadata.end()) {
+    return std::string(it->second.data(), it->second.size());
+  }
+  return context.peer();
+}
+
+// A Compile call that may be finished from two places: by the compile's
+// completion or by the client's cancellation. Whoever comes first finishes
+// it; the flag outlives the reactor, so a late completion never touches a
+// reactor that is gone.
+class CompileReactor final : public grpc::ServerUnaryReactor {
+ public:
+  CompileReactor(ServiceCounters* counters)
+      : counters_(counters),
+        finished_(std::make_shared<std::atomic<bool>>(false)) {}
+
+  // True when this call finished the RPC.
+  static bool FinishOnce(CompileReactor* reactor,
+                         const std::shared_ptr<std::atomic<bool>>& finished,
+                         const grpc::Status& status) {
+    if (finished->exchange(true)) return false;
+    reactor->Finish(status);
+    return true;
+  }
+
+  void OnCancel() override {
+    if (FinishOnce(this, finished_, grpc::Status::CANCELLED)) {
+      counters_->Rejected(absl::StatusCode::kCancelled);
+    }
+  }
+  void OnDone() override { delete this; }
+
+  const std::shared_ptr<std::atomic<bool>>& finished() const {
+    return finished_;
+  }
+
+ private:
+  ServiceCounters* counters_;
+  std::shared_ptr<std::atomic<bool>> finished_;
+};
+
 }  // namespace
+
+grpc::ServerUnaryReactor* JitCacheService::GetStats(
+    grpc::CallbackServerContext* context, const v1::StatsRequest* /*request*/,
+    v1::StatsResponse* response) {
+  counters_.Fill(response);
+  response->set_queued(options_.pool->queued());
+  response->set_running(options_.pool->running());
+  const StoreStats store = options_.store->Stats();
+  response->set_store_entries(store.actions);
+  response->set_store_bytes(store.bytes);
+  response->set_store_corrupt_removed(store.corrupt_removed);
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
 
 JitCacheService::JitCacheService(ServiceOptions options)
     : options_(std::move(options)) {}
@@ -92,35 +152,55 @@ absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
 grpc::ServerUnaryReactor* JitCacheService::Compile(
     grpc::CallbackServerContext* context, const v1::CompileRequest* request,
     v1::CompileResponse* response) {
-  auto* reactor = context->DefaultReactor();
+  ++counters_.requests;
+  auto* reactor = new CompileReactor(&counters_);
+  auto fail = [&](const absl::Status& status) {
+    counters_.Rejected(status.code());
+    CompileReactor::FinishOnce(reactor, reactor->finished(),
+                               ToGrpcStatus(status));
+    return reactor;
+  };
   absl::StatusOr<PreparedCompile> prepared =
       PrepareCompile(*request, options_.compiler->toolchain(), options_.limits);
-  if (!prepared.ok()) {
-    reactor->Finish(ToGrpcStatus(prepared.status()));
-    return reactor;
-  }
+  if (!prepared.ok()) return fail(prepared.status());
   absl::StatusOr<std::optional<v1::CompileResponse>> hit =
       LookUp(prepared->key);
-  if (!hit.ok()) {
-    reactor->Finish(ToGrpcStatus(hit.status()));
-    return reactor;
-  }
+  if (!hit.ok()) return fail(hit.status());
   if (hit->has_value()) {
     *response = **std::move(hit);
     response->set_served(v1::SERVED_HIT);
-    reactor->Finish(grpc::Status::OK);
+    ++counters_.hits;
+    counters_.compile_us_saved += response->compile_time_us();
+    if (response->outcome() == v1::OUTCOME_COMPILE_ERROR)
+      ++counters_.compile_errors;
+    CompileReactor::FinishOnce(reactor, reactor->finished(), grpc::Status::OK);
     return reactor;
   }
 
   const bool leader = flights_.Join(
-      prepared->key,
-      [reactor, response](const SharedResult& result, bool is_leader) {
+      prepared->key, [this, reactor, finished = reactor->finished(), response](
+                         const SharedResult& result, bool is_leader) {
+        // A waiter that has left (cancelled) is skipped: `reactor` may be gone.
+        if (finished->load()) return;
         if (!result.ok()) {
-          reactor->Finish(ToGrpcStatus(result.status()));
+          if (CompileReactor::FinishOnce(reactor, finished,
+                                         ToGrpcStatus(result.status()))) {
+            counters_.Rejected(result.status().code());
+          }
           return;
         }
+        // Fill the response only once this waiter owns the finish.
+        if (finished->exchange(true)) return;
         *response = **result;
         response->set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
+        if (is_leader) {
+          ++counters_.misses;
+        } else {
+          ++counters_.joins;
+          counters_.compile_us_saved += response->compile_time_us();
+        }
+        if (response->outcome() == v1::OUTCOME_COMPILE_ERROR)
+          ++counters_.compile_errors;
         reactor->Finish(grpc::Status::OK);
       });
   if (!leader) return reactor;
@@ -132,7 +212,9 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     flights_.Complete(job->key,
                       absl::UnavailableError("the daemon is shutting down"));
   };
-  if (absl::Status s = options_.pool->Submit(std::move(task)); !s.ok()) {
+  if (absl::Status s =
+          options_.pool->Submit(ClientId(*context), std::move(task));
+      !s.ok()) {
     flights_.Complete(job->key, s);
   }
   return reactor;
@@ -148,8 +230,11 @@ void JitCacheService::RunCompile(const PreparedCompile& prepared) {
     return;
   }
 
-  absl::StatusOr<CompileResult> result =
-      options_.compiler->Compile(prepared.job);
+  CompileJob job = prepared.job;
+  job.deadline = absl::Now() + options_.compile_time_limit;
+  job.cancelled = &shutting_down_;
+  ++counters_.compiles;
+  absl::StatusOr<CompileResult> result = options_.compiler->Compile(job);
   if (!result.ok()) {
     flights_.Complete(key, result.status());
     return;
@@ -167,6 +252,7 @@ void JitCacheService::RunCompile(const PreparedCompile& prepared) {
   }
   record.set_toolchain_fingerprint(options_.compiler->toolchain().fingerprint);
   record.set_compile_time_us(absl::ToInt64Microseconds(result->elapsed));
+  counters_.compile_us_spent += record.compile_time_us();
   record.set_created_unix_ms(now_ms);
   record.set_last_used_unix_ms(now_ms);
 

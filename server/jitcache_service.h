@@ -12,6 +12,7 @@
 #include "server/compiler.h"
 #include "server/object_store.h"
 #include "server/request_limits.h"
+#include "server/service_counters.h"
 #include "server/single_flight.h"
 
 namespace jitcache {
@@ -22,6 +23,8 @@ struct ServiceOptions {
   CompilePool* pool = nullptr;   // not owned; outlives the service
   RequestLimits limits;
   std::string store_path;  // reported by Ping
+  // A compile running longer is cancelled and answered DEADLINE_EXCEEDED.
+  absl::Duration compile_time_limit = absl::Minutes(10);
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
@@ -29,7 +32,9 @@ struct ServiceOptions {
 // key and reads the store; a hit finishes at once on the gRPC thread. A miss
 // joins the single flight for its key; the first joiner queues one compile on
 // the pool, and the worker that runs it stores the result and finishes every
-// joined request. No gRPC thread waits for a compile.
+// joined request. No gRPC thread waits for a compile. A request that is
+// cancelled (or whose deadline passes) while it waits is answered at once and
+// leaves its flight; the compile goes on for the others and for the store.
 // Thread-safety: handlers run concurrently on gRPC's threads.
 class JitCacheService final : public v1::JitCache::CallbackService {
  public:
@@ -41,6 +46,13 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
                                     const v1::CompileRequest* request,
                                     v1::CompileResponse* response) override;
+  grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
+                                     const v1::StatsRequest* request,
+                                     v1::StatsResponse* response) override;
+
+  // Makes running compiles stop (they answer UNAVAILABLE). Queued ones are
+  // cancelled by the pool's own Shutdown.
+  void CancelRunningCompiles() { shutting_down_.store(true); }
 
  private:
   using SharedResult =
@@ -53,6 +65,8 @@ class JitCacheService final : public v1::JitCache::CallbackService {
 
   ServiceOptions options_;
   SingleFlight<SharedResult> flights_;
+  ServiceCounters counters_;
+  std::atomic<bool> shutting_down_{false};
 };
 
 }  // namespace jitcache

@@ -27,6 +27,9 @@ ABSL_FLAG(int, workers, 0, "Compile worker threads; 0 means one per core");
 ABSL_FLAG(int, max_queued, 1024,
           "Distinct compiles that may wait for a worker; past it new compiles "
           "get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, compile_time_limit_seconds, 600,
+          "A compile running longer is cancelled and answered "
+          "DEADLINE_EXCEEDED (not cached)");
 ABSL_FLAG(int64_t, max_source_bytes, int64_t{16} << 20,
           "Largest source accepted, in bytes");
 ABSL_FLAG(int64_t, max_header_bytes, int64_t{16} << 20,
@@ -82,6 +85,8 @@ int main(int argc, char** argv) {
   options.workers = absl::GetFlag(FLAGS_workers);
   options.max_queued =
       static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queued)));
+  options.compile_time_limit =
+      absl::Seconds(absl::GetFlag(FLAGS_compile_time_limit_seconds));
   options.limits.max_source_bytes = absl::GetFlag(FLAGS_max_source_bytes);
   options.limits.max_header_bytes = absl::GetFlag(FLAGS_max_header_bytes);
   options.limits.max_headers = absl::GetFlag(FLAGS_max_headers);

@@ -4,6 +4,7 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -147,6 +148,25 @@ absl::Status HashTree(const std::filesystem::path& dir, Sha256& hasher) {
   return absl::OkStatus();
 }
 
+// What NVRTC's flow callback looks at; it must keep answering 1 once it has.
+struct FlowControl {
+  absl::Time deadline;
+  const std::atomic<bool>* cancelled;
+  std::atomic<bool> stopped{false};
+};
+
+int FlowCallback(void* payload, void* /*reserved*/) {
+  auto* flow = static_cast<FlowControl*>(payload);
+  if (flow->stopped.load(std::memory_order_relaxed)) return 1;
+  if (absl::Now() > flow->deadline ||
+      (flow->cancelled != nullptr &&
+       flow->cancelled->load(std::memory_order_relaxed))) {
+    flow->stopped.store(true, std::memory_order_relaxed);
+    return 1;
+  }
+  return 0;
+}
+
 constexpr char kProbeSource[] = R"(
 template <typename T>
 __global__ void jitcache_probe(T* out, const T* in, int n) {
@@ -252,6 +272,13 @@ absl::StatusOr<CompileResult> NvrtcCompiler::Compile(const CompileJob& job) {
       !s.ok()) {
     return s;
   }
+  FlowControl flow{job.deadline, job.cancelled};
+  if (absl::Status s =
+          FromNvrtc(nvrtcSetFlowCallback(prog.get(), &FlowCallback, &flow),
+                    "nvrtcSetFlowCallback");
+      !s.ok()) {
+    return s;
+  }
   for (const std::string& expr : job.name_expressions) {
     if (absl::Status s =
             FromNvrtc(nvrtcAddNameExpression(prog.get(), expr.c_str()),
@@ -272,6 +299,15 @@ absl::StatusOr<CompileResult> NvrtcCompiler::Compile(const CompileJob& job) {
       prog.get(), static_cast<int>(argv.size()), argv.data());
   CompileResult result;
   result.log = ProgramLog(prog.get());
+  if (compiled == NVRTC_ERROR_CANCELLED) {
+    if (job.cancelled != nullptr && job.cancelled->load()) {
+      return absl::UnavailableError(
+          "compile cancelled: the daemon is shutting down");
+    }
+    return absl::DeadlineExceededError(absl::StrCat(
+        "compile cancelled after ", absl::FormatDuration(absl::Now() - start),
+        ": it ran past the daemon's compile-time limit"));
+  }
   if (compiled == NVRTC_ERROR_COMPILATION) {
     if (!job.name_expressions.empty() && OnlyNameExpressionErrors(result.log)) {
       return absl::InvalidArgumentError(absl::StrCat(

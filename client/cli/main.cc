@@ -34,6 +34,10 @@ Commands:
       does not compile (the log goes to stderr).
   ping
       Show the daemon's version, toolchain and store.
+  stats
+      Show the daemon's counters: requests, hits, misses, joins, compile
+      errors, rejections by reason, queue, compile seconds spent and saved,
+      store entries and bytes.
 
 Global flags:
   --socket PATH   daemon socket (default: $JITCACHE_SOCKET, else
@@ -88,6 +92,29 @@ int Ping(const jitcache::Client& client) {
             << "store:       " << info->store_path << "\n"
             << "archs:      ";
   for (const auto& a : info->supported_archs) std::cout << " " << a;
+  std::cout << "\n";
+  return 0;
+}
+
+int Stats(const jitcache::Client& client) {
+  absl::StatusOr<jitcache::DaemonStats> s = client.Stats();
+  if (!s.ok()) {
+    std::cerr << "jitcache: " << s.status().message() << "\n";
+    return kExitFailure;
+  }
+  std::cout << absl::StrFormat(
+      "requests        %d\nhits            %d\nmisses          %d\n"
+      "joins           %d\ncompile errors  %d\ncompiles run    %d\n"
+      "queued          %d\nrunning         %d\n"
+      "compile seconds spent %.3f, saved %.3f\n"
+      "store           %d entries, %d bytes, %d corrupt removed\n",
+      s->requests, s->hits, s->misses, s->joins, s->compile_errors, s->compiles,
+      s->queued, s->running, s->compile_seconds_spent, s->compile_seconds_saved,
+      s->store_entries, s->store_bytes, s->store_corrupt_removed);
+  std::cout << "rejected       ";
+  for (const auto& [reason, count] : s->rejected) {
+    std::cout << " " << reason << "=" << count;
+  }
   std::cout << "\n";
   return 0;
 }
@@ -217,6 +244,7 @@ int main(int argc, char** argv) {
     return kExitFailure;
   }
   if (command == "ping") return Ping(*client);
+  if (command == "stats") return Stats(*client);
   if (command == "compile") return Compile(*client, rest);
   return UsageError(absl::StrCat("unknown command '", command, "'"));
 }

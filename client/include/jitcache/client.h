@@ -1,6 +1,8 @@
 #ifndef JITCACHE_CLIENT_CLIENT_H_
 #define JITCACHE_CLIENT_CLIENT_H_
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +30,16 @@ struct DaemonInfo {
   std::string store_path;
 };
 
+// The daemon's counters (see StatsResponse in jitcache.proto).
+struct DaemonStats {
+  uint64_t requests = 0, hits = 0, misses = 0, joins = 0;
+  uint64_t compile_errors = 0, compiles = 0;
+  std::map<std::string, uint64_t> rejected;  // by reason
+  uint64_t queued = 0, running = 0;
+  double compile_seconds_spent = 0, compile_seconds_saved = 0;
+  uint64_t store_entries = 0, store_bytes = 0, store_corrupt_removed = 0;
+};
+
 // A connection to jitcached. Every call has a deadline. Errors are the
 // daemon's (INVALID_ARGUMENT for a bad request, ...) or UNAVAILABLE when it
 // cannot be reached. A program that fails to compile is not an error: the
@@ -43,6 +55,7 @@ class Client {
   ~Client();
 
   absl::StatusOr<DaemonInfo> Ping() const;
+  absl::StatusOr<DaemonStats> Stats() const;
   absl::StatusOr<ObjectCode> Compile(const Program& program,
                                      const ProgramOptions& options,
                                      CodeType target) const;
