@@ -6,7 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
+#include "absl/synchronization/mutex.h"
 #include "server/compiler.h"
 
 namespace jitcache::testing {
@@ -23,16 +23,24 @@ class FakeCompiler final : public Compiler {
     toolchain_.include_dirs = {"/fake/cuda/include"};
   }
 
-  // While held, Compile blocks until Release().
-  void Hold() { held_ = true; }
+  // While held, Compile blocks until Release(). May be repeated.
+  void Hold() {
+    absl::MutexLock lock(&mu_);
+    held_ = true;
+  }
   void Release() {
-    if (!gate_.HasBeenNotified()) gate_.Notify();
+    absl::MutexLock lock(&mu_);
+    held_ = false;
   }
 
   absl::StatusOr<CompileResult> Compile(const CompileJob& job) override {
     calls_.fetch_add(1);
     entered_.fetch_add(1);
-    if (held_) gate_.WaitForNotification();
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](bool* held) { return !*held; }, &held_));
+    }
     if (absl::StrContains(job.source, "#infra")) {
       return absl::InternalError("fake infrastructure failure");
     }
@@ -61,8 +69,8 @@ class FakeCompiler final : public Compiler {
 
  private:
   ToolchainInfo toolchain_;
-  std::atomic<bool> held_{false};
-  absl::Notification gate_;
+  absl::Mutex mu_;
+  bool held_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int> calls_{0};
   std::atomic<int> entered_{0};
 };

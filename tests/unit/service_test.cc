@@ -20,9 +20,11 @@ using ::testing::HasSubstr;
 
 class ServiceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { StartService(2, 16); }
+
+  void StartService(int workers, size_t max_queued) {
     store_ = NewMemoryStore();
-    pool_ = std::make_unique<CompilePool>(2, 16);
+    pool_ = std::make_unique<CompilePool>(workers, max_queued);
     ServiceOptions options;
     options.store = store_.get();
     options.compiler = &compiler_;
@@ -36,8 +38,10 @@ class ServiceTest : public ::testing::Test {
   }
   void TearDown() override {
     compiler_.Release();
+    if (server_ == nullptr) return;
     pool_->Shutdown();
     server_->Shutdown();
+    server_.reset();
   }
 
   static v1::CompileRequest Request(const std::string& source) {
@@ -50,9 +54,45 @@ class ServiceTest : public ::testing::Test {
   }
 
   grpc::Status Call(const v1::CompileRequest& request,
-                    v1::CompileResponse* response) {
+                    v1::CompileResponse* response,
+                    const std::string& client = "test") {
     grpc::ClientContext context;
+    context.AddMetadata("jitcache-client", client);
     return stub_->Compile(&context, request, response);
+  }
+
+  v1::StatsResponse Stats() {
+    grpc::ClientContext context;
+    v1::StatsResponse stats;
+    EXPECT_TRUE(stub_->GetStats(&context, {}, &stats).ok());
+    return stats;
+  }
+
+  // Blocks until the daemon has received `n` Compile requests in total.
+  void AwaitRequests(uint64_t n) {
+    while (Stats().requests() < n) absl::SleepFor(absl::Milliseconds(2));
+  }
+
+  // Sends `n` identical requests from `n` threads while the compiler is
+  // held, waits until all have arrived, then releases the compiler.
+  struct FanIn {
+    std::vector<v1::CompileResponse> responses;
+    std::vector<grpc::Status> statuses;
+  };
+  FanIn HeldFanIn(const v1::CompileRequest& request, int n) {
+    compiler_.Hold();
+    FanIn out;
+    out.responses.resize(n);
+    out.statuses.resize(n);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n; ++i) {
+      threads.emplace_back(
+          [&, i] { out.statuses[i] = Call(request, &out.responses[i]); });
+    }
+    AwaitRequests(n);
+    compiler_.Release();
+    for (auto& t : threads) t.join();
+    return out;
   }
 
   testing::FakeCompiler compiler_;
@@ -134,32 +174,109 @@ TEST_F(ServiceTest, BadRequestsAreInvalidArgumentAndStoreNothing) {
   EXPECT_EQ(store_->Stats().actions, 0u);
 }
 
-TEST_F(ServiceTest, ConcurrentIdenticalRequestsCompileOnce) {
-  compiler_.Hold();
-  constexpr int kClients = 8;
-  std::vector<v1::CompileResponse> responses(kClients);
-  std::vector<grpc::Status> statuses(kClients);
-  std::vector<std::thread> threads;
+TEST_F(ServiceTest, SixtyFourIdenticalRequestsCompileOnce) {
+  constexpr int kClients = 64;
+  FanIn fan = HeldFanIn(Request("same"), kClients);
+  int misses = 0, joined = 0;
   for (int i = 0; i < kClients; ++i) {
-    threads.emplace_back(
-        [&, i] { statuses[i] = Call(Request("same"), &responses[i]); });
-  }
-  // Wait until the one compile is running, then give the rest time to join.
-  while (compiler_.entered() == 0) absl::SleepFor(absl::Milliseconds(1));
-  absl::SleepFor(absl::Milliseconds(200));
-  compiler_.Release();
-  for (auto& t : threads) t.join();
-  int misses = 0, joined = 0, hits = 0;
-  for (int i = 0; i < kClients; ++i) {
-    ASSERT_TRUE(statuses[i].ok()) << statuses[i].error_message();
-    EXPECT_EQ(responses[i].object(), responses[0].object());
-    misses += responses[i].served() == v1::SERVED_MISS;
-    joined += responses[i].served() == v1::SERVED_JOINED;
-    hits += responses[i].served() == v1::SERVED_HIT;
+    ASSERT_TRUE(fan.statuses[i].ok()) << fan.statuses[i].error_message();
+    EXPECT_EQ(fan.responses[i].object(), fan.responses[0].object());
+    misses += fan.responses[i].served() == v1::SERVED_MISS;
+    joined += fan.responses[i].served() == v1::SERVED_JOINED;
   }
   EXPECT_EQ(compiler_.calls(), 1);
   EXPECT_EQ(misses, 1);
-  EXPECT_EQ(joined + hits, kClients - 1);
+  EXPECT_EQ(joined, kClients - 1);
+  const v1::StatsResponse stats = Stats();
+  EXPECT_EQ(stats.compiles(), 1u);
+  EXPECT_EQ(stats.joins(), static_cast<uint64_t>(kClients - 1));
+  EXPECT_EQ(stats.misses(), 1u);
+}
+
+TEST_F(ServiceTest, FailingCompileReachesEveryWaiter) {
+  FanIn errors = HeldFanIn(Request("#error"), 8);
+  for (size_t i = 0; i < errors.statuses.size(); ++i) {
+    ASSERT_TRUE(errors.statuses[i].ok());
+    EXPECT_EQ(errors.responses[i].outcome(), v1::OUTCOME_COMPILE_ERROR);
+    EXPECT_THAT(errors.responses[i].log(), HasSubstr("#error directive"));
+  }
+  EXPECT_EQ(compiler_.calls(), 1);
+  EXPECT_EQ(Stats().compile_errors(), 8u);
+}
+
+TEST_F(ServiceTest, InfrastructureFailureReachesEveryWaiter) {
+  FanIn failed = HeldFanIn(Request("#infra"), 8);
+  for (const grpc::Status& s : failed.statuses) {
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL);
+  }
+  EXPECT_EQ(compiler_.calls(), 1);
+  EXPECT_EQ(Stats().rejected().at("internal"), 8u);
+}
+
+TEST_F(ServiceTest, CancelledWaiterLeavesAndTheCompileGoesOn) {
+  compiler_.Hold();
+  v1::CompileResponse leader_response, stayer_response, leaver_response;
+  grpc::Status leader_status, stayer_status, leaver_status;
+  std::thread leader(
+      [&] { leader_status = Call(Request("k"), &leader_response); });
+  AwaitRequests(1);
+  grpc::ClientContext leaver_context;
+  std::thread leaver([&] {
+    leaver_status =
+        stub_->Compile(&leaver_context, Request("k"), &leaver_response);
+  });
+  std::thread stayer(
+      [&] { stayer_status = Call(Request("k"), &stayer_response); });
+  AwaitRequests(3);
+  leaver_context.TryCancel();
+  leaver.join();  // answered while the compile is still held
+  EXPECT_EQ(leaver_status.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_EQ(compiler_.calls(), 1);
+  compiler_.Release();
+  leader.join();
+  stayer.join();
+  ASSERT_TRUE(leader_status.ok());
+  ASSERT_TRUE(stayer_status.ok());
+  EXPECT_EQ(leader_response.served(), v1::SERVED_MISS);
+  EXPECT_EQ(stayer_response.served(), v1::SERVED_JOINED);
+  EXPECT_EQ(stayer_response.object(), leader_response.object());
+  v1::CompileResponse later;
+  ASSERT_TRUE(Call(Request("k"), &later).ok());
+  EXPECT_EQ(later.served(), v1::SERVED_HIT);
+  EXPECT_EQ(compiler_.calls(), 1);
+}
+
+TEST_F(ServiceTest, FullQueueRefusesNewKeysButHitsAndJoinsSucceed) {
+  TearDown();
+  StartService(/*workers=*/1, /*max_queued=*/1);
+  v1::CompileResponse stored;
+  ASSERT_TRUE(Call(Request("stored"), &stored).ok());  // a key to hit later
+  compiler_.Hold();
+  v1::CompileResponse running, queued, joined;
+  grpc::Status running_status, queued_status, joined_status;
+  std::thread a([&] { running_status = Call(Request("running"), &running); });
+  while (compiler_.entered() < 2) absl::SleepFor(absl::Milliseconds(1));
+  std::thread b([&] { queued_status = Call(Request("queued"), &queued); });
+  while (pool_->queued() < 1) absl::SleepFor(absl::Milliseconds(1));
+
+  v1::CompileResponse refused;
+  grpc::Status full = Call(Request("one too many"), &refused);
+  EXPECT_EQ(full.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(full.error_message(), HasSubstr("retry"));
+  v1::CompileResponse hit;
+  ASSERT_TRUE(Call(Request("stored"), &hit).ok());
+  EXPECT_EQ(hit.served(), v1::SERVED_HIT);
+  std::thread c([&] { joined_status = Call(Request("running"), &joined); });
+  AwaitRequests(6);
+  compiler_.Release();
+  a.join();
+  b.join();
+  c.join();
+  EXPECT_TRUE(running_status.ok());
+  EXPECT_TRUE(queued_status.ok());
+  ASSERT_TRUE(joined_status.ok());
+  EXPECT_EQ(joined.served(), v1::SERVED_JOINED);
+  EXPECT_EQ(Stats().rejected().at("queue_full"), 1u);
 }
 
 TEST_F(ServiceTest, ObjectLostFromStoreIsRecompiled) {
