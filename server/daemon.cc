@@ -82,13 +82,18 @@ void Daemon::Shutdown(absl::Duration grace) {
   stopped_ = true;
   // Queued and running compiles answer UNAVAILABLE; nothing half-done is
   // stored.
+  const absl::Time start = absl::Now();
   if (service_ != nullptr) service_->CancelRunningCompiles();
   if (pool_ != nullptr) pool_->Shutdown();
+  const absl::Time compiles_stopped = absl::Now();
   if (server_ != nullptr) {
     server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
     server_->Wait();
     server_.reset();
   }
+  JITCACHE_LOG(Info) << "shut down: compiles stopped in "
+                     << (compiles_stopped - start) << ", requests drained in "
+                     << (absl::Now() - compiles_stopped);
   guard_.reset();
 }
 

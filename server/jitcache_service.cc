@@ -81,6 +81,7 @@ grpc::ServerUnaryReactor* JitCacheService::GetStats(
   counters_.Fill(response);
   response->set_queued(options_.pool->queued());
   response->set_running(options_.pool->running());
+  response->set_waiting(flights_.waiters());
   const StoreStats store = options_.store->Stats();
   response->set_store_entries(store.actions);
   response->set_store_bytes(store.bytes);

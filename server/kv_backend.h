@@ -2,6 +2,7 @@
 #define JITCACHE_SERVER_KV_BACKEND_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -37,6 +38,12 @@ class KvBackend {
   // Applies all writes atomically.
   virtual absl::Status Write(std::span<const KvWrite> writes) = 0;
   virtual KvStats Stats() = 0;
+  // Calls `visit` for every entry of `column` in key order, from a
+  // consistent snapshot, until it returns false.
+  virtual absl::Status ForEach(
+      Column column,
+      const std::function<bool(absl::string_view key, absl::string_view value)>&
+          visit) = 0;
 };
 
 }  // namespace jitcache

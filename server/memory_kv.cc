@@ -40,6 +40,21 @@ class MemoryKv final : public KvBackend {
     return absl::OkStatus();
   }
 
+  absl::Status ForEach(
+      Column column,
+      const std::function<bool(absl::string_view, absl::string_view)>& visit)
+      override {
+    Map_ snapshot;
+    {
+      absl::MutexLock lock(&mu_);
+      snapshot = Map(column);
+    }
+    for (const auto& [key, value] : snapshot) {
+      if (!visit(key, value)) break;
+    }
+    return absl::OkStatus();
+  }
+
   KvStats Stats() override {
     absl::MutexLock lock(&mu_);
     return {actions_.size(), bytes_};

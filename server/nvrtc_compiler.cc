@@ -299,7 +299,11 @@ absl::StatusOr<CompileResult> NvrtcCompiler::Compile(const CompileJob& job) {
       prog.get(), static_cast<int>(argv.size()), argv.data());
   CompileResult result;
   result.log = ProgramLog(prog.get());
-  if (compiled == NVRTC_ERROR_CANCELLED) {
+  // NVRTC consults the flow callback only at points of its choosing, so a
+  // compile can finish past its deadline. The limit is a promise to the
+  // operator: such a result is refused all the same, and not stored.
+  const bool late = absl::Now() > job.deadline;
+  if (compiled == NVRTC_ERROR_CANCELLED || late) {
     if (job.cancelled != nullptr && job.cancelled->load()) {
       return absl::UnavailableError(
           "compile cancelled: the daemon is shutting down");

@@ -69,6 +69,19 @@ class RocksDbKv final : public KvBackend {
                      "store write");
   }
 
+  absl::Status ForEach(
+      Column column,
+      const std::function<bool(absl::string_view, absl::string_view)>& visit)
+      override {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), Handle(column)));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const rocksdb::Slice k = it->key(), v = it->value();
+      if (!visit({k.data(), k.size()}, {v.data(), v.size()})) break;
+    }
+    return FromRocks(it->status(), "store scan");
+  }
+
   KvStats Stats() override {
     KvStats stats;
     db_->GetIntProperty(Handle(Column::kActions), "rocksdb.estimate-num-keys",

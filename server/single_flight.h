@@ -45,6 +45,14 @@ class SingleFlight {
     for (size_t i = 0; i < waiters.size(); ++i) waiters[i](result, i == 0);
   }
 
+  // Joiners waiting, over all flights.
+  size_t waiters() const {
+    absl::MutexLock lock(&mu_);
+    size_t n = 0;
+    for (const auto& [key, waiters] : flights_) n += waiters.size();
+    return n;
+  }
+
   size_t in_flight() const {
     absl::MutexLock lock(&mu_);
     return flights_.size();

@@ -2,6 +2,9 @@
 
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "server/object_frame.h"
 
@@ -80,6 +83,59 @@ absl::Status VerifyingStore::PutAction(const Digest& key,
 absl::Status VerifyingStore::RemoveAction(const Digest& key) {
   const KvWrite erase{Column::kActions, key.AsBytes(), {}, /*erase=*/true};
   return backend_->Write({&erase, 1});
+}
+
+absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
+  VerifyReport report;
+  constexpr size_t kMaxProblems = 20;
+  auto problem = [&report](std::string text) {
+    if (report.problems.size() < kMaxProblems) {
+      report.problems.push_back(std::move(text));
+    }
+  };
+  absl::flat_hash_map<std::string, uint64_t> good_objects;  // digest -> size
+  absl::Status scan = backend_->ForEach(
+      Column::kObjects, [&](absl::string_view key, absl::string_view frame) {
+        ++report.objects;
+        absl::StatusOr<DecodedObject> decoded = DecodeObjectFrame(frame);
+        absl::StatusOr<Digest> digest = Digest::FromBytes(key);
+        if (!decoded.ok() || !digest.ok() ||
+            Digest::Of(decoded->bytes) != *digest) {
+          ++report.bad_objects;
+          problem(absl::StrCat(
+              "object ", absl::BytesToHexString(key), ": ",
+              decoded.ok() ? "content does not match its SHA-256 address"
+                           : decoded.status().message()));
+          return true;
+        }
+        good_objects[key] = decoded->bytes.size();
+        return true;
+      });
+  if (!scan.ok()) return scan;
+  scan = backend_->ForEach(Column::kActions, [&](absl::string_view key,
+                                                 absl::string_view value) {
+    ++report.records;
+    v1::ActionRecord record;
+    if (!record.ParseFromArray(value.data(), static_cast<int>(value.size())) ||
+        record.format_version() != 1) {
+      ++report.bad_records;
+      problem(absl::StrCat("record ", absl::BytesToHexString(key),
+                           ": does not parse"));
+      return true;
+    }
+    if (record.object_digest().empty()) return true;  // a compile error
+    auto it = good_objects.find(record.object_digest());
+    if (it == good_objects.end() || it->second != record.object_size()) {
+      ++report.dangling_records;
+      problem(absl::StrCat("record ", absl::BytesToHexString(key),
+                           ": its object ",
+                           absl::BytesToHexString(record.object_digest()),
+                           " is missing or damaged"));
+    }
+    return true;
+  });
+  if (!scan.ok()) return scan;
+  return report;
 }
 
 StoreStats VerifyingStore::Stats() {

@@ -3,11 +3,24 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "server/kv_backend.h"
 #include "server/object_store.h"
 
 namespace jitcache {
+
+struct VerifyReport {
+  uint64_t objects = 0;
+  uint64_t records = 0;
+  uint64_t bad_objects = 0;           // frame, checksum or SHA-256 mismatch
+  uint64_t bad_records = 0;           // does not parse
+  uint64_t dangling_records = 0;      // points to a missing or damaged object
+  std::vector<std::string> problems;  // the first few, for people
+
+  bool ok() const { return bad_objects + bad_records + dangling_records == 0; }
+};
 
 // The ObjectStore over any KvBackend: frames objects, serialises records, and
 // verifies both on every read (see ObjectStore). Thread-safe.
@@ -25,6 +38,11 @@ class VerifyingStore final : public ObjectStore {
                          const v1::ActionRecord& record) override;
   absl::Status RemoveAction(const Digest& key) override;
   StoreStats Stats() override;
+
+  // A full check of every entry: each object's frame and SHA-256 against its
+  // address, each record's encoding and the object it points to. Reads only;
+  // safe while serving, but meant for `jitcached --verify`.
+  absl::StatusOr<VerifyReport> Verify();
 
   // For tests that damage entries underneath the verification.
   KvBackend& backend() { return *backend_; }

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -33,6 +34,35 @@ __global__ void block_sort(int* data) {
 const std::vector<std::string> kHeavyNames = {
     "block_sort<128, 4>", "block_sort<256, 4>", "block_sort<128, 8>",
     "block_sort<256, 8>"};
+
+// 54 instantiations over six types: about 4 s of NVRTC here, well past a
+// 1 s limit.
+constexpr char kVeryHeavy[] = R"(
+#include <cub/block/block_radix_sort.cuh>
+template <typename T, int kThreads, int kItems>
+__global__ void typed_sort(T* data) {
+  using Sort = cub::BlockRadixSort<T, kThreads, kItems>;
+  __shared__ typename Sort::TempStorage temp;
+  T items[kItems];
+  for (int i = 0; i < kItems; ++i) items[i] = data[threadIdx.x * kItems + i];
+  Sort(temp).Sort(items);
+  for (int i = 0; i < kItems; ++i) data[threadIdx.x * kItems + i] = items[i];
+}
+)";
+
+std::vector<std::string> VeryHeavyNames() {
+  std::vector<std::string> names;
+  for (const char* type :
+       {"int", "float", "double", "long", "unsigned", "short"}) {
+    for (int threads : {64, 128, 256}) {
+      for (int items : {4, 8, 16}) {
+        names.push_back(
+            absl::StrCat("typed_sort<", type, ", ", threads, ", ", items, ">"));
+      }
+    }
+  }
+  return names;
+}
 
 constexpr char kSmall[] = "extern \"C\" __global__ void k(int* x) { *x = 1; }";
 
@@ -105,12 +135,14 @@ TEST(Scheduling, CompileTimeLimitCancelsAndTheDaemonGoesOn) {
   auto client = Client::Connect({.socket_path = dir.Sub("s.sock")});
   ProgramOptions heavy;
   heavy.arch = "sm_90";
-  heavy.name_expressions = kHeavyNames;
+  heavy.name_expressions = VeryHeavyNames();
   for (int attempt = 0; attempt < 2; ++attempt) {  // never cached
     const absl::Time start = absl::Now();
-    auto code =
-        client->Compile(Program(kHeavy, "heavy.cu"), heavy, CodeType::kCubin);
-    ASSERT_FALSE(code.ok());
+    auto code = client->Compile(Program(kVeryHeavy, "heavy.cu"), heavy,
+                                CodeType::kCubin);
+    ASSERT_FALSE(code.ok())
+        << "compiled=" << code->compiled
+        << " served=" << ServedName(code->served) << " log=" << code->log;
     EXPECT_EQ(code.status().code(), absl::StatusCode::kDeadlineExceeded);
     EXPECT_THAT(std::string(code.status().message()),
                 HasSubstr("compile-time limit"));

@@ -68,11 +68,6 @@ class ServiceTest : public ::testing::Test {
     return stats;
   }
 
-  // Blocks until the daemon has received `n` Compile requests in total.
-  void AwaitRequests(uint64_t n) {
-    while (Stats().requests() < n) absl::SleepFor(absl::Milliseconds(2));
-  }
-
   // Sends `n` identical requests from `n` threads while the compiler is
   // held, waits until all have arrived, then releases the compiler.
   struct FanIn {
@@ -89,7 +84,11 @@ class ServiceTest : public ::testing::Test {
       threads.emplace_back(
           [&, i] { out.statuses[i] = Call(request, &out.responses[i]); });
     }
-    AwaitRequests(n);
+    // Every request must have joined the flight before the compile ends,
+    // or a late one would start a second flight (or hit).
+    while (Stats().waiting() < static_cast<uint64_t>(n)) {
+      absl::SleepFor(absl::Milliseconds(2));
+    }
     compiler_.Release();
     for (auto& t : threads) t.join();
     return out;
@@ -219,7 +218,7 @@ TEST_F(ServiceTest, CancelledWaiterLeavesAndTheCompileGoesOn) {
   grpc::Status leader_status, stayer_status, leaver_status;
   std::thread leader(
       [&] { leader_status = Call(Request("k"), &leader_response); });
-  AwaitRequests(1);
+  while (Stats().waiting() < 1) absl::SleepFor(absl::Milliseconds(2));
   grpc::ClientContext leaver_context;
   std::thread leaver([&] {
     leaver_status =
@@ -227,7 +226,7 @@ TEST_F(ServiceTest, CancelledWaiterLeavesAndTheCompileGoesOn) {
   });
   std::thread stayer(
       [&] { stayer_status = Call(Request("k"), &stayer_response); });
-  AwaitRequests(3);
+  while (Stats().waiting() < 3) absl::SleepFor(absl::Milliseconds(2));
   leaver_context.TryCancel();
   leaver.join();  // answered while the compile is still held
   EXPECT_EQ(leaver_status.error_code(), grpc::StatusCode::CANCELLED);
@@ -267,7 +266,7 @@ TEST_F(ServiceTest, FullQueueRefusesNewKeysButHitsAndJoinsSucceed) {
   ASSERT_TRUE(Call(Request("stored"), &hit).ok());
   EXPECT_EQ(hit.served(), v1::SERVED_HIT);
   std::thread c([&] { joined_status = Call(Request("running"), &joined); });
-  AwaitRequests(6);
+  while (Stats().waiting() < 3) absl::SleepFor(absl::Milliseconds(2));
   compiler_.Release();
   a.join();
   b.join();
@@ -277,6 +276,16 @@ TEST_F(ServiceTest, FullQueueRefusesNewKeysButHitsAndJoinsSucceed) {
   ASSERT_TRUE(joined_status.ok());
   EXPECT_EQ(joined.served(), v1::SERVED_JOINED);
   EXPECT_EQ(Stats().rejected().at("queue_full"), 1u);
+}
+
+TEST_F(ServiceTest, LongErrorMessagesAreCutToFitGrpcHeaders) {
+  v1::CompileRequest request = Request("k");
+  request.add_options("--" + std::string(20000, 'x'));  // named in the error
+  v1::CompileResponse response;
+  grpc::Status status = Call(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_LT(status.error_message().size(), 5000u);
+  EXPECT_THAT(status.error_message(), HasSubstr("more bytes"));
 }
 
 TEST_F(ServiceTest, ObjectLostFromStoreIsRecompiled) {

@@ -4,6 +4,7 @@
 
 #include "common/digest.h"
 #include "gtest/gtest.h"
+#include "server/object_frame.h"
 #include "server/rocksdb_kv.h"
 #include "server/verifying_store.h"
 #include "tests/testing/temp_dir.h"
@@ -140,6 +141,44 @@ TYPED_TEST(StoreConformance, RemoveActionAndStats) {
   auto action = this->store_->GetAction(key);
   ASSERT_TRUE(action.ok());
   EXPECT_FALSE(action->has_value());
+}
+
+TYPED_TEST(StoreConformance, VerifyFindsEveryKindOfDamage) {
+  this->PutEntry("sound");
+  this->PutEntry("to be damaged");
+  const Digest damaged = Digest::Of("to be damaged");
+  auto raw = this->store_->backend().Get(Column::kObjects, damaged.AsBytes());
+  ASSERT_TRUE(raw.ok() && raw->has_value());
+  std::string flipped = **raw;
+  flipped.back() ^= 0x40;
+  // A well-framed object filed under the wrong address: only SHA-256 sees it.
+  const std::string misfiled = EncodeObjectFrame(ObjectKind::kPtx, "other");
+  const Digest wrong = Digest::Of("not other");
+  const KvWrite writes[] = {
+      {Column::kObjects, damaged.AsBytes(), flipped},
+      {Column::kObjects, wrong.AsBytes(), misfiled},
+      {Column::kActions, Digest::Of("junk").AsBytes(), "\x08\xff\xff"}};
+  ASSERT_TRUE(this->store_->backend().Write(writes).ok());
+
+  auto report = this->store_->Verify();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->ok());
+  EXPECT_EQ(report->objects, 3u);
+  EXPECT_EQ(report->records, 3u);
+  EXPECT_EQ(report->bad_objects, 2u);
+  EXPECT_EQ(report->bad_records, 1u);
+  EXPECT_EQ(report->dangling_records, 1u);  // the damaged entry's record
+  EXPECT_FALSE(report->problems.empty());
+}
+
+TYPED_TEST(StoreConformance, VerifyPassesASoundStore) {
+  this->PutEntry("one");
+  this->PutEntry("two");
+  auto report = this->store_->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->objects, 2u);
+  EXPECT_EQ(report->records, 2u);
 }
 
 TEST(RocksDbStore, ReopenKeepsData) {

@@ -1,0 +1,114 @@
+// 10,000 requests from 16 client processes against one daemon on a local
+// socket: bounded in count and in time, loopback only.
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jitcache/client.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/temp_dir.h"
+
+namespace jitcache {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int kProcesses = 16;
+constexpr int kRequestsEach = 625;  // 10,000 in all
+constexpr int kMaxSeconds = 240;
+
+TEST(Load, TenThousandMixedRequestsLeaveASoundStore) {
+  testing::TempDir dir;
+  testing::DaemonProcess daemon(dir.Sub("s.sock"), dir.Sub("store"),
+                                {"--workers=2", "--max_queued=4"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  auto client = Client::Connect({.socket_path = dir.Sub("s.sock")});
+  for (int i = 0; i < 8; ++i) {  // the warm kernels the load hits
+    auto warm = client->Compile(
+        Program(absl::StrCat("extern \"C\" __global__ void warm", i,
+                             "(int* x) { x[0] = ", i, "; }"),
+                "load.cu"),
+        {}, CodeType::kPtx);
+    ASSERT_TRUE(warm.ok() && warm->compiled);
+  }
+
+  std::vector<testing::ProcessResult> results(kProcesses);
+  std::vector<std::thread> threads;
+  const absl::Time start = absl::Now();
+  for (int p = 0; p < kProcesses; ++p) {
+    threads.emplace_back([&, p] {
+      results[p] = testing::RunProcess(
+          {JITCACHE_LOAD_CLIENT_BINARY, dir.Sub("s.sock"), std::to_string(p),
+           std::to_string(kRequestsEach), std::to_string(kMaxSeconds)},
+          absl::Seconds(kMaxSeconds + 60));
+    });
+  }
+  for (auto& t : threads) t.join();
+  const absl::Duration elapsed = absl::Now() - start;
+
+  std::map<std::string, int> total;
+  for (const auto& r : results) {
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string line(absl::StripAsciiWhitespace(
+        absl::string_view(r.output).substr(r.output.rfind("ok="))));
+    for (absl::string_view field : absl::StrSplit(line, ' ')) {
+      std::vector<std::string> kv = absl::StrSplit(field, '=');
+      ASSERT_EQ(kv.size(), 2u) << r.output;
+      int n = 0;
+      ASSERT_TRUE(absl::SimpleAtoi(kv[1], &n)) << r.output;
+      total[kv[0]] += n;
+    }
+    EXPECT_THAT(r.output, HasSubstr("unexpected=0")) << r.output;
+  }
+  std::cout << "load: " << total["sent"] << " requests in " << elapsed
+            << ": ok " << total["ok"] << ", compile_error "
+            << total["compile_error"] << ", resource_exhausted "
+            << total["resource_exhausted"] << ", invalid_argument "
+            << total["invalid_argument"] << "\n";
+  EXPECT_EQ(total["sent"], kProcesses * kRequestsEach);
+  EXPECT_EQ(total["unexpected"], 0);
+  EXPECT_EQ(total["ok"] + total["compile_error"] + total["resource_exhausted"] +
+                total["invalid_argument"],
+            total["sent"]);
+  // The load client's mix, by i % 20: 0-13 hit, 14 new key, 15 broken,
+  // 16-19 bad request.
+  int hits = 0, broken = 0, bad = 0;
+  for (int i = 0; i < kRequestsEach; ++i) {
+    const int kind = i % 20;
+    hits += kind < 14;
+    broken += kind == 15;
+    bad += kind >= 16;
+  }
+  EXPECT_EQ(total["invalid_argument"], kProcesses * bad);
+  // A broken program's first compile may find the queue full.
+  EXPECT_LE(total["compile_error"], kProcesses * broken);
+  EXPECT_GE(total["compile_error"] + total["resource_exhausted"],
+            kProcesses * broken);
+  EXPECT_GT(total["compile_error"], 0);
+  EXPECT_GE(total["ok"], kProcesses * hits);
+
+  ASSERT_TRUE(client->Ping().ok()) << "daemon died under load";
+  auto stats = client->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->requests, static_cast<uint64_t>(total["sent"] + 8));
+  const absl::Time stop_start = absl::Now();
+  EXPECT_EQ(daemon.Stop(), 0);
+  std::cout << "daemon stopped in " << absl::Now() - stop_start << "\n";
+
+  auto verify = testing::RunProcess(
+      {testing::DaemonBinary(), "--verify", "--store=" + dir.Sub("store")});
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+  EXPECT_THAT(verify.output,
+              HasSubstr("0 bad objects, 0 bad records, 0 records "
+                        "with a missing object"));
+  std::cout << verify.output;
+}
+
+}  // namespace
+}  // namespace jitcache
