@@ -48,19 +48,21 @@ class CompileReactor final : public grpc::ServerUnaryReactor {
       : counters_(counters),
         finished_(std::make_shared<std::atomic<bool>>(false)) {}
 
-  // True when this call finished the RPC.
-  static bool FinishOnce(CompileReactor* reactor,
+  // Finishes the RPC unless someone else did; an error is counted first, so
+  // that a client never sees its answer before the counters do.
+  static void FinishOnce(CompileReactor* reactor,
                          const std::shared_ptr<std::atomic<bool>>& finished,
                          const grpc::Status& status) {
-    if (finished->exchange(true)) return false;
+    if (finished->exchange(true)) return;
+    if (!status.ok()) {
+      reactor->counters_->Rejected(
+          static_cast<absl::StatusCode>(status.error_code()));
+    }
     reactor->Finish(status);
-    return true;
   }
 
   void OnCancel() override {
-    if (FinishOnce(this, finished_, grpc::Status::CANCELLED)) {
-      counters_->Rejected(absl::StatusCode::kCancelled);
-    }
+    FinishOnce(this, finished_, grpc::Status::CANCELLED);
   }
   void OnDone() override { delete this; }
 
@@ -156,7 +158,6 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
   ++counters_.requests;
   auto* reactor = new CompileReactor(&counters_);
   auto fail = [&](const absl::Status& status) {
-    counters_.Rejected(status.code());
     CompileReactor::FinishOnce(reactor, reactor->finished(),
                                ToGrpcStatus(status));
     return reactor;
@@ -184,10 +185,8 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
         // A waiter that has left (cancelled) is skipped: `reactor` may be gone.
         if (finished->load()) return;
         if (!result.ok()) {
-          if (CompileReactor::FinishOnce(reactor, finished,
-                                         ToGrpcStatus(result.status()))) {
-            counters_.Rejected(result.status().code());
-          }
+          CompileReactor::FinishOnce(reactor, finished,
+                                     ToGrpcStatus(result.status()));
           return;
         }
         // Fill the response only once this waiter owns the finish.
