@@ -158,6 +158,45 @@ TEST(Scheduling, CompileTimeLimitCancelsAndTheDaemonGoesOn) {
   EXPECT_EQ(stats->store_entries, 1u);  // only the small kernel
 }
 
+TEST(Scheduling, ShutdownCancelsRunningAndQueuedCompilesCleanly) {
+  testing::TempDir dir;
+  testing::DaemonProcess daemon(dir.Sub("s.sock"), dir.Sub("store"),
+                                {"--workers=1"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  auto client = Client::Connect({.socket_path = dir.Sub("s.sock")});
+  ProgramOptions heavy;
+  heavy.arch = "sm_90";
+  heavy.name_expressions = VeryHeavyNames();
+  std::vector<absl::Status> statuses(2);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {  // one runs, one queues behind it
+    threads.emplace_back([&, i] {
+      statuses[i] =
+          client
+              ->Compile(Program(absl::StrCat(kVeryHeavy, "// ", i), "heavy.cu"),
+                        heavy, CodeType::kCubin)
+              .status();
+    });
+  }
+  while (true) {
+    auto stats = client->Stats();
+    ASSERT_TRUE(stats.ok());
+    if (stats->running == 1 && stats->queued == 1) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  const absl::Time stop = absl::Now();
+  EXPECT_EQ(daemon.Stop(), 0);
+  for (auto& t : threads) t.join();
+  EXPECT_LT(absl::Now() - stop, absl::Seconds(3));  // not the 4 s compile
+  for (const absl::Status& s : statuses) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  }
+  auto verify = testing::RunProcess(
+      {testing::DaemonBinary(), "--verify", "--store=" + dir.Sub("store")});
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+  EXPECT_THAT(verify.output, HasSubstr(": 0 objects, 0 records"));
+}
+
 TEST(Scheduling, RequestLimitsNameTheFieldAndTheLimit) {
   testing::TempDir dir;
   testing::DaemonProcess daemon(

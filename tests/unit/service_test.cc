@@ -245,6 +245,24 @@ TEST_F(ServiceTest, CancelledWaiterLeavesAndTheCompileGoesOn) {
   EXPECT_EQ(compiler_.calls(), 1);
 }
 
+TEST_F(ServiceTest, WaiterDeadlineIsHonouredAndTheCompileIsStored) {
+  compiler_.Hold();
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(200));
+  v1::CompileResponse response;
+  grpc::Status status = stub_->Compile(&context, Request("slow"), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(compiler_.calls(), 1);  // still running, held
+  compiler_.Release();
+  v1::CompileResponse later;
+  // The compile went on and its result is stored: the next request hits
+  // (or joins, if it arrives before the store write).
+  ASSERT_TRUE(Call(Request("slow"), &later).ok());
+  EXPECT_NE(later.served(), v1::SERVED_MISS);
+  EXPECT_EQ(compiler_.calls(), 1);
+}
+
 TEST_F(ServiceTest, FullQueueRefusesNewKeysButHitsAndJoinsSucceed) {
   TearDown();
   StartService(/*workers=*/1, /*max_queued=*/1);
