@@ -67,12 +67,14 @@ int VerifyStore(const std::string& path) {
   }
   std::printf(
       "store %s: %llu objects, %llu records; %llu bad objects, %llu bad "
-      "records, %llu records with a missing object\n",
+      "records, %llu records with a missing object, %llu unreferenced "
+      "objects\n",
       path.c_str(), static_cast<unsigned long long>(report->objects),
       static_cast<unsigned long long>(report->records),
       static_cast<unsigned long long>(report->bad_objects),
       static_cast<unsigned long long>(report->bad_records),
-      static_cast<unsigned long long>(report->dangling_records));
+      static_cast<unsigned long long>(report->dangling_records),
+      static_cast<unsigned long long>(report->unreferenced_objects));
   for (const std::string& p : report->problems)
     std::printf("  %s\n", p.c_str());
   return report->ok() ? 0 : 1;

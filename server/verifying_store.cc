@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -94,6 +95,7 @@ absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
     }
   };
   absl::flat_hash_map<std::string, uint64_t> good_objects;  // digest -> size
+  absl::flat_hash_set<std::string> referenced;
   absl::Status scan = backend_->ForEach(
       Column::kObjects, [&](absl::string_view key, absl::string_view frame) {
         ++report.objects;
@@ -124,6 +126,7 @@ absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
       return true;
     }
     if (record.object_digest().empty()) return true;  // a compile error
+    referenced.insert(record.object_digest());
     auto it = good_objects.find(record.object_digest());
     if (it == good_objects.end() || it->second != record.object_size()) {
       ++report.dangling_records;
@@ -135,6 +138,13 @@ absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
     return true;
   });
   if (!scan.ok()) return scan;
+  for (const auto& [digest, size] : good_objects) {
+    if (!referenced.contains(digest)) {
+      ++report.unreferenced_objects;
+      problem(absl::StrCat("object ", absl::BytesToHexString(digest),
+                           " is named by no record"));
+    }
+  }
   return report;
 }
 

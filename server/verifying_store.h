@@ -17,6 +17,7 @@ struct VerifyReport {
   uint64_t bad_objects = 0;           // frame, checksum or SHA-256 mismatch
   uint64_t bad_records = 0;           // does not parse
   uint64_t dangling_records = 0;      // points to a missing or damaged object
+  uint64_t unreferenced_objects = 0;  // sound, but no record names them
   std::vector<std::string> problems;  // the first few, for people
 
   bool ok() const { return bad_objects + bad_records + dangling_records == 0; }

@@ -167,7 +167,8 @@ TYPED_TEST(StoreConformance, VerifyFindsEveryKindOfDamage) {
   EXPECT_EQ(report->records, 3u);
   EXPECT_EQ(report->bad_objects, 2u);
   EXPECT_EQ(report->bad_records, 1u);
-  EXPECT_EQ(report->dangling_records, 1u);  // the damaged entry's record
+  EXPECT_EQ(report->dangling_records, 1u);      // the damaged entry's record
+  EXPECT_EQ(report->unreferenced_objects, 0u);  // bad ones are not counted
   EXPECT_FALSE(report->problems.empty());
 }
 
@@ -177,6 +178,7 @@ TYPED_TEST(StoreConformance, VerifyPassesASoundStore) {
   auto report = this->store_->Verify();
   ASSERT_TRUE(report.ok());
   EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->unreferenced_objects, 0u);
   EXPECT_EQ(report->objects, 2u);
   EXPECT_EQ(report->records, 2u);
 }
