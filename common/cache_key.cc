@@ -25,6 +25,17 @@ enum CompileTag : uint32_t {
   kTagNameExpression = 14,
 };
 
+// Field tags of the link key.
+enum LinkTag : uint32_t {
+  kLinkTagToolchain = 3,
+  kLinkTagTarget = 4,
+  kLinkTagOptions = 6,
+  kLinkTagOption = 7,
+  kLinkTagInputs = 20,
+  kLinkTagInputKind = 21,
+  kLinkTagInputDigest = 22,
+};
+
 }  // namespace
 
 KeyHasher::KeyHasher(RequestKind kind) {
@@ -72,6 +83,22 @@ Digest ComputeCompileKey(const CompileKeyInput& input) {
   names.erase(std::unique(names.begin(), names.end()), names.end());
   key.Count(kTagNameExpressions, names.size());
   for (absl::string_view name : names) key.Field(kTagNameExpression, name);
+  return key.Finish();
+}
+
+Digest ComputeLinkKey(const LinkKeyInput& input) {
+  KeyHasher key(RequestKind::kLink);
+  key.Field(kLinkTagToolchain, input.toolchain_fingerprint);
+  key.Count(kLinkTagTarget, static_cast<uint64_t>(input.target));
+  key.Count(kLinkTagOptions, input.options.size());
+  for (const std::string& option : input.options) {
+    key.Field(kLinkTagOption, option);
+  }
+  key.Count(kLinkTagInputs, input.inputs.size());
+  for (const auto& [kind, digest] : input.inputs) {
+    key.Count(kLinkTagInputKind, static_cast<uint64_t>(kind));
+    key.Field(kLinkTagInputDigest, digest.AsBytes());
+  }
   return key.Finish();
 }
 

@@ -39,6 +39,18 @@ struct CompileKeyInput {
 
 Digest ComputeCompileKey(const CompileKeyInput& input);
 
+// Everything that decides the output of one nvJitLink link: the inputs by
+// content (digest) and kind, in order. Input names are left out: they only
+// label nvJitLink's messages.
+struct LinkKeyInput {
+  absl::string_view toolchain_fingerprint;
+  ObjectKind target = ObjectKind::kCubin;
+  std::span<const std::string> options;  // canonical (link_options.h)
+  std::vector<std::pair<ObjectKind, Digest>> inputs;
+};
+
+Digest ComputeLinkKey(const LinkKeyInput& input);
+
 // Builds a key from length-prefixed, tagged fields, so that no two different
 // field sequences can produce the same byte stream.
 class KeyHasher {

@@ -7,17 +7,9 @@
 
 #include "absl/status/statusor.h"
 #include "common/object_kind.h"
+#include "common/option_parser.h"
 
 namespace jitcache {
-
-// What the daemon knows of its toolchain when it checks options.
-struct OptionPolicy {
-  // Numbers from nvrtcGetSupportedArchs (75, 80, 90, ...). Empty: any.
-  std::vector<int> supported_archs;
-  // Directories that -I may name: the toolkit's own include trees, whose
-  // content the toolchain fingerprint covers. Absolute, normalised.
-  std::vector<std::string> allowed_include_dirs;
-};
 
 struct CanonicalOptions {
   std::string arch;                  // "sm_90", "compute_80a"; "" if absent

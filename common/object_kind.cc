@@ -13,6 +13,12 @@ absl::string_view ObjectKindName(ObjectKind kind) {
       return "cubin";
     case ObjectKind::kLtoir:
       return "ltoir";
+    case ObjectKind::kFatbin:
+      return "fatbin";
+    case ObjectKind::kObject:
+      return "object";
+    case ObjectKind::kLibrary:
+      return "library";
   }
   return "unknown";
 }
@@ -24,6 +30,9 @@ std::optional<ObjectKind> ParseObjectKind(absl::string_view name) {
   if (lower == "ltoir" || lower == "lto-ir" || lower == "lto") {
     return ObjectKind::kLtoir;
   }
+  if (lower == "fatbin") return ObjectKind::kFatbin;
+  if (lower == "object" || lower == "o") return ObjectKind::kObject;
+  if (lower == "library" || lower == "a") return ObjectKind::kLibrary;
   return std::nullopt;
 }
 

@@ -14,9 +14,13 @@ enum class ObjectKind : uint8_t {
   kPtx = 1,
   kCubin = 2,
   kLtoir = 3,
+  kFatbin = 4,
+  kObject = 5,   // host object holding device code (nvJitLink input)
+  kLibrary = 6,  // host archive holding device code (nvJitLink input)
 };
 
-absl::string_view ObjectKindName(ObjectKind kind);  // "ptx", "cubin", "ltoir"
+// "ptx", "cubin", "ltoir", "fatbin", "object", "library"; "unknown".
+absl::string_view ObjectKindName(ObjectKind kind);
 std::optional<ObjectKind> ParseObjectKind(absl::string_view name);
 
 }  // namespace jitcache

@@ -33,7 +33,20 @@ struct CompileJob {
   const std::atomic<bool>* cancelled = nullptr;
 };
 
-// A compile that ran. A program that does not compile is a result too
+struct LinkInputData {
+  ObjectKind kind = ObjectKind::kLtoir;
+  std::string name;  // for nvJitLink's messages
+  std::string bytes;
+};
+
+struct LinkJob {
+  std::vector<LinkInputData> inputs;  // in link order
+  std::vector<std::string> options;   // canonical (see link_options.h)
+  ObjectKind target = ObjectKind::kCubin;
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
+// A compile or link that ran. A program that does not compile is a result too
 // (ok == false, with the log); only failures of the machinery are errors.
 struct CompileResult {
   bool ok = false;
@@ -43,12 +56,13 @@ struct CompileResult {
   absl::Duration elapsed;
 };
 
-// Thread-safety: Compile may be called from many threads at once;
+// Thread-safety: Compile and Link may be called from many threads at once;
 // toolchain() is immutable.
 class Compiler {
  public:
   virtual ~Compiler() = default;
   virtual absl::StatusOr<CompileResult> Compile(const CompileJob& job) = 0;
+  virtual absl::StatusOr<CompileResult> Link(const LinkJob& job) = 0;
   virtual const ToolchainInfo& toolchain() const = 0;
 };
 

@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
-#include "server/nvrtc_compiler.h"
+#include "server/cuda_compiler.h"
 #include "server/rocksdb_kv.h"
 #include "server/verifying_store.h"
 
@@ -33,9 +33,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   if (options.compiler != nullptr) {
     daemon->compiler_ = std::move(options.compiler);
   } else {
-    absl::StatusOr<std::unique_ptr<NvrtcCompiler>> compiler =
-        NvrtcCompiler::Create(options.cuda_root.empty() ? DefaultCudaRoot()
-                                                        : options.cuda_root);
+    absl::StatusOr<std::unique_ptr<CudaCompiler>> compiler =
+        CudaCompiler::Create(options.cuda_root.empty() ? DefaultCudaRoot()
+                                                       : options.cuda_root);
     if (!compiler.ok()) return compiler.status();
     daemon->compiler_ = *std::move(compiler);
   }

@@ -38,60 +38,7 @@ std::string ClientId(const grpc::CallbackServerContext& context) {
   return context.peer();
 }
 
-// A Compile call that may be finished from two places: by the compile's
-// completion or by the client's cancellation. Whoever comes first finishes
-// it; the flag outlives the reactor, so a late completion never touches a
-// reactor that is gone.
-class CompileReactor final : public grpc::ServerUnaryReactor {
- public:
-  CompileReactor(ServiceCounters* counters)
-      : counters_(counters),
-        finished_(std::make_shared<std::atomic<bool>>(false)) {}
-
-  // Finishes the RPC unless someone else did; an error is counted first, so
-  // that a client never sees its answer before the counters do.
-  static void FinishOnce(CompileReactor* reactor,
-                         const std::shared_ptr<std::atomic<bool>>& finished,
-                         const grpc::Status& status) {
-    if (finished->exchange(true)) return;
-    if (!status.ok()) {
-      reactor->counters_->Rejected(
-          static_cast<absl::StatusCode>(status.error_code()));
-    }
-    reactor->Finish(status);
-  }
-
-  void OnCancel() override {
-    FinishOnce(this, finished_, grpc::Status::CANCELLED);
-  }
-  void OnDone() override { delete this; }
-
-  const std::shared_ptr<std::atomic<bool>>& finished() const {
-    return finished_;
-  }
-
- private:
-  ServiceCounters* counters_;
-  std::shared_ptr<std::atomic<bool>> finished_;
-};
-
 }  // namespace
-
-grpc::ServerUnaryReactor* JitCacheService::GetStats(
-    grpc::CallbackServerContext* context, const v1::StatsRequest* /*request*/,
-    v1::StatsResponse* response) {
-  counters_.Fill(response);
-  response->set_queued(options_.pool->queued());
-  response->set_running(options_.pool->running());
-  response->set_waiting(flights_.waiters());
-  const StoreStats store = options_.store->Stats();
-  response->set_store_entries(store.actions);
-  response->set_store_bytes(store.bytes);
-  response->set_store_corrupt_removed(store.corrupt_removed);
-  auto* reactor = context->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
-}
 
 JitCacheService::JitCacheService(ServiceOptions options)
     : options_(std::move(options)) {}
@@ -113,6 +60,22 @@ grpc::ServerUnaryReactor* JitCacheService::Ping(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* JitCacheService::GetStats(
+    grpc::CallbackServerContext* context, const v1::StatsRequest* /*request*/,
+    v1::StatsResponse* response) {
+  counters_.Fill(response);
+  response->set_queued(options_.pool->queued());
+  response->set_running(options_.pool->running());
+  response->set_waiting(flights_.waiters());
+  const StoreStats store = options_.store->Stats();
+  response->set_store_entries(store.actions);
+  response->set_store_bytes(store.bytes);
+  response->set_store_corrupt_removed(store.corrupt_removed);
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
 absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
     const Digest& key) {
   absl::StatusOr<std::optional<v1::ActionRecord>> record =
@@ -128,9 +91,9 @@ absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
                     : absl::StatusOr<std::optional<StoredObject>>(std::nullopt);
     if (!object.ok()) return object.status();
     if (!object->has_value() || (*object)->bytes.size() != r.object_size()) {
-      // The record outlived its object: drop it and compile again.
+      // The record outlived its object: drop it and build again.
       JITCACHE_LOG(Warning)
-          << "entry " << key.Hex() << " lost its object; recompiling";
+          << "entry " << key.Hex() << " lost its object; rebuilding";
       if (absl::Status s = options_.store->RemoveAction(key); !s.ok()) {
         JITCACHE_LOG(Warning)
             << "cannot remove entry " << key.Hex() << ": " << s;
@@ -157,33 +120,105 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     v1::CompileResponse* response) {
   ++counters_.requests;
   auto* reactor = new CompileReactor(&counters_);
-  auto fail = [&](const absl::Status& status) {
-    CompileReactor::FinishOnce(reactor, reactor->finished(),
-                               ToGrpcStatus(status));
-    return reactor;
-  };
   absl::StatusOr<PreparedCompile> prepared =
       PrepareCompile(*request, options_.compiler->toolchain(), options_.limits);
-  if (!prepared.ok()) return fail(prepared.status());
-  absl::StatusOr<std::optional<v1::CompileResponse>> hit =
-      LookUp(prepared->key);
-  if (!hit.ok()) return fail(hit.status());
+  if (!prepared.ok()) {
+    reactor->FinishOnce(ToGrpcStatus(prepared.status()));
+    return reactor;
+  }
+  auto job = std::make_shared<PreparedCompile>(*std::move(prepared));
+  Build build{job->key,
+              job->job.target,
+              /*is_link=*/false,
+              {},
+              [this, job](absl::Time deadline) {
+                CompileJob run = job->job;
+                run.deadline = deadline;
+                run.cancelled = &shutting_down_;
+                return options_.compiler->Compile(run);
+              }};
+  return Serve(context, response, reactor, std::move(build));
+}
+
+grpc::ServerUnaryReactor* JitCacheService::Link(
+    grpc::CallbackServerContext* context, const v1::LinkRequest* request,
+    v1::CompileResponse* response) {
+  ++counters_.requests;
+  ++counters_.link_requests;
+  auto* reactor = new CompileReactor(&counters_);
+  absl::StatusOr<PreparedLink> prepared =
+      PrepareLink(*request, options_.compiler->toolchain(), options_.limits);
+  if (!prepared.ok()) {
+    reactor->FinishOnce(ToGrpcStatus(prepared.status()));
+    return reactor;
+  }
+  // Inline inputs are kept like uploads, so a later link can name them.
+  if (!prepared->inline_objects.empty()) {
+    std::vector<ObjectRef> refs;
+    for (const auto& o : prepared->inline_objects) {
+      refs.push_back({o.digest, o.kind, o.bytes});
+    }
+    if (absl::Status s = options_.store->PutObjects(refs); !s.ok()) {
+      reactor->FinishOnce(ToGrpcStatus(s));
+      return reactor;
+    }
+    prepared->inline_objects.clear();
+  }
+  auto link = std::make_shared<PreparedLink>(*std::move(prepared));
+  Build build{
+      link->key,
+      link->target,
+      /*is_link=*/true,
+      {},
+      [this, link](absl::Time deadline) { return RunLink(*link, deadline); }};
+  for (const auto& input : link->inputs) {
+    build.input_digests.emplace_back(input.digest.AsBytes());
+  }
+  return Serve(context, response, reactor, std::move(build));
+}
+
+absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
+                                                       absl::Time deadline) {
+  LinkJob job;
+  job.options = link.options;
+  job.target = link.target;
+  job.deadline = deadline;
+  for (const auto& input : link.inputs) {
+    absl::StatusOr<std::optional<StoredObject>> object =
+        options_.store->GetObject(input.digest);
+    if (!object.ok()) return object.status();
+    if (!object->has_value()) {
+      return absl::NotFoundError(
+          absl::StrCat("link ", input.name, ": object ", input.digest.Hex(),
+                       " is not in the store; upload it first"));
+    }
+    job.inputs.push_back({input.kind, input.name, std::move((*object)->bytes)});
+  }
+  return options_.compiler->Link(job);
+}
+
+grpc::ServerUnaryReactor* JitCacheService::Serve(
+    grpc::CallbackServerContext* context, v1::CompileResponse* response,
+    CompileReactor* reactor, Build build) {
+  absl::StatusOr<std::optional<v1::CompileResponse>> hit = LookUp(build.key);
+  if (!hit.ok()) {
+    reactor->FinishOnce(ToGrpcStatus(hit.status()));
+    return reactor;
+  }
   if (hit->has_value()) {
     *response = **std::move(hit);
     response->set_served(v1::SERVED_HIT);
     ++counters_.hits;
     counters_.compile_us_saved += response->compile_time_us();
-    if (response->outcome() == v1::OUTCOME_COMPILE_ERROR)
-      ++counters_.compile_errors;
-    CompileReactor::FinishOnce(reactor, reactor->finished(), grpc::Status::OK);
+    counters_.CountOutcome(response->outcome());
+    reactor->FinishOnce(grpc::Status::OK);
     return reactor;
   }
 
   const bool leader = flights_.Join(
-      prepared->key, [this, reactor, finished = reactor->finished(), response](
-                         const SharedResult& result, bool is_leader) {
+      build.key, [this, reactor, finished = reactor->finished(), response](
+                     const SharedResult& result, bool is_leader) {
         // A waiter that has left (cancelled) is skipped: `reactor` may be gone.
-        if (finished->load()) return;
         if (!result.ok()) {
           CompileReactor::FinishOnce(reactor, finished,
                                      ToGrpcStatus(result.status()));
@@ -199,29 +234,28 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
           ++counters_.joins;
           counters_.compile_us_saved += response->compile_time_us();
         }
-        if (response->outcome() == v1::OUTCOME_COMPILE_ERROR)
-          ++counters_.compile_errors;
+        counters_.CountOutcome(response->outcome());
         reactor->Finish(grpc::Status::OK);
       });
   if (!leader) return reactor;
 
-  auto job = std::make_shared<PreparedCompile>(*std::move(prepared));
+  auto shared = std::make_shared<Build>(std::move(build));
   CompilePool::Task task;
-  task.run = [this, job] { RunCompile(*job); };
-  task.cancel = [this, job] {
-    flights_.Complete(job->key,
+  task.run = [this, shared] { RunBuild(*shared); };
+  task.cancel = [this, shared] {
+    flights_.Complete(shared->key,
                       absl::UnavailableError("the daemon is shutting down"));
   };
   if (absl::Status s =
           options_.pool->Submit(ClientId(*context), std::move(task));
       !s.ok()) {
-    flights_.Complete(job->key, s);
+    flights_.Complete(shared->key, s);
   }
   return reactor;
 }
 
-void JitCacheService::RunCompile(const PreparedCompile& prepared) {
-  const Digest& key = prepared.key;
+void JitCacheService::RunBuild(const Build& build) {
+  const Digest& key = build.key;
   // Another flight may have stored this key between our miss and now.
   absl::StatusOr<std::optional<v1::CompileResponse>> stored = LookUp(key);
   if (stored.ok() && stored->has_value()) {
@@ -230,11 +264,9 @@ void JitCacheService::RunCompile(const PreparedCompile& prepared) {
     return;
   }
 
-  CompileJob job = prepared.job;
-  job.deadline = absl::Now() + options_.compile_time_limit;
-  job.cancelled = &shutting_down_;
   ++counters_.compiles;
-  absl::StatusOr<CompileResult> result = options_.compiler->Compile(job);
+  absl::StatusOr<CompileResult> result =
+      build.run(absl::Now() + options_.compile_time_limit);
   if (!result.ok()) {
     flights_.Complete(key, result.status());
     return;
@@ -242,13 +274,18 @@ void JitCacheService::RunCompile(const PreparedCompile& prepared) {
   const int64_t now_ms = absl::ToUnixMillis(options_.now());
   v1::ActionRecord record;
   record.set_format_version(1);
-  record.set_outcome(result->ok ? v1::OUTCOME_OK : v1::OUTCOME_COMPILE_ERROR);
-  record.set_target(ToWireTarget(prepared.job.target));
+  record.set_outcome(result->ok      ? v1::OUTCOME_OK
+                     : build.is_link ? v1::OUTCOME_LINK_ERROR
+                                     : v1::OUTCOME_COMPILE_ERROR);
+  record.set_target(ToWireTarget(build.target));
   record.set_log(result->log);
   for (const auto& [expr, lowered] : result->lowered_names) {
     v1::LoweredName* name = record.add_lowered_names();
     name->set_name_expression(expr);
     name->set_lowered_name(lowered);
+  }
+  for (const std::string& input : build.input_digests) {
+    record.add_input_digests(input);
   }
   record.set_toolchain_fingerprint(options_.compiler->toolchain().fingerprint);
   record.set_compile_time_us(absl::ToInt64Microseconds(result->elapsed));
@@ -261,7 +298,7 @@ void JitCacheService::RunCompile(const PreparedCompile& prepared) {
     const Digest digest = Digest::Of(result->object);
     record.set_object_digest(std::string(digest.AsBytes()));
     record.set_object_size(result->object.size());
-    objects.push_back({digest, prepared.job.target, result->object});
+    objects.push_back({digest, build.target, result->object});
   }
   if (absl::Status s = options_.store->PutResult(key, record, objects);
       !s.ok()) {

@@ -8,8 +8,10 @@
 #include "absl/time/clock.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
 #include "server/compile_pool.h"
+#include "server/compile_reactor.h"
 #include "server/compile_request.h"
 #include "server/compiler.h"
+#include "server/link_request.h"
 #include "server/object_store.h"
 #include "server/request_limits.h"
 #include "server/service_counters.h"
@@ -46,9 +48,25 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
                                     const v1::CompileRequest* request,
                                     v1::CompileResponse* response) override;
+  grpc::ServerUnaryReactor* Link(grpc::CallbackServerContext* context,
+                                 const v1::LinkRequest* request,
+                                 v1::CompileResponse* response) override;
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
                                      const v1::StatsRequest* request,
                                      v1::StatsResponse* response) override;
+  // Content-addressed objects (object_rpcs.cc).
+  grpc::ServerUnaryReactor* FindMissingObjects(
+      grpc::CallbackServerContext* context,
+      const v1::FindMissingObjectsRequest* request,
+      v1::FindMissingObjectsResponse* response) override;
+  grpc::ServerUnaryReactor* UploadObject(
+      grpc::CallbackServerContext* context,
+      const v1::UploadObjectRequest* request,
+      v1::UploadObjectResponse* response) override;
+  grpc::ServerUnaryReactor* FetchObject(
+      grpc::CallbackServerContext* context,
+      const v1::FetchObjectRequest* request,
+      v1::FetchObjectResponse* response) override;
 
   // Makes running compiles stop (they answer UNAVAILABLE). Queued ones are
   // cancelled by the pool's own Shutdown.
@@ -58,10 +76,26 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   using SharedResult =
       absl::StatusOr<std::shared_ptr<const v1::CompileResponse>>;
 
+  // What a miss runs on a worker: a compile or a link of one key.
+  struct Build {
+    Digest key;
+    ObjectKind target;
+    bool is_link = false;
+    std::vector<std::string> input_digests;  // raw; a link's inputs
+    std::function<absl::StatusOr<CompileResult>(absl::Time deadline)> run;
+  };
+
   // The stored answer for `key`, or nullopt on a miss.
   absl::StatusOr<std::optional<v1::CompileResponse>> LookUp(const Digest& key);
-  // Runs on a pool worker: compiles, stores, and answers the flight.
-  void RunCompile(const PreparedCompile& prepared);
+  // The common path of Compile and Link once the key is known: hit, or join
+  // the flight and, leading, queue the build.
+  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context,
+                                  v1::CompileResponse* response,
+                                  CompileReactor* reactor, Build build);
+  // Runs on a pool worker: builds, stores, and answers the flight.
+  void RunBuild(const Build& build);
+  absl::StatusOr<CompileResult> RunLink(const PreparedLink& link,
+                                        absl::Time deadline);
 
   ServiceOptions options_;
   SingleFlight<SharedResult> flights_;

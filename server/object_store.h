@@ -55,6 +55,9 @@ class ObjectStore {
   virtual absl::Status PutResult(const Digest& key,
                                  const v1::ActionRecord& record,
                                  std::span<const ObjectRef> objects) = 0;
+  // Writes objects with no record (uploads); rewriting one is harmless,
+  // since its address is its content.
+  virtual absl::Status PutObjects(std::span<const ObjectRef> objects) = 0;
   // Rewrites an existing record (e.g. its last-used time).
   virtual absl::Status PutAction(const Digest& key,
                                  const v1::ActionRecord& record) = 0;

@@ -14,6 +14,7 @@ struct RequestLimits {
   size_t max_options = 512;
   size_t max_name_expressions = 4096;
   size_t max_request_bytes = size_t{64} << 20;
+  size_t max_link_inputs = 1024;  // also digests per FindMissingObjects
 };
 
 }  // namespace jitcache

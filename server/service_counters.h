@@ -17,6 +17,8 @@ struct ServiceCounters {
   std::atomic<uint64_t> joins{0};
   std::atomic<uint64_t> compile_errors{0};
   std::atomic<uint64_t> compiles{0};
+  std::atomic<uint64_t> link_requests{0};
+  std::atomic<uint64_t> link_errors{0};
   std::atomic<int64_t> compile_us_spent{0};
   std::atomic<int64_t> compile_us_saved{0};
   std::atomic<uint64_t> invalid_argument{0};
@@ -24,7 +26,14 @@ struct ServiceCounters {
   std::atomic<uint64_t> deadline_exceeded{0};
   std::atomic<uint64_t> cancelled{0};
   std::atomic<uint64_t> unavailable{0};
+  std::atomic<uint64_t> not_found{0};
+  std::atomic<uint64_t> data_loss{0};
   std::atomic<uint64_t> internal{0};
+
+  void CountOutcome(v1::Outcome outcome) {
+    if (outcome == v1::OUTCOME_COMPILE_ERROR) ++compile_errors;
+    if (outcome == v1::OUTCOME_LINK_ERROR) ++link_errors;
+  }
 
   // Counts an error answer under its reason.
   void Rejected(absl::StatusCode code) {
@@ -44,6 +53,12 @@ struct ServiceCounters {
       case absl::StatusCode::kUnavailable:
         ++unavailable;
         break;
+      case absl::StatusCode::kNotFound:
+        ++not_found;
+        break;
+      case absl::StatusCode::kDataLoss:
+        ++data_loss;
+        break;
       default:
         ++internal;
         break;
@@ -57,6 +72,8 @@ struct ServiceCounters {
     out->set_joins(joins);
     out->set_compile_errors(compile_errors);
     out->set_compiles(compiles);
+    out->set_link_requests(link_requests);
+    out->set_link_errors(link_errors);
     out->set_compile_seconds_spent(compile_us_spent / 1e6);
     out->set_compile_seconds_saved(compile_us_saved / 1e6);
     auto& rejected = *out->mutable_rejected();
@@ -65,6 +82,8 @@ struct ServiceCounters {
     rejected["deadline_exceeded"] = deadline_exceeded;
     rejected["cancelled"] = cancelled;
     rejected["unavailable"] = unavailable;
+    rejected["not_found"] = not_found;
+    rejected["data_loss"] = data_loss;
     rejected["internal"] = internal;
   }
 };

@@ -57,7 +57,17 @@ absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
   return record;
 }
 
+absl::Status VerifyingStore::PutObjects(std::span<const ObjectRef> objects) {
+  return PutResult(std::nullopt, v1::ActionRecord(), objects);
+}
+
 absl::Status VerifyingStore::PutResult(const Digest& key,
+                                       const v1::ActionRecord& record,
+                                       std::span<const ObjectRef> objects) {
+  return PutResult(std::optional<Digest>(key), record, objects);
+}
+
+absl::Status VerifyingStore::PutResult(const std::optional<Digest>& key,
                                        const v1::ActionRecord& record,
                                        std::span<const ObjectRef> objects) {
   std::vector<std::string> frames;
@@ -69,8 +79,11 @@ absl::Status VerifyingStore::PutResult(const Digest& key,
     writes.push_back(
         {Column::kObjects, object.digest.AsBytes(), frames.back()});
   }
-  const std::string serialized = record.SerializeAsString();
-  writes.push_back({Column::kActions, key.AsBytes(), serialized});
+  std::string serialized;
+  if (key.has_value()) {
+    serialized = record.SerializeAsString();
+    writes.push_back({Column::kActions, key->AsBytes(), serialized});
+  }
   return backend_->Write(writes);
 }
 
@@ -124,6 +137,17 @@ absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
       problem(absl::StrCat("record ", absl::BytesToHexString(key),
                            ": does not parse"));
       return true;
+    }
+    // A link's inputs must outlive it, like its output.
+    for (const std::string& input : record.input_digests()) {
+      referenced.insert(input);
+      if (!good_objects.contains(input)) {
+        ++report.dangling_records;
+        problem(absl::StrCat("record ", absl::BytesToHexString(key),
+                             ": its input ", absl::BytesToHexString(input),
+                             " is missing or damaged"));
+        return true;
+      }
     }
     if (record.object_digest().empty()) return true;  // a compile error
     referenced.insert(record.object_digest());

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ class VerifyingStore final : public ObjectStore {
       const Digest& key) override;
   absl::Status PutResult(const Digest& key, const v1::ActionRecord& record,
                          std::span<const ObjectRef> objects) override;
+  absl::Status PutObjects(std::span<const ObjectRef> objects) override;
   absl::Status PutAction(const Digest& key,
                          const v1::ActionRecord& record) override;
   absl::Status RemoveAction(const Digest& key) override;
@@ -50,6 +52,10 @@ class VerifyingStore final : public ObjectStore {
 
  private:
   void RemoveCorrupt(Column column, const Digest& key);
+  // Objects, and the record when there is a key, in one batch.
+  absl::Status PutResult(const std::optional<Digest>& key,
+                         const v1::ActionRecord& record,
+                         std::span<const ObjectRef> objects);
 
   std::unique_ptr<KvBackend> backend_;
   std::atomic<uint64_t> corrupt_removed_{0};

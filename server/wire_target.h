@@ -8,7 +8,7 @@
 
 namespace jitcache {
 
-// The wire's Target and the store's ObjectKind name the same three things.
+// The wire's Target and ObjectKind, and the store's ObjectKind.
 inline v1::Target ToWireTarget(ObjectKind kind) {
   switch (kind) {
     case ObjectKind::kPtx:
@@ -17,8 +17,9 @@ inline v1::Target ToWireTarget(ObjectKind kind) {
       return v1::TARGET_CUBIN;
     case ObjectKind::kLtoir:
       return v1::TARGET_LTOIR;
+    default:
+      return v1::TARGET_UNSPECIFIED;
   }
-  return v1::TARGET_UNSPECIFIED;
 }
 
 inline std::optional<ObjectKind> FromWireTarget(v1::Target target) {
@@ -32,6 +33,18 @@ inline std::optional<ObjectKind> FromWireTarget(v1::Target target) {
     default:
       return std::nullopt;
   }
+}
+
+// The numbering is shared (see jitcache.proto).
+inline v1::ObjectKind ToWireKind(ObjectKind kind) {
+  return static_cast<v1::ObjectKind>(kind);
+}
+
+inline std::optional<ObjectKind> FromWireKind(v1::ObjectKind kind) {
+  if (kind < v1::OBJECT_KIND_PTX || kind > v1::OBJECT_KIND_LIBRARY) {
+    return std::nullopt;
+  }
+  return static_cast<ObjectKind>(kind);
 }
 
 }  // namespace jitcache

@@ -216,7 +216,7 @@ TEST_F(DaemonTest, BadInputsAreClearErrorsAndTheDaemonKeepsServing) {
   cases.push_back({"unknown option", Program(kSaxpy), unknown, CodeType::kPtx,
                    "'--no-such-option': unknown NVRTC option"});
   cases.push_back({"malformed option", Program(kSaxpy), malformed,
-                   CodeType::kPtx, "takes true or false"});
+                   CodeType::kPtx, "takes one of: true, false"});
   cases.push_back({"unsupported arch", Program(kSaxpy), bad_arch,
                    CodeType::kPtx, "sm_42 is not supported"});
   cases.push_back(

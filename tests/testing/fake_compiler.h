@@ -62,6 +62,23 @@ class FakeCompiler final : public Compiler {
     return result;
   }
 
+  // Links by concatenation; an input containing "#undefined" fails to link.
+  absl::StatusOr<CompileResult> Link(const LinkJob& job) override {
+    calls_.fetch_add(1);
+    CompileResult result;
+    result.elapsed = absl::Milliseconds(5);
+    for (const auto& input : job.inputs) {
+      if (absl::StrContains(input.bytes, "#undefined")) {
+        result.ok = false;
+        result.log = absl::StrCat("error: undefined symbol in ", input.name);
+        return result;
+      }
+      absl::StrAppend(&result.object, "[", input.bytes, "]");
+    }
+    result.ok = true;
+    return result;
+  }
+
   const ToolchainInfo& toolchain() const override { return toolchain_; }
 
   int calls() const { return calls_.load(); }

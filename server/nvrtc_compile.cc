@@ -1,5 +1,3 @@
-#include "server/nvrtc_compiler.h"
-
 #include <nvJitLink.h>
 #include <nvrtc.h>
 
@@ -19,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "common/sha256.h"
+#include "server/cuda_compiler.h"
 
 namespace jitcache {
 namespace {
@@ -85,6 +84,9 @@ absl::StatusOr<std::string> ReadOutput(nvrtcProgram prog, ObjectKind target) {
         r = nvrtcGetLTOIR(prog, out.data());
       }
       break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "NVRTC does not produce ", ObjectKindName(target)));
   }
   if (absl::Status s = FromNvrtc(r, "reading NVRTC output"); !s.ok()) return s;
   if (out.empty()) {
@@ -183,7 +185,7 @@ std::string DefaultCudaRoot() {
   return home != nullptr && *home != '\0' ? home : "/usr/local/cuda";
 }
 
-absl::StatusOr<std::unique_ptr<NvrtcCompiler>> NvrtcCompiler::Create(
+absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
     const std::string& cuda_root) {
   ToolchainInfo info;
   int major = 0, minor = 0;
@@ -235,7 +237,7 @@ absl::StatusOr<std::unique_ptr<NvrtcCompiler>> NvrtcCompiler::Create(
     return s;
   }
 
-  auto compiler = std::unique_ptr<NvrtcCompiler>(new NvrtcCompiler(info));
+  auto compiler = std::unique_ptr<CudaCompiler>(new CudaCompiler(info));
   // A probe compile: a patch-level change of NVRTC that changes its output
   // changes every key, even where the version numbers do not.
   CompileJob probe;
@@ -255,7 +257,7 @@ absl::StatusOr<std::unique_ptr<NvrtcCompiler>> NvrtcCompiler::Create(
   return compiler;
 }
 
-absl::StatusOr<CompileResult> NvrtcCompiler::Compile(const CompileJob& job) {
+absl::StatusOr<CompileResult> CudaCompiler::Compile(const CompileJob& job) {
   const absl::Time start = absl::Now();
   std::vector<const char*> header_bodies, header_names;
   for (const auto& [name, body] : job.headers) {

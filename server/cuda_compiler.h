@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_NVRTC_COMPILER_H_
-#define JITCACHE_SERVER_NVRTC_COMPILER_H_
+#ifndef JITCACHE_SERVER_CUDA_COMPILER_H_
+#define JITCACHE_SERVER_CUDA_COMPILER_H_
 
 #include <memory>
 #include <string>
@@ -9,22 +9,24 @@
 
 namespace jitcache {
 
-// Compiles with the NVRTC the daemon is linked against. The toolkit's
+// Compiles with the NVRTC and links with the nvJitLink the daemon is linked
+// against (nvrtc_compile.cc, nvjitlink_link.cc). The toolkit's
 // include/ (and include/cccl) under `cuda_root` are on every include path,
 // as with nvcc, and their content is part of the fingerprint.
 // Thread-safe: NVRTC programs are per call.
-class NvrtcCompiler final : public Compiler {
+class CudaCompiler final : public Compiler {
  public:
   // Queries NVRTC and nvJitLink, hashes the include trees and runs a probe
   // compile; takes a fraction of a second.
-  static absl::StatusOr<std::unique_ptr<NvrtcCompiler>> Create(
+  static absl::StatusOr<std::unique_ptr<CudaCompiler>> Create(
       const std::string& cuda_root);
 
   absl::StatusOr<CompileResult> Compile(const CompileJob& job) override;
+  absl::StatusOr<CompileResult> Link(const LinkJob& job) override;
   const ToolchainInfo& toolchain() const override { return toolchain_; }
 
  private:
-  explicit NvrtcCompiler(ToolchainInfo toolchain)
+  explicit CudaCompiler(ToolchainInfo toolchain)
       : toolchain_(std::move(toolchain)) {}
 
   ToolchainInfo toolchain_;
@@ -35,4 +37,4 @@ std::string DefaultCudaRoot();
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_NVRTC_COMPILER_H_
+#endif  // JITCACHE_SERVER_CUDA_COMPILER_H_

@@ -1,0 +1,31 @@
+#ifndef JITCACHE_COMMON_LINK_OPTIONS_H_
+#define JITCACHE_COMMON_LINK_OPTIONS_H_
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/object_kind.h"
+#include "common/option_parser.h"
+
+namespace jitcache {
+
+struct CanonicalLinkOptions {
+  std::string arch;                  // "sm_90"; always present
+  std::vector<std::string> options;  // what nvJitLink receives; in the key
+};
+
+// nvJitLink's options in one canonical spelling ("-name" or "-name=value",
+// "-O3"), as CanonicalizeCompileOptions does for NVRTC: -Xptxas keeps its
+// order, -kernels-used / -variables-used are sets, the rest are single-valued
+// and sorted. -arch=sm_XX is required; target PTX implies -ptx. -time is
+// refused (its output differs on every run, and would be cached in the log).
+// Pure; thread-safe.
+absl::StatusOr<CanonicalLinkOptions> CanonicalizeLinkOptions(
+    std::span<const std::string> raw, ObjectKind target,
+    const OptionPolicy& policy);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_COMMON_LINK_OPTIONS_H_

@@ -1,0 +1,53 @@
+#ifndef JITCACHE_SERVER_COMPILE_REACTOR_H_
+#define JITCACHE_SERVER_COMPILE_REACTOR_H_
+
+#include <grpcpp/support/server_callback.h>
+
+#include <atomic>
+#include <memory>
+
+#include "server/service_counters.h"
+
+namespace jitcache {
+
+// A Compile or Link call that may be finished from two places: by the end of
+// the build it waits on, or by the client's cancellation. Whoever comes first
+// finishes it; the flag outlives the reactor, so a late completion never
+// touches a reactor that is gone. Deletes itself when gRPC is done with it.
+class CompileReactor final : public grpc::ServerUnaryReactor {
+ public:
+  explicit CompileReactor(ServiceCounters* counters)
+      : counters_(counters),
+        finished_(std::make_shared<std::atomic<bool>>(false)) {}
+
+  // Finishes the RPC unless someone else did; an error is counted first, so
+  // that a client never sees its answer before the counters do.
+  static void FinishOnce(CompileReactor* reactor,
+                         const std::shared_ptr<std::atomic<bool>>& finished,
+                         const grpc::Status& status) {
+    if (finished->exchange(true)) return;
+    if (!status.ok()) {
+      reactor->counters_->Rejected(
+          static_cast<absl::StatusCode>(status.error_code()));
+    }
+    reactor->Finish(status);
+  }
+  void FinishOnce(const grpc::Status& status) {
+    FinishOnce(this, finished_, status);
+  }
+
+  void OnCancel() override { FinishOnce(grpc::Status::CANCELLED); }
+  void OnDone() override { delete this; }
+
+  const std::shared_ptr<std::atomic<bool>>& finished() const {
+    return finished_;
+  }
+
+ private:
+  ServiceCounters* counters_;
+  std::shared_ptr<std::atomic<bool>> finished_;
+};
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_COMPILE_REACTOR_H_

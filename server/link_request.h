@@ -1,0 +1,43 @@
+#ifndef JITCACHE_SERVER_LINK_REQUEST_H_
+#define JITCACHE_SERVER_LINK_REQUEST_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/digest.h"
+#include "jitcache/v1/jitcache.pb.h"
+#include "server/compiler.h"
+#include "server/request_limits.h"
+
+namespace jitcache {
+
+struct PreparedLink {
+  Digest key;
+  ObjectKind target = ObjectKind::kCubin;
+  std::vector<std::string> options;  // canonical
+  // In link order; the bytes come from the store when the link runs.
+  struct Input {
+    Digest digest;
+    ObjectKind kind;
+    std::string name;
+  };
+  std::vector<Input> inputs;
+  // Inputs that came inline: stored before the link, like uploads.
+  struct Inline {
+    Digest digest;
+    ObjectKind kind;
+    std::string bytes;
+  };
+  std::vector<Inline> inline_objects;
+};
+
+// Validates a Link request and computes its key; INVALID_ARGUMENT naming the
+// input or option for any bad input. Pure; thread-safe.
+absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
+                                         const ToolchainInfo& toolchain,
+                                         const RequestLimits& limits);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_LINK_REQUEST_H_

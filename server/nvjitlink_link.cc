@@ -1,0 +1,153 @@
+// CudaCompiler::Link: nvJitLink, the one place nvJitLinkResult is converted.
+#include <nvJitLink.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/cuda_compiler.h"
+
+namespace jitcache {
+namespace {
+
+absl::string_view ResultName(nvJitLinkResult r) {
+  switch (r) {
+    case NVJITLINK_SUCCESS:
+      return "NVJITLINK_SUCCESS";
+    case NVJITLINK_ERROR_UNRECOGNIZED_OPTION:
+      return "NVJITLINK_ERROR_UNRECOGNIZED_OPTION";
+    case NVJITLINK_ERROR_MISSING_ARCH:
+      return "NVJITLINK_ERROR_MISSING_ARCH";
+    case NVJITLINK_ERROR_INVALID_INPUT:
+      return "NVJITLINK_ERROR_INVALID_INPUT";
+    case NVJITLINK_ERROR_PTX_COMPILE:
+      return "NVJITLINK_ERROR_PTX_COMPILE";
+    case NVJITLINK_ERROR_NVVM_COMPILE:
+      return "NVJITLINK_ERROR_NVVM_COMPILE";
+    case NVJITLINK_ERROR_INTERNAL:
+      return "NVJITLINK_ERROR_INTERNAL";
+    default:
+      return "NVJITLINK_ERROR";
+  }
+}
+
+// Owns an nvJitLinkHandle.
+class LinkHandle {
+ public:
+  LinkHandle() = default;
+  LinkHandle(const LinkHandle&) = delete;
+  LinkHandle& operator=(const LinkHandle&) = delete;
+  ~LinkHandle() {
+    if (handle_ != nullptr) nvJitLinkDestroy(&handle_);
+  }
+  nvJitLinkHandle* out() { return &handle_; }
+  nvJitLinkHandle get() const { return handle_; }
+
+ private:
+  nvJitLinkHandle handle_ = nullptr;
+};
+
+std::string Logs(nvJitLinkHandle h) {
+  std::string out;
+  size_t size = 0;
+  if (nvJitLinkGetErrorLogSize(h, &size) == NVJITLINK_SUCCESS && size > 1) {
+    std::string log(size, '\0');
+    if (nvJitLinkGetErrorLog(h, log.data()) == NVJITLINK_SUCCESS) {
+      log.resize(log.find('\0') == std::string::npos ? log.size()
+                                                     : log.find('\0'));
+      absl::StrAppend(&out, log);
+    }
+  }
+  if (nvJitLinkGetInfoLogSize(h, &size) == NVJITLINK_SUCCESS && size > 1) {
+    std::string log(size, '\0');
+    if (nvJitLinkGetInfoLog(h, log.data()) == NVJITLINK_SUCCESS) {
+      log.resize(log.find('\0') == std::string::npos ? log.size()
+                                                     : log.find('\0'));
+      if (!out.empty() && out.back() != '\n') out.push_back('\n');
+      absl::StrAppend(&out, log);
+    }
+  }
+  return out;
+}
+
+nvJitLinkInputType InputType(ObjectKind kind) {
+  switch (kind) {
+    case ObjectKind::kPtx:
+      return NVJITLINK_INPUT_PTX;
+    case ObjectKind::kCubin:
+      return NVJITLINK_INPUT_CUBIN;
+    case ObjectKind::kLtoir:
+      return NVJITLINK_INPUT_LTOIR;
+    case ObjectKind::kFatbin:
+      return NVJITLINK_INPUT_FATBIN;
+    case ObjectKind::kObject:
+      return NVJITLINK_INPUT_OBJECT;
+    case ObjectKind::kLibrary:
+      return NVJITLINK_INPUT_LIBRARY;
+  }
+  return NVJITLINK_INPUT_NONE;
+}
+
+}  // namespace
+
+absl::StatusOr<CompileResult> CudaCompiler::Link(const LinkJob& job) {
+  const absl::Time start = absl::Now();
+  std::vector<const char*> argv;
+  for (const std::string& o : job.options) argv.push_back(o.c_str());
+  LinkHandle link;
+  nvJitLinkResult r = nvJitLinkCreate(
+      link.out(), static_cast<uint32_t>(argv.size()), argv.data());
+  if (r != NVJITLINK_SUCCESS) {
+    // Options passed our own checks; nvJitLink still refused them.
+    return absl::InvalidArgumentError(
+        absl::StrCat("nvJitLink refused the options: ", ResultName(r)));
+  }
+  CompileResult result;
+  auto link_error = [&](absl::string_view step) {
+    result.ok = false;
+    result.log =
+        absl::StrCat(step, ": ", ResultName(r), "\n", Logs(link.get()));
+    result.elapsed = absl::Now() - start;
+    return result;
+  };
+  for (const LinkInputData& input : job.inputs) {
+    r = nvJitLinkAddData(link.get(), InputType(input.kind), input.bytes.data(),
+                         input.bytes.size(), input.name.c_str());
+    if (r != NVJITLINK_SUCCESS) {
+      return link_error(absl::StrCat("adding input '", input.name, "' (",
+                                     ObjectKindName(input.kind), ")"));
+    }
+  }
+  r = nvJitLinkComplete(link.get());
+  if (r != NVJITLINK_SUCCESS) return link_error("link");
+  // nvJitLink has no cancellation hook: a link past its deadline is refused
+  // after the fact, like a compile NVRTC would not stop.
+  if (absl::Now() > job.deadline) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("link took ", absl::FormatDuration(absl::Now() - start),
+                     ": it ran past the daemon's compile-time limit"));
+  }
+  size_t size = 0;
+  if (job.target == ObjectKind::kPtx) {
+    r = nvJitLinkGetLinkedPtxSize(link.get(), &size);
+    if (r == NVJITLINK_SUCCESS) {
+      result.object.resize(size);
+      r = nvJitLinkGetLinkedPtx(link.get(), result.object.data());
+      while (!result.object.empty() && result.object.back() == '\0') {
+        result.object.pop_back();
+      }
+    }
+  } else {
+    r = nvJitLinkGetLinkedCubinSize(link.get(), &size);
+    if (r == NVJITLINK_SUCCESS) {
+      result.object.resize(size);
+      r = nvJitLinkGetLinkedCubin(link.get(), result.object.data());
+    }
+  }
+  if (r != NVJITLINK_SUCCESS) return link_error("reading the linked output");
+  result.ok = true;
+  result.log = Logs(link.get());
+  result.elapsed = absl::Now() - start;
+  return result;
+}
+
+}  // namespace jitcache
