@@ -34,8 +34,18 @@ v1::Target ToWire(CodeType type) {
       return v1::TARGET_CUBIN;
     case CodeType::kLtoir:
       return v1::TARGET_LTOIR;
+    default:
+      return v1::TARGET_UNSPECIFIED;
   }
-  return v1::TARGET_UNSPECIFIED;
+}
+
+// CodeType and the wire's ObjectKind list the same kinds, the wire from 1.
+v1::ObjectKind ToWireKind(CodeType type) {
+  return static_cast<v1::ObjectKind>(static_cast<int>(type) + 1);
+}
+
+CodeType FromWireKind(v1::ObjectKind kind) {
+  return static_cast<CodeType>(static_cast<int>(kind) - 1);
 }
 
 Served FromWire(v1::Served served) {
@@ -49,6 +59,24 @@ Served FromWire(v1::Served served) {
     default:
       return Served::kMiss;
   }
+}
+
+ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
+                        const std::string& name) {
+  ObjectCode code;
+  code.compiled = response.outcome() == v1::OUTCOME_OK;
+  code.bytes = std::move(*response.mutable_object());
+  code.code_type = target;
+  code.name = name;
+  code.log = std::move(*response.mutable_log());
+  for (const v1::LoweredName& n : response.lowered_names()) {
+    code.symbol_mapping[n.name_expression()] = n.lowered_name();
+  }
+  code.served = FromWire(response.served());
+  code.cache_key = response.cache_key();
+  code.object_digest = response.object_digest();
+  code.compile_time_us = response.compile_time_us();
+  return code;
 }
 
 }  // namespace
@@ -124,6 +152,8 @@ absl::StatusOr<DaemonStats> Client::Stats() const {
   stats.joins = r.joins();
   stats.compile_errors = r.compile_errors();
   stats.compiles = r.compiles();
+  stats.link_requests = r.link_requests();
+  stats.link_errors = r.link_errors();
   stats.rejected.insert(r.rejected().begin(), r.rejected().end());
   stats.queued = r.queued();
   stats.running = r.running();
@@ -160,20 +190,76 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   grpc::Status s = impl_->stub->Compile(&context, request, &response);
   if (!s.ok()) return FromGrpc(s, impl_->socket_path);
 
+  return ToObjectCode(response, target, program.name());
+}
+
+absl::StatusOr<std::vector<std::string>> Client::FindMissingObjects(
+    const std::vector<std::string>& digests) const {
+  grpc::ClientContext context;
+  impl_->Prepare(context, impl_->options.compile_deadline);
+  v1::FindMissingObjectsRequest request;
+  for (const auto& d : digests) request.add_digests(d);
+  v1::FindMissingObjectsResponse response;
+  grpc::Status s =
+      impl_->stub->FindMissingObjects(&context, request, &response);
+  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
+  return std::vector<std::string>(response.missing().begin(),
+                                  response.missing().end());
+}
+
+absl::Status Client::UploadObject(const std::string& digest, CodeType kind,
+                                  const std::string& bytes) const {
+  grpc::ClientContext context;
+  impl_->Prepare(context, impl_->options.compile_deadline);
+  v1::UploadObjectRequest request;
+  request.set_digest(digest);
+  request.set_kind(ToWireKind(kind));
+  request.set_data(bytes);
+  v1::UploadObjectResponse response;
+  return FromGrpc(impl_->stub->UploadObject(&context, request, &response),
+                  impl_->socket_path);
+}
+
+absl::StatusOr<ObjectCode> Client::FetchObject(
+    const std::string& digest) const {
+  grpc::ClientContext context;
+  impl_->Prepare(context, impl_->options.compile_deadline);
+  v1::FetchObjectRequest request;
+  request.set_digest(digest);
+  v1::FetchObjectResponse response;
+  grpc::Status s = impl_->stub->FetchObject(&context, request, &response);
+  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
   ObjectCode code;
-  code.compiled = response.outcome() == v1::OUTCOME_OK;
-  code.bytes = std::move(*response.mutable_object());
-  code.code_type = target;
-  code.name = program.name();
-  code.log = std::move(*response.mutable_log());
-  for (const v1::LoweredName& n : response.lowered_names()) {
-    code.symbol_mapping[n.name_expression()] = n.lowered_name();
-  }
-  code.served = FromWire(response.served());
-  code.cache_key = response.cache_key();
-  code.object_digest = response.object_digest();
-  code.compile_time_us = response.compile_time_us();
+  code.compiled = true;
+  code.bytes = std::move(*response.mutable_data());
+  code.code_type = FromWireKind(response.kind());
+  code.object_digest = digest;
+  code.served = Served::kHit;
   return code;
+}
+
+absl::StatusOr<ObjectCode> Client::Link(const std::vector<LinkInput>& inputs,
+                                        const std::vector<std::string>& options,
+                                        CodeType target) const {
+  v1::LinkRequest request;
+  for (const LinkInput& input : inputs) {
+    v1::LinkInput* in = request.add_inputs();
+    in->set_kind(ToWireKind(input.kind));
+    in->set_name(input.name);
+    if (!input.digest.empty()) {
+      in->set_digest(input.digest);
+    } else {
+      in->set_data(input.bytes);
+    }
+  }
+  for (const auto& o : options) request.add_options(o);
+  request.set_target(ToWire(target));
+  grpc::ClientContext context;
+  impl_->Prepare(context, impl_->options.compile_deadline);
+  v1::CompileResponse response;
+  grpc::Status s = impl_->stub->Link(&context, request, &response);
+  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
+  return ToObjectCode(response, target, "link");
 }
 
 }  // namespace jitcache

@@ -41,8 +41,33 @@ absl::string_view CodeTypeName(CodeType type) {
       return "cubin";
     case CodeType::kLtoir:
       return "ltoir";
+    case CodeType::kFatbin:
+      return "fatbin";
+    case CodeType::kObject:
+      return "object";
+    case CodeType::kLibrary:
+      return "library";
   }
   return "unknown";
+}
+
+std::optional<CodeType> ParseCodeType(absl::string_view name) {
+  for (CodeType t :
+       {CodeType::kPtx, CodeType::kCubin, CodeType::kLtoir, CodeType::kFatbin,
+        CodeType::kObject, CodeType::kLibrary}) {
+    if (name == CodeTypeName(t)) return t;
+  }
+  return std::nullopt;
+}
+
+std::optional<CodeType> CodeTypeForFile(absl::string_view path) {
+  const size_t dot = path.rfind('.');
+  if (dot == absl::string_view::npos) return std::nullopt;
+  const absl::string_view ext = path.substr(dot + 1);
+  if (ext == "o") return CodeType::kObject;
+  if (ext == "a") return CodeType::kLibrary;
+  if (ext == "lto") return CodeType::kLtoir;
+  return ParseCodeType(ext);
 }
 
 absl::string_view ServedName(Served served) {

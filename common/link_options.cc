@@ -50,7 +50,7 @@ constexpr option_parser::Dialect kNvJitLink = {"nvJitLink", kNvJitLinkSpecs,
 }  // namespace
 
 absl::StatusOr<CanonicalLinkOptions> CanonicalizeLinkOptions(
-    std::span<const std::string> raw, ObjectKind target,
+    std::span<const std::string> raw, ObjectKind target, bool ltoir_inputs,
     const OptionPolicy& policy) {
   absl::StatusOr<option_parser::Parsed> parsed =
       option_parser::Parse(raw, kNvJitLink, policy);
@@ -61,6 +61,7 @@ absl::StatusOr<CanonicalLinkOptions> CanonicalizeLinkOptions(
     return absl::InvalidArgumentError(
         "a link needs a real architecture: add -arch=sm_XX");
   }
+  if (ltoir_inputs) parsed->flags.insert("lto");
   switch (target) {
     case ObjectKind::kPtx:
       parsed->flags.insert("ptx");

@@ -19,11 +19,12 @@ struct CanonicalLinkOptions {
 // nvJitLink's options in one canonical spelling ("-name" or "-name=value",
 // "-O3"), as CanonicalizeCompileOptions does for NVRTC: -Xptxas keeps its
 // order, -kernels-used / -variables-used are sets, the rest are single-valued
-// and sorted. -arch=sm_XX is required; target PTX implies -ptx. -time is
+// and sorted. -arch=sm_XX is required; target PTX implies -ptx, and LTO-IR
+// among the inputs implies -lto. -time is
 // refused (its output differs on every run, and would be cached in the log).
 // Pure; thread-safe.
 absl::StatusOr<CanonicalLinkOptions> CanonicalizeLinkOptions(
-    std::span<const std::string> raw, ObjectKind target,
+    std::span<const std::string> raw, ObjectKind target, bool ltoir_inputs,
     const OptionPolicy& policy);
 
 }  // namespace jitcache

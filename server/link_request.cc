@@ -1,5 +1,7 @@
 #include "server/link_request.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
@@ -33,8 +35,14 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
   out.target = *target;
   const std::vector<std::string> raw(request.options().begin(),
                                      request.options().end());
+  const bool ltoir_inputs =
+      std::any_of(request.inputs().begin(), request.inputs().end(),
+                  [](const v1::LinkInput& in) {
+                    return in.kind() == v1::OBJECT_KIND_LTOIR;
+                  });
   absl::StatusOr<CanonicalLinkOptions> options = CanonicalizeLinkOptions(
-      raw, *target, {toolchain.supported_archs, toolchain.include_dirs});
+      raw, *target, ltoir_inputs,
+      {toolchain.supported_archs, toolchain.include_dirs});
   if (!options.ok()) return options.status();
   out.options = std::move(options->options);
 

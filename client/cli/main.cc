@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "jitcache/client.h"
+#include "jitcache/linker.h"
 
 namespace {
 
@@ -32,6 +33,16 @@ Commands:
       Prints how the request was served (HIT, MISS or JOINED), the cache key,
       the compile time and the lowered names. Exit status 1 when the program
       does not compile (the log goes to stderr).
+  link FILE... [flags] [nvJitLink options]
+      Link objects through jitcached (cached like compiles). Each FILE's kind
+      comes from its extension: .ltoir, .ptx, .cubin, .fatbin, .o, .a.
+        --arch ARCH            target architecture, e.g. sm_90 (required)
+        --target KIND          cubin (default) or ptx
+        -o OUT                 output file (default: a.cubin or a.ptx)
+      Other arguments starting with '-' go to nvJitLink (-O3, -ftz=true,
+      -kernels-used=NAME, ...); LTO-IR inputs imply -lto. Only files the
+      daemon does not have yet are uploaded. Exit status 1 when the inputs do
+      not link (the log goes to stderr).
   ping
       Show the daemon's version, toolchain and store.
   stats
@@ -102,21 +113,95 @@ int Stats(const jitcache::Client& client) {
     std::cerr << "jitcache: " << s.status().message() << "\n";
     return kExitFailure;
   }
-  std::cout << absl::StrFormat(
-      "requests        %d\nhits            %d\nmisses          %d\n"
-      "joins           %d\ncompile errors  %d\ncompiles run    %d\n"
-      "queued          %d\nrunning         %d\n"
-      "compile seconds spent %.3f, saved %.3f\n"
-      "store           %d entries, %d bytes, %d corrupt removed\n",
-      s->requests, s->hits, s->misses, s->joins, s->compile_errors, s->compiles,
-      s->queued, s->running, s->compile_seconds_spent, s->compile_seconds_saved,
-      s->store_entries, s->store_bytes, s->store_corrupt_removed);
-  std::cout << "rejected       ";
+  // One "name value" line each: easy to read and to parse.
+  std::cout << "requests " << s->requests << "\nhits " << s->hits << "\nmisses "
+            << s->misses << "\njoins " << s->joins << "\ncompile_errors "
+            << s->compile_errors << "\nbuilds_run " << s->compiles
+            << "\nlink_requests " << s->link_requests << "\nlink_errors "
+            << s->link_errors << "\nqueued " << s->queued << "\nrunning "
+            << s->running << "\ncompile_seconds_spent "
+            << s->compile_seconds_spent << "\ncompile_seconds_saved "
+            << s->compile_seconds_saved << "\nstore_entries "
+            << s->store_entries << "\nstore_bytes " << s->store_bytes
+            << "\nstore_corrupt_removed " << s->store_corrupt_removed << "\n";
   for (const auto& [reason, count] : s->rejected) {
-    std::cout << " " << reason << "=" << count;
+    std::cout << "rejected_" << reason << " " << count << "\n";
   }
-  std::cout << "\n";
   return 0;
+}
+
+// Writes an object, prints how it was served; shared by compile and link.
+int Report(const jitcache::ObjectCode& code, const std::string& output,
+           double total_ms, absl::string_view failure) {
+  const std::string served(jitcache::ServedName(code.served));
+  if (!code.compiled) {
+    std::cout << absl::StrFormat("%s %s key %s compile %.1f ms total %.1f ms\n",
+                                 served, failure, code.cache_key,
+                                 code.compile_time_us / 1000.0, total_ms);
+    std::cerr << code.log;
+    return kExitCompileError;
+  }
+  std::ofstream out(output, std::ios::binary | std::ios::trunc);
+  out.write(code.bytes.data(), static_cast<std::streamsize>(code.bytes.size()));
+  out.close();
+  if (!out) {
+    std::cerr << "jitcache: cannot write " << output << "\n";
+    return kExitFailure;
+  }
+  std::cout << absl::StrFormat(
+      "%s key %s compile %.1f ms total %.1f ms -> %s (%d bytes)\n", served,
+      code.cache_key, code.compile_time_us / 1000.0, total_ms, output,
+      code.bytes.size());
+  for (const auto& [expr, lowered] : code.symbol_mapping) {
+    std::cout << "  " << expr << " -> " << lowered << "\n";
+  }
+  if (!code.log.empty()) std::cerr << code.log;
+  return 0;
+}
+
+int Link(const jitcache::Client& client, const std::vector<std::string>& args) {
+  jitcache::Linker linker(client);
+  jitcache::LinkerOptions options;
+  jitcache::CodeType target = jitcache::CodeType::kCubin;
+  std::string output, value;
+  int files = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (TakeValue(args, i, "--arch", &value)) {
+      options.arch = value;
+    } else if (TakeValue(args, i, "--target", &value)) {
+      if (value == "cubin") {
+        target = jitcache::CodeType::kCubin;
+      } else if (value == "ptx") {
+        target = jitcache::CodeType::kPtx;
+      } else {
+        return UsageError(
+            absl::StrCat("a link makes cubin or ptx, not '", value, "'"));
+      }
+    } else if (TakeValue(args, i, "-o", &value)) {
+      output = value;
+    } else if (absl::StartsWith(arg, "-")) {
+      options.extra_options.push_back(arg);
+    } else {
+      if (absl::Status s = linker.AddFile(arg); !s.ok()) {
+        std::cerr << "jitcache: " << s.message() << "\n";
+        return absl::IsInvalidArgument(s) ? kExitUsage : kExitFailure;
+      }
+      ++files;
+    }
+  }
+  if (files == 0) return UsageError("link needs at least one input file");
+  if (output.empty()) {
+    output = absl::StrCat("a.", jitcache::CodeTypeName(target));
+  }
+  const absl::Time start = absl::Now();
+  absl::StatusOr<jitcache::ObjectCode> code = linker.Link(options, target);
+  const double total_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+  if (!code.ok()) {
+    std::cerr << "jitcache: " << code.status() << "\n";
+    return kExitFailure;
+  }
+  return Report(*code, output, total_ms, "LINK_ERROR");
 }
 
 int Compile(const jitcache::Client& client,
@@ -190,31 +275,7 @@ int Compile(const jitcache::Client& client,
     std::cerr << "jitcache: " << code.status() << "\n";
     return kExitFailure;
   }
-  const std::string served(jitcache::ServedName(code->served));
-  if (!code->compiled) {
-    std::cout << absl::StrFormat(
-        "%s COMPILE_ERROR key %s compile %.1f ms total %.1f ms\n", served,
-        code->cache_key, code->compile_time_us / 1000.0, total_ms);
-    std::cerr << code->log;
-    return kExitCompileError;
-  }
-  std::ofstream out(output, std::ios::binary | std::ios::trunc);
-  out.write(code->bytes.data(),
-            static_cast<std::streamsize>(code->bytes.size()));
-  out.close();
-  if (!out) {
-    std::cerr << "jitcache: cannot write " << output << "\n";
-    return kExitFailure;
-  }
-  std::cout << absl::StrFormat(
-      "%s key %s compile %.1f ms total %.1f ms -> %s (%d bytes)\n", served,
-      code->cache_key, code->compile_time_us / 1000.0, total_ms, output,
-      code->bytes.size());
-  for (const auto& [expr, lowered] : code->symbol_mapping) {
-    std::cout << "  " << expr << " -> " << lowered << "\n";
-  }
-  if (!code->log.empty()) std::cerr << code->log;
-  return 0;
+  return Report(*code, output, total_ms, "COMPILE_ERROR");
 }
 
 }  // namespace
@@ -246,5 +307,6 @@ int main(int argc, char** argv) {
   if (command == "ping") return Ping(*client);
   if (command == "stats") return Stats(*client);
   if (command == "compile") return Compile(*client, rest);
+  if (command == "link") return Link(*client, rest);
   return UsageError(absl::StrCat("unknown command '", command, "'"));
 }

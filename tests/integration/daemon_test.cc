@@ -110,6 +110,8 @@ TEST_F(DaemonTest, EachTargetMissesThenHitsWithIdenticalBytes) {
         EXPECT_GT(first->bytes.size(), 16u);
         EXPECT_THAT(first->bytes, ::testing::Not(HasSubstr(".entry saxpy")));
         break;
+      default:
+        FAIL() << "not a compile target";
     }
   }
 }

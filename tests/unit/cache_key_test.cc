@@ -101,3 +101,56 @@ TEST(CacheKey, FieldBoundariesAreUnambiguous) {
 
 }  // namespace
 }  // namespace jitcache
+
+namespace jitcache {
+namespace {
+
+struct LinkFields {
+  std::string fingerprint = std::string(32, 'a');
+  ObjectKind target = ObjectKind::kCubin;
+  std::vector<std::string> options = {"-arch=sm_90", "-lto"};
+  std::vector<std::pair<ObjectKind, Digest>> inputs = {
+      {ObjectKind::kLtoir, Digest::Of("a")},
+      {ObjectKind::kLtoir, Digest::Of("b")}};
+
+  Digest Key() const {
+    return ComputeLinkKey({fingerprint, target, options, inputs});
+  }
+};
+
+TEST(LinkKey, EveryFieldAndTheInputOrderChangeTheKey) {
+  const Digest base = LinkFields().Key();
+  EXPECT_EQ(LinkFields().Key(), base);
+  const std::vector<std::pair<const char*, std::function<void(LinkFields&)>>>
+      edits = {
+          {"input order",
+           [](LinkFields& f) { std::swap(f.inputs[0], f.inputs[1]); }},
+          {"input kind",
+           [](LinkFields& f) { f.inputs[0].first = ObjectKind::kPtx; }},
+          {"input content",
+           [](LinkFields& f) { f.inputs[1].second = Digest::Of("c"); }},
+          {"input added",
+           [](LinkFields& f) { f.inputs.push_back(f.inputs[0]); }},
+          {"option", [](LinkFields& f) { f.options.push_back("-O3"); }},
+          {"arch", [](LinkFields& f) { f.options[0] = "-arch=sm_80"; }},
+          {"target", [](LinkFields& f) { f.target = ObjectKind::kPtx; }},
+          {"toolchain", [](LinkFields& f) { f.fingerprint[3] = 'z'; }},
+      };
+  for (const auto& [what, edit] : edits) {
+    LinkFields f;
+    edit(f);
+    EXPECT_NE(f.Key(), base) << what;
+  }
+}
+
+TEST(LinkKey, NeverEqualsACompileKeyOfTheSameBytes) {
+  // The request kind is the second field of every key.
+  CompileKeyInput compile;
+  compile.toolchain_fingerprint = std::string(32, 'a');
+  LinkKeyInput link;
+  link.toolchain_fingerprint = compile.toolchain_fingerprint;
+  EXPECT_NE(ComputeCompileKey(compile), ComputeLinkKey(link));
+}
+
+}  // namespace
+}  // namespace jitcache

@@ -226,7 +226,10 @@ TEST_F(ServiceTest, CancelledWaiterLeavesAndTheCompileGoesOn) {
   });
   std::thread stayer(
       [&] { stayer_status = Call(Request("k"), &stayer_response); });
-  while (Stats().waiting() < 3) absl::SleepFor(absl::Milliseconds(2));
+  // All three joined, and the one compile is running (held).
+  while (Stats().waiting() < 3 || compiler_.entered() < 1) {
+    absl::SleepFor(absl::Milliseconds(2));
+  }
   leaver_context.TryCancel();
   leaver.join();  // answered while the compile is still held
   EXPECT_EQ(leaver_status.error_code(), grpc::StatusCode::CANCELLED);
@@ -253,6 +256,7 @@ TEST_F(ServiceTest, WaiterDeadlineIsHonouredAndTheCompileIsStored) {
   v1::CompileResponse response;
   grpc::Status status = stub_->Compile(&context, Request("slow"), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  while (compiler_.entered() < 1) absl::SleepFor(absl::Milliseconds(2));
   EXPECT_EQ(compiler_.calls(), 1);  // still running, held
   compiler_.Release();
   v1::CompileResponse later;
@@ -304,6 +308,46 @@ TEST_F(ServiceTest, LongErrorMessagesAreCutToFitGrpcHeaders) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_LT(status.error_message().size(), 5000u);
   EXPECT_THAT(status.error_message(), HasSubstr("more bytes"));
+}
+
+TEST_F(ServiceTest, LinkHitsAndItsRecordNamesItsInputs) {
+  v1::LinkRequest request;
+  request.add_options("-arch=sm_90");
+  request.set_target(v1::TARGET_CUBIN);
+  for (const char* bytes : {"unit a", "unit b"}) {
+    v1::LinkInput* in = request.add_inputs();
+    in->set_kind(v1::OBJECT_KIND_LTOIR);
+    in->set_data(bytes);
+  }
+  v1::CompileResponse first, second;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->Link(&context, request, &first).ok());
+  }
+  // The same link by digest: the inline inputs were stored.
+  v1::LinkRequest by_digest = request;
+  for (auto& in : *by_digest.mutable_inputs()) {
+    in.set_digest(Digest::Of(in.data()).Hex());
+  }
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->Link(&context, by_digest, &second).ok());
+  }
+  EXPECT_EQ(first.served(), v1::SERVED_MISS);
+  EXPECT_EQ(second.served(), v1::SERVED_HIT);
+  EXPECT_EQ(first.object(), "[unit a][unit b]");
+  EXPECT_EQ(second.object(), first.object());
+  EXPECT_EQ(compiler_.calls(), 1);
+
+  auto sound = store_->Verify();
+  ASSERT_TRUE(sound.ok());
+  EXPECT_TRUE(sound->ok());
+  const Digest input = Digest::Of("unit b");
+  const KvWrite erase{Column::kObjects, input.AsBytes(), {}, true};
+  ASSERT_TRUE(store_->backend().Write({&erase, 1}).ok());
+  auto report = store_->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->dangling_records, 1u) << "a link outlived its input";
 }
 
 TEST_F(ServiceTest, ObjectLostFromStoreIsRecompiled) {

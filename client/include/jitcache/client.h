@@ -33,7 +33,8 @@ struct DaemonInfo {
 // The daemon's counters (see StatsResponse in jitcache.proto).
 struct DaemonStats {
   uint64_t requests = 0, hits = 0, misses = 0, joins = 0;
-  uint64_t compile_errors = 0, compiles = 0;
+  uint64_t compile_errors = 0, compiles = 0;  // compiles: builds that ran
+  uint64_t link_requests = 0, link_errors = 0;
   std::map<std::string, uint64_t> rejected;  // by reason
   uint64_t queued = 0, running = 0;
   double compile_seconds_spent = 0, compile_seconds_saved = 0;
@@ -59,6 +60,27 @@ class Client {
   absl::StatusOr<ObjectCode> Compile(const Program& program,
                                      const ProgramOptions& options,
                                      CodeType target) const;
+
+  // Content-addressed objects (digests are lower-case hex SHA-256).
+  absl::StatusOr<std::vector<std::string>> FindMissingObjects(
+      const std::vector<std::string>& digests) const;
+  // DATA_LOSS when the bytes do not hash to `digest`.
+  absl::Status UploadObject(const std::string& digest, CodeType kind,
+                            const std::string& bytes) const;
+  // NOT_FOUND naming the digest when the daemon does not have it.
+  absl::StatusOr<ObjectCode> FetchObject(const std::string& digest) const;
+
+  // One input of a link: by digest (the daemon must have it) or by bytes.
+  struct LinkInput {
+    CodeType kind = CodeType::kLtoir;
+    std::string name;
+    std::string digest;  // used when not empty
+    std::string bytes;   // used otherwise
+  };
+  // The Link RPC as it is; Linker adds hashing and uploads on top.
+  absl::StatusOr<ObjectCode> Link(const std::vector<LinkInput>& inputs,
+                                  const std::vector<std::string>& options,
+                                  CodeType target) const;
 
   const std::string& socket_path() const;
 

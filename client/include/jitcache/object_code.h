@@ -3,21 +3,27 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/strings/string_view.h"
 
 namespace jitcache {
 
-enum class CodeType { kPtx, kCubin, kLtoir };
-absl::string_view CodeTypeName(CodeType type);
+// What an object is. kFatbin, kObject (a host object with device code) and
+// kLibrary (a host archive) are link inputs only.
+enum class CodeType { kPtx, kCubin, kLtoir, kFatbin, kObject, kLibrary };
+absl::string_view CodeTypeName(CodeType type);  // "ptx", "cubin", ...
+// By name ("ptx", "ltoir", ...) or by file extension (".ltoir", ".o", ...).
+std::optional<CodeType> ParseCodeType(absl::string_view name);
+std::optional<CodeType> CodeTypeForFile(absl::string_view path);
 
 // How a result was produced.
 enum class Served { kHit, kMiss, kJoined, kLocal };
 absl::string_view ServedName(Served served);
 
-// The result of a compile: the object, or (when compiled() is false) the
-// compile log that says why there is none. A value type; not synchronised.
+// The result of a compile or link: the object, or (when compiled is false)
+// the log that says why there is none. A value type; not synchronised.
 struct ObjectCode {
   bool compiled = false;
   std::string bytes;

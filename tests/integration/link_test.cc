@@ -1,0 +1,205 @@
+// Link-time optimisation through the daemon: real NVRTC, real nvJitLink.
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/digest.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jitcache/client.h"
+#include "jitcache/linker.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/elf_symbols.h"
+#include "tests/testing/temp_dir.h"
+
+namespace jitcache {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Unit A: a CUB block sort kernel that calls a device function of unit B.
+constexpr char kUnitA[] = R"(
+#include <cub/block/block_radix_sort.cuh>
+extern __device__ int transform(int v);
+extern "C" __global__ void sort_transformed(int* data) {
+  using Sort = cub::BlockRadixSort<int, 128, 4>;
+  __shared__ Sort::TempStorage temp;
+  int items[4];
+  for (int i = 0; i < 4; ++i) items[i] = transform(data[threadIdx.x * 4 + i]);
+  Sort(temp).Sort(items);
+  for (int i = 0; i < 4; ++i) data[threadIdx.x * 4 + i] = items[i];
+}
+)";
+constexpr char kUnitB[] =
+    "__device__ int transform(int v) { return 3 * v + 1; }";
+constexpr char kUnitB2[] = "__device__ int transform(int v) { return 5 * v; }";
+
+class LinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    daemon_ = std::make_unique<testing::DaemonProcess>(dir_.Sub("s.sock"),
+                                                       dir_.Sub("store"));
+    ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
+    client_ = std::make_unique<Client>(
+        *Client::Connect({.socket_path = dir_.Sub("s.sock")}));
+  }
+
+  ObjectCode Ltoir(const char* source, const char* name) {
+    ProgramOptions options;
+    options.arch = "sm_90";
+    options.relocatable_device_code = true;
+    auto code =
+        client_->Compile(Program(source, name), options, CodeType::kLtoir);
+    EXPECT_TRUE(code.ok()) << code.status();
+    EXPECT_TRUE(code->compiled) << code->log;
+    return *code;
+  }
+
+  static LinkerOptions Sm90() {
+    LinkerOptions options;
+    options.arch = "sm_90";
+    return options;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<testing::DaemonProcess> daemon_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(LinkTest, TwoLtoUnitsLinkIntoACubinAndTheSecondLinkHits) {
+  const ObjectCode a = Ltoir(kUnitA, "a.cu");
+  const ObjectCode b = Ltoir(kUnitB, "b.cu");
+  Linker linker(*client_);
+  linker.Add(a).Add(b);
+  auto first = linker.Link(Sm90());
+  auto second = linker.Link(Sm90());
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_TRUE(first->compiled) << first->log;
+  EXPECT_EQ(first->served, Served::kMiss);
+  EXPECT_EQ(second->served, Served::kHit);
+  EXPECT_EQ(second->bytes, first->bytes);
+  EXPECT_EQ(second->cache_key, first->cache_key);
+
+  bool exported = false;
+  for (const auto& sym : testing::ElfSymbols(first->bytes)) {
+    if (sym.name == "sort_transformed" && sym.type == 2 && sym.binding == 1) {
+      exported = true;
+    }
+  }
+  EXPECT_TRUE(exported) << "the linked cubin does not export the kernel";
+  auto stats = client_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->link_requests, 2u);
+}
+
+TEST_F(LinkTest, ChangingOneInputChangesTheLinkKey) {
+  const ObjectCode a = Ltoir(kUnitA, "a.cu");
+  Linker one(*client_), two(*client_);
+  one.Add(a).Add(Ltoir(kUnitB, "b.cu"));
+  two.Add(a).Add(Ltoir(kUnitB2, "b.cu"));
+  auto first = one.Link(Sm90());
+  auto second = two.Link(Sm90());
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_NE(first->cache_key, second->cache_key);
+  EXPECT_EQ(second->served, Served::kMiss);
+  EXPECT_NE(first->bytes, second->bytes);
+}
+
+TEST_F(LinkTest, UndefinedSymbolIsALinkErrorWithTheLogCachedLikeAResult) {
+  Linker linker(*client_);
+  linker.Add(Ltoir(kUnitA, "a.cu"));
+  auto first = linker.Link(Sm90());
+  auto second = linker.Link(Sm90());
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_FALSE(first->compiled);
+  EXPECT_THAT(first->log, HasSubstr("Unresolved extern function"));
+  EXPECT_EQ(second->served, Served::kHit);
+  EXPECT_EQ(second->log, first->log);
+  EXPECT_EQ(client_->Stats()->link_errors, 2u);
+}
+
+TEST_F(LinkTest, UploadWhoseBytesDoNotMatchTheDigestIsRefused) {
+  const std::string claimed = Digest::Of("what was promised").Hex();
+  absl::Status s =
+      client_->UploadObject(claimed, CodeType::kLtoir, "other bytes");
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(s.message()), HasSubstr(claimed));
+  auto fetched = client_->FetchObject(claimed);
+  EXPECT_EQ(fetched.status().code(), absl::StatusCode::kNotFound);
+
+  const std::string bytes = "honest bytes";
+  const std::string digest = Digest::Of(bytes).Hex();
+  ASSERT_TRUE(client_->UploadObject(digest, CodeType::kLtoir, bytes).ok());
+  auto missing = client_->FindMissingObjects({digest, claimed});
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(*missing, std::vector<std::string>{claimed});
+  auto back = client_->FetchObject(digest);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->bytes, bytes);
+  EXPECT_EQ(back->code_type, CodeType::kLtoir);
+}
+
+TEST_F(LinkTest, LinkingAnObjectTheStoreLacksIsNotFoundNamingTheDigest) {
+  const std::string digest = Digest::Of("never uploaded").Hex();
+  auto code = client_->Link({{CodeType::kLtoir, "ghost.ltoir", digest, ""}},
+                            {"-arch=sm_90"}, CodeType::kCubin);
+  ASSERT_FALSE(code.ok());
+  EXPECT_EQ(code.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(code.status().message()), HasSubstr(digest));
+}
+
+TEST_F(LinkTest, BadLinkRequestsAreInvalidArgument) {
+  const ObjectCode b = Ltoir(kUnitB, "b.cu");
+  Linker linker(*client_);
+  linker.Add(b);
+  LinkerOptions no_arch;
+  EXPECT_EQ(linker.Link(no_arch).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  LinkerOptions unknown = Sm90();
+  unknown.extra_options = {"-frobnicate"};
+  auto bad = linker.Link(unknown);
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("unknown nvJitLink option"));
+  LinkerOptions timing = Sm90();
+  timing.extra_options = {"-time"};
+  EXPECT_THAT(std::string(linker.Link(timing).status().message()),
+              HasSubstr("refused"));
+  EXPECT_EQ(Linker(*client_).Link(Sm90()).status().code(),
+            absl::StatusCode::kInvalidArgument);  // no inputs
+}
+
+TEST_F(LinkTest, SixteenProcessesAskingForTheSameLinkGetOneLink) {
+  const ObjectCode a = Ltoir(kUnitA, "a.cu");
+  const ObjectCode b = Ltoir(kUnitB, "b.cu");
+  std::ofstream(dir_.Sub("a.ltoir"), std::ios::binary) << a.bytes;
+  std::ofstream(dir_.Sub("b.ltoir"), std::ios::binary) << b.bytes;
+  const uint64_t builds_before = client_->Stats()->compiles;
+  constexpr int kProcesses = 16;
+  std::vector<testing::ProcessResult> results(kProcesses);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kProcesses; ++i) {
+    threads.emplace_back([&, i] {
+      results[i] = testing::RunProcess(
+          {testing::CliBinary(), "--socket", dir_.Sub("s.sock"), "link",
+           dir_.Sub("a.ltoir"), dir_.Sub("b.ltoir"), "--arch", "sm_90", "-o",
+           dir_.Sub("out" + std::to_string(i) + ".cubin")});
+    });
+  }
+  for (auto& t : threads) t.join();
+  int misses = 0;
+  for (const auto& r : results) {
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    misses += r.output.rfind("MISS ", 0) == 0;
+  }
+  auto stats = client_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->compiles - builds_before, 1u) << "more than one link ran";
+  EXPECT_EQ(misses, 1);
+  EXPECT_EQ(stats->link_requests, static_cast<uint64_t>(kProcesses));
+}
+
+}  // namespace
+}  // namespace jitcache
