@@ -85,8 +85,8 @@ absl::StatusOr<std::string> ReadOutput(nvrtcProgram prog, ObjectKind target) {
       }
       break;
     default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "NVRTC does not produce ", ObjectKindName(target)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("NVRTC does not produce ", ObjectKindName(target)));
   }
   if (absl::Status s = FromNvrtc(r, "reading NVRTC output"); !s.ok()) return s;
   if (out.empty()) {
