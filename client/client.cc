@@ -2,13 +2,22 @@
 
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
+#include <grpcpp/completion_queue.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
+#include <grpcpp/support/async_unary_call.h>
 #include <grpcpp/support/channel_arguments.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "client/local_compiler.h"
 #include "common/paths.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
 
@@ -61,6 +70,15 @@ Served FromWire(v1::Served served) {
   }
 }
 
+// The daemon is not there (no socket, refused, shutting down) or did not
+// answer in time: cases where compiling locally is the better answer. A
+// DEADLINE_EXCEEDED from the daemon's own compile-time limit is not one.
+bool DaemonUnreachable(const grpc::Status& s) {
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) return true;
+  return s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+         s.error_message().find("compile-time limit") == std::string::npos;
+}
+
 ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
                         const std::string& name) {
   ObjectCode code;
@@ -81,10 +99,25 @@ ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
 
 }  // namespace
 
+// One asynchronous RPC: the poller thread calls Done when it completes.
+struct PendingCall {
+  virtual ~PendingCall() = default;
+  virtual void Done() = 0;
+  grpc::ClientContext context;
+  grpc::Status status;
+};
+
+// Asynchronous calls use gRPC's completion-queue API with one poller thread
+// per Client, however many calls are in flight. (gRPC 1.51's callback client
+// crashed in its own "nexting" threads when channels came and went.)
 struct Client::Impl {
   std::string socket_path;
   ClientOptions options;
   std::unique_ptr<v1::JitCache::Stub> stub;
+  grpc::CompletionQueue cq;
+  std::thread poller;
+  absl::Mutex mu;
+  absl::flat_hash_set<PendingCall*> in_flight ABSL_GUARDED_BY(mu);
 
   // Every call has a deadline and names this process, so that the daemon
   // shares its workers fairly between processes.
@@ -93,6 +126,48 @@ struct Client::Impl {
     context.AddMetadata("jitcache-client", client_id);
   }
   std::string client_id = absl::StrCat(getpid());
+
+  void Track(PendingCall* call) {
+    absl::MutexLock lock(&mu);
+    in_flight.insert(call);
+  }
+
+  void Poll() {
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq.Next(&tag, &ok)) {
+      auto* call = static_cast<PendingCall*>(tag);
+      {
+        absl::MutexLock lock(&mu);
+        in_flight.erase(call);
+      }
+      call->Done();  // deletes the call
+    }
+  }
+
+  ~Impl() {
+    {
+      // Calls still in flight end now (CANCELLED) rather than at their
+      // deadline; their handles see the cancellation.
+      absl::MutexLock lock(&mu);
+      for (PendingCall* call : in_flight) call->context.TryCancel();
+    }
+    cq.Shutdown();
+    if (poller.joinable()) poller.join();
+  }
+};
+
+// A unary call started on the Client's queue; `finish` turns its response
+// or status into the handle's result.
+template <typename Response>
+struct UnaryCall final : PendingCall {
+  Response response;
+  std::unique_ptr<grpc::ClientAsyncResponseReader<Response>> reader;
+  std::function<void(UnaryCall&)> finish;
+  void Done() override {
+    finish(*this);
+    delete this;
+  }
 };
 
 absl::StatusOr<Client> Client::Connect(ClientOptions options) {
@@ -100,6 +175,10 @@ absl::StatusOr<Client> Client::Connect(ClientOptions options) {
   impl->socket_path =
       options.socket_path.empty() ? DefaultSocketPath() : options.socket_path;
   impl->options = std::move(options);
+  if (const char* off = std::getenv("JITCACHE_NO_FALLBACK");
+      off != nullptr && *off != '\0' && std::string(off) != "0") {
+    impl->options.local_fallback = false;
+  }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
@@ -112,6 +191,7 @@ absl::StatusOr<Client> Client::Connect(ClientOptions options) {
       grpc::CreateCustomChannel(absl::StrCat("unix:", impl->socket_path),
                                 grpc::InsecureChannelCredentials(), args);
   impl->stub = v1::JitCache::NewStub(channel);
+  impl->poller = std::thread([raw = impl.get()] { raw->Poll(); });
   return Client(std::move(impl));
 }
 
@@ -168,6 +248,12 @@ absl::StatusOr<DaemonStats> Client::Stats() const {
 absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
                                            const ProgramOptions& options,
                                            CodeType target) const {
+  return CompileAsync(program, options, target).get();
+}
+
+AsyncResult<ObjectCode> Client::CompileAsync(const Program& program,
+                                             const ProgramOptions& options,
+                                             CodeType target) const {
   v1::CompileRequest request;
   request.set_source(program.source());
   request.set_program_name(program.name());
@@ -184,13 +270,73 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   }
   request.set_target(ToWire(target));
 
-  grpc::ClientContext context;
-  impl_->Prepare(context, impl_->options.compile_deadline);
-  v1::CompileResponse response;
-  grpc::Status s = impl_->stub->Compile(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
+  auto state = std::make_shared<AsyncResult<ObjectCode>::State>();
+  auto* call = new UnaryCall<v1::CompileResponse>();
+  call->finish =
+      [state, program, options, target,
+       fallback = impl_->options.local_fallback,
+       socket = impl_->socket_path](UnaryCall<v1::CompileResponse>& done) {
+        if (done.status.ok()) {
+          state->result = ToObjectCode(done.response, target, program.name());
+          state->done.Notify();
+          return;
+        }
+        if (fallback && DaemonUnreachable(done.status)) {
+          // NVRTC takes seconds: not on the poller thread.
+          std::thread([state, program, options, target] {
+            state->result = internal::CompileLocally(program, options, target);
+            state->done.Notify();
+          }).detach();
+          return;
+        }
+        state->result = FromGrpc(done.status, socket);
+        state->done.Notify();
+      };
+  impl_->Prepare(call->context, impl_->options.compile_deadline);
+  impl_->Track(call);
+  call->reader = impl_->stub->AsyncCompile(&call->context, request, &impl_->cq);
+  call->reader->Finish(&call->response, &call->status, call);
+  return AsyncResult<ObjectCode>(std::move(state));
+}
 
-  return ToObjectCode(response, target, program.name());
+std::vector<Client::PrecompileOutcome> Client::Precompile(
+    const std::vector<std::pair<Program, ProgramOptions>>& programs,
+    const std::vector<std::string>& archs, CodeType target,
+    const std::function<void(size_t, size_t)>& progress) const {
+  // A bounded number in flight: enough to keep every daemon worker busy,
+  // few enough not to fill the daemon's queue on a large manifest.
+  constexpr size_t kInFlight = 64;
+  std::vector<PrecompileOutcome> outcomes;
+  std::vector<AsyncResult<ObjectCode>> pending;
+  for (size_t p = 0; p < programs.size(); ++p) {
+    for (const std::string& arch : archs) {
+      outcomes.push_back({p, arch, absl::UnknownError("not started")});
+    }
+  }
+  size_t next = 0, done = 0;
+  std::vector<size_t> in_flight;  // indexes into outcomes
+  while (done < outcomes.size()) {
+    while (next < outcomes.size() && in_flight.size() < kInFlight) {
+      const auto& [program, options] = programs[outcomes[next].program];
+      ProgramOptions per_arch = options;
+      per_arch.arch = outcomes[next].arch;
+      pending.push_back(CompileAsync(program, per_arch, target));
+      in_flight.push_back(next++);
+    }
+    // Collect whatever has finished; wait briefly on the oldest otherwise.
+    pending[in_flight.front()].wait(absl::Milliseconds(20));
+    for (auto it = in_flight.begin(); it != in_flight.end();) {
+      if (pending[*it].is_complete()) {
+        outcomes[*it].code = pending[*it].get();
+        ++done;
+        if (progress) progress(done, outcomes.size());
+        it = in_flight.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  return outcomes;
 }
 
 absl::StatusOr<std::vector<std::string>> Client::FindMissingObjects(
@@ -241,6 +387,12 @@ absl::StatusOr<ObjectCode> Client::FetchObject(
 absl::StatusOr<ObjectCode> Client::Link(const std::vector<LinkInput>& inputs,
                                         const std::vector<std::string>& options,
                                         CodeType target) const {
+  return LinkAsync(inputs, options, target).get();
+}
+
+AsyncResult<ObjectCode> Client::LinkAsync(
+    const std::vector<LinkInput>& inputs,
+    const std::vector<std::string>& options, CodeType target) const {
   v1::LinkRequest request;
   for (const LinkInput& input : inputs) {
     v1::LinkInput* in = request.add_inputs();
@@ -254,12 +406,21 @@ absl::StatusOr<ObjectCode> Client::Link(const std::vector<LinkInput>& inputs,
   }
   for (const auto& o : options) request.add_options(o);
   request.set_target(ToWire(target));
-  grpc::ClientContext context;
-  impl_->Prepare(context, impl_->options.compile_deadline);
-  v1::CompileResponse response;
-  grpc::Status s = impl_->stub->Link(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
-  return ToObjectCode(response, target, "link");
+
+  auto state = std::make_shared<AsyncResult<ObjectCode>::State>();
+  auto* call = new UnaryCall<v1::CompileResponse>();
+  call->finish = [state, target, socket = impl_->socket_path](
+                     UnaryCall<v1::CompileResponse>& done) {
+    state->result = done.status.ok() ? absl::StatusOr<ObjectCode>(ToObjectCode(
+                                           done.response, target, "link"))
+                                     : FromGrpc(done.status, socket);
+    state->done.Notify();
+  };
+  impl_->Prepare(call->context, impl_->options.compile_deadline);
+  impl_->Track(call);
+  call->reader = impl_->stub->AsyncLink(&call->context, request, &impl_->cq);
+  call->reader->Finish(&call->response, &call->status, call);
+  return AsyncResult<ObjectCode>(std::move(state));
 }
 
 }  // namespace jitcache

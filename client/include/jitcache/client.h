@@ -2,20 +2,54 @@
 #define JITCACHE_CLIENT_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "jitcache/object_code.h"
 #include "jitcache/program.h"
 
 namespace jitcache {
 
+// The result of an asynchronous call. Copyable handle to shared state; safe
+// to poll from any thread.
+template <typename T>
+class AsyncResult {
+ public:
+  struct State {
+    absl::Notification done;
+    absl::StatusOr<T> result = absl::UnknownError("not complete");
+  };
+  explicit AsyncResult(std::shared_ptr<State> state)
+      : state_(std::move(state)) {}
+
+  // Never blocks.
+  bool is_complete() const { return state_->done.HasBeenNotified(); }
+  // True when complete within `timeout`.
+  bool wait(absl::Duration timeout) const {
+    return state_->done.WaitForNotificationWithTimeout(timeout);
+  }
+  // Waits for completion.
+  const absl::StatusOr<T>& get() const {
+    state_->done.WaitForNotification();
+    return state_->result;
+  }
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
 struct ClientOptions {
   std::string socket_path;  // empty: JITCACHE_SOCKET or the default socket
+  // When the daemon cannot be reached (no socket, refused, client deadline),
+  // compile in this process with NVRTC instead (served LOCAL).
+  // JITCACHE_NO_FALLBACK=1 in the environment turns this off.
+  bool local_fallback = true;
   absl::Duration ping_deadline = absl::Seconds(5);
   // Covers queueing and the compile itself (the daemon's own limit is 10 min).
   absl::Duration compile_deadline = absl::Minutes(15);
@@ -60,6 +94,26 @@ class Client {
   absl::StatusOr<ObjectCode> Compile(const Program& program,
                                      const ProgramOptions& options,
                                      CodeType target) const;
+  // Returns at once; any number may be in flight from one thread (gRPC's
+  // callback API: no thread per call).
+  AsyncResult<ObjectCode> CompileAsync(const Program& program,
+                                       const ProgramOptions& options,
+                                       CodeType target) const;
+
+  // Compiles every program for every architecture (options.arch is
+  // replaced), in parallel, without loading anything. Outcomes come in the
+  // order program 0 x archs, program 1 x archs, ...; `progress` (optional)
+  // is called with (done, total) as they complete.
+  struct PrecompileOutcome {
+    size_t program = 0;
+    std::string arch;
+    absl::StatusOr<ObjectCode> code;
+  };
+  std::vector<PrecompileOutcome> Precompile(
+      const std::vector<std::pair<Program, ProgramOptions>>& programs,
+      const std::vector<std::string>& archs, CodeType target,
+      const std::function<void(size_t done, size_t total)>& progress = {})
+      const;
 
   // Content-addressed objects (digests are lower-case hex SHA-256).
   absl::StatusOr<std::vector<std::string>> FindMissingObjects(
@@ -81,6 +135,9 @@ class Client {
   absl::StatusOr<ObjectCode> Link(const std::vector<LinkInput>& inputs,
                                   const std::vector<std::string>& options,
                                   CodeType target) const;
+  AsyncResult<ObjectCode> LinkAsync(const std::vector<LinkInput>& inputs,
+                                    const std::vector<std::string>& options,
+                                    CodeType target) const;
 
   const std::string& socket_path() const;
 

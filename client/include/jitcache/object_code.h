@@ -6,9 +6,12 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace jitcache {
+
+class Library;
 
 // What an object is. kFatbin, kObject (a host object with device code) and
 // kLibrary (a host archive) are link inputs only.
@@ -36,6 +39,10 @@ struct ObjectCode {
   std::string cache_key;        // hex
   std::string object_digest;    // hex; empty without an object
   int64_t compile_time_us = 0;  // time the compile took when it ran
+
+  // Loads the object through the driver (see jitcache/library.h, which
+  // callers include): Library::Load(*this).
+  absl::StatusOr<Library> Load() const;
 };
 
 }  // namespace jitcache
