@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -300,34 +301,37 @@ AsyncResult<ObjectCode> Client::CompileAsync(const Program& program,
 }
 
 std::vector<Client::PrecompileOutcome> Client::Precompile(
-    const std::vector<std::pair<Program, ProgramOptions>>& programs,
-    const std::vector<std::string>& archs, CodeType target,
+    const std::vector<PrecompileItem>& items,
     const std::function<void(size_t, size_t)>& progress) const {
   // A bounded number in flight: enough to keep every daemon worker busy,
   // few enough not to fill the daemon's queue on a large manifest.
   constexpr size_t kInFlight = 64;
   std::vector<PrecompileOutcome> outcomes;
-  std::vector<AsyncResult<ObjectCode>> pending;
-  for (size_t p = 0; p < programs.size(); ++p) {
-    for (const std::string& arch : archs) {
-      outcomes.push_back({p, arch, absl::UnknownError("not started")});
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].archs.empty()) {
+      outcomes.push_back({i, items[i].options.arch, absl::UnknownError("")});
+    }
+    for (const std::string& arch : items[i].archs) {
+      outcomes.push_back({i, arch, absl::UnknownError("")});
     }
   }
+  std::vector<std::optional<AsyncResult<ObjectCode>>> pending(outcomes.size());
   size_t next = 0, done = 0;
   std::vector<size_t> in_flight;  // indexes into outcomes
   while (done < outcomes.size()) {
     while (next < outcomes.size() && in_flight.size() < kInFlight) {
-      const auto& [program, options] = programs[outcomes[next].program];
-      ProgramOptions per_arch = options;
-      per_arch.arch = outcomes[next].arch;
-      pending.push_back(CompileAsync(program, per_arch, target));
+      const PrecompileItem& item = items[outcomes[next].item];
+      ProgramOptions options = item.options;
+      options.arch = outcomes[next].arch;
+      pending[next] = CompileAsync(item.program, options, item.target);
       in_flight.push_back(next++);
     }
     // Collect whatever has finished; wait briefly on the oldest otherwise.
-    pending[in_flight.front()].wait(absl::Milliseconds(20));
+    pending[in_flight.front()]->wait(absl::Milliseconds(20));
     for (auto it = in_flight.begin(); it != in_flight.end();) {
-      if (pending[*it].is_complete()) {
-        outcomes[*it].code = pending[*it].get();
+      if (pending[*it]->is_complete()) {
+        outcomes[*it].code = pending[*it]->get();
+        pending[*it].reset();
         ++done;
         if (progress) progress(done, outcomes.size());
         it = in_flight.erase(it);

@@ -1,4 +1,6 @@
 // jitcache: the command-line client of jitcached.
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -6,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "jitcache/client.h"
@@ -33,6 +37,15 @@ Commands:
       Prints how the request was served (HIT, MISS or JOINED), the cache key,
       the compile time and the lowered names. Exit status 1 when the program
       does not compile (the log goes to stderr).
+  precompile MANIFEST
+      Compile every program a manifest lists, in parallel, without writing
+      or loading anything: it warms the daemon's store. One program per line,
+      with the flags of `compile` (not -o); --arch takes a comma list and the
+      program is compiled for each; quote with '...' or "..."; # comments.
+      Paths are relative to the manifest. Example line:
+        kernels/sort.cu --target cubin --arch sm_80,sm_90 --name-expression 'sort<128, 4>'
+      Shows a progress bar on stderr and a table of results. Exit status 1
+      when a program does not compile, 3 when a request failed.
   link FILE... [flags] [nvJitLink options]
       Link objects through jitcached (cached like compiles). Each FILE's kind
       comes from its extension: .ltoir, .ptx, .cubin, .fatbin, .o, .a.
@@ -204,78 +217,251 @@ int Link(const jitcache::Client& client, const std::vector<std::string>& args) {
   return Report(*code, output, total_ms, "LINK_ERROR");
 }
 
-int Compile(const jitcache::Client& client,
-            const std::vector<std::string>& args) {
-  std::string file, output, program_name, value;
-  jitcache::CodeType target = jitcache::CodeType::kPtx;
+// What one `compile` command line (or manifest line) asks for.
+struct CompileArgs {
+  jitcache::Program program{""};
   jitcache::ProgramOptions options;
+  jitcache::CodeType target = jitcache::CodeType::kPtx;
+  std::vector<std::string> archs;  // --arch, possibly a comma list
+  std::string file;
+  std::string output;
+};
+
+// Parses compile flags; relative paths are taken from `base_dir` (empty:
+// the working directory). INVALID_ARGUMENT for usage errors, NOT_FOUND for
+// files that cannot be read.
+absl::StatusOr<CompileArgs> ParseCompileArgs(
+    const std::vector<std::string>& args, const std::string& base_dir) {
+  auto path = [&base_dir](const std::string& p) {
+    return base_dir.empty() || absl::StartsWith(p, "/")
+               ? p
+               : absl::StrCat(base_dir, "/", p);
+  };
+  CompileArgs out;
+  std::string program_name, value;
   std::vector<std::pair<std::string, std::string>> headers;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (TakeValue(args, i, "--arch", &value)) {
-      options.arch = value;
+      for (absl::string_view a :
+           absl::StrSplit(value, ',', absl::SkipEmpty())) {
+        out.archs.emplace_back(a);
+      }
     } else if (TakeValue(args, i, "--target", &value)) {
-      if (value == "ptx") {
-        target = jitcache::CodeType::kPtx;
-      } else if (value == "cubin") {
-        target = jitcache::CodeType::kCubin;
-      } else if (value == "ltoir") {
-        target = jitcache::CodeType::kLtoir;
-      } else {
-        return UsageError(
+      std::optional<jitcache::CodeType> type = jitcache::ParseCodeType(value);
+      if (!type || (*type != jitcache::CodeType::kPtx &&
+                    *type != jitcache::CodeType::kCubin &&
+                    *type != jitcache::CodeType::kLtoir)) {
+        return absl::InvalidArgumentError(
             absl::StrCat("unknown target '", value, "' (ptx, cubin or ltoir)"));
       }
+      out.target = *type;
     } else if (TakeValue(args, i, "--name-expression", &value)) {
-      options.name_expressions.push_back(value);
+      out.options.name_expressions.push_back(value);
     } else if (TakeValue(args, i, "--header", &value)) {
       const size_t eq = value.find('=');
       if (eq == std::string::npos) {
-        return UsageError("--header takes NAME=FILE");
+        return absl::InvalidArgumentError("--header takes NAME=FILE");
       }
-      std::optional<std::string> contents = ReadFile(value.substr(eq + 1));
-      if (!contents) {
-        std::cerr << "jitcache: cannot read " << value.substr(eq + 1) << "\n";
-        return kExitFailure;
-      }
+      const std::string file = path(value.substr(eq + 1));
+      std::optional<std::string> contents = ReadFile(file);
+      if (!contents)
+        return absl::NotFoundError(absl::StrCat("cannot read ", file));
       headers.emplace_back(value.substr(0, eq), *std::move(contents));
     } else if (TakeValue(args, i, "--program-name", &value)) {
       program_name = value;
     } else if (TakeValue(args, i, "-o", &value)) {
-      output = value;
-    } else if (file.empty() && !absl::StartsWith(arg, "-")) {
-      file = arg;
+      out.output = value;
+    } else if (out.file.empty() && !absl::StartsWith(arg, "-")) {
+      out.file = path(arg);
     } else {
-      options.extra_options.push_back(arg);
+      out.options.extra_options.push_back(arg);
     }
   }
-  if (file.empty()) return UsageError("compile needs a FILE.cu");
-  std::optional<std::string> source = ReadFile(file);
+  if (out.file.empty()) return absl::InvalidArgumentError("no FILE.cu given");
+  std::optional<std::string> source = ReadFile(out.file);
   if (!source) {
-    std::cerr << "jitcache: cannot read " << file << "\n";
-    return kExitFailure;
+    return absl::NotFoundError(absl::StrCat("cannot read ", out.file));
   }
   if (program_name.empty()) {
-    program_name = file.substr(file.find_last_of('/') + 1);
+    program_name = out.file.substr(out.file.find_last_of('/') + 1);
   }
+  out.program = jitcache::Program(*std::move(source), program_name);
+  for (auto& [name, contents] : headers) {
+    out.program.AddHeader(std::move(name), std::move(contents));
+  }
+  return out;
+}
+
+int Compile(const jitcache::Client& client,
+            const std::vector<std::string>& args) {
+  absl::StatusOr<CompileArgs> parsed = ParseCompileArgs(args, "");
+  if (!parsed.ok()) {
+    if (absl::IsInvalidArgument(parsed.status())) {
+      return UsageError(parsed.status().message());
+    }
+    std::cerr << "jitcache: " << parsed.status().message() << "\n";
+    return kExitFailure;
+  }
+  if (parsed->archs.size() > 1) {
+    return UsageError("compile takes one --arch (precompile takes several)");
+  }
+  if (!parsed->archs.empty()) parsed->options.arch = parsed->archs[0];
+  std::string output = parsed->output;
   if (output.empty()) {
+    const std::string& file = parsed->file;
     const size_t dot = file.find_last_of('.');
     output = absl::StrCat(dot == std::string::npos ? file : file.substr(0, dot),
-                          ".", jitcache::CodeTypeName(target));
+                          ".", jitcache::CodeTypeName(parsed->target));
   }
-  jitcache::Program program(*std::move(source), program_name);
-  for (auto& [name, contents] : headers) {
-    program.AddHeader(std::move(name), std::move(contents));
-  }
-
   const absl::Time start = absl::Now();
   absl::StatusOr<jitcache::ObjectCode> code =
-      client.Compile(program, options, target);
+      client.Compile(parsed->program, parsed->options, parsed->target);
   const double total_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   if (!code.ok()) {
     std::cerr << "jitcache: " << code.status() << "\n";
     return kExitFailure;
   }
   return Report(*code, output, total_ms, "COMPILE_ERROR");
+}
+
+// Splits a manifest line into words: whitespace separates, '...' and "..."
+// quote, # starts a comment outside quotes.
+absl::StatusOr<std::vector<std::string>> SplitWords(absl::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (char c : line) {
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else {
+        word.push_back(c);
+      }
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '#') {
+      break;
+    } else if (absl::ascii_isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word.push_back(c);
+      in_word = true;
+    }
+  }
+  if (quote != 0) return absl::InvalidArgumentError("unclosed quote");
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
+int Precompile(const jitcache::Client& client,
+               const std::vector<std::string>& args) {
+  if (args.size() != 1) return UsageError("precompile takes one MANIFEST");
+  const std::string& manifest = args[0];
+  std::ifstream in(manifest);
+  if (!in) {
+    std::cerr << "jitcache: cannot read " << manifest << "\n";
+    return kExitFailure;
+  }
+  const size_t slash = manifest.find_last_of('/');
+  const std::string base =
+      slash == std::string::npos ? "" : manifest.substr(0, slash);
+  // Lines are grouped by (target, archs): each group is one Precompile call.
+  struct Entry {
+    CompileArgs args;
+    int line;
+  };
+  std::vector<Entry> entries;
+  std::string text;
+  for (int number = 1; std::getline(in, text); ++number) {
+    absl::StatusOr<std::vector<std::string>> words = SplitWords(text);
+    if (!words.ok()) {
+      return UsageError(
+          absl::StrCat(manifest, ":", number, ": ", words.status().message()));
+    }
+    if (words->empty()) continue;
+    absl::StatusOr<CompileArgs> parsed = ParseCompileArgs(*words, base);
+    if (!parsed.ok()) {
+      std::cerr << "jitcache: " << manifest << ":" << number << ": "
+                << parsed.status().message() << "\n";
+      return absl::IsInvalidArgument(parsed.status()) ? kExitUsage
+                                                      : kExitFailure;
+    }
+    entries.push_back({*std::move(parsed), number});
+  }
+  size_t total = 0;
+  for (const Entry& e : entries)
+    total += std::max<size_t>(1, e.args.archs.size());
+  if (total == 0) return UsageError(absl::StrCat(manifest, " lists nothing"));
+
+  // Progress on stderr, redrawn in place on a terminal.
+  const bool tty = isatty(STDERR_FILENO);
+  size_t finished = 0;
+  auto progress = [&](size_t) {
+    ++finished;
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(kWidth * finished / total);
+    std::cerr << (tty ? "\r" : "") << "[" << std::string(filled, '#')
+              << std::string(kWidth - filled, '.') << "] " << finished << "/"
+              << total << (tty ? "" : "\n") << std::flush;
+  };
+  struct Row {
+    std::string program, arch;
+    absl::StatusOr<jitcache::ObjectCode> code;
+  };
+  std::vector<jitcache::Client::PrecompileItem> items;
+  for (const Entry& e : entries) {
+    items.push_back(
+        {e.args.program, e.args.options, e.args.target, e.args.archs});
+  }
+  const absl::Time start = absl::Now();
+  std::vector<Row> rows;
+  for (auto& outcome : client.Precompile(items, [&](size_t done, size_t) {
+         while (finished < done) progress(finished);
+       })) {
+    rows.push_back({items[outcome.item].program.name(), outcome.arch,
+                    std::move(outcome.code)});
+  }
+  if (tty) std::cerr << "\n";
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+
+  int ok = 0, compile_errors = 0, failed = 0;
+  std::cout << absl::StrFormat("%-28s %-10s %-14s %10s %10s\n", "program",
+                               "arch", "result", "compile ms", "bytes");
+  for (const Row& row : rows) {
+    std::string result, ms = "-", bytes = "-";
+    if (!row.code.ok()) {
+      ++failed;
+      result = absl::StatusCodeToString(row.code.status().code());
+    } else {
+      result = row.code->compiled
+                   ? std::string(jitcache::ServedName(row.code->served))
+                   : "COMPILE_ERROR";
+      (row.code->compiled ? ok : compile_errors)++;
+      ms = absl::StrFormat("%.1f", row.code->compile_time_us / 1000.0);
+      bytes = absl::StrCat(row.code->bytes.size());
+    }
+    std::cout << absl::StrFormat("%-28s %-10s %-14s %10s %10s\n", row.program,
+                                 row.arch.empty() ? "default" : row.arch,
+                                 result, ms, bytes);
+  }
+  std::cout << absl::StrFormat(
+      "%d compiled, %d compile errors, %d failed, in %.2f s\n", ok,
+      compile_errors, failed, seconds);
+  for (const Row& row : rows) {
+    if (!row.code.ok()) {
+      std::cerr << row.program << " " << row.arch << ": "
+                << row.code.status().message() << "\n";
+    } else if (!row.code->compiled) {
+      std::cerr << row.program << " " << row.arch << ":\n" << row.code->log;
+    }
+  }
+  if (failed > 0) return kExitFailure;
+  return compile_errors > 0 ? kExitCompileError : 0;
 }
 
 }  // namespace
@@ -308,5 +494,6 @@ int main(int argc, char** argv) {
   if (command == "stats") return Stats(*client);
   if (command == "compile") return Compile(*client, rest);
   if (command == "link") return Link(*client, rest);
+  if (command == "precompile") return Precompile(*client, rest);
   return UsageError(absl::StrCat("unknown command '", command, "'"));
 }

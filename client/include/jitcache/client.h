@@ -100,18 +100,24 @@ class Client {
                                        const ProgramOptions& options,
                                        CodeType target) const;
 
-  // Compiles every program for every architecture (options.arch is
-  // replaced), in parallel, without loading anything. Outcomes come in the
-  // order program 0 x archs, program 1 x archs, ...; `progress` (optional)
-  // is called with (done, total) as they complete.
+  // One program of a batch, compiled for each of `archs` (replacing
+  // options.arch; empty: options.arch alone).
+  struct PrecompileItem {
+    Program program;
+    ProgramOptions options;
+    CodeType target = CodeType::kCubin;
+    std::vector<std::string> archs;
+  };
   struct PrecompileOutcome {
-    size_t program = 0;
+    size_t item = 0;
     std::string arch;
     absl::StatusOr<ObjectCode> code;
   };
+  // Compiles a whole batch in parallel without loading anything. Outcomes
+  // come in order (item 0 x its archs, item 1 x its archs, ...); `progress`
+  // (optional) is called with (done, total) as they complete.
   std::vector<PrecompileOutcome> Precompile(
-      const std::vector<std::pair<Program, ProgramOptions>>& programs,
-      const std::vector<std::string>& archs, CodeType target,
+      const std::vector<PrecompileItem>& items,
       const std::function<void(size_t done, size_t total)>& progress = {})
       const;
 

@@ -1,0 +1,190 @@
+// The client library against the real daemon, without a GPU: asynchronous
+// handles, batch precompile, the in-process fallback.
+#include "jitcache/client.h"
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jitcache/library.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/temp_dir.h"
+
+namespace jitcache {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Kernel(int i) {
+  return absl::StrCat("extern \"C\" __global__ void k", i,
+                      "(int* x) { x[threadIdx.x] += ", i, "; }");
+}
+
+constexpr char kTemplated[] = R"(
+#include "scale.h"
+template <typename T, int N>
+__global__ void scale(T* x) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) x[i] = x[i] * T(SCALE);
+}
+)";
+
+class ClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    daemon_ = std::make_unique<testing::DaemonProcess>(dir_.Sub("s.sock"),
+                                                       dir_.Sub("store"));
+    ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
+    client_ = std::make_unique<Client>(
+        *Client::Connect({.socket_path = dir_.Sub("s.sock")}));
+  }
+  testing::TempDir dir_;
+  std::unique_ptr<testing::DaemonProcess> daemon_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(ClientTest, HundredAsyncCompilesFromOneThread) {
+  constexpr int kCalls = 100;
+  std::vector<AsyncResult<ObjectCode>> handles;
+  for (int i = 0; i < kCalls; ++i) {
+    handles.push_back(
+        client_->CompileAsync(Program(Kernel(i), "k.cu"), {}, CodeType::kPtx));
+  }
+  // Right after issuing, the compiles cannot all be done: is_complete
+  // answers without waiting for them.
+  int pending = 0;
+  absl::Duration slowest;
+  const absl::Time poll_start = absl::Now();
+  for (const auto& h : handles) {
+    const absl::Time t = absl::Now();
+    pending += !h.is_complete();
+    slowest = std::max(slowest, absl::Now() - t);
+  }
+  const absl::Duration all_polls = absl::Now() - poll_start;
+  EXPECT_GT(pending, 0);
+  std::cout << "is_complete() over " << kCalls << " handles: " << all_polls
+            << " in all, slowest " << slowest << "; " << pending
+            << " pending\n";
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_TRUE(handles[i].wait(absl::Minutes(2)));
+    const absl::StatusOr<ObjectCode>& code = handles[i].get();
+    ASSERT_TRUE(code.ok()) << code.status();
+    EXPECT_TRUE(code->compiled);
+    EXPECT_THAT(code->bytes, HasSubstr(absl::StrCat(".entry k", i)));
+    EXPECT_TRUE(handles[i].is_complete());
+  }
+  EXPECT_EQ(client_->Stats()->compiles, static_cast<uint64_t>(kCalls));
+}
+
+TEST_F(ClientTest, PrecompileAManifestOfTwentyKernelsForTwoArchs) {
+  std::ofstream manifest(dir_.Sub("module.manifest"));
+  manifest << "# twenty kernels, two architectures each\n";
+  for (int i = 0; i < 20; ++i) {
+    std::ofstream(dir_.Sub(absl::StrCat("k", i, ".cu"))) << Kernel(i);
+    manifest << "k" << i << ".cu --target cubin --arch sm_80,sm_90\n";
+  }
+  manifest.close();
+  auto result =
+      testing::RunProcess({testing::CliBinary(), "--socket", dir_.Sub("s.sock"),
+                           "precompile", dir_.Sub("module.manifest")});
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output,
+              HasSubstr("40 compiled, 0 compile errors, 0 failed"));
+  EXPECT_THAT(result.output, HasSubstr("] 40/40"));
+  EXPECT_EQ(client_->Stats()->compiles, 40u);
+  // Everything is in the store now: the same manifest is all hits.
+  auto again =
+      testing::RunProcess({testing::CliBinary(), "--socket", dir_.Sub("s.sock"),
+                           "precompile", dir_.Sub("module.manifest")});
+  EXPECT_EQ(client_->Stats()->hits, 40u);
+  EXPECT_EQ(again.exit_code, 0);
+}
+
+TEST_F(ClientTest, PrecompileApiReportsEachItem) {
+  std::vector<Client::PrecompileItem> items;
+  items.push_back(
+      {Program(Kernel(1), "a.cu"), {}, CodeType::kCubin, {"sm_80", "sm_90"}});
+  items.push_back(
+      {Program("__global__ void broken( {", "b.cu"), {}, CodeType::kPtx, {}});
+  size_t calls = 0;
+  auto outcomes = client_->Precompile(items, [&](size_t done, size_t total) {
+    ++calls;
+    EXPECT_LE(done, total);
+  });
+  ASSERT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(calls, 3u);
+  EXPECT_EQ(outcomes[0].arch, "sm_80");
+  EXPECT_EQ(outcomes[1].arch, "sm_90");
+  ASSERT_TRUE(outcomes[0].code.ok() && outcomes[1].code.ok());
+  EXPECT_TRUE(outcomes[0].code->compiled);
+  EXPECT_NE(outcomes[0].code->bytes, outcomes[1].code->bytes);
+  ASSERT_TRUE(outcomes[2].code.ok());
+  EXPECT_FALSE(outcomes[2].code->compiled);
+}
+
+TEST_F(ClientTest, FallbackWithoutDaemonMakesTheDaemonsBytes) {
+  Program program(kTemplated, "scale.cu");
+  program.AddHeader("scale.h", "#define SCALE 3");
+  ProgramOptions options;
+  options.arch = "sm_90";
+  options.name_expressions = {"scale<float, 64>", "scale<int, 8>"};
+  options.extra_options = {"-DUNUSED=1", "-lineinfo"};
+  for (CodeType target : {CodeType::kCubin, CodeType::kPtx, CodeType::kLtoir}) {
+    auto from_daemon = client_->Compile(program, options, target);
+    ASSERT_TRUE(from_daemon.ok()) << from_daemon.status();
+    auto offline = Client::Connect({.socket_path = dir_.Sub("nobody.sock")});
+    auto local = offline->Compile(program, options, target);
+    ASSERT_TRUE(local.ok()) << local.status();
+    EXPECT_EQ(local->served, Served::kLocal);
+    EXPECT_TRUE(local->compiled) << local->log;
+    EXPECT_EQ(local->bytes, from_daemon->bytes) << CodeTypeName(target);
+    EXPECT_EQ(local->symbol_mapping, from_daemon->symbol_mapping);
+    EXPECT_EQ(local->object_digest, from_daemon->object_digest);
+  }
+}
+
+TEST_F(ClientTest, FallbackAlsoCoversADaemonThatStopped) {
+  EXPECT_EQ(daemon_->Stop(), 0);
+  auto code = client_->Compile(Program(Kernel(7)), {}, CodeType::kPtx);
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(code->served, Served::kLocal);
+  EXPECT_THAT(code->bytes, HasSubstr(".entry k7"));
+}
+
+TEST(ClientFallback, DisabledFallbackIsUnavailable) {
+  testing::TempDir dir;
+  auto client = Client::Connect(
+      {.socket_path = dir.Sub("nobody.sock"), .local_fallback = false});
+  auto code = client->Compile(Program(Kernel(1)), {}, CodeType::kPtx);
+  ASSERT_FALSE(code.ok());
+  EXPECT_EQ(code.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(code.status().message()), HasSubstr("nobody.sock"));
+}
+
+TEST(ClientFallback, EnvironmentTurnsTheFallbackOff) {
+  testing::TempDir dir;
+  setenv("JITCACHE_NO_FALLBACK", "1", 1);
+  auto client = Client::Connect({.socket_path = dir.Sub("nobody.sock")});
+  unsetenv("JITCACHE_NO_FALLBACK");
+  auto code = client->Compile(Program(Kernel(1)), {}, CodeType::kPtx);
+  EXPECT_EQ(code.status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(ClientLoad, LtoIrMustBeLinkedFirst) {
+  ObjectCode ltoir;
+  ltoir.compiled = true;
+  ltoir.code_type = CodeType::kLtoir;
+  ltoir.bytes = "not loadable";
+  auto library = ltoir.Load();
+  ASSERT_FALSE(library.ok());
+  EXPECT_EQ(library.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(library.status().message()),
+              HasSubstr("link it first"));
+}
+
+}  // namespace
+}  // namespace jitcache
