@@ -62,6 +62,7 @@ Loaded Load() {
   resolve("cuGetErrorName", &a.GetErrorName);
   resolve("cuGetErrorString", &a.GetErrorString);
   resolve("cuDeviceGet", &a.DeviceGet);
+  resolve("cuDeviceGetAttribute", &a.DeviceGetAttribute);
   resolve("cuDevicePrimaryCtxRetain", &a.PrimaryCtxRetain);
   resolve("cuCtxGetCurrent", &a.CtxGetCurrent);
   resolve("cuCtxSetCurrent", &a.CtxSetCurrent);

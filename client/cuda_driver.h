@@ -16,6 +16,7 @@ struct DriverApi {
   decltype(&cuGetErrorName) GetErrorName;
   decltype(&cuGetErrorString) GetErrorString;
   decltype(&cuDeviceGet) DeviceGet;
+  decltype(&cuDeviceGetAttribute) DeviceGetAttribute;
   decltype(&cuDevicePrimaryCtxRetain) PrimaryCtxRetain;
   decltype(&cuCtxGetCurrent) CtxGetCurrent;
   decltype(&cuCtxSetCurrent) CtxSetCurrent;

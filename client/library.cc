@@ -39,6 +39,28 @@ absl::StatusOr<Library> ObjectCode::Load() const {
   return Library::Load(*this);
 }
 
+absl::StatusOr<std::string> CurrentDeviceArch() {
+  int major = 0, minor = 0;
+  absl::Status status = WithDriver([&](const DriverApi& api) {
+    CUdevice device = 0;
+    if (CUresult r = api.CtxGetDevice(&device); r != CUDA_SUCCESS) {
+      return DriverError(api, r, "cuCtxGetDevice");
+    }
+    if (CUresult r = api.DeviceGetAttribute(
+            &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+        r != CUDA_SUCCESS) {
+      return DriverError(api, r, "cuDeviceGetAttribute");
+    }
+    return Check(
+        api,
+        api.DeviceGetAttribute(
+            &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+        "cuDeviceGetAttribute");
+  });
+  if (!status.ok()) return status;
+  return absl::StrCat("sm_", major, minor);
+}
+
 // ---- Stream
 
 absl::StatusOr<Stream> Stream::Create() {

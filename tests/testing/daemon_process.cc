@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -49,10 +50,21 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// The build's paths, unless the environment says where the binaries are
+// (e.g. when they were copied to another machine to run the GPU tests).
+std::string BinaryPath(const char* env, const char* built) {
+  const char* path = std::getenv(env);
+  return path != nullptr && *path != '\0' ? path : built;
+}
+
 }  // namespace
 
-std::string DaemonBinary() { return JITCACHE_DAEMON_BINARY; }
-std::string CliBinary() { return JITCACHE_CLI_BINARY; }
+std::string DaemonBinary() {
+  return BinaryPath("JITCACHE_DAEMON_BINARY", JITCACHE_DAEMON_BINARY);
+}
+std::string CliBinary() {
+  return BinaryPath("JITCACHE_CLI_BINARY", JITCACHE_CLI_BINARY);
+}
 
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          absl::Duration timeout) {

@@ -16,6 +16,9 @@
 
 namespace jitcache {
 
+// The architecture of device 0, e.g. "sm_90", for ProgramOptions::arch.
+absl::StatusOr<std::string> CurrentDeviceArch();
+
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
