@@ -66,7 +66,6 @@ Loaded Load() {
   resolve("cuDevicePrimaryCtxRetain", &a.PrimaryCtxRetain);
   resolve("cuCtxGetCurrent", &a.CtxGetCurrent);
   resolve("cuCtxSetCurrent", &a.CtxSetCurrent);
-  resolve("cuCtxGetDevice", &a.CtxGetDevice);
   resolve("cuLibraryLoadData", &a.LibraryLoadData);
   resolve("cuLibraryLoadFromFile", &a.LibraryLoadFromFile);
   resolve("cuLibraryUnload", &a.LibraryUnload);
@@ -94,6 +93,9 @@ Loaded Load() {
   if (CUresult r = a.Init(0); r != CUDA_SUCCESS) {
     loaded.status = absl::FailedPreconditionError(
         DriverError(a, r, "cuInit (is there a GPU?)").message());
+  } else if (CUresult d = a.DeviceGet(&a.device, 0); d != CUDA_SUCCESS) {
+    loaded.status = absl::FailedPreconditionError(
+        DriverError(a, d, "cuDeviceGet(0)").message());
   }
   return loaded;
 }

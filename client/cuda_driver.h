@@ -8,7 +8,10 @@
 
 namespace jitcache::internal {
 
-// The driver entry points the client uses, resolved at run time: libcuda is
+// The driver entry points the client uses, resolved at run time through
+// cuGetProcAddress at the headers' CUDA version. Only names whose cuda.h
+// prototype is their newest ABI may appear here: cuCtxGetDevice, say, comes
+// back as cuCtxGetDevice_v2 (two arguments) at CUDA 13. libcuda is
 // opened (dlopen) the first time anything is loaded, so a program that only
 // compiles runs on machines without a driver. Immutable once loaded.
 struct DriverApi {
@@ -20,7 +23,6 @@ struct DriverApi {
   decltype(&cuDevicePrimaryCtxRetain) PrimaryCtxRetain;
   decltype(&cuCtxGetCurrent) CtxGetCurrent;
   decltype(&cuCtxSetCurrent) CtxSetCurrent;
-  decltype(&cuCtxGetDevice) CtxGetDevice;
   decltype(&cuLibraryLoadData) LibraryLoadData;
   decltype(&cuLibraryLoadFromFile) LibraryLoadFromFile;
   decltype(&cuLibraryUnload) LibraryUnload;
@@ -41,6 +43,8 @@ struct DriverApi {
   decltype(&cuMemFree) MemFree;
   decltype(&cuMemcpyHtoD) MemcpyHtoD;
   decltype(&cuMemcpyDtoH) MemcpyDtoH;
+
+  CUdevice device = 0;  // device 0: its primary context is the one we use
 };
 
 // Loads libcuda.so.1 ($JITCACHE_LIBCUDA overrides the name) once per

@@ -42,10 +42,7 @@ absl::StatusOr<Library> ObjectCode::Load() const {
 absl::StatusOr<std::string> CurrentDeviceArch() {
   int major = 0, minor = 0;
   absl::Status status = WithDriver([&](const DriverApi& api) {
-    CUdevice device = 0;
-    if (CUresult r = api.CtxGetDevice(&device); r != CUDA_SUCCESS) {
-      return DriverError(api, r, "cuCtxGetDevice");
-    }
+    const CUdevice device = api.device;
     if (CUresult r = api.DeviceGetAttribute(
             &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
         r != CUDA_SUCCESS) {
@@ -187,12 +184,8 @@ absl::StatusOr<CUfunction> Kernel::Function() const {
 absl::StatusOr<int> Kernel::Attribute(CUfunction_attribute attribute) const {
   int value = 0;
   absl::Status status = WithDriver([&](const DriverApi& api) {
-    CUdevice device = 0;
-    if (CUresult r = api.CtxGetDevice(&device); r != CUDA_SUCCESS) {
-      return DriverError(api, r, "cuCtxGetDevice");
-    }
     return Check(api,
-                 api.KernelGetAttribute(&value, attribute, kernel_, device),
+                 api.KernelGetAttribute(&value, attribute, kernel_, api.device),
                  "cuKernelGetAttribute");
   });
   if (!status.ok()) return status;
