@@ -71,6 +71,27 @@ Served FromWire(v1::Served served) {
   }
 }
 
+v1::CompileRequest CompileRequestFor(const Program& program,
+                                     const ProgramOptions& options,
+                                     CodeType target) {
+  v1::CompileRequest request;
+  request.set_source(program.source());
+  request.set_program_name(program.name());
+  for (const auto& [name, contents] : program.headers()) {
+    v1::Header* header = request.add_headers();
+    header->set_name(name);
+    header->set_contents(contents);
+  }
+  for (std::string& option : options.AsNvrtcOptions()) {
+    request.add_options(std::move(option));
+  }
+  for (const std::string& expr : options.name_expressions) {
+    request.add_name_expressions(expr);
+  }
+  request.set_target(ToWire(target));
+  return request;
+}
+
 // The daemon is not there (no socket, refused, shutting down) or did not
 // answer in time: cases where compiling locally is the better answer. A
 // DEADLINE_EXCEEDED from the daemon's own compile-time limit is not one.
@@ -249,28 +270,26 @@ absl::StatusOr<DaemonStats> Client::Stats() const {
 absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
                                            const ProgramOptions& options,
                                            CodeType target) const {
-  return CompileAsync(program, options, target).get();
+  // Blocking on the calling thread: a hit costs no hand-off to the poller.
+  const v1::CompileRequest request =
+      CompileRequestFor(program, options, target);
+  grpc::ClientContext context;
+  impl_->Prepare(context, impl_->options.compile_deadline);
+  v1::CompileResponse response;
+  const grpc::Status status =
+      impl_->stub->Compile(&context, request, &response);
+  if (status.ok()) return ToObjectCode(response, target, program.name());
+  if (impl_->options.local_fallback && DaemonUnreachable(status)) {
+    return internal::CompileLocally(program, options, target);
+  }
+  return FromGrpc(status, impl_->socket_path);
 }
 
 AsyncResult<ObjectCode> Client::CompileAsync(const Program& program,
                                              const ProgramOptions& options,
                                              CodeType target) const {
-  v1::CompileRequest request;
-  request.set_source(program.source());
-  request.set_program_name(program.name());
-  for (const auto& [name, contents] : program.headers()) {
-    v1::Header* header = request.add_headers();
-    header->set_name(name);
-    header->set_contents(contents);
-  }
-  for (std::string& option : options.AsNvrtcOptions()) {
-    request.add_options(std::move(option));
-  }
-  for (const std::string& expr : options.name_expressions) {
-    request.add_name_expressions(expr);
-  }
-  request.set_target(ToWire(target));
-
+  const v1::CompileRequest request =
+      CompileRequestFor(program, options, target);
   auto state = std::make_shared<AsyncResult<ObjectCode>::State>();
   auto* call = new UnaryCall<v1::CompileResponse>();
   call->finish =

@@ -28,37 +28,41 @@ uint64_t GetLe64(const char* in) {
 }  // namespace
 
 std::string EncodeObjectFrame(ObjectKind kind, absl::string_view bytes) {
-  std::string frame(kObjectFrameHeaderSize + bytes.size(), '\0');
-  std::memcpy(frame.data(), kMagic, sizeof(kMagic));
-  frame[4] = static_cast<char>(kObjectFrameVersion);
-  frame[5] = static_cast<char>(kind);
-  PutLe64(frame.data() + 8, bytes.size());
-  PutLe64(frame.data() + 16, XXH3_64bits(bytes.data(), bytes.size()));
-  std::memcpy(frame.data() + kObjectFrameHeaderSize, bytes.data(),
-              bytes.size());
+  std::string frame(bytes.size() + kObjectFrameTrailerSize, '\0');
+  std::memcpy(frame.data(), bytes.data(), bytes.size());
+  char* trailer = frame.data() + bytes.size();
+  std::memcpy(trailer, kMagic, sizeof(kMagic));
+  trailer[4] = static_cast<char>(kObjectFrameVersion);
+  trailer[5] = static_cast<char>(kind);
+  PutLe64(trailer + 8, bytes.size());
+  PutLe64(trailer + 16, XXH3_64bits(bytes.data(), bytes.size()));
   return frame;
 }
 
 absl::StatusOr<DecodedObject> DecodeObjectFrame(absl::string_view frame) {
-  if (frame.size() < kObjectFrameHeaderSize ||
-      std::memcmp(frame.data(), kMagic, sizeof(kMagic)) != 0) {
-    return absl::DataLossError("object frame has no valid header");
+  if (frame.size() < kObjectFrameTrailerSize) {
+    return absl::DataLossError("object frame is shorter than its trailer");
   }
-  if (static_cast<uint8_t>(frame[4]) != kObjectFrameVersion) {
+  const absl::string_view bytes =
+      frame.substr(0, frame.size() - kObjectFrameTrailerSize);
+  const char* trailer = frame.data() + bytes.size();
+  if (std::memcmp(trailer, kMagic, sizeof(kMagic)) != 0) {
+    return absl::DataLossError("object frame has no valid trailer");
+  }
+  if (static_cast<uint8_t>(trailer[4]) != kObjectFrameVersion) {
     return absl::DataLossError(absl::StrCat(
-        "object frame version ", static_cast<int>(frame[4]), " is unknown"));
+        "object frame version ", static_cast<int>(trailer[4]), " is unknown"));
   }
-  const auto kind = static_cast<ObjectKind>(frame[5]);
+  const auto kind = static_cast<ObjectKind>(trailer[5]);
   if (ObjectKindName(kind) == "unknown") {
     return absl::DataLossError("object frame has an unknown kind");
   }
-  const absl::string_view bytes = frame.substr(kObjectFrameHeaderSize);
-  if (GetLe64(frame.data() + 8) != bytes.size()) {
+  if (GetLe64(trailer + 8) != bytes.size()) {
     return absl::DataLossError(absl::StrCat("object frame says ",
-                                            GetLe64(frame.data() + 8),
+                                            GetLe64(trailer + 8),
                                             " bytes but holds ", bytes.size()));
   }
-  if (GetLe64(frame.data() + 16) != XXH3_64bits(bytes.data(), bytes.size())) {
+  if (GetLe64(trailer + 16) != XXH3_64bits(bytes.data(), bytes.size())) {
     return absl::DataLossError("object checksum does not match its bytes");
   }
   return DecodedObject{kind, bytes};

@@ -9,20 +9,22 @@
 
 namespace jitcache {
 
-// The stored form of an object: a 24-byte header, then the bytes.
+// The stored form of an object: the bytes, then a 24-byte trailer
 //   magic "JCOB" | format version (1 byte) | kind (1 byte) | 2 reserved bytes
 //   | size (8 bytes, little endian) | XXH3-64 of the bytes (8 bytes, LE)
-// The checksum is XXH3 rather than the SHA-256 that names the object so that
-// verifying every read costs microseconds even for megabyte objects; a full
-// SHA-256 verification belongs to the offline `verify` pass.
-inline constexpr uint8_t kObjectFrameVersion = 1;
-inline constexpr size_t kObjectFrameHeaderSize = 24;
+// A trailer rather than a header so that a verified read hands out the
+// bytes by truncating the value it read, without a copy. The checksum is
+// XXH3 rather than the SHA-256 that names the object so that verifying
+// every read costs microseconds even for megabyte objects; the full SHA-256
+// check belongs to `jitcached --verify`.
+inline constexpr uint8_t kObjectFrameVersion = 2;
+inline constexpr size_t kObjectFrameTrailerSize = 24;
 
 std::string EncodeObjectFrame(ObjectKind kind, absl::string_view bytes);
 
 struct DecodedObject {
   ObjectKind kind;
-  absl::string_view bytes;  // points into the frame
+  absl::string_view bytes;  // the frame's prefix
 };
 
 // DATA_LOSS, saying what is wrong, when the frame does not verify.

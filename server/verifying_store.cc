@@ -37,8 +37,10 @@ absl::StatusOr<std::optional<StoredObject>> VerifyingStore::GetObject(
     RemoveCorrupt(Column::kObjects, digest);
     return std::nullopt;
   }
-  // Copy out of the frame: one allocation, and the frame can be dropped.
-  return StoredObject{decoded->kind, std::string(decoded->bytes)};
+  // The bytes are the frame's prefix: drop the trailer, keep the buffer.
+  const ObjectKind kind = decoded->kind;
+  (*frame)->resize(decoded->bytes.size());
+  return StoredObject{kind, std::move(**frame)};
 }
 
 absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(

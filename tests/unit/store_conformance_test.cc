@@ -96,7 +96,7 @@ TYPED_TEST(StoreConformance, CorruptObjectIsAMissAndIsRemoved) {
   auto raw = this->store_->backend().Get(Column::kObjects, digest.AsBytes());
   ASSERT_TRUE(raw.ok() && raw->has_value());
   std::string damaged = **raw;
-  damaged[damaged.size() - 1] ^= 0x01;  // one flipped bit in the body
+  damaged[0] ^= 0x01;  // one flipped bit in the body
   const KvWrite write{Column::kObjects, digest.AsBytes(), damaged};
   ASSERT_TRUE(this->store_->backend().Write({&write, 1}).ok());
 
@@ -150,7 +150,7 @@ TYPED_TEST(StoreConformance, VerifyFindsEveryKindOfDamage) {
   auto raw = this->store_->backend().Get(Column::kObjects, damaged.AsBytes());
   ASSERT_TRUE(raw.ok() && raw->has_value());
   std::string flipped = **raw;
-  flipped.back() ^= 0x40;
+  flipped[1] ^= 0x40;  // in the body
   // A well-framed object filed under the wrong address: only SHA-256 sees it.
   const std::string misfiled = EncodeObjectFrame(ObjectKind::kPtx, "other");
   const Digest wrong = Digest::Of("not other");

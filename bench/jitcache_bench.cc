@@ -1,0 +1,222 @@
+// The measuring half of the benchmarks; bench/run.py drives it and writes
+// RESULTS.md. Each subcommand prints one JSON object on stdout.
+//
+//   jitcache_bench hit-latency SOCKET ITERS
+//   jitcache_bench hit-loop SOCKET SECONDS
+//   jitcache_bench filecache-hit DIR ITERS
+//   jitcache_bench filecache-get-or-compile DIR
+//   jitcache_bench populate STORE_DIR ENTRIES OBJECT_BYTES
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "bench/kernels.h"
+#include "common/digest.h"
+#include "jitcache/client.h"
+#include "server/cuda_compiler.h"
+#include "server/rocksdb_kv.h"
+
+namespace jitcache::bench {
+namespace {
+
+struct Case {
+  const char* name;
+  const char* source;
+  std::vector<std::string> names;
+};
+
+std::vector<Case> Cases() {
+  return {{"small", kSmall, {}},
+          {"cub", kCub, CubNames()},
+          {"large", kCub, LargeNames()}};
+}
+
+ProgramOptions OptionsFor(const Case& c) {
+  ProgramOptions options;
+  options.arch = "sm_90";
+  options.name_expressions = c.names;
+  return options;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))];
+}
+
+std::string Stats(const std::vector<double>& us) {
+  return absl::StrCat("{\"p50_us\": ", Percentile(us, 0.5),
+                      ", \"p90_us\": ", Percentile(us, 0.9),
+                      ", \"p99_us\": ", Percentile(us, 0.99),
+                      ", \"n\": ", us.size(), "}");
+}
+
+int HitLatency(const std::string& socket, int iters) {
+  auto client =
+      Client::Connect({.socket_path = socket, .local_fallback = false});
+  std::vector<std::string> rows;
+  for (const Case& c : Cases()) {
+    const Program program(c.source, "bench.cu");
+    auto first = client->Compile(program, OptionsFor(c), CodeType::kCubin);
+    if (!first.ok() || !first->compiled) {
+      std::fprintf(
+          stderr, "%s: %s\n", c.name,
+          first.ok() ? first->log.c_str() : first.status().ToString().c_str());
+      return 1;
+    }
+    std::vector<double> us;
+    for (int i = 0; i < iters; ++i) {
+      const absl::Time t = absl::Now();
+      auto hit = client->Compile(program, OptionsFor(c), CodeType::kCubin);
+      us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t));
+      if (!hit.ok() || hit->served != Served::kHit) return 1;
+    }
+    rows.push_back(absl::StrCat(
+        "\"", c.name, "\": {\"object_bytes\": ", first->bytes.size(),
+        ", \"nvrtc_ms\": ", first->compile_time_us / 1000.0,
+        ", \"hit\": ", Stats(us), "}"));
+  }
+  std::printf("{%s}\n", absl::StrJoin(rows, ", ").c_str());
+  return 0;
+}
+
+int HitLoop(const std::string& socket, double seconds) {
+  auto client =
+      Client::Connect({.socket_path = socket, .local_fallback = false});
+  const Case small = Cases()[0];
+  const Program program(small.source, "bench.cu");
+  const absl::Time end = absl::Now() + absl::Seconds(seconds);
+  long hits = 0, errors = 0;
+  while (absl::Now() < end) {
+    auto code = client->Compile(program, OptionsFor(small), CodeType::kCubin);
+    (code.ok() && code->served == Served::kHit ? hits : errors)++;
+  }
+  std::printf("{\"hits\": %ld, \"errors\": %ld, \"seconds\": %g}\n", hits,
+              errors, seconds);
+  return 0;
+}
+
+// The design most JIT libraries ship: one file per SHA-256 key in a
+// directory, written to a temporary name and renamed into place.
+std::string FileCacheKey(const Case& c) {
+  return Digest::Of(absl::StrCat(c.source, "\n", absl::StrJoin(c.names, ","),
+                                 "\n-arch=sm_90"))
+      .Hex();
+}
+
+int FileCacheHit(const std::string& dir, int iters) {
+  const Case c = Cases()[1];
+  const std::string path = absl::StrCat(dir, "/", FileCacheKey(c));
+  std::vector<double> us;
+  for (int i = 0; i < iters; ++i) {
+    const absl::Time t = absl::Now();
+    // What a library does on a hit: hash the inputs, read the file.
+    const std::string key = FileCacheKey(c);
+    std::ifstream in(absl::StrCat(dir, "/", key), std::ios::binary);
+    std::string bytes(std::istreambuf_iterator<char>(in), {});
+    us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t));
+    if (bytes.empty()) {
+      std::fprintf(stderr, "no entry at %s\n", path.c_str());
+      return 1;
+    }
+  }
+  std::printf("{\"hit\": %s}\n", Stats(us).c_str());
+  return 0;
+}
+
+int FileCacheGetOrCompile(const std::string& dir) {
+  const Case c = Cases()[1];
+  const std::string path = absl::StrCat(dir, "/", FileCacheKey(c));
+  if (std::filesystem::exists(path)) {
+    std::printf("{\"compiled\": false}\n");
+    return 0;
+  }
+  auto compiler = CudaCompiler::Create(DefaultCudaRoot());
+  if (!compiler.ok()) return 1;
+  CompileJob job;
+  job.program_name = "bench.cu";
+  job.source = c.source;
+  job.options = {"--gpu-architecture=sm_90"};
+  job.name_expressions = c.names;
+  job.target = ObjectKind::kCubin;
+  auto result = (*compiler)->Compile(job);
+  if (!result.ok() || !result->ok) return 1;
+  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
+  std::ofstream(tmp, std::ios::binary) << result->object;
+  std::rename(tmp.c_str(), path.c_str());
+  // Count compiles: one line per compile, appended atomically.
+  const int fd = open(absl::StrCat(dir, "/compiles.log").c_str(),
+                      O_WRONLY | O_CREAT | O_APPEND, 0644);
+  [[maybe_unused]] ssize_t n = write(fd, "1\n", 2);
+  close(fd);
+  std::printf("{\"compiled\": true}\n");
+  return 0;
+}
+
+int Populate(const std::string& store_dir, int entries, int object_bytes) {
+  auto store = OpenRocksDbStore(store_dir);
+  if (!store.ok()) {
+    std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
+    return 1;
+  }
+  std::string object(object_bytes, '\0');
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < entries; ++i) {
+    // Distinct, incompressible-enough objects and keys.
+    for (int b = 0; b + 8 <= object_bytes; b += 64) {
+      const uint64_t v = (uint64_t{static_cast<uint32_t>(i)} << 32) ^ b ^
+                         0x9e3779b97f4a7c15ull;
+      std::memcpy(object.data() + b, &v, 8);
+    }
+    const Digest digest = Digest::Of(object);
+    v1::ActionRecord record;
+    record.set_format_version(1);
+    record.set_outcome(v1::OUTCOME_OK);
+    record.set_target(v1::TARGET_CUBIN);
+    record.set_object_digest(std::string(digest.AsBytes()));
+    record.set_object_size(object.size());
+    record.set_compile_time_us(1000);
+    const ObjectRef ref{digest, ObjectKind::kCubin, object};
+    if (!(*store)
+             ->PutResult(Digest::Of(absl::StrCat("entry ", i)), record,
+                         {&ref, 1})
+             .ok()) {
+      return 1;
+    }
+  }
+  std::printf("{\"entries\": %d, \"seconds\": %g}\n", entries,
+              absl::ToDoubleSeconds(absl::Now() - start));
+  return 0;
+}
+
+}  // namespace
+}  // namespace jitcache::bench
+
+int main(int argc, char** argv) {
+  using namespace jitcache::bench;
+  const std::vector<std::string> a(argv + 1, argv + argc);
+  if (a.size() == 3 && a[0] == "hit-latency")
+    return HitLatency(a[1], std::atoi(a[2].c_str()));
+  if (a.size() == 3 && a[0] == "hit-loop")
+    return HitLoop(a[1], std::atof(a[2].c_str()));
+  if (a.size() == 3 && a[0] == "filecache-hit")
+    return FileCacheHit(a[1], std::atoi(a[2].c_str()));
+  if (a.size() == 2 && a[0] == "filecache-get-or-compile")
+    return FileCacheGetOrCompile(a[1]);
+  if (a.size() == 4 && a[0] == "populate") {
+    return Populate(a[1], std::atoi(a[2].c_str()), std::atoi(a[3].c_str()));
+  }
+  std::fprintf(stderr, "usage: see the header of bench/jitcache_bench.cc\n");
+  return 2;
+}

@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""jitcache benchmarks: one command, side by side, in one run.
+
+    python3 bench/run.py [--smoke] [--build DIR] [--out DIR]
+
+Builds what it needs (cmake --build), starts its own daemons on temporary
+sockets and stores, and measures what users feel, as absolute figures and as
+ratios: hit latency through the client library next to the NVRTC compile; a
+fresh-process hit next to ccache/sccache nvcc hits and plain nvcc; a
+one-file-per-key directory cache; hits per second under concurrency; fan-in
+of many processes on one uncached kernel; a 100,000-entry store. Writes
+OUT/results.json and OUT/RESULTS.md (OUT defaults to bench/) and prints a
+short table. --smoke runs everything tiny (seconds) and writes to a
+temporary directory: the test suite runs it under the `bench` label, and its
+figures decide nothing.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CUB_SOURCE = r'''
+#include <cub/block/block_radix_sort.cuh>
+template <typename T, int kThreads, int kItems>
+__global__ void typed_sort(T* data) {
+  using Sort = cub::BlockRadixSort<T, kThreads, kItems>;
+  __shared__ typename Sort::TempStorage temp;
+  T items[kItems];
+  for (int i = 0; i < kItems; ++i) items[i] = data[threadIdx.x * kItems + i];
+  Sort(temp).Sort(items);
+  for (int i = 0; i < kItems; ++i) data[threadIdx.x * kItems + i] = items[i];
+}
+template __global__ void typed_sort<int, 128, 4>(int*);
+'''
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+class Daemon:
+    """A jitcached on its own socket and store."""
+
+    def __init__(self, build, workdir, name, extra=()):
+        self.socket = os.path.join(workdir, name + ".sock")
+        self.store = os.path.join(workdir, name + ".store")
+        self.build = build
+        self.extra = list(extra)
+        self.proc = None
+
+    def start(self):
+        t0 = time.monotonic()
+        self.proc = subprocess.Popen(
+            [os.path.join(self.build, "server/jitcached"),
+             "--socket=" + self.socket, "--store=" + self.store] + self.extra,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cli = os.path.join(self.build, "client/jitcache")
+        while subprocess.run([cli, "--socket", self.socket, "ping"],
+                             capture_output=True).returncode != 0:
+            if self.proc.poll() is not None:
+                raise RuntimeError("jitcached exited during start")
+            time.sleep(0.02)
+        return time.monotonic() - t0
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stats(self):
+        out = subprocess.run([os.path.join(self.build, "client/jitcache"),
+                              "--socket", self.socket, "stats"],
+                             capture_output=True, text=True, check=True).stdout
+        return {k: float(v) for k, v in (l.split() for l in out.splitlines())}
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=60)
+
+
+def bench_json(build, *args):
+    out = subprocess.run([os.path.join(build, "bench/jitcache_bench")] + list(args),
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"jitcache_bench {args[0]} failed: {out.stderr}")
+    return json.loads(out.stdout)
+
+
+def run_parallel(commands, env=None):
+    """Starts every command at once; returns (wall seconds, outputs)."""
+    t0 = time.monotonic()
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env) for c in commands]
+    outs = [p.communicate() for p in procs]
+    wall = time.monotonic() - t0
+    for p, (o, e) in zip(procs, outs):
+        if p.returncode != 0:
+            raise RuntimeError(f"{commands[0][0]} failed: {o}{e}")
+    return wall, [o for o, _ in outs]
+
+
+def hyperfine(name, command, runs, workdir, env=None, warmup=2):
+    path = os.path.join(workdir, name + ".json")
+    subprocess.run(["hyperfine", "--style", "none", "--warmup", str(warmup),
+                    "--runs", str(runs), "--export-json", path, "-N", command],
+                   check=True, capture_output=True, env=env)
+    with open(path) as f:
+        r = json.load(f)["results"][0]
+    return {"mean_ms": r["mean"] * 1e3, "median_ms": r["median"] * 1e3,
+            "min_ms": r["min"] * 1e3, "runs": len(r["times"])}
+
+
+def section_hit_latency(build, daemon, smoke):
+    r = bench_json(build, "hit-latency", daemon.socket, "30" if smoke else "3000")
+    for case in r.values():
+        case["nvrtc_over_hit_p50"] = case["nvrtc_ms"] * 1e3 / case["hit"]["p50_us"]
+    return r
+
+
+def section_fresh_process(build, daemon, workdir, smoke):
+    src = os.path.join(workdir, "sort.cu")
+    with open(src, "w") as f:
+        f.write(CUB_SOURCE)
+    cli = os.path.join(build, "client/jitcache")
+    runs = 3 if smoke else 30
+    res = {}
+    jc = (f"{cli} --socket {daemon.socket} compile {src} --arch sm_90 "
+          f"--target cubin -o {workdir}/jc.cubin")
+    res["jitcache"] = hyperfine("jitcache", jc, runs, workdir)
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    nvcc_cmd = f"{nvcc} -c -arch=sm_90 {src} -o {workdir}/k.o"
+    env = dict(os.environ, CCACHE_DIR=os.path.join(workdir, "ccache"),
+               SCCACHE_DIR=os.path.join(workdir, "sccache"))
+    for tool in ("ccache", "sccache"):
+        if not shutil.which(tool):
+            res[tool] = {"error": f"{tool} not installed"}
+            continue
+        try:
+            if tool == "sccache":
+                subprocess.run(["sccache", "--start-server"], env=env,
+                               capture_output=True)
+            res[tool] = hyperfine(tool, f"{tool} {nvcc_cmd}", runs, workdir,
+                                  env=env, warmup=3)
+            if tool == "ccache":
+                st = subprocess.run(["ccache", "-s"], env=env, capture_output=True,
+                                    text=True).stdout
+                res[tool]["stats"] = " ".join(st.split())[:200]
+        except subprocess.CalledProcessError as e:
+            res[tool] = {"error": (e.stderr or b"").decode()[-300:]}
+        finally:
+            if tool == "sccache":
+                subprocess.run(["sccache", "--stop-server"], env=env,
+                               capture_output=True)
+    res["nvcc"] = hyperfine("nvcc", nvcc_cmd, 1 if smoke else 3, workdir, warmup=0)
+    for tool in ("ccache", "sccache", "nvcc"):
+        if "median_ms" in res.get(tool, {}):
+            res[tool]["over_jitcache"] = (res[tool]["median_ms"] /
+                                          res["jitcache"]["median_ms"])
+    return res
+
+
+def section_file_cache(build, workdir, smoke):
+    d = os.path.join(workdir, "filecache")
+    os.makedirs(d)
+    n = 4 if smoke else 32
+    wall, _ = run_parallel([[os.path.join(build, "bench/jitcache_bench"),
+                             "filecache-get-or-compile", d]] * n)
+    with open(os.path.join(d, "compiles.log")) as f:
+        compiles = len(f.read().split())
+    hit = bench_json(build, "filecache-hit", d, "30" if smoke else "3000")
+    return {"processes": n, "compiles": compiles, "wall_s": wall, "hit": hit["hit"]}
+
+
+def section_fan_in(build, workdir, n, tag):
+    """n processes ask a fresh daemon for the same uncached CUB kernel."""
+    daemon = Daemon(build, workdir, f"fanin{tag}")
+    daemon.start()
+    try:
+        src = os.path.join(workdir, f"fanin{tag}.cu")
+        with open(src, "w") as f:
+            f.write(CUB_SOURCE)
+        cli = os.path.join(build, "client/jitcache")
+        cmd = [cli, "--socket", daemon.socket, "compile", src, "--arch", "sm_90",
+               "--target", "cubin", "-o", "/dev/null"]
+        wall, outs = run_parallel([cmd] * n)
+        st = daemon.stats()
+        compile_s = st["compile_seconds_spent"]
+        return {"processes": n, "compiles": int(st["builds_run"]),
+                "joins": int(st["joins"]), "hits": int(st["hits"]),
+                "wall_s": wall, "one_compile_s": compile_s,
+                "wall_over_compile": wall / compile_s}
+    finally:
+        daemon.stop()
+
+
+def section_throughput(build, daemon, smoke):
+    seconds = "1" if smoke else "4"
+    bench = os.path.join(build, "bench/jitcache_bench")
+    # Warm the key first.
+    bench_json(build, "hit-loop", daemon.socket, "0.2")
+    res = {}
+    for clients in ((1, 4) if smoke else (1, 4, 16, 64)):
+        cpu0 = daemon.cpu_seconds()
+        wall, outs = run_parallel([[bench, "hit-loop", daemon.socket, seconds]] * clients)
+        cpu = daemon.cpu_seconds() - cpu0
+        hits = sum(json.loads(o)["hits"] for o in outs)
+        errors = sum(json.loads(o)["errors"] for o in outs)
+        res[str(clients)] = {"hits_per_s": hits / float(seconds), "errors": errors,
+                             "daemon_cpu_us_per_hit": cpu * 1e6 / max(hits, 1)}
+    return res
+
+
+def section_store_scale(build, workdir, smoke):
+    res = {}
+    for entries in ((100, 2000) if smoke else (100, 100000)):
+        daemon = Daemon(build, workdir, f"scale{entries}")
+        p = bench_json(build, "populate", daemon.store, str(entries), "4096")
+        start_s = daemon.start()
+        try:
+            lat = bench_json(build, "hit-latency", daemon.socket, "30" if smoke else "2000")
+            st = daemon.stats()
+        finally:
+            daemon.stop()
+        size = sum(os.path.getsize(os.path.join(r, f))
+                   for r, _, fs in os.walk(daemon.store) for f in fs)
+        res[str(entries)] = {
+            "populate_s": p["seconds"], "daemon_start_s": start_s,
+            "hit_p50_small_us": lat["small"]["hit"]["p50_us"],
+            "hit_p50_cub_us": lat["cub"]["hit"]["p50_us"],
+            "store_bytes": size, "bytes_per_entry": size / entries,
+            "bytes_per_entry_over_object": size / entries / 4096.0,
+            "entries_seen": st["store_entries"]}
+    keys = list(res)
+    res["hit_p50_cub_ratio"] = (res[keys[1]]["hit_p50_cub_us"] /
+                                res[keys[0]]["hit_p50_cub_us"])
+    return res
+
+
+def machine():
+    cpu = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {"cpu": cpu, "cores": os.cpu_count(), "os": platform.platform(),
+            "date": datetime.date.today().isoformat()}
+
+
+def markdown(r, command):
+    m = r["machine"]
+    h = r["hit_latency"]
+    f = r["fresh_process"]
+    fc = r["file_cache"]
+    t = r["throughput"]
+    fan = r["fan_in"]
+    s = r["store_scale"]
+    lines = [
+        "# jitcache benchmark results", "",
+        f"Command: `{command}`  ", f"Machine: {m['cpu']}, {m['cores']} cores, {m['os']}  ",
+        f"Date: {m['date']}", "",
+        "All figures come from one run on this machine (CPU only; no GPU is used here).", "",
+        "## Hit latency through the client library (connected client, warm daemon)", "",
+        "| kernel | object | NVRTC compile | hit p50 | p90 | p99 | compile / hit p50 |",
+        "|---|---|---|---|---|---|---|"]
+    for name, c in h.items():
+        lines.append(f"| {name} | {c['object_bytes']/1024:.1f} KiB | {c['nvrtc_ms']:.1f} ms | "
+                     f"{c['hit']['p50_us']:.0f} µs | {c['hit']['p90_us']:.0f} µs | "
+                     f"{c['hit']['p99_us']:.0f} µs | {c['nvrtc_over_hit_p50']:.0f}x |")
+    lines += ["", "## Fresh-process hit (a new process per request), CUB kernel", "",
+              "| tool | median | min | runs | ratio to jitcache |", "|---|---|---|---|---|"]
+    for tool in ("jitcache", "ccache", "sccache", "nvcc"):
+        v = f.get(tool, {})
+        if "median_ms" in v:
+            ratio = "1" if tool == "jitcache" else f"{v['over_jitcache']:.1f}x"
+            label = {"jitcache": "`jitcache compile` (hit)", "ccache": "`ccache nvcc -c` (hit)",
+                     "sccache": "`sccache nvcc -c` (hit)", "nvcc": "`nvcc -c` (no cache)"}[tool]
+            lines.append(f"| {label} | {v['median_ms']:.1f} ms | {v['min_ms']:.1f} ms | {v['runs']} | {ratio} |")
+        else:
+            lines.append(f"| {tool} | failed: {v.get('error', '?')[:80]} | | | |")
+    lines += ["", "## One file per key in a directory (what most JIT libraries do)", "",
+              f"- Hit (hash the inputs, read the file), CUB kernel: p50 {fc['hit']['p50_us']:.0f} µs "
+              f"(jitcache through the daemon: {h['cub']['hit']['p50_us']:.0f} µs).",
+              f"- {fc['processes']} processes missing on the same key at once: **{fc['compiles']} compiles** "
+              f"in {fc['wall_s']:.2f} s; jitcache with {fan['processes']} processes: "
+              f"**{fan['compiles']} compile**.", "",
+              "## Throughput: hits per second (small kernel), daemon with its default workers", "",
+              "| client processes | hits/s | daemon CPU per hit |", "|---|---|---|"]
+    for k, v in t.items():
+        lines.append(f"| {k} | {v['hits_per_s']:.0f} | {v['daemon_cpu_us_per_hit']:.0f} µs |")
+    lines += ["", "## Fan-in: many processes, one uncached CUB kernel", "",
+              f"{fan['processes']} processes: wall {fan['wall_s']:.2f} s for a compile of "
+              f"{fan['one_compile_s']:.2f} s (**{fan['wall_over_compile']:.2f}x**), "
+              f"{fan['compiles']} compile, {fan['joins']} joined, {fan['hits']} hit.", "",
+              "## Store scale (4 KiB objects)", "",
+              "| entries | daemon start | hit p50 (small) | hit p50 (CUB) | bytes per entry / object bytes |",
+              "|---|---|---|---|---|"]
+    for k, v in s.items():
+        if isinstance(v, dict):
+            lines.append(f"| {k} | {v['daemon_start_s']*1e3:.0f} ms | {v['hit_p50_small_us']:.0f} µs | "
+                         f"{v['hit_p50_cub_us']:.0f} µs | {v['bytes_per_entry_over_object']:.2f} |")
+    lines += [f"", f"Hit p50 (CUB) with the large store over the small one: {s['hit_p50_cub_ratio']:.2f}x.", ""]
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    out = args.out or (tempfile.mkdtemp() if args.smoke else os.path.join(ROOT, "bench"))
+    if not os.path.exists(os.path.join(args.build, "CMakeCache.txt")):
+        subprocess.run(["cmake", "-S", ROOT, "-B", args.build, "-G", "Ninja"], check=True)
+    subprocess.run(["cmake", "--build", args.build, "--target", "jitcached",
+                    "jitcache", "jitcache_bench"], check=True, capture_output=True)
+    results = {"machine": machine(), "smoke": args.smoke}
+    with tempfile.TemporaryDirectory(prefix="jcbench.", dir="/tmp") as work:
+        daemon = Daemon(args.build, work, "main")
+        daemon.start()
+        try:
+            log("hit latency ...")
+            results["hit_latency"] = section_hit_latency(args.build, daemon, args.smoke)
+            log("fresh-process hits (jitcache, ccache, sccache, nvcc) ...")
+            results["fresh_process"] = section_fresh_process(args.build, daemon, work, args.smoke)
+            log("throughput ...")
+            results["throughput"] = section_throughput(args.build, daemon, args.smoke)
+        finally:
+            daemon.stop()
+        log("file cache baseline ...")
+        results["file_cache"] = section_file_cache(args.build, work, args.smoke)
+        log("fan-in ...")
+        results["fan_in"] = section_fan_in(args.build, work, 8 if args.smoke else 64, "a")
+        log("store scale ...")
+        results["store_scale"] = section_store_scale(args.build, work, args.smoke)
+    command = "python3 bench/run.py" + (" --smoke" if args.smoke else "")
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    md = markdown(results, command)
+    with open(os.path.join(out, "RESULTS.md" if not args.smoke else "RESULTS.smoke.md"), "w") as f:
+        f.write(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
