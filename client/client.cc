@@ -137,8 +137,8 @@ struct Client::Impl {
   ClientOptions options;
   std::unique_ptr<v1::JitCache::Stub> stub;
   grpc::CompletionQueue cq;
-  std::thread poller;
   absl::Mutex mu;
+  std::thread poller ABSL_GUARDED_BY(mu);
   absl::flat_hash_set<PendingCall*> in_flight ABSL_GUARDED_BY(mu);
 
   // Every call has a deadline and names this process, so that the daemon
@@ -149,8 +149,11 @@ struct Client::Impl {
   }
   std::string client_id = absl::StrCat(getpid());
 
+  // Registers an asynchronous call; the first one starts the poller, so a
+  // program that only makes blocking calls never pays for the thread.
   void Track(PendingCall* call) {
     absl::MutexLock lock(&mu);
+    if (!poller.joinable()) poller = std::thread([this] { Poll(); });
     in_flight.insert(call);
   }
 
@@ -175,7 +178,12 @@ struct Client::Impl {
       for (PendingCall* call : in_flight) call->context.TryCancel();
     }
     cq.Shutdown();
-    if (poller.joinable()) poller.join();
+    std::thread done;
+    {
+      absl::MutexLock lock(&mu);
+      done = std::move(poller);
+    }
+    if (done.joinable()) done.join();
   }
 };
 
@@ -213,7 +221,6 @@ absl::StatusOr<Client> Client::Connect(ClientOptions options) {
       grpc::CreateCustomChannel(absl::StrCat("unix:", impl->socket_path),
                                 grpc::InsecureChannelCredentials(), args);
   impl->stub = v1::JitCache::NewStub(channel);
-  impl->poller = std::thread([raw = impl.get()] { raw->Poll(); });
   return Client(std::move(impl));
 }
 
