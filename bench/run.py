@@ -121,7 +121,17 @@ def hyperfine(name, command, runs, workdir, env=None, warmup=2):
 
 
 def section_hit_latency(build, daemon, smoke):
-    r = bench_json(build, "hit-latency", daemon.socket, "30" if smoke else "3000")
+    # Compile the three kernels, let the daemon settle, then keep, for each
+    # kernel, the run with the middle p50 of three: this machine is shared.
+    bench_json(build, "hit-latency", daemon.socket, "1")
+    time.sleep(0 if smoke else 2)
+    runs = [bench_json(build, "hit-latency", daemon.socket, "30" if smoke else "2000")
+            for _ in range(1 if smoke else 3)]
+    r = {}
+    for kernel in runs[0]:
+        ordered = sorted(runs, key=lambda x: x[kernel]["hit"]["p50_us"])
+        r[kernel] = ordered[len(ordered) // 2][kernel]
+        r[kernel]["p50_us_of_each_run"] = [x[kernel]["hit"]["p50_us"] for x in runs]
     for case in r.values():
         case["nvrtc_over_hit_p50"] = case["nvrtc_ms"] * 1e3 / case["hit"]["p50_us"]
     return r
@@ -280,6 +290,7 @@ def markdown(r, command):
         f"Date: {m['date']}", "",
         "All figures come from one run on this machine (CPU only; no GPU is used here).", "",
         "## Hit latency through the client library (connected client, warm daemon)", "",
+        "Each row is the middle (by p50) of three runs of 2,000 hits.", "",
         "| kernel | object | NVRTC compile | hit p50 | p90 | p99 | compile / hit p50 |",
         "|---|---|---|---|---|---|---|"]
     for name, c in h.items():
@@ -319,7 +330,69 @@ def markdown(r, command):
             lines.append(f"| {k} | {v['daemon_start_s']*1e3:.0f} ms | {v['hit_p50_small_us']:.0f} µs | "
                          f"{v['hit_p50_cub_us']:.0f} µs | {v['bytes_per_entry_over_object']:.2f} |")
     lines += [f"", f"Hit p50 (best of three medians of 2,000) with the large store over the small one: {s['hit_p50_cub_ratio']:.2f}x.", ""]
+    lines += gpu_section()
+    lines += goals(r)
+    notes = os.path.join(ROOT, "bench", "before_after.md")
+    if os.path.exists(notes):
+        with open(notes) as f:
+            lines += ["", f.read()]
     return "\n".join(lines)
+
+
+def goals(r):
+    """The goals the results are held against, met or not."""
+    h, f, t, fan, s = (r["hit_latency"], r["fresh_process"], r["throughput"],
+                       r["fan_in"], r["store_scale"])
+    big = [v for k, v in s.items() if isinstance(v, dict)][-1]
+    jc = f["jitcache"]["median_ms"]
+    cc = f.get("ccache", {}).get("median_ms")
+    rows = [
+        ("hit p50 at ~150 KiB <= 100 µs", f"{h['cub']['hit']['p50_us']:.0f} µs",
+         h["cub"]["hit"]["p50_us"] <= 100),
+        ("fresh-process hit <= 5 ms", f"{jc:.1f} ms", jc <= 5),
+        (">= 5x faster than a ccache hit", f"{cc / jc:.1f}x" if cc else "n/a",
+         bool(cc) and cc / jc >= 5),
+        (">= 20,000 hits/s at 16 clients",
+         f"{t.get('16', {}).get('hits_per_s', 0):.0f}/s",
+         t.get("16", {}).get("hits_per_s", 0) >= 20000),
+        ("fan-in <= 1.1x one compile, exactly one compile",
+         f"{fan['wall_over_compile']:.2f}x, {fan['compiles']} compile",
+         fan["wall_over_compile"] <= 1.1 and fan["compiles"] == 1),
+        ("large store starts in < 1 s", f"{big['daemon_start_s'] * 1e3:.0f} ms",
+         big["daemon_start_s"] < 1),
+        ("large store: hit latency loss <= 20%", f"{s['hit_p50_cub_ratio']:.2f}x",
+         s["hit_p50_cub_ratio"] <= 1.2),
+    ]
+    out = ["## Goals", "", "| goal | measured | met |", "|---|---|---|"]
+    out += [f"| {g} | {m} | {'yes' if ok else '**no**'} |" for g, m, ok in rows]
+    return out
+
+
+def gpu_section():
+    """The GPU figures: measured on a GPU machine by bench/gpu_first_launch.sh,
+    kept in bench/gpu_first_launch.jsonl (this machine has no GPU)."""
+    path = os.path.join(ROOT, "bench", "gpu_first_launch.jsonl")
+    if not os.path.exists(path):
+        return []
+    runs = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("{"):
+                r = json.loads(line)
+                runs.setdefault(r["mode"], []).append(r["ms"])
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    label = {"nvrtc": "compile with NVRTC in the process, load the cubin",
+             "hit": "jitcache hit, load the cubin",
+             "ptx-jit": "jitcache hit for PTX, loaded through the driver's JIT (its cache off)"}
+    out = ["## GPU: process start to the first launched kernel (CUB kernel)", "",
+           "Measured separately on an NVIDIA H100 80GB HBM3 (driver 580.159.04, CUDA 13.0) "
+           "with `bench/gpu_first_launch.sh` (runs in `bench/gpu_first_launch.jsonl`), 2026-11-22.", "",
+           "| way | median of 5 | runs (ms) | ratio to a jitcache hit |", "|---|---|---|---|"]
+    for mode in ("nvrtc", "hit", "ptx-jit"):
+        if mode in med:
+            out.append(f"| {label[mode]} | {med[mode]:.0f} ms | {', '.join(map(str, runs[mode]))} | "
+                       f"{med[mode] / med['hit']:.1f}x |")
+    return out + [""]
 
 
 def main():

@@ -217,6 +217,9 @@ absl::StatusOr<Client> Client::Connect(ClientOptions options) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // Objects of hundreds of KiB are the common answer: let a whole one flow
+  // without waiting for HTTP/2 window updates (the default is 64 KiB).
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 << 20);
   auto channel =
       grpc::CreateCustomChannel(absl::StrCat("unix:", impl->socket_path),
                                 grpc::InsecureChannelCredentials(), args);
