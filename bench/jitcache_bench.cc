@@ -6,6 +6,7 @@
 //   jitcache_bench filecache-hit DIR ITERS
 //   jitcache_bench filecache-get-or-compile DIR
 //   jitcache_bench populate STORE_DIR ENTRIES OBJECT_BYTES
+//   jitcache_bench source cub        (prints the CUB kernel's source)
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -33,7 +34,7 @@ namespace {
 
 struct Case {
   const char* name;
-  const char* source;
+  std::string source;
   std::vector<std::string> names;
 };
 
@@ -206,6 +207,10 @@ int Populate(const std::string& store_dir, int entries, int object_bytes) {
 int main(int argc, char** argv) {
   using namespace jitcache::bench;
   const std::vector<std::string> a(argv + 1, argv + argc);
+  if (a.size() == 2 && a[0] == "source" && a[1] == "cub") {
+    std::fputs(kCub.c_str(), stdout);  // the file the nvcc peers compile
+    return 0;
+  }
   if (a.size() == 3 && a[0] == "hit-latency")
     return HitLatency(a[1], std::atoi(a[2].c_str()));
   if (a.size() == 3 && a[0] == "hit-loop")

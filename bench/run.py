@@ -28,19 +28,6 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CUB_SOURCE = r'''
-#include <cub/block/block_radix_sort.cuh>
-template <typename T, int kThreads, int kItems>
-__global__ void typed_sort(T* data) {
-  using Sort = cub::BlockRadixSort<T, kThreads, kItems>;
-  __shared__ typename Sort::TempStorage temp;
-  T items[kItems];
-  for (int i = 0; i < kItems; ++i) items[i] = data[threadIdx.x * kItems + i];
-  Sort(temp).Sort(items);
-  for (int i = 0; i < kItems; ++i) data[threadIdx.x * kItems + i] = items[i];
-}
-template __global__ void typed_sort<int, 128, 4>(int*);
-'''
 
 
 def log(msg):
@@ -96,6 +83,14 @@ def bench_json(build, *args):
     return json.loads(out.stdout)
 
 
+def write_cub_source(build, path):
+    """The CUB kernel every measurement uses, as jitcache_bench knows it."""
+    with open(path, "w") as f:
+        f.write(subprocess.run([os.path.join(build, "bench/jitcache_bench"),
+                                "source", "cub"], capture_output=True, text=True,
+                               check=True).stdout)
+
+
 def run_parallel(commands, env=None):
     """Starts every command at once; returns (wall seconds, outputs)."""
     t0 = time.monotonic()
@@ -139,8 +134,7 @@ def section_hit_latency(build, daemon, smoke):
 
 def section_fresh_process(build, daemon, workdir, smoke):
     src = os.path.join(workdir, "sort.cu")
-    with open(src, "w") as f:
-        f.write(CUB_SOURCE)
+    write_cub_source(build, src)
     cli = os.path.join(build, "client/jitcache")
     runs = 3 if smoke else 30
     res = {}
@@ -197,8 +191,7 @@ def section_fan_in(build, workdir, n, tag):
     daemon.start()
     try:
         src = os.path.join(workdir, f"fanin{tag}.cu")
-        with open(src, "w") as f:
-            f.write(CUB_SOURCE)
+        write_cub_source(build, src)
         cli = os.path.join(build, "client/jitcache")
         cmd = [cli, "--socket", daemon.socket, "compile", src, "--arch", "sm_90",
                "--target", "cubin", "-o", "/dev/null"]

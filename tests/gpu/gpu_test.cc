@@ -16,19 +16,13 @@
 #include "jitcache/library.h"
 #include "jitcache/linker.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"
 
 namespace jitcache {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr char kSaxpy[] = R"(
-extern "C" __global__ void saxpy(float a, const float* x, float* y, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = a * x[i] + y[i];
-}
-)";
 
 constexpr char kSpin[] = R"(
 extern "C" __global__ void spin(long long cycles, int* done) {
@@ -37,21 +31,6 @@ extern "C" __global__ void spin(long long cycles, int* done) {
   *done = 1;
 }
 )";
-
-constexpr char kUnitA[] = R"(
-#include <cub/block/block_radix_sort.cuh>
-extern __device__ int transform(int v);
-extern "C" __global__ void sort_transformed(int* data) {
-  using Sort = cub::BlockRadixSort<int, 128, 4>;
-  __shared__ Sort::TempStorage temp;
-  int items[4];
-  for (int i = 0; i < 4; ++i) items[i] = transform(data[threadIdx.x * 4 + i]);
-  Sort(temp).SortBlockedToStriped(items);
-  for (int i = 0; i < 4; ++i) data[i * 128 + threadIdx.x] = items[i];
-}
-)";
-constexpr char kUnitB[] =
-    "__device__ int transform(int v) { return 3 * v + 1; }";
 
 // The helper's build path, unless the environment says where it was copied.
 std::string SortCheckBinary() {
@@ -126,11 +105,11 @@ class GpuTest : public ::testing::Test {
 };
 
 TEST_F(GpuTest, SaxpyFromCubin) {
-  CheckSaxpy(MustCompile(kSaxpy, CodeType::kCubin));
+  CheckSaxpy(MustCompile(kernels::kSaxpy, CodeType::kCubin));
 }
 
 TEST_F(GpuTest, SaxpyFromPtx) {
-  CheckSaxpy(MustCompile(kSaxpy, CodeType::kPtx));
+  CheckSaxpy(MustCompile(kernels::kSaxpy, CodeType::kPtx));
 }
 
 TEST_F(GpuTest, CubRadixSortByNameExpressionMissThenHitInANewProcess) {
@@ -157,8 +136,8 @@ TEST_F(GpuTest, LtoLinkedCubinRuns) {
   ProgramOptions rdc;
   rdc.relocatable_device_code = true;
   Linker linker(*client_);
-  linker.Add(MustCompile(kUnitA, CodeType::kLtoir, rdc))
-      .Add(MustCompile(kUnitB, CodeType::kLtoir, rdc));
+  linker.Add(MustCompile(kernels::kLtoSortUnit, CodeType::kLtoir, rdc))
+      .Add(MustCompile(kernels::kLtoTransformUnit, CodeType::kLtoir, rdc));
   LinkerOptions options;
   options.arch = arch_;
   auto linked = linker.Link(options);
@@ -213,7 +192,8 @@ TEST_F(GpuTest, EventAndStreamCompleteOnlyAfterTheWork) {
 TEST_F(GpuTest, LoadingLtoIrDirectlyIsAClearError) {
   ProgramOptions rdc;
   rdc.relocatable_device_code = true;
-  auto library = MustCompile(kUnitB, CodeType::kLtoir, rdc).Load();
+  auto library =
+      MustCompile(kernels::kLtoTransformUnit, CodeType::kLtoir, rdc).Load();
   ASSERT_FALSE(library.ok());
   EXPECT_EQ(library.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(library.status().message()),
@@ -221,7 +201,7 @@ TEST_F(GpuTest, LoadingLtoIrDirectlyIsAClearError) {
 }
 
 TEST_F(GpuTest, UnknownKernelNameCarriesTheDriverError) {
-  auto library = MustCompile(kSaxpy, CodeType::kCubin).Load();
+  auto library = MustCompile(kernels::kSaxpy, CodeType::kCubin).Load();
   ASSERT_TRUE(library.ok());
   auto kernel = library->GetKernel("no_such_kernel");
   ASSERT_FALSE(kernel.ok());

@@ -12,19 +12,7 @@
 #include "absl/time/clock.h"
 #include "jitcache/client.h"
 #include "jitcache/library.h"
-
-constexpr char kSort[] = R"(
-#include <cub/block/block_radix_sort.cuh>
-template <int kThreads, int kItems>
-__global__ void block_sort(int* data) {
-  using Sort = cub::BlockRadixSort<int, kThreads, kItems>;
-  __shared__ typename Sort::TempStorage temp;
-  int items[kItems];
-  for (int i = 0; i < kItems; ++i) items[i] = data[threadIdx.x * kItems + i];
-  Sort(temp).SortBlockedToStriped(items);
-  for (int i = 0; i < kItems; ++i) data[i * kThreads + threadIdx.x] = items[i];
-}
-)";
+#include "tests/testing/kernels.h"
 
 int Fail(const char* what, const absl::Status& s) {
   std::printf("FAILED %s: %s\n", what, s.ToString().c_str());
@@ -40,8 +28,9 @@ int main(int argc, char** argv) {
   jitcache::ProgramOptions options;
   options.arch = *arch;
   options.name_expressions = {"block_sort<128, 4>"};
-  auto code = client->Compile(jitcache::Program(kSort, "sort.cu"), options,
-                              jitcache::CodeType::kCubin);
+  auto code = client->Compile(
+      jitcache::Program(jitcache::kernels::kBlockSort, "sort.cu"), options,
+      jitcache::CodeType::kCubin);
   if (!code.ok()) return Fail("compile", code.status());
   if (!code->compiled) return Fail("compile", absl::InternalError(code->log));
   auto library = code->Load();

@@ -11,7 +11,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jitcache/library.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"
 
 namespace jitcache {
@@ -24,28 +26,7 @@ std::string Kernel(int i) {
                       "(int* x) { x[threadIdx.x] += ", i, "; }");
 }
 
-constexpr char kTemplated[] = R"(
-#include "scale.h"
-template <typename T, int N>
-__global__ void scale(T* x) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < N) x[i] = x[i] * T(SCALE);
-}
-)";
-
-class ClientTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    daemon_ = std::make_unique<testing::DaemonProcess>(dir_.Sub("s.sock"),
-                                                       dir_.Sub("store"));
-    ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
-    client_ = std::make_unique<Client>(
-        *Client::Connect({.socket_path = dir_.Sub("s.sock")}));
-  }
-  testing::TempDir dir_;
-  std::unique_ptr<testing::DaemonProcess> daemon_;
-  std::unique_ptr<Client> client_;
-};
+using ClientTest = testing::DaemonFixture;
 
 TEST_F(ClientTest, HundredAsyncCompilesFromOneThread) {
   constexpr int kCalls = 100;
@@ -127,7 +108,7 @@ TEST_F(ClientTest, PrecompileApiReportsEachItem) {
 }
 
 TEST_F(ClientTest, FallbackWithoutDaemonMakesTheDaemonsBytes) {
-  Program program(kTemplated, "scale.cu");
+  Program program(kernels::kScaleWithHeader, "scale.cu");
   program.AddHeader("scale.h", "#define SCALE 3");
   ProgramOptions options;
   options.arch = "sm_90";

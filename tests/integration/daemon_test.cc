@@ -9,7 +9,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"
 
 namespace jitcache {
@@ -18,45 +20,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-constexpr char kSaxpy[] = R"(
-extern "C" __global__ void saxpy(float a, const float* x, float* y, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = a * x[i] + y[i];
-}
-)";
-
-constexpr char kTemplated[] = R"(
-#include "scale.h"
-template <typename T, int N>
-__global__ void scale(T* x) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < N) x[i] = x[i] * T(SCALE);
-}
-)";
-
-constexpr char kCubSort[] = R"(
-#include <cub/block/block_radix_sort.cuh>
-template <int kThreads, int kItems>
-__global__ void block_sort(int* data) {
-  using Sort = cub::BlockRadixSort<int, kThreads, kItems>;
-  __shared__ typename Sort::TempStorage temp;
-  int items[kItems];
-  for (int i = 0; i < kItems; ++i) items[i] = data[threadIdx.x * kItems + i];
-  Sort(temp).Sort(items);
-  for (int i = 0; i < kItems; ++i) data[threadIdx.x * kItems + i] = items[i];
-}
-)";
-
-class DaemonTest : public ::testing::Test {
+class DaemonTest : public testing::DaemonFixture {
  protected:
-  void SetUp() override {
-    daemon_ = std::make_unique<testing::DaemonProcess>(dir_.Sub("s.sock"),
-                                                       dir_.Sub("store"));
-    ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
-    client_ = std::make_unique<Client>(
-        *Client::Connect({.socket_path = dir_.Sub("s.sock")}));
-  }
-
   absl::StatusOr<ObjectCode> Compile(const Program& program,
                                      const ProgramOptions& options,
                                      CodeType target) {
@@ -67,14 +32,11 @@ class DaemonTest : public ::testing::Test {
   void ExpectServing() {
     EXPECT_TRUE(client_->Ping().ok());
     ProgramOptions options;
-    auto code = Compile(Program(kSaxpy, "saxpy.cu"), options, CodeType::kPtx);
+    auto code =
+        Compile(Program(kernels::kSaxpy, "saxpy.cu"), options, CodeType::kPtx);
     ASSERT_TRUE(code.ok()) << code.status();
     EXPECT_TRUE(code->compiled);
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<testing::DaemonProcess> daemon_;
-  std::unique_ptr<Client> client_;
 };
 
 TEST_F(DaemonTest, EachTargetMissesThenHitsWithIdenticalBytes) {
@@ -87,8 +49,10 @@ TEST_F(DaemonTest, EachTargetMissesThenHitsWithIdenticalBytes) {
         Case{CodeType::kLtoir, "sm_90"}}) {
     ProgramOptions options;
     options.arch = c.arch;
-    auto first = Compile(Program(kSaxpy, "saxpy.cu"), options, c.target);
-    auto second = Compile(Program(kSaxpy, "saxpy.cu"), options, c.target);
+    auto first =
+        Compile(Program(kernels::kSaxpy, "saxpy.cu"), options, c.target);
+    auto second =
+        Compile(Program(kernels::kSaxpy, "saxpy.cu"), options, c.target);
     ASSERT_TRUE(first.ok()) << first.status();
     ASSERT_TRUE(second.ok()) << second.status();
     SCOPED_TRACE(std::string(CodeTypeName(c.target)));
@@ -119,18 +83,20 @@ TEST_F(DaemonTest, EachTargetMissesThenHitsWithIdenticalBytes) {
 TEST_F(DaemonTest, RestartKeepsTheHit) {
   ProgramOptions options;
   options.arch = "sm_80";
-  auto first = Compile(Program(kSaxpy, "saxpy.cu"), options, CodeType::kCubin);
+  auto first =
+      Compile(Program(kernels::kSaxpy, "saxpy.cu"), options, CodeType::kCubin);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(daemon_->Stop(), 0);
   ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
-  auto second = Compile(Program(kSaxpy, "saxpy.cu"), options, CodeType::kCubin);
+  auto second =
+      Compile(Program(kernels::kSaxpy, "saxpy.cu"), options, CodeType::kCubin);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(second->served, Served::kHit);
   EXPECT_EQ(second->bytes, first->bytes);
 }
 
 TEST_F(DaemonTest, NameExpressionIsLoweredOnMissAndOnHit) {
-  Program program(kTemplated, "scale.cu");
+  Program program(kernels::kScaleWithHeader, "scale.cu");
   program.AddHeader("scale.h", "#define SCALE 3");
   ProgramOptions options;
   options.arch = "sm_90";
@@ -145,7 +111,7 @@ TEST_F(DaemonTest, NameExpressionIsLoweredOnMissAndOnHit) {
               "_Z5scaleIfLi256EEvPT_");
   }
   // The header's content is part of the key.
-  Program changed(kTemplated, "scale.cu");
+  Program changed(kernels::kScaleWithHeader, "scale.cu");
   changed.AddHeader("scale.h", "#define SCALE 4");
   auto other = Compile(changed, options, CodeType::kCubin);
   ASSERT_TRUE(other.ok());
@@ -173,7 +139,8 @@ TEST_F(DaemonTest, ToolkitHeadersIncludingCubNeedNoFlags) {
   ProgramOptions options;
   options.arch = "sm_90";
   options.name_expressions = {"block_sort<128, 4>"};
-  auto code = Compile(Program(kCubSort, "sort.cu"), options, CodeType::kCubin);
+  auto code = Compile(Program(kernels::kBlockSort, "sort.cu"), options,
+                      CodeType::kCubin);
   ASSERT_TRUE(code.ok()) << code.status();
   ASSERT_TRUE(code->compiled) << code->log;
   EXPECT_EQ(code->symbol_mapping.at("block_sort<128, 4>"),
@@ -198,9 +165,9 @@ TEST_F(DaemonTest, BadInputsAreClearErrorsAndTheDaemonKeepsServing) {
   missing_name.name_expressions = {"no_such_kernel<int>"};
   ProgramOptions user_include;
   user_include.extra_options = {"-I/home/user/include"};
-  Program templated(kTemplated);
+  Program templated(kernels::kScaleWithHeader);
   templated.AddHeader("scale.h", "#define SCALE 2");
-  Program big_header(kSaxpy);
+  Program big_header(kernels::kSaxpy);
   big_header.AddHeader("big.h", std::string((16 << 20) + 1, ' '));
   std::vector<Case> cases;
   cases.push_back(
@@ -215,18 +182,22 @@ TEST_F(DaemonTest, BadInputsAreClearErrorsAndTheDaemonKeepsServing) {
                    {},
                    CodeType::kPtx,
                    "header 'big.h' is 16777217 bytes"});
-  cases.push_back({"unknown option", Program(kSaxpy), unknown, CodeType::kPtx,
-                   "'--no-such-option': unknown NVRTC option"});
-  cases.push_back({"malformed option", Program(kSaxpy), malformed,
+  cases.push_back({"unknown option", Program(kernels::kSaxpy), unknown,
+                   CodeType::kPtx, "'--no-such-option': unknown NVRTC option"});
+  cases.push_back({"malformed option", Program(kernels::kSaxpy), malformed,
                    CodeType::kPtx, "takes one of: true, false"});
-  cases.push_back({"unsupported arch", Program(kSaxpy), bad_arch,
+  cases.push_back({"unsupported arch", Program(kernels::kSaxpy), bad_arch,
                    CodeType::kPtx, "sm_42 is not supported"});
-  cases.push_back(
-      {"cubin without arch", Program(kSaxpy), {}, CodeType::kCubin, "sm_XX"});
+  cases.push_back({"cubin without arch",
+                   Program(kernels::kSaxpy),
+                   {},
+                   CodeType::kCubin,
+                   "sm_XX"});
   cases.push_back({"missing name expression", templated, missing_name,
                    CodeType::kPtx, "no_such_kernel"});
-  cases.push_back({"include outside the toolkit", Program(kSaxpy), user_include,
-                   CodeType::kPtx, "'/home/user/include' is refused"});
+  cases.push_back({"include outside the toolkit", Program(kernels::kSaxpy),
+                   user_include, CodeType::kPtx,
+                   "'/home/user/include' is refused"});
   for (int round = 0; round < 2; ++round) {  // the second time is no hit either
     for (const Case& c : cases) {
       SCOPED_TRACE(c.what);
@@ -261,14 +232,16 @@ TEST_F(DaemonTest, SecondDaemonOnALiveSocketIsRefused) {
 
 TEST_F(DaemonTest, SocketOfADeadDaemonIsReclaimed) {
   ProgramOptions options;
-  auto first = Compile(Program(kSaxpy, "saxpy.cu"), options, CodeType::kPtx);
+  auto first =
+      Compile(Program(kernels::kSaxpy, "saxpy.cu"), options, CodeType::kPtx);
   ASSERT_TRUE(first.ok());
   daemon_->Kill();
   struct stat st {};
   ASSERT_EQ(stat(dir_.Sub("s.sock").c_str(), &st), 0)
       << "socket file should be left";
   ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
-  auto second = Compile(Program(kSaxpy, "saxpy.cu"), options, CodeType::kPtx);
+  auto second =
+      Compile(Program(kernels::kSaxpy, "saxpy.cu"), options, CodeType::kPtx);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(second->served, Served::kHit);
   EXPECT_EQ(second->bytes, first->bytes);
@@ -286,7 +259,7 @@ TEST_F(DaemonTest, StorePathThatCannotBeCreatedIsAClearError) {
 
 TEST_F(DaemonTest, CliCompilesTwiceMissThenHit) {
   const std::string source = dir_.Sub("k.cu");
-  std::ofstream(source) << kTemplated;
+  std::ofstream(source) << kernels::kScaleWithHeader;
   std::ofstream(dir_.Sub("scale.h")) << "#define SCALE 2";
   const std::vector<std::string> argv = {testing::CliBinary(),
                                          "--socket",

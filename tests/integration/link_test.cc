@@ -9,8 +9,10 @@
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
 #include "jitcache/linker.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/elf_symbols.h"
+#include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"
 
 namespace jitcache {
@@ -19,32 +21,10 @@ namespace {
 using ::testing::HasSubstr;
 
 // Unit A: a CUB block sort kernel that calls a device function of unit B.
-constexpr char kUnitA[] = R"(
-#include <cub/block/block_radix_sort.cuh>
-extern __device__ int transform(int v);
-extern "C" __global__ void sort_transformed(int* data) {
-  using Sort = cub::BlockRadixSort<int, 128, 4>;
-  __shared__ Sort::TempStorage temp;
-  int items[4];
-  for (int i = 0; i < 4; ++i) items[i] = transform(data[threadIdx.x * 4 + i]);
-  Sort(temp).Sort(items);
-  for (int i = 0; i < 4; ++i) data[threadIdx.x * 4 + i] = items[i];
-}
-)";
-constexpr char kUnitB[] =
-    "__device__ int transform(int v) { return 3 * v + 1; }";
 constexpr char kUnitB2[] = "__device__ int transform(int v) { return 5 * v; }";
 
-class LinkTest : public ::testing::Test {
+class LinkTest : public testing::DaemonFixture {
  protected:
-  void SetUp() override {
-    daemon_ = std::make_unique<testing::DaemonProcess>(dir_.Sub("s.sock"),
-                                                       dir_.Sub("store"));
-    ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
-    client_ = std::make_unique<Client>(
-        *Client::Connect({.socket_path = dir_.Sub("s.sock")}));
-  }
-
   ObjectCode Ltoir(const char* source, const char* name) {
     ProgramOptions options;
     options.arch = "sm_90";
@@ -61,15 +41,11 @@ class LinkTest : public ::testing::Test {
     options.arch = "sm_90";
     return options;
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<testing::DaemonProcess> daemon_;
-  std::unique_ptr<Client> client_;
 };
 
 TEST_F(LinkTest, TwoLtoUnitsLinkIntoACubinAndTheSecondLinkHits) {
-  const ObjectCode a = Ltoir(kUnitA, "a.cu");
-  const ObjectCode b = Ltoir(kUnitB, "b.cu");
+  const ObjectCode a = Ltoir(kernels::kLtoSortUnit, "a.cu");
+  const ObjectCode b = Ltoir(kernels::kLtoTransformUnit, "b.cu");
   Linker linker(*client_);
   linker.Add(a).Add(b);
   auto first = linker.Link(Sm90());
@@ -95,9 +71,9 @@ TEST_F(LinkTest, TwoLtoUnitsLinkIntoACubinAndTheSecondLinkHits) {
 }
 
 TEST_F(LinkTest, ChangingOneInputChangesTheLinkKey) {
-  const ObjectCode a = Ltoir(kUnitA, "a.cu");
+  const ObjectCode a = Ltoir(kernels::kLtoSortUnit, "a.cu");
   Linker one(*client_), two(*client_);
-  one.Add(a).Add(Ltoir(kUnitB, "b.cu"));
+  one.Add(a).Add(Ltoir(kernels::kLtoTransformUnit, "b.cu"));
   two.Add(a).Add(Ltoir(kUnitB2, "b.cu"));
   auto first = one.Link(Sm90());
   auto second = two.Link(Sm90());
@@ -109,7 +85,7 @@ TEST_F(LinkTest, ChangingOneInputChangesTheLinkKey) {
 
 TEST_F(LinkTest, UndefinedSymbolIsALinkErrorWithTheLogCachedLikeAResult) {
   Linker linker(*client_);
-  linker.Add(Ltoir(kUnitA, "a.cu"));
+  linker.Add(Ltoir(kernels::kLtoSortUnit, "a.cu"));
   auto first = linker.Link(Sm90());
   auto second = linker.Link(Sm90());
   ASSERT_TRUE(first.ok()) << first.status();
@@ -152,7 +128,7 @@ TEST_F(LinkTest, LinkingAnObjectTheStoreLacksIsNotFoundNamingTheDigest) {
 }
 
 TEST_F(LinkTest, BadLinkRequestsAreInvalidArgument) {
-  const ObjectCode b = Ltoir(kUnitB, "b.cu");
+  const ObjectCode b = Ltoir(kernels::kLtoTransformUnit, "b.cu");
   Linker linker(*client_);
   linker.Add(b);
   LinkerOptions no_arch;
@@ -172,8 +148,8 @@ TEST_F(LinkTest, BadLinkRequestsAreInvalidArgument) {
 }
 
 TEST_F(LinkTest, SixteenProcessesAskingForTheSameLinkGetOneLink) {
-  const ObjectCode a = Ltoir(kUnitA, "a.cu");
-  const ObjectCode b = Ltoir(kUnitB, "b.cu");
+  const ObjectCode a = Ltoir(kernels::kLtoSortUnit, "a.cu");
+  const ObjectCode b = Ltoir(kernels::kLtoTransformUnit, "b.cu");
   std::ofstream(dir_.Sub("a.ltoir"), std::ios::binary) << a.bytes;
   std::ofstream(dir_.Sub("b.ltoir"), std::ios::binary) << b.bytes;
   const uint64_t builds_before = client_->Stats()->compiles;

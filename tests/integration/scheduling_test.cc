@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"
 
 namespace jitcache {
@@ -19,55 +20,17 @@ namespace {
 using ::testing::HasSubstr;
 
 // CUB block radix sort in four instantiations: a few seconds of NVRTC.
-constexpr char kHeavy[] = R"(
-#include <cub/block/block_radix_sort.cuh>
-template <int kThreads, int kItems>
-__global__ void block_sort(int* data) {
-  using Sort = cub::BlockRadixSort<int, kThreads, kItems>;
-  __shared__ typename Sort::TempStorage temp;
-  int items[kItems];
-  for (int i = 0; i < kItems; ++i) items[i] = data[threadIdx.x * kItems + i];
-  Sort(temp).Sort(items);
-  for (int i = 0; i < kItems; ++i) data[threadIdx.x * kItems + i] = items[i];
-}
-)";
 const std::vector<std::string> kHeavyNames = {
     "block_sort<128, 4>", "block_sort<256, 4>", "block_sort<128, 8>",
     "block_sort<256, 8>"};
 
 // 54 instantiations over six types: about 4 s of NVRTC here, well past a
 // 1 s limit.
-constexpr char kVeryHeavy[] = R"(
-#include <cub/block/block_radix_sort.cuh>
-template <typename T, int kThreads, int kItems>
-__global__ void typed_sort(T* data) {
-  using Sort = cub::BlockRadixSort<T, kThreads, kItems>;
-  __shared__ typename Sort::TempStorage temp;
-  T items[kItems];
-  for (int i = 0; i < kItems; ++i) items[i] = data[threadIdx.x * kItems + i];
-  Sort(temp).Sort(items);
-  for (int i = 0; i < kItems; ++i) data[threadIdx.x * kItems + i] = items[i];
-}
-)";
-
-std::vector<std::string> VeryHeavyNames() {
-  std::vector<std::string> names;
-  for (const char* type :
-       {"int", "float", "double", "long", "unsigned", "short"}) {
-    for (int threads : {64, 128, 256}) {
-      for (int items : {4, 8, 16}) {
-        names.push_back(
-            absl::StrCat("typed_sort<", type, ", ", threads, ", ", items, ">"));
-      }
-    }
-  }
-  return names;
-}
 
 constexpr char kSmall[] = "extern \"C\" __global__ void k(int* x) { *x = 1; }";
 
 std::vector<std::string> HeavyCliArgs(const testing::TempDir& dir) {
-  std::ofstream(dir.Sub("heavy.cu")) << kHeavy;
+  std::ofstream(dir.Sub("heavy.cu")) << kernels::kBlockSort;
   std::vector<std::string> argv = {testing::CliBinary(),
                                    "--socket",
                                    dir.Sub("s.sock"),
@@ -135,10 +98,10 @@ TEST(Scheduling, CompileTimeLimitCancelsAndTheDaemonGoesOn) {
   auto client = Client::Connect({.socket_path = dir.Sub("s.sock")});
   ProgramOptions heavy;
   heavy.arch = "sm_90";
-  heavy.name_expressions = VeryHeavyNames();
+  heavy.name_expressions = kernels::TypedSortNames();
   for (int attempt = 0; attempt < 2; ++attempt) {  // never cached
     const absl::Time start = absl::Now();
-    auto code = client->Compile(Program(kVeryHeavy, "heavy.cu"), heavy,
+    auto code = client->Compile(Program(kernels::kTypedSort, "heavy.cu"), heavy,
                                 CodeType::kCubin);
     ASSERT_FALSE(code.ok())
         << "compiled=" << code->compiled
@@ -168,14 +131,15 @@ TEST(Scheduling, ShutdownCancelsRunningAndQueuedCompilesCleanly) {
       {.socket_path = dir.Sub("s.sock"), .local_fallback = false});
   ProgramOptions heavy;
   heavy.arch = "sm_90";
-  heavy.name_expressions = VeryHeavyNames();
+  heavy.name_expressions = kernels::TypedSortNames();
   std::vector<absl::Status> statuses(2);
   std::vector<std::thread> threads;
   for (int i = 0; i < 2; ++i) {  // one runs, one queues behind it
     threads.emplace_back([&, i] {
       statuses[i] =
           client
-              ->Compile(Program(absl::StrCat(kVeryHeavy, "// ", i), "heavy.cu"),
+              ->Compile(Program(absl::StrCat(kernels::kTypedSort, "// ", i),
+                                "heavy.cu"),
                         heavy, CodeType::kCubin)
               .status();
     });
