@@ -5,8 +5,8 @@
 
 #include <cstdlib>
 
-#include "absl/strings/str_cat.h"
-
+// Plain C++ only: the `jitcache` front end compiles this file in and loads
+// no library beyond libc and libstdc++.
 namespace jitcache {
 namespace {
 
@@ -30,17 +30,17 @@ std::string DefaultSocketPath() {
     return socket;
   }
   if (std::string runtime = Env("XDG_RUNTIME_DIR"); !runtime.empty()) {
-    return absl::StrCat(runtime, "/jitcache.sock");
+    return runtime + "/jitcache.sock";
   }
-  return absl::StrCat("/tmp/jitcache-", getuid(), ".sock");
+  return "/tmp/jitcache-" + std::to_string(getuid()) + ".sock";
 }
 
 std::string DefaultStorePath() {
   if (std::string store = Env("JITCACHE_STORE"); !store.empty()) return store;
   if (std::string cache = Env("XDG_CACHE_HOME"); !cache.empty()) {
-    return absl::StrCat(cache, "/jitcache");
+    return cache + "/jitcache";
   }
-  return absl::StrCat(HomeDirectory(), "/.cache/jitcache");
+  return HomeDirectory() + "/.cache/jitcache";
 }
 
 }  // namespace jitcache

@@ -73,6 +73,16 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on unix socket ", options.socket_path));
   }
+  if (options.hit_socket) {
+    JitCacheService* answering = daemon->service_.get();
+    absl::StatusOr<std::unique_ptr<HitSocket>> hits = HitSocket::Start(
+        options.socket_path + ".hit", options.limits.max_request_bytes,
+        [answering](const std::string& request) {
+          return answering->AnswerHit(request);
+        });
+    if (!hits.ok()) return hits.status();
+    daemon->hit_socket_ = *std::move(hits);
+  }
   JITCACHE_LOG(Info) << "jitcached serving on " << options.socket_path
                      << " with store " << options.store_path << ", " << workers
                      << " compile workers, "
@@ -86,6 +96,7 @@ void Daemon::Shutdown(absl::Duration grace) {
   // Queued and running compiles answer UNAVAILABLE; nothing half-done is
   // stored.
   const absl::Time start = absl::Now();
+  if (hit_socket_ != nullptr) hit_socket_->Stop();
   if (service_ != nullptr) service_->CancelRunningCompiles();
   if (pool_ != nullptr) pool_->Shutdown();
   const absl::Time compiles_stopped = absl::Now();

@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "server/compile_pool.h"
 #include "server/compiler.h"
+#include "server/hit_socket.h"
 #include "server/jitcache_service.h"
 #include "server/object_store.h"
 #include "server/request_limits.h"
@@ -25,6 +26,8 @@ struct DaemonOptions {
   int workers = 0;  // 0: one per core
   size_t max_queued = 1024;
   absl::Duration compile_time_limit = absl::Minutes(10);
+  // Also answer hits on socket_path + ".hit" (see HitSocket).
+  bool hit_socket = true;
   RequestLimits limits;
   // Injected for tests; when null the daemon makes the real ones.
   std::unique_ptr<Compiler> compiler;
@@ -57,6 +60,7 @@ class Daemon {
   std::unique_ptr<JitCacheService> service_;
   std::unique_ptr<SocketGuard> guard_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<HitSocket> hit_socket_;
   bool stopped_ = false;
 };
 

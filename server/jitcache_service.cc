@@ -115,6 +115,25 @@ absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
   return response;
 }
 
+std::optional<std::string> JitCacheService::AnswerHit(
+    const std::string& request_bytes) {
+  v1::CompileRequest request;
+  if (!request.ParseFromString(request_bytes)) return std::nullopt;
+  absl::StatusOr<PreparedCompile> prepared =
+      PrepareCompile(request, options_.compiler->toolchain(), options_.limits);
+  if (!prepared.ok()) return std::nullopt;
+  absl::StatusOr<std::optional<v1::CompileResponse>> hit =
+      LookUp(prepared->key);
+  if (!hit.ok() || !hit->has_value()) return std::nullopt;
+  v1::CompileResponse& response = **hit;
+  response.set_served(v1::SERVED_HIT);
+  ++counters_.requests;
+  ++counters_.hits;
+  counters_.compile_us_saved += response.compile_time_us();
+  counters_.CountOutcome(response.outcome());
+  return response.SerializeAsString();
+}
+
 grpc::ServerUnaryReactor* JitCacheService::Compile(
     grpc::CallbackServerContext* context, const v1::CompileRequest* request,
     v1::CompileResponse* response) {

@@ -68,6 +68,12 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       const v1::FetchObjectRequest* request,
       v1::FetchObjectResponse* response) override;
 
+  // The hit-only path of HitSocket: a serialized CompileRequest in, the
+  // serialized CompileResponse out when the store has the answer; nullopt
+  // for anything else (a miss, a bad request), which the caller asks over
+  // gRPC instead. Runs on the caller's thread.
+  std::optional<std::string> AnswerHit(const std::string& request_bytes);
+
   // Makes running compiles stop (they answer UNAVAILABLE). Queued ones are
   // cancelled by the pool's own Shutdown.
   void CancelRunningCompiles() { shutting_down_.store(true); }

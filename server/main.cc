@@ -41,6 +41,10 @@ ABSL_FLAG(int, max_name_expressions, 4096,
           "Most name expressions in one request");
 ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
           "Largest request message, in bytes (also gRPC's receive limit)");
+ABSL_FLAG(bool, hit_socket, true,
+          "Also answer cache hits on SOCKET.hit, a plain framed protocol that "
+          "short-lived processes (the jitcache command) use without loading "
+          "gRPC");
 ABSL_FLAG(bool, verify, false,
           "Check every entry of --store (frames, SHA-256 of every object, "
           "records and the objects they name), print a report and exit: 0 "
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
   options.workers = absl::GetFlag(FLAGS_workers);
   options.max_queued =
       static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queued)));
+  options.hit_socket = absl::GetFlag(FLAGS_hit_socket);
   options.compile_time_limit =
       absl::Seconds(absl::GetFlag(FLAGS_compile_time_limit_seconds));
   options.limits.max_source_bytes = absl::GetFlag(FLAGS_max_source_bytes);

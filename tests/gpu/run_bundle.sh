@@ -3,7 +3,8 @@
 # bundle of the built binaries:
 #   ../shared/tools/gpu-bundle .gpu build/tests/gpu_test \
 #     build/tests/jitcache_gpu_sort_check build/server/jitcached \
-#     build/client/jitcache build/client/examples/jitcache_example
+#     build/client/jitcache build/client/jitcache-full \
+#     build/client/examples/jitcache_example
 #   tests/gpu/run_bundle.sh .gpu        (on the GPU machine)
 # Logs go to $OUT (default /tmp).
 set -uo pipefail

@@ -1,0 +1,140 @@
+#include "client/cli/hit_wire.h"
+
+namespace jitcache::hit_wire {
+namespace {
+
+enum WireType { kVarint = 0, kFixed64 = 1, kBytes = 2, kFixed32 = 5 };
+
+void PutVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void PutBytes(std::string& out, int field, const std::string& bytes) {
+  PutVarint(out, (static_cast<uint64_t>(field) << 3) | kBytes);
+  PutVarint(out, bytes.size());
+  out += bytes;
+}
+
+// A bounds-checked reader of one message's fields.
+class Reader {
+ public:
+  explicit Reader(const std::string& data)
+      : p_(data.data()), end_(p_ + data.size()) {}
+  bool done() const { return p_ == end_; }
+
+  bool Varint(uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) return false;
+      const uint8_t b = static_cast<uint8_t>(*p_++);
+      *v |= uint64_t{b & 0x7fu} << shift;
+      if ((b & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool Bytes(std::string* out) {
+    uint64_t n = 0;
+    if (!Varint(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
+    out->assign(p_, n);
+    p_ += n;
+    return true;
+  }
+  bool Skip(int wire_type) {
+    uint64_t v = 0;
+    std::string ignored;
+    switch (wire_type) {
+      case kVarint:
+        return Varint(&v);
+      case kBytes:
+        return Bytes(&ignored);
+      case kFixed64:
+        return Advance(8);
+      case kFixed32:
+        return Advance(4);
+      default:
+        return false;
+    }
+  }
+
+ private:
+  bool Advance(size_t n) {
+    if (n > static_cast<size_t>(end_ - p_)) return false;
+    p_ += n;
+    return true;
+  }
+  const char* p_;
+  const char* end_;
+};
+
+}  // namespace
+
+std::string Encode(const Request& r) {
+  std::string out;
+  PutBytes(out, 1, r.source);
+  if (!r.program_name.empty()) PutBytes(out, 2, r.program_name);
+  for (const auto& [name, contents] : r.headers) {
+    std::string header;
+    PutBytes(header, 1, name);
+    PutBytes(header, 2, contents);
+    PutBytes(out, 3, header);
+  }
+  for (const std::string& o : r.options) PutBytes(out, 4, o);
+  for (const std::string& n : r.name_expressions) PutBytes(out, 5, n);
+  if (r.target != 0) {
+    PutVarint(out, (6 << 3) | kVarint);
+    PutVarint(out, static_cast<uint64_t>(r.target));
+  }
+  return out;
+}
+
+std::optional<Response> Decode(const std::string& bytes) {
+  Response r;
+  Reader in(bytes);
+  while (!in.done()) {
+    uint64_t tag = 0, v = 0;
+    if (!in.Varint(&tag)) return std::nullopt;
+    const int field = static_cast<int>(tag >> 3);
+    const int type = static_cast<int>(tag & 7);
+    bool ok = true;
+    if (type == kVarint && (field == 1 || field == 6 || field == 7)) {
+      ok = in.Varint(&v);
+      if (field == 1) r.outcome = static_cast<int>(v);
+      if (field == 6) r.served = static_cast<int>(v);
+      if (field == 7) r.compile_time_us = static_cast<int64_t>(v);
+    } else if (type == kBytes && field == 2) {
+      ok = in.Bytes(&r.object);
+    } else if (type == kBytes && field == 3) {
+      ok = in.Bytes(&r.log);
+    } else if (type == kBytes && field == 5) {
+      ok = in.Bytes(&r.cache_key);
+    } else if (type == kBytes && field == 4) {
+      std::string lowered;
+      ok = in.Bytes(&lowered);
+      Reader pair(lowered);
+      std::string expr, name;
+      while (ok && !pair.done()) {
+        uint64_t t = 0;
+        ok = pair.Varint(&t);
+        if (!ok) break;
+        if ((t & 7) == kBytes && (t >> 3) == 1) {
+          ok = pair.Bytes(&expr);
+        } else if ((t & 7) == kBytes && (t >> 3) == 2) {
+          ok = pair.Bytes(&name);
+        } else {
+          ok = pair.Skip(static_cast<int>(t & 7));
+        }
+      }
+      r.lowered_names.emplace_back(std::move(expr), std::move(name));
+    } else {
+      ok = in.Skip(type);
+    }
+    if (!ok) return std::nullopt;
+  }
+  return r;
+}
+
+}  // namespace jitcache::hit_wire
