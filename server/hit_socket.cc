@@ -9,38 +9,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/fd_io.h"
 #include "common/log.h"
 
 namespace jitcache {
-namespace {
-
-bool ReadAll(int fd, char* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = read(fd, data, size);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool WriteAll(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = send(fd, data, size, MSG_NOSIGNAL);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Start(
     const std::string& path, size_t max_request_bytes, Answer answer,
@@ -91,29 +63,29 @@ void HitSocket::Handle(int connection) {
   setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
   uint8_t header[4];
-  if (!ReadAll(connection, reinterpret_cast<char*>(header), sizeof(header))) {
+  if (!ReadFully(connection, reinterpret_cast<char*>(header), sizeof(header))) {
     return;
   }
   const uint32_t length = header[0] | (header[1] << 8) | (header[2] << 16) |
                           (uint32_t{header[3]} << 24);
   const char kAskGrpc = 1;
   if (length > max_request_bytes_) {
-    WriteAll(connection, &kAskGrpc, 1);  // the gRPC path names the limit
+    WriteFully(connection, &kAskGrpc, 1);  // the gRPC path names the limit
     return;
   }
   std::string request(length, '\0');
-  if (!ReadAll(connection, request.data(), length)) return;
+  if (!ReadFully(connection, request.data(), length)) return;
   std::optional<std::string> response = answer_(request);
   if (!response.has_value()) {
-    WriteAll(connection, &kAskGrpc, 1);
+    WriteFully(connection, &kAskGrpc, 1);
     return;
   }
   const uint32_t size = static_cast<uint32_t>(response->size());
   const char frame[5] = {
       0, static_cast<char>(size), static_cast<char>(size >> 8),
       static_cast<char>(size >> 16), static_cast<char>(size >> 24)};
-  if (!WriteAll(connection, frame, sizeof(frame))) return;
-  WriteAll(connection, response->data(), response->size());
+  if (!WriteFully(connection, frame, sizeof(frame))) return;
+  WriteFully(connection, response->data(), response->size());
 }
 
 void HitSocket::Stop() {

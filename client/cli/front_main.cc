@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "client/cli/hit_wire.h"
+#include "common/fd_io.h"
 #include "common/paths.h"
 
 namespace {
@@ -58,13 +59,8 @@ bool WriteFile(const std::string& path, const std::string& data) {
   const int fd =
       open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = write(fd, data.data() + done, data.size() - done);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  return close(fd) == 0 && done == data.size();
+  const bool written = jitcache::WriteFully(fd, data.data(), data.size());
+  return close(fd) == 0 && written;
 }
 
 // The value of `flag` from "--flag=V" or "--flag V", as jitcache-full reads it.
@@ -80,26 +76,6 @@ bool TakeValue(const std::vector<std::string>& args, size_t& i,
     return true;
   }
   return false;
-}
-
-bool SendAll(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = send(fd, data, size, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool ReadAll(int fd, char* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = read(fd, data, size);
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
 }
 
 // The daemon's answer to `request`, if it had one in its store.
@@ -124,14 +100,16 @@ std::optional<std::string> AskHitSocket(const std::string& socket,
   uint8_t status = 1, length[4];
   if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) ==
           0 &&
-      SendAll(fd, frame, sizeof(frame)) &&
-      SendAll(fd, request.data(), request.size()) &&
-      ReadAll(fd, reinterpret_cast<char*>(&status), 1) && status == 0 &&
-      ReadAll(fd, reinterpret_cast<char*>(length), sizeof(length))) {
+      jitcache::WriteFully(fd, frame, sizeof(frame)) &&
+      jitcache::WriteFully(fd, request.data(), request.size()) &&
+      jitcache::ReadFully(fd, reinterpret_cast<char*>(&status), 1) &&
+      status == 0 &&
+      jitcache::ReadFully(fd, reinterpret_cast<char*>(length),
+                          sizeof(length))) {
     const uint32_t n = length[0] | (length[1] << 8) | (length[2] << 16) |
                        (uint32_t{length[3]} << 24);
     std::string bytes(n, '\0');
-    if (ReadAll(fd, bytes.data(), n)) answer = std::move(bytes);
+    if (jitcache::ReadFully(fd, bytes.data(), n)) answer = std::move(bytes);
   }
   close(fd);
   return answer;

@@ -105,11 +105,13 @@ class GpuTest : public ::testing::Test {
 };
 
 TEST_F(GpuTest, SaxpyFromCubin) {
-  CheckSaxpy(MustCompile(kernels::kSaxpy, CodeType::kCubin));
+  ASSERT_NO_FATAL_FAILURE(
+      CheckSaxpy(MustCompile(kernels::kSaxpy, CodeType::kCubin)));
 }
 
 TEST_F(GpuTest, SaxpyFromPtx) {
-  CheckSaxpy(MustCompile(kernels::kSaxpy, CodeType::kPtx));
+  ASSERT_NO_FATAL_FAILURE(
+      CheckSaxpy(MustCompile(kernels::kSaxpy, CodeType::kPtx)));
 }
 
 TEST_F(GpuTest, CubRadixSortByNameExpressionMissThenHitInANewProcess) {

@@ -15,8 +15,8 @@ namespace jitcache::testing {
 class DaemonFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    daemon_ = std::make_unique<DaemonProcess>(dir_.Sub("s.sock"),
-                                              dir_.Sub("store"));
+    daemon_ =
+        std::make_unique<DaemonProcess>(dir_.Sub("s.sock"), dir_.Sub("store"));
     ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
     client_ = std::make_unique<Client>(
         *Client::Connect({.socket_path = dir_.Sub("s.sock")}));
