@@ -54,11 +54,10 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   }
 
   PreparedCompile out;
-  CompileJob& job = out.job;
-  job.target = *target;
-  job.program_name =
+  out.target = *target;
+  out.program_name =
       request.program_name().empty() ? "program.cu" : request.program_name();
-  if (job.program_name.find('\0') != std::string::npos) {
+  if (out.program_name.find('\0') != std::string::npos) {
     return absl::InvalidArgumentError("program_name contains a NUL byte");
   }
   absl::flat_hash_set<absl::string_view> header_names;
@@ -95,31 +94,42 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
       CanonicalizeCompileOptions(raw_options, *target, policy);
   if (!options.ok()) return options.status();
 
-  job.source = request.source();
-  job.options = std::move(options->options);
-  for (const v1::Header& header : request.headers()) {
-    job.headers.emplace_back(header.name(), header.contents());
-  }
-  job.name_expressions.assign(request.name_expressions().begin(),
+  out.options = std::move(options->options);
+  out.name_expressions.assign(request.name_expressions().begin(),
                               request.name_expressions().end());
-  std::sort(job.name_expressions.begin(), job.name_expressions.end());
-  job.name_expressions.erase(
-      std::unique(job.name_expressions.begin(), job.name_expressions.end()),
-      job.name_expressions.end());
+  std::sort(out.name_expressions.begin(), out.name_expressions.end());
+  out.name_expressions.erase(
+      std::unique(out.name_expressions.begin(), out.name_expressions.end()),
+      out.name_expressions.end());
 
   CompileKeyInput key;
   key.toolchain_fingerprint = toolchain.fingerprint;
   key.target = *target;
   key.arch = options->arch;
-  key.options = job.options;
-  key.program_name = job.program_name;
-  key.source = job.source;
-  for (const auto& [name, body] : job.headers)
-    key.headers.emplace_back(name, body);
-  for (const std::string& e : job.name_expressions)
+  key.options = out.options;
+  key.program_name = out.program_name;
+  key.source = request.source();
+  for (const v1::Header& header : request.headers()) {
+    key.headers.emplace_back(header.name(), header.contents());
+  }
+  for (const std::string& e : out.name_expressions)
     key.name_expressions.push_back(e);
   out.key = ComputeCompileKey(key);
   return out;
+}
+
+CompileJob MakeCompileJob(const v1::CompileRequest& request,
+                          const PreparedCompile& prepared) {
+  CompileJob job;
+  job.program_name = prepared.program_name;
+  job.source = request.source();
+  for (const v1::Header& header : request.headers()) {
+    job.headers.emplace_back(header.name(), header.contents());
+  }
+  job.options = prepared.options;
+  job.name_expressions = prepared.name_expressions;
+  job.target = prepared.target;
+  return job;
 }
 
 }  // namespace jitcache

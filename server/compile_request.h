@@ -9,9 +9,14 @@
 
 namespace jitcache {
 
+// A validated request and its key. Holds no copy of the source or headers:
+// a hit needs only the key, and MakeCompileJob copies them for a miss.
 struct PreparedCompile {
   Digest key;
-  CompileJob job;
+  ObjectKind target = ObjectKind::kPtx;
+  std::string program_name;
+  std::vector<std::string> options;           // canonical
+  std::vector<std::string> name_expressions;  // sorted, unique
 };
 
 // Validates a request against the limits and the toolchain, canonicalises its
@@ -20,6 +25,11 @@ struct PreparedCompile {
 absl::StatusOr<PreparedCompile> PrepareCompile(
     const v1::CompileRequest& request, const ToolchainInfo& toolchain,
     const RequestLimits& limits);
+
+// The compile to run on a miss: `prepared` plus the request's source and
+// headers.
+CompileJob MakeCompileJob(const v1::CompileRequest& request,
+                          const PreparedCompile& prepared);
 
 }  // namespace jitcache
 

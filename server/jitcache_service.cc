@@ -145,18 +145,20 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
-  auto job = std::make_shared<PreparedCompile>(*std::move(prepared));
-  Build build{job->key,
-              job->job.target,
-              /*is_link=*/false,
-              {},
-              [this, job](absl::Time deadline) {
-                CompileJob run = job->job;
-                run.deadline = deadline;
-                run.cancelled = &shutting_down_;
-                return options_.compiler->Compile(run);
-              }};
-  return Serve(context, response, reactor, std::move(build));
+  return Serve(context, response, reactor, prepared->key, [&] {
+    auto job =
+        std::make_shared<CompileJob>(MakeCompileJob(*request, *prepared));
+    return Build{prepared->key,
+                 prepared->target,
+                 /*is_link=*/false,
+                 {},
+                 [this, job](absl::Time deadline) {
+                   CompileJob run = *job;
+                   run.deadline = deadline;
+                   run.cancelled = &shutting_down_;
+                   return options_.compiler->Compile(run);
+                 }};
+  });
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Link(
@@ -184,16 +186,18 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
     prepared->inline_objects.clear();
   }
   auto link = std::make_shared<PreparedLink>(*std::move(prepared));
-  Build build{
-      link->key,
-      link->target,
-      /*is_link=*/true,
-      {},
-      [this, link](absl::Time deadline) { return RunLink(*link, deadline); }};
-  for (const auto& input : link->inputs) {
-    build.input_digests.emplace_back(input.digest.AsBytes());
-  }
-  return Serve(context, response, reactor, std::move(build));
+  return Serve(context, response, reactor, link->key, [&] {
+    Build build{
+        link->key,
+        link->target,
+        /*is_link=*/true,
+        {},
+        [this, link](absl::Time deadline) { return RunLink(*link, deadline); }};
+    for (const auto& input : link->inputs) {
+      build.input_digests.emplace_back(input.digest.AsBytes());
+    }
+    return build;
+  });
 }
 
 absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
@@ -218,8 +222,9 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
 
 grpc::ServerUnaryReactor* JitCacheService::Serve(
     grpc::CallbackServerContext* context, v1::CompileResponse* response,
-    CompileReactor* reactor, Build build) {
-  absl::StatusOr<std::optional<v1::CompileResponse>> hit = LookUp(build.key);
+    CompileReactor* reactor, const Digest& key,
+    const std::function<Build()>& make_build) {
+  absl::StatusOr<std::optional<v1::CompileResponse>> hit = LookUp(key);
   if (!hit.ok()) {
     reactor->FinishOnce(ToGrpcStatus(hit.status()));
     return reactor;
@@ -235,8 +240,8 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
   }
 
   const bool leader = flights_.Join(
-      build.key, [this, reactor, finished = reactor->finished(), response](
-                     const SharedResult& result, bool is_leader) {
+      key, [this, reactor, finished = reactor->finished(), response](
+               const SharedResult& result, bool is_leader) {
         // A waiter that has left (cancelled) is skipped: `reactor` may be gone.
         if (!result.ok()) {
           CompileReactor::FinishOnce(reactor, finished,
@@ -258,7 +263,7 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
       });
   if (!leader) return reactor;
 
-  auto shared = std::make_shared<Build>(std::move(build));
+  auto shared = std::make_shared<Build>(make_build());
   CompilePool::Task task;
   task.run = [this, shared] { RunBuild(*shared); };
   task.cancel = [this, shared] {

@@ -95,9 +95,12 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   absl::StatusOr<std::optional<v1::CompileResponse>> LookUp(const Digest& key);
   // The common path of Compile and Link once the key is known: hit, or join
   // the flight and, leading, queue the build.
+  // `make_build` runs only for the request that leads a miss: a hit copies
+  // nothing out of its request.
   grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context,
                                   v1::CompileResponse* response,
-                                  CompileReactor* reactor, Build build);
+                                  CompileReactor* reactor, const Digest& key,
+                                  const std::function<Build()>& make_build);
   // Runs on a pool worker: builds, stores, and answers the flight.
   void RunBuild(const Build& build);
   absl::StatusOr<CompileResult> RunLink(const PreparedLink& link,

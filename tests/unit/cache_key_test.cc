@@ -43,7 +43,10 @@ TEST(CacheKey, GoldenValue) {
             "bee03d564cc7bc4a9b745d48993df963dd678b9acaad6d5f80610afc082fe98c");
 }
 
-TEST(CacheKey, SameInputSameKey) { EXPECT_EQ(Fields().Key(), Fields().Key()); }
+TEST(CacheKey, SameInputSameKey) {
+  EXPECT_EQ(Fields().Key(), Fields().Key());
+  EXPECT_NE(Fields().Key(), Digest{});
+}
 
 TEST(CacheKey, EveryFieldChangesTheKey) {
   const Digest base = Fields().Key();
