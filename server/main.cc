@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/paths.h"
 #include "server/daemon.h"
-#include "server/rocksdb_kv.h"
+#include "server/verify_command.h"
 
 ABSL_FLAG(std::string, socket, "",
           "Unix socket to serve on. Default: $JITCACHE_SOCKET, else "
@@ -53,38 +53,6 @@ ABSL_FLAG(bool, verify, false,
 ABSL_FLAG(int, shutdown_grace_seconds, 1,
           "On SIGTERM/SIGINT, compiles are cancelled (UNAVAILABLE) and other "
           "requests get this long to finish before they are cancelled");
-
-namespace {
-
-int VerifyStore(const std::string& path) {
-  auto store = jitcache::OpenRocksDbStore(path);
-  if (!store.ok()) {
-    std::fprintf(stderr, "jitcached: %s\n",
-                 std::string(store.status().message()).c_str());
-    return 1;
-  }
-  absl::StatusOr<jitcache::VerifyReport> report = (*store)->Verify();
-  if (!report.ok()) {
-    std::fprintf(stderr, "jitcached: verify failed: %s\n",
-                 std::string(report.status().message()).c_str());
-    return 1;
-  }
-  std::printf(
-      "store %s: %llu objects, %llu records; %llu bad objects, %llu bad "
-      "records, %llu records with a missing object, %llu unreferenced "
-      "objects\n",
-      path.c_str(), static_cast<unsigned long long>(report->objects),
-      static_cast<unsigned long long>(report->records),
-      static_cast<unsigned long long>(report->bad_objects),
-      static_cast<unsigned long long>(report->bad_records),
-      static_cast<unsigned long long>(report->dangling_records),
-      static_cast<unsigned long long>(report->unreferenced_objects));
-  for (const std::string& p : report->problems)
-    std::printf("  %s\n", p.c_str());
-  return report->ok() ? 0 : 1;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   absl::FlagsUsageConfig usage_config;
@@ -139,7 +107,8 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_max_name_expressions);
   options.limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
 
-  if (absl::GetFlag(FLAGS_verify)) return VerifyStore(options.store_path);
+  if (absl::GetFlag(FLAGS_verify))
+    return jitcache::RunVerify(options.store_path);
 
   absl::StatusOr<std::unique_ptr<jitcache::Daemon>> daemon =
       jitcache::Daemon::Start(std::move(options));

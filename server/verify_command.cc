@@ -1,0 +1,42 @@
+#include "server/verify_command.h"
+
+#include <cstdio>
+
+#include "server/rocksdb_kv.h"
+
+namespace jitcache {
+
+int RunVerify(const std::string& path) {
+  if (path == ":memory:") {
+    std::fprintf(stderr,
+                 "jitcached: an in-memory store has nothing to verify\n");
+    return 1;
+  }
+  auto store = OpenRocksDbStore(path);
+  if (!store.ok()) {
+    std::fprintf(stderr, "jitcached: %s\n",
+                 std::string(store.status().message()).c_str());
+    return 1;
+  }
+  absl::StatusOr<VerifyReport> report = (*store)->Verify();
+  if (!report.ok()) {
+    std::fprintf(stderr, "jitcached: verify failed: %s\n",
+                 std::string(report.status().message()).c_str());
+    return 1;
+  }
+  std::printf(
+      "store %s: %llu objects, %llu records; %llu bad objects, %llu bad "
+      "records, %llu records with a missing object, %llu unreferenced "
+      "objects\n",
+      path.c_str(), static_cast<unsigned long long>(report->objects),
+      static_cast<unsigned long long>(report->records),
+      static_cast<unsigned long long>(report->bad_objects),
+      static_cast<unsigned long long>(report->bad_records),
+      static_cast<unsigned long long>(report->dangling_records),
+      static_cast<unsigned long long>(report->unreferenced_objects));
+  for (const std::string& p : report->problems)
+    std::printf("  %s\n", p.c_str());
+  return report->ok() ? 0 : 1;
+}
+
+}  // namespace jitcache
