@@ -80,8 +80,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
         [answering](const std::string& request) {
           return answering->AnswerHit(request);
         });
-    if (!hits.ok()) return hits.status();
-    daemon->hit_socket_ = *std::move(hits);
+    // Only an optimisation for short-lived clients, which fall back to
+    // gRPC: its failure (a socket path too long for the suffix, say) must
+    // not keep the daemon down.
+    if (hits.ok()) {
+      daemon->hit_socket_ = *std::move(hits);
+    } else {
+      JITCACHE_LOG(Warning) << "no hit socket: " << hits.status();
+    }
   }
   JITCACHE_LOG(Info) << "jitcached serving on " << options.socket_path
                      << " with store " << options.store_path << ", " << workers

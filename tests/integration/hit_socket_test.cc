@@ -121,5 +121,28 @@ TEST(HitSocket, WithoutItTheFrontEndUsesGrpc) {
   EXPECT_THAT(hit.output, StartsWith("HIT key "));
 }
 
+TEST(HitSocket, ASocketPathWithNoRoomForTheSuffixStillServes) {
+  testing::TempDir dir;
+  // 107 bytes: the longest a Unix socket allows, so SOCKET.hit cannot exist.
+  const std::string socket =
+      dir.Sub(std::string(107 - dir.path().size() - 1, 's'));
+  ASSERT_EQ(socket.size(), 107u);
+  testing::DaemonProcess daemon(socket, dir.Sub("store"));
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  EXPECT_THAT(daemon.Log(), HasSubstr("no hit socket"));
+  std::ofstream(dir.Sub("saxpy.cu")) << kernels::kSaxpy;
+  const std::vector<std::string> args = {testing::CliBinary(),
+                                         "--socket",
+                                         socket,
+                                         "compile",
+                                         dir.Sub("saxpy.cu"),
+                                         "-o",
+                                         dir.Sub("out.ptx")};
+  testing::RunProcess(args);
+  auto hit = testing::RunProcess(args);
+  EXPECT_EQ(hit.exit_code, 0) << hit.output;
+  EXPECT_THAT(hit.output, StartsWith("HIT key "));
+}
+
 }  // namespace
 }  // namespace jitcache
