@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cstring>
 
 #include "absl/time/clock.h"
@@ -10,16 +9,10 @@
 
 namespace jitcache {
 namespace {
-std::atomic<int> min_level{static_cast<int>(LogLevel::kInfo)};
 constexpr char kLevelLetters[] = {'I', 'W', 'E'};
 }  // namespace
 
-void SetMinLogLevel(LogLevel level) {
-  min_level.store(static_cast<int>(level), std::memory_order_relaxed);
-}
-
-LogMessage::LogMessage(LogLevel level, const char* file, int line)
-    : level_(level) {
+LogMessage::LogMessage(LogLevel level, const char* file, int line) {
   const char* base = std::strrchr(file, '/');
   stream_ << kLevelLetters[static_cast<int>(level)]
           << absl::FormatTime("%Y-%m-%d %H:%M:%E3S ", absl::Now(),
@@ -28,9 +21,6 @@ LogMessage::LogMessage(LogLevel level, const char* file, int line)
 }
 
 LogMessage::~LogMessage() {
-  if (static_cast<int>(level_) < min_level.load(std::memory_order_relaxed)) {
-    return;
-  }
   stream_ << '\n';
   const std::string text = stream_.str();
   // One write(2) per line: atomic with respect to other lines.

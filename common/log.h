@@ -7,9 +7,6 @@ namespace jitcache {
 
 enum class LogLevel { kInfo = 0, kWarning = 1, kError = 2 };
 
-// Lines below this level are dropped. Thread-safe (atomic).
-void SetMinLogLevel(LogLevel level);
-
 // One log line to stderr, written whole when the message is destroyed, so
 // that lines from concurrent threads do not interleave.
 class LogMessage {
@@ -21,7 +18,6 @@ class LogMessage {
   std::ostream& stream() { return stream_; }
 
  private:
-  LogLevel level_;
   std::ostringstream stream_;
 };
 

@@ -2,7 +2,6 @@
 #define JITCACHE_COMMON_OBJECT_KIND_H_
 
 #include <cstdint>
-#include <optional>
 
 #include "absl/strings/string_view.h"
 
@@ -21,7 +20,6 @@ enum class ObjectKind : uint8_t {
 
 // "ptx", "cubin", "ltoir", "fatbin", "object", "library"; "unknown".
 absl::string_view ObjectKindName(ObjectKind kind);
-std::optional<ObjectKind> ParseObjectKind(absl::string_view name);
 
 }  // namespace jitcache
 

@@ -53,11 +53,6 @@ class SingleFlight {
     return n;
   }
 
-  size_t in_flight() const {
-    absl::MutexLock lock(&mu_);
-    return flights_.size();
-  }
-
  private:
   mutable absl::Mutex mu_;
   absl::flat_hash_map<Digest, std::vector<Waiter>> flights_

@@ -35,7 +35,6 @@ class FakeCompiler final : public Compiler {
 
   absl::StatusOr<CompileResult> Compile(const CompileJob& job) override {
     calls_.fetch_add(1);
-    entered_.fetch_add(1);
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
@@ -82,14 +81,12 @@ class FakeCompiler final : public Compiler {
   const ToolchainInfo& toolchain() const override { return toolchain_; }
 
   int calls() const { return calls_.load(); }
-  int entered() const { return entered_.load(); }
 
  private:
   ToolchainInfo toolchain_;
   absl::Mutex mu_;
   bool held_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int> calls_{0};
-  std::atomic<int> entered_{0};
 };
 
 }  // namespace jitcache::testing

@@ -227,7 +227,7 @@ TEST_F(ServiceTest, CancelledWaiterLeavesAndTheCompileGoesOn) {
   std::thread stayer(
       [&] { stayer_status = Call(Request("k"), &stayer_response); });
   // All three joined, and the one compile is running (held).
-  while (Stats().waiting() < 3 || compiler_.entered() < 1) {
+  while (Stats().waiting() < 3 || compiler_.calls() < 1) {
     absl::SleepFor(absl::Milliseconds(2));
   }
   leaver_context.TryCancel();
@@ -256,7 +256,7 @@ TEST_F(ServiceTest, WaiterDeadlineIsHonouredAndTheCompileIsStored) {
   v1::CompileResponse response;
   grpc::Status status = stub_->Compile(&context, Request("slow"), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  while (compiler_.entered() < 1) absl::SleepFor(absl::Milliseconds(2));
+  while (compiler_.calls() < 1) absl::SleepFor(absl::Milliseconds(2));
   EXPECT_EQ(compiler_.calls(), 1);  // still running, held
   compiler_.Release();
   v1::CompileResponse later;
@@ -276,7 +276,7 @@ TEST_F(ServiceTest, FullQueueRefusesNewKeysButHitsAndJoinsSucceed) {
   v1::CompileResponse running, queued, joined;
   grpc::Status running_status, queued_status, joined_status;
   std::thread a([&] { running_status = Call(Request("running"), &running); });
-  while (compiler_.entered() < 2) absl::SleepFor(absl::Milliseconds(1));
+  while (compiler_.calls() < 2) absl::SleepFor(absl::Milliseconds(1));
   std::thread b([&] { queued_status = Call(Request("queued"), &queued); });
   while (pool_->queued() < 1) absl::SleepFor(absl::Milliseconds(1));
 
