@@ -11,42 +11,26 @@
 #include "server/wire_target.h"
 
 namespace jitcache {
-namespace {
-
-absl::Status TooLarge(absl::string_view field, size_t size, size_t limit) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      field, " is ", size, " bytes, over the limit of ", limit, " bytes"));
-}
-
-absl::Status TooMany(absl::string_view field, size_t count, size_t limit) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "request has ", count, " ", field, ", over the limit of ", limit));
-}
-
-}  // namespace
-
 absl::StatusOr<PreparedCompile> PrepareCompile(
     const v1::CompileRequest& request, const ToolchainInfo& toolchain,
     const RequestLimits& limits) {
   if (request.source().empty()) {
     return absl::InvalidArgumentError("source is empty");
   }
-  if (request.source().size() > limits.max_source_bytes) {
-    return TooLarge("source", request.source().size(), limits.max_source_bytes);
+  if (absl::Status s =
+          CheckSize("source", request.source().size(), limits.max_source_bytes);
+      !s.ok()) {
+    return s;
   }
   if (request.source().find('\0') != std::string::npos) {
     return absl::InvalidArgumentError("source contains a NUL byte");
   }
-  if (static_cast<size_t>(request.headers_size()) > limits.max_headers) {
-    return TooMany("headers", request.headers_size(), limits.max_headers);
-  }
-  if (static_cast<size_t>(request.options_size()) > limits.max_options) {
-    return TooMany("options", request.options_size(), limits.max_options);
-  }
-  if (static_cast<size_t>(request.name_expressions_size()) >
-      limits.max_name_expressions) {
-    return TooMany("name expressions", request.name_expressions_size(),
-                   limits.max_name_expressions);
+  for (absl::Status s :
+       {CheckCount("headers", request.headers_size(), limits.max_headers),
+        CheckCount("options", request.options_size(), limits.max_options),
+        CheckCount("name expressions", request.name_expressions_size(),
+                   limits.max_name_expressions)}) {
+    if (!s.ok()) return s;
   }
   const std::optional<ObjectKind> target = FromWireTarget(request.target());
   if (!target) {
@@ -67,9 +51,11 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
       return absl::InvalidArgumentError(
           "a header name is empty or contains a NUL byte");
     }
-    if (header.contents().size() > limits.max_header_bytes) {
-      return TooLarge(absl::StrCat("header '", header.name(), "'"),
+    if (absl::Status s =
+            CheckSize(absl::StrCat("header '", header.name(), "'"),
                       header.contents().size(), limits.max_header_bytes);
+        !s.ok()) {
+      return s;
     }
     if (header.contents().find('\0') != std::string::npos) {
       return absl::InvalidArgumentError(

@@ -16,15 +16,11 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
   if (request.inputs().empty()) {
     return absl::InvalidArgumentError("a link needs at least one input");
   }
-  if (static_cast<size_t>(request.inputs_size()) > limits.max_link_inputs) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "request has ", request.inputs_size(),
-        " link inputs, over the limit of ", limits.max_link_inputs));
-  }
-  if (static_cast<size_t>(request.options_size()) > limits.max_options) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("request has ", request.options_size(),
-                     " options, over the limit of ", limits.max_options));
+  for (absl::Status s :
+       {CheckCount("link inputs", request.inputs_size(),
+                   limits.max_link_inputs),
+        CheckCount("options", request.options_size(), limits.max_options)}) {
+    if (!s.ok()) return s;
   }
   PreparedLink out;
   std::optional<ObjectKind> target = FromWireTarget(request.target());

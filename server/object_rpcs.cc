@@ -23,13 +23,10 @@ grpc::ServerUnaryReactor* JitCacheService::FindMissingObjects(
     grpc::CallbackServerContext* context,
     const v1::FindMissingObjectsRequest* request,
     v1::FindMissingObjectsResponse* response) {
-  if (static_cast<size_t>(request->digests_size()) >
-      options_.limits.max_link_inputs) {
-    return Done(
-        context, counters_,
-        absl::InvalidArgumentError(absl::StrCat(
-            "request has ", request->digests_size(),
-            " digests, over the limit of ", options_.limits.max_link_inputs)));
+  if (absl::Status s = CheckCount("digests", request->digests_size(),
+                                  options_.limits.max_link_inputs);
+      !s.ok()) {
+    return Done(context, counters_, s);
   }
   for (const std::string& hex : request->digests()) {
     absl::StatusOr<Digest> digest = Digest::FromHex(hex);
