@@ -93,12 +93,13 @@ v1::CompileRequest CompileRequestFor(const Program& program,
 }
 
 // The daemon is not there (no socket, refused, shutting down) or did not
-// answer in time: cases where compiling locally is the better answer. A
-// DEADLINE_EXCEEDED from the daemon's own compile-time limit is not one.
-bool DaemonUnreachable(const grpc::Status& s) {
+// answer before this call's own deadline: cases where compiling locally is
+// the better answer. A DEADLINE_EXCEEDED the daemon sent (its compile-time
+// limit) arrives before that deadline, and is not one.
+bool DaemonUnreachable(const grpc::Status& s, absl::Time deadline) {
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) return true;
   return s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
-         s.error_message().find("compile-time limit") == std::string::npos;
+         absl::Now() >= deadline;
 }
 
 ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
@@ -143,9 +144,11 @@ struct Client::Impl {
 
   // Every call has a deadline and names this process, so that the daemon
   // shares its workers fairly between processes.
-  void Prepare(grpc::ClientContext& context, absl::Duration d) const {
-    context.set_deadline(absl::ToChronoTime(absl::Now() + d));
+  absl::Time Prepare(grpc::ClientContext& context, absl::Duration d) const {
+    const absl::Time deadline = absl::Now() + d;
+    context.set_deadline(absl::ToChronoTime(deadline));
     context.AddMetadata("jitcache-client", client_id);
+    return deadline;
   }
   std::string client_id = absl::StrCat(getpid());
 
@@ -284,12 +287,13 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   const v1::CompileRequest request =
       CompileRequestFor(program, options, target);
   grpc::ClientContext context;
-  impl_->Prepare(context, impl_->options.compile_deadline);
+  const absl::Time deadline =
+      impl_->Prepare(context, impl_->options.compile_deadline);
   v1::CompileResponse response;
   const grpc::Status status =
       impl_->stub->Compile(&context, request, &response);
   if (status.ok()) return ToObjectCode(response, target, program.name());
-  if (impl_->options.local_fallback && DaemonUnreachable(status)) {
+  if (impl_->options.local_fallback && DaemonUnreachable(status, deadline)) {
     return internal::CompileLocally(program, options, target);
   }
   return FromGrpc(status, impl_->socket_path);
@@ -302,8 +306,10 @@ AsyncResult<ObjectCode> Client::CompileAsync(const Program& program,
       CompileRequestFor(program, options, target);
   auto state = std::make_shared<AsyncResult<ObjectCode>::State>();
   auto* call = new UnaryCall<v1::CompileResponse>();
+  const absl::Time deadline =
+      impl_->Prepare(call->context, impl_->options.compile_deadline);
   call->finish =
-      [state, program, options, target,
+      [state, program, options, target, deadline,
        fallback = impl_->options.local_fallback,
        socket = impl_->socket_path](UnaryCall<v1::CompileResponse>& done) {
         if (done.status.ok()) {
@@ -311,7 +317,7 @@ AsyncResult<ObjectCode> Client::CompileAsync(const Program& program,
           state->done.Notify();
           return;
         }
-        if (fallback && DaemonUnreachable(done.status)) {
+        if (fallback && DaemonUnreachable(done.status, deadline)) {
           // NVRTC takes seconds: not on the poller thread.
           std::thread([state, program, options, target] {
             state->result = internal::CompileLocally(program, options, target);
@@ -322,7 +328,6 @@ AsyncResult<ObjectCode> Client::CompileAsync(const Program& program,
         state->result = FromGrpc(done.status, socket);
         state->done.Notify();
       };
-  impl_->Prepare(call->context, impl_->options.compile_deadline);
   impl_->Track(call);
   call->reader = impl_->stub->AsyncCompile(&call->context, request, &impl_->cq);
   call->reader->Finish(&call->response, &call->status, call);
