@@ -1,6 +1,8 @@
 // CudaCompiler::Link: nvJitLink, the one place nvJitLinkResult is converted.
 #include <nvJitLink.h>
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -46,27 +48,26 @@ class LinkHandle {
   nvJitLinkHandle handle_ = nullptr;
 };
 
-std::string Logs(nvJitLinkHandle h) {
-  std::string out;
+// One of nvJitLink's two logs: its size, then its text (NUL-terminated).
+std::string ReadLog(nvJitLinkHandle h,
+                    nvJitLinkResult (*get_size)(nvJitLinkHandle, size_t*),
+                    nvJitLinkResult (*get)(nvJitLinkHandle, char*)) {
   size_t size = 0;
-  if (nvJitLinkGetErrorLogSize(h, &size) == NVJITLINK_SUCCESS && size > 1) {
-    std::string log(size, '\0');
-    if (nvJitLinkGetErrorLog(h, log.data()) == NVJITLINK_SUCCESS) {
-      log.resize(log.find('\0') == std::string::npos ? log.size()
-                                                     : log.find('\0'));
-      absl::StrAppend(&out, log);
-    }
-  }
-  if (nvJitLinkGetInfoLogSize(h, &size) == NVJITLINK_SUCCESS && size > 1) {
-    std::string log(size, '\0');
-    if (nvJitLinkGetInfoLog(h, log.data()) == NVJITLINK_SUCCESS) {
-      log.resize(log.find('\0') == std::string::npos ? log.size()
-                                                     : log.find('\0'));
-      if (!out.empty() && out.back() != '\n') out.push_back('\n');
-      absl::StrAppend(&out, log);
-    }
-  }
-  return out;
+  if (get_size(h, &size) != NVJITLINK_SUCCESS || size <= 1) return {};
+  std::string log(size, '\0');
+  if (get(h, log.data()) != NVJITLINK_SUCCESS) return {};
+  log.resize(std::min(log.size(), log.find('\0')));
+  return log;
+}
+
+// The error log, then the info log.
+std::string Logs(nvJitLinkHandle h) {
+  std::string out =
+      ReadLog(h, &nvJitLinkGetErrorLogSize, &nvJitLinkGetErrorLog);
+  const std::string info =
+      ReadLog(h, &nvJitLinkGetInfoLogSize, &nvJitLinkGetInfoLog);
+  if (!out.empty() && !info.empty() && out.back() != '\n') out.push_back('\n');
+  return out + info;
 }
 
 nvJitLinkInputType InputType(ObjectKind kind) {

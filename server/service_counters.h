@@ -1,8 +1,10 @@
 #ifndef JITCACHE_SERVER_SERVICE_COUNTERS_H_
 #define JITCACHE_SERVER_SERVICE_COUNTERS_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <iterator>
 
 #include "absl/status/status.h"
 #include "jitcache/v1/jitcache.pb.h"
@@ -21,14 +23,22 @@ struct ServiceCounters {
   std::atomic<uint64_t> link_errors{0};
   std::atomic<int64_t> compile_us_spent{0};
   std::atomic<int64_t> compile_us_saved{0};
-  std::atomic<uint64_t> invalid_argument{0};
-  std::atomic<uint64_t> queue_full{0};
-  std::atomic<uint64_t> deadline_exceeded{0};
-  std::atomic<uint64_t> cancelled{0};
-  std::atomic<uint64_t> unavailable{0};
-  std::atomic<uint64_t> not_found{0};
-  std::atomic<uint64_t> data_loss{0};
-  std::atomic<uint64_t> internal{0};
+  // Error answers by reason; kReasons names them in Stats.
+  static constexpr struct {
+    absl::StatusCode code;
+    const char* name;
+  } kReasons[] = {
+      {absl::StatusCode::kInvalidArgument, "invalid_argument"},
+      {absl::StatusCode::kResourceExhausted, "queue_full"},
+      {absl::StatusCode::kDeadlineExceeded, "deadline_exceeded"},
+      {absl::StatusCode::kCancelled, "cancelled"},
+      {absl::StatusCode::kUnavailable, "unavailable"},
+      {absl::StatusCode::kNotFound, "not_found"},
+      {absl::StatusCode::kDataLoss, "data_loss"},
+      {absl::StatusCode::kInternal, "internal"},  // and every other code
+  };
+  static constexpr size_t kReasonCount = std::size(kReasons);
+  std::array<std::atomic<uint64_t>, kReasonCount> rejected{};
 
   void CountOutcome(v1::Outcome outcome) {
     if (outcome == v1::OUTCOME_COMPILE_ERROR) ++compile_errors;
@@ -37,32 +47,11 @@ struct ServiceCounters {
 
   // Counts an error answer under its reason.
   void Rejected(absl::StatusCode code) {
-    switch (code) {
-      case absl::StatusCode::kInvalidArgument:
-        ++invalid_argument;
-        break;
-      case absl::StatusCode::kResourceExhausted:
-        ++queue_full;
-        break;
-      case absl::StatusCode::kDeadlineExceeded:
-        ++deadline_exceeded;
-        break;
-      case absl::StatusCode::kCancelled:
-        ++cancelled;
-        break;
-      case absl::StatusCode::kUnavailable:
-        ++unavailable;
-        break;
-      case absl::StatusCode::kNotFound:
-        ++not_found;
-        break;
-      case absl::StatusCode::kDataLoss:
-        ++data_loss;
-        break;
-      default:
-        ++internal;
-        break;
+    size_t i = kReasonCount - 1;  // "internal" unless named
+    for (size_t r = 0; r < kReasonCount; ++r) {
+      if (kReasons[r].code == code) i = r;
     }
+    ++rejected[i];
   }
 
   void Fill(v1::StatsResponse* out) const {
@@ -76,15 +65,9 @@ struct ServiceCounters {
     out->set_link_errors(link_errors);
     out->set_compile_seconds_spent(compile_us_spent / 1e6);
     out->set_compile_seconds_saved(compile_us_saved / 1e6);
-    auto& rejected = *out->mutable_rejected();
-    rejected["invalid_argument"] = invalid_argument;
-    rejected["queue_full"] = queue_full;
-    rejected["deadline_exceeded"] = deadline_exceeded;
-    rejected["cancelled"] = cancelled;
-    rejected["unavailable"] = unavailable;
-    rejected["not_found"] = not_found;
-    rejected["data_loss"] = data_loss;
-    rejected["internal"] = internal;
+    for (size_t r = 0; r < kReasonCount; ++r) {
+      (*out->mutable_rejected())[kReasons[r].name] = rejected[r];
+    }
   }
 };
 
