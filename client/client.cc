@@ -152,6 +152,18 @@ struct Client::Impl {
   }
   std::string client_id = absl::StrCat(getpid());
 
+  // A blocking call with a deadline of `d`; errors become absl::Status.
+  template <typename Request, typename Response>
+  absl::Status Call(absl::Duration d,
+                    grpc::Status (v1::JitCache::Stub::*method)(
+                        grpc::ClientContext*, const Request&, Response*),
+                    const Request& request, Response* response) const {
+    grpc::ClientContext context;
+    Prepare(context, d);
+    return FromGrpc((stub.get()->*method)(&context, request, response),
+                    socket_path);
+  }
+
   // Registers an asynchronous call; the first one starts the poller, so a
   // program that only makes blocking calls never pays for the thread.
   void Track(PendingCall* call) {
@@ -238,11 +250,13 @@ Client::~Client() = default;
 const std::string& Client::socket_path() const { return impl_->socket_path; }
 
 absl::StatusOr<DaemonInfo> Client::Ping() const {
-  grpc::ClientContext context;
-  impl_->Prepare(context, impl_->options.ping_deadline);
   v1::PingResponse response;
-  grpc::Status s = impl_->stub->Ping(&context, v1::PingRequest(), &response);
-  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
+  if (absl::Status s =
+          impl_->Call(impl_->options.ping_deadline, &v1::JitCache::Stub::Ping,
+                      v1::PingRequest(), &response);
+      !s.ok()) {
+    return s;
+  }
   DaemonInfo info;
   info.daemon_version = response.daemon_version();
   info.toolchain = response.toolchain();
@@ -255,11 +269,13 @@ absl::StatusOr<DaemonInfo> Client::Ping() const {
 }
 
 absl::StatusOr<DaemonStats> Client::Stats() const {
-  grpc::ClientContext context;
-  impl_->Prepare(context, impl_->options.ping_deadline);
   v1::StatsResponse r;
-  grpc::Status s = impl_->stub->GetStats(&context, v1::StatsRequest(), &r);
-  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
+  if (absl::Status s =
+          impl_->Call(impl_->options.ping_deadline,
+                      &v1::JitCache::Stub::GetStats, v1::StatsRequest(), &r);
+      !s.ok()) {
+    return s;
+  }
   DaemonStats stats;
   stats.requests = r.requests();
   stats.hits = r.hits();
@@ -379,40 +395,41 @@ std::vector<Client::PrecompileOutcome> Client::Precompile(
 
 absl::StatusOr<std::vector<std::string>> Client::FindMissingObjects(
     const std::vector<std::string>& digests) const {
-  grpc::ClientContext context;
-  impl_->Prepare(context, impl_->options.compile_deadline);
   v1::FindMissingObjectsRequest request;
   for (const auto& d : digests) request.add_digests(d);
   v1::FindMissingObjectsResponse response;
-  grpc::Status s =
-      impl_->stub->FindMissingObjects(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
+  if (absl::Status s = impl_->Call(impl_->options.compile_deadline,
+                                   &v1::JitCache::Stub::FindMissingObjects,
+                                   request, &response);
+      !s.ok()) {
+    return s;
+  }
   return std::vector<std::string>(response.missing().begin(),
                                   response.missing().end());
 }
 
 absl::Status Client::UploadObject(const std::string& digest, CodeType kind,
                                   const std::string& bytes) const {
-  grpc::ClientContext context;
-  impl_->Prepare(context, impl_->options.compile_deadline);
   v1::UploadObjectRequest request;
   request.set_digest(digest);
   request.set_kind(ToWireKind(kind));
   request.set_data(bytes);
   v1::UploadObjectResponse response;
-  return FromGrpc(impl_->stub->UploadObject(&context, request, &response),
-                  impl_->socket_path);
+  return impl_->Call(impl_->options.compile_deadline,
+                     &v1::JitCache::Stub::UploadObject, request, &response);
 }
 
 absl::StatusOr<ObjectCode> Client::FetchObject(
     const std::string& digest) const {
-  grpc::ClientContext context;
-  impl_->Prepare(context, impl_->options.compile_deadline);
   v1::FetchObjectRequest request;
   request.set_digest(digest);
   v1::FetchObjectResponse response;
-  grpc::Status s = impl_->stub->FetchObject(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, impl_->socket_path);
+  if (absl::Status s =
+          impl_->Call(impl_->options.compile_deadline,
+                      &v1::JitCache::Stub::FetchObject, request, &response);
+      !s.ok()) {
+    return s;
+  }
   ObjectCode code;
   code.compiled = true;
   code.bytes = std::move(*response.mutable_data());

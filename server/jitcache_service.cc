@@ -128,9 +128,7 @@ std::optional<std::string> JitCacheService::AnswerHit(
   v1::CompileResponse& response = **hit;
   response.set_served(v1::SERVED_HIT);
   ++counters_.requests;
-  ++counters_.hits;
-  counters_.compile_us_saved += response.compile_time_us();
-  counters_.CountOutcome(response.outcome());
+  counters_.CountHit(response);
   return response.SerializeAsString();
 }
 
@@ -232,9 +230,7 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
   if (hit->has_value()) {
     *response = **std::move(hit);
     response->set_served(v1::SERVED_HIT);
-    ++counters_.hits;
-    counters_.compile_us_saved += response->compile_time_us();
-    counters_.CountOutcome(response->outcome());
+    counters_.CountHit(*response);
     reactor->FinishOnce(grpc::Status::OK);
     return reactor;
   }

@@ -40,6 +40,13 @@ struct ServiceCounters {
   static constexpr size_t kReasonCount = std::size(kReasons);
   std::array<std::atomic<uint64_t>, kReasonCount> rejected{};
 
+  // A request answered from the store.
+  void CountHit(const v1::CompileResponse& response) {
+    ++hits;
+    compile_us_saved += response.compile_time_us();
+    CountOutcome(response.outcome());
+  }
+
   void CountOutcome(v1::Outcome outcome) {
     if (outcome == v1::OUTCOME_COMPILE_ERROR) ++compile_errors;
     if (outcome == v1::OUTCOME_LINK_ERROR) ++link_errors;
