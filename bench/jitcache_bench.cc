@@ -27,7 +27,7 @@
 #include "common/digest.h"
 #include "jitcache/client.h"
 #include "server/cuda_compiler.h"
-#include "server/rocksdb_kv.h"
+#include "server/store/rocksdb_kv.h"
 
 namespace jitcache::bench {
 namespace {

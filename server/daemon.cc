@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "server/cuda_compiler.h"
-#include "server/rocksdb_kv.h"
-#include "server/verifying_store.h"
+#include "server/store/rocksdb_kv.h"
+#include "server/store/verifying_store.h"
 
 namespace jitcache {
 

@@ -12,7 +12,7 @@
 #include "server/compiler.h"
 #include "server/hit_socket.h"
 #include "server/jitcache_service.h"
-#include "server/object_store.h"
+#include "server/store/object_store.h"
 #include "server/request_limits.h"
 #include "server/socket_guard.h"
 

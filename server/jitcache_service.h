@@ -12,7 +12,7 @@
 #include "server/compile_request.h"
 #include "server/compiler.h"
 #include "server/link_request.h"
-#include "server/object_store.h"
+#include "server/store/object_store.h"
 #include "server/request_limits.h"
 #include "server/service_counters.h"
 #include "server/single_flight.h"

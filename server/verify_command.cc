@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "server/rocksdb_kv.h"
+#include "server/store/rocksdb_kv.h"
 
 namespace jitcache {
 

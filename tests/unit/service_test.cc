@@ -10,7 +10,7 @@
 #include "jitcache/v1/jitcache.grpc.pb.h"
 #include "server/compile_pool.h"
 #include "server/jitcache_service.h"
-#include "server/verifying_store.h"
+#include "server/store/verifying_store.h"
 #include "tests/testing/fake_compiler.h"
 
 namespace jitcache {

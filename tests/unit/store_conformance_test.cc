@@ -4,9 +4,9 @@
 
 #include "common/digest.h"
 #include "gtest/gtest.h"
-#include "server/object_frame.h"
-#include "server/rocksdb_kv.h"
-#include "server/verifying_store.h"
+#include "server/store/object_frame.h"
+#include "server/store/rocksdb_kv.h"
+#include "server/store/verifying_store.h"
 #include "tests/testing/temp_dir.h"
 
 namespace jitcache {

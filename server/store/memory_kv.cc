@@ -5,7 +5,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "server/verifying_store.h"
+#include "server/store/verifying_store.h"
 
 namespace jitcache {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/verifying_store.h"
+#include "server/store/verifying_store.h"
 
 #include <vector>
 
@@ -7,7 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
-#include "server/object_frame.h"
+#include "server/store/object_frame.h"
 
 namespace jitcache {
 

@@ -1,4 +1,4 @@
-#include "server/object_frame.h"
+#include "server/store/object_frame.h"
 
 #include <xxhash.h>
 

@@ -1,12 +1,12 @@
-#ifndef JITCACHE_SERVER_ROCKSDB_KV_H_
-#define JITCACHE_SERVER_ROCKSDB_KV_H_
+#ifndef JITCACHE_SERVER_STORE_ROCKSDB_KV_H_
+#define JITCACHE_SERVER_STORE_ROCKSDB_KV_H_
 
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "server/kv_backend.h"
-#include "server/verifying_store.h"
+#include "server/store/kv_backend.h"
+#include "server/store/verifying_store.h"
 
 namespace jitcache {
 
@@ -22,4 +22,4 @@ absl::StatusOr<std::unique_ptr<VerifyingStore>> OpenRocksDbStore(
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_ROCKSDB_KV_H_
+#endif  // JITCACHE_SERVER_STORE_ROCKSDB_KV_H_

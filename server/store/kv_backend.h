@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_KV_BACKEND_H_
-#define JITCACHE_SERVER_KV_BACKEND_H_
+#ifndef JITCACHE_SERVER_STORE_KV_BACKEND_H_
+#define JITCACHE_SERVER_STORE_KV_BACKEND_H_
 
 #include <cstdint>
 #include <functional>
@@ -48,4 +48,4 @@ class KvBackend {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_KV_BACKEND_H_
+#endif  // JITCACHE_SERVER_STORE_KV_BACKEND_H_

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_OBJECT_STORE_H_
-#define JITCACHE_SERVER_OBJECT_STORE_H_
+#ifndef JITCACHE_SERVER_STORE_OBJECT_STORE_H_
+#define JITCACHE_SERVER_STORE_OBJECT_STORE_H_
 
 #include <cstdint>
 #include <optional>
@@ -68,4 +68,4 @@ class ObjectStore {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_OBJECT_STORE_H_
+#endif  // JITCACHE_SERVER_STORE_OBJECT_STORE_H_

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_VERIFYING_STORE_H_
-#define JITCACHE_SERVER_VERIFYING_STORE_H_
+#ifndef JITCACHE_SERVER_STORE_VERIFYING_STORE_H_
+#define JITCACHE_SERVER_STORE_VERIFYING_STORE_H_
 
 #include <atomic>
 #include <memory>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "server/kv_backend.h"
-#include "server/object_store.h"
+#include "server/store/kv_backend.h"
+#include "server/store/object_store.h"
 
 namespace jitcache {
 
@@ -65,4 +65,4 @@ std::unique_ptr<VerifyingStore> NewMemoryStore();
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_VERIFYING_STORE_H_
+#endif  // JITCACHE_SERVER_STORE_VERIFYING_STORE_H_

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_OBJECT_FRAME_H_
-#define JITCACHE_SERVER_OBJECT_FRAME_H_
+#ifndef JITCACHE_SERVER_STORE_OBJECT_FRAME_H_
+#define JITCACHE_SERVER_STORE_OBJECT_FRAME_H_
 
 #include <string>
 
@@ -32,4 +32,4 @@ absl::StatusOr<DecodedObject> DecodeObjectFrame(absl::string_view frame);
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_OBJECT_FRAME_H_
+#endif  // JITCACHE_SERVER_STORE_OBJECT_FRAME_H_

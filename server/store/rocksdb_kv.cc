@@ -1,4 +1,4 @@
-#include "server/rocksdb_kv.h"
+#include "server/store/rocksdb_kv.h"
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
