@@ -81,6 +81,11 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   if (!options.ok()) return options.status();
 
   out.options = std::move(options->options);
+  out.arch = options->arch;
+  out.source_bytes = request.source().size();
+  for (const auto& header : request.headers()) {
+    out.source_bytes += header.contents().size();
+  }
   out.name_expressions.assign(request.name_expressions().begin(),
                               request.name_expressions().end());
   std::sort(out.name_expressions.begin(), out.name_expressions.end());

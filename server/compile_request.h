@@ -15,6 +15,8 @@ struct PreparedCompile {
   Digest key;
   ObjectKind target = ObjectKind::kPtx;
   std::string program_name;
+  std::string arch;                           // "sm_90", "compute_90", ...
+  uint64_t source_bytes = 0;                  // source and headers
   std::vector<std::string> options;           // canonical
   std::vector<std::string> name_expressions;  // sorted, unique
 };

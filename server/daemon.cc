@@ -3,7 +3,11 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include <grp.h>
+#include <unistd.h>
+
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -24,10 +28,27 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   } else if (options.store_path == ":memory:") {
     daemon->store_ = NewMemoryStore();
   } else {
-    absl::StatusOr<std::unique_ptr<VerifyingStore>> store =
-        OpenRocksDbStore(options.store_path);
+    absl::StatusOr<std::unique_ptr<VerifyingStore>> store = OpenRocksDbStore(
+        options.store_path,
+        {options.compression, options.janitor.max_size});
     if (!store.ok()) return store.status();
     daemon->store_ = *std::move(store);
+  }
+
+  AdminPolicy admin;
+  admin.daemon_uid = geteuid();
+  if (!options.admin_group.empty()) {
+    struct group gr;
+    struct group* found = nullptr;
+    std::vector<char> buffer(16384);
+    if (getgrnam_r(options.admin_group.c_str(), &gr, buffer.data(),
+                   buffer.size(), &found) != 0 ||
+        found == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--admin_group: no group named ", options.admin_group));
+    }
+    admin.admin_gid = gr.gr_gid;
+    admin.admin_group = options.admin_group;
   }
 
   if (options.compiler != nullptr) {
@@ -44,6 +65,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       SocketGuard::Claim(options.socket_path);
   if (!guard.ok()) return guard.status();
   daemon->guard_ = *std::move(guard);
+  daemon->janitor_ =
+      std::make_unique<StoreJanitor>(daemon->store_.get(), options.janitor);
 
   int workers = options.workers;
   if (workers <= 0) workers = std::max(1u, std::thread::hardware_concurrency());
@@ -56,11 +79,21 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   service.limits = options.limits;
   service.compile_time_limit = options.compile_time_limit;
   service.store_path = options.store_path;
+  service.janitor = daemon->janitor_.get();
+  service.admin = admin;
+  service.config = options.config;
+  // Set once the listener exists; requests arrive only after that.
+  Daemon* self = daemon.get();
+  service.peer_credentials = [self](absl::string_view peer) {
+    return self->listener_->Lookup(peer);
+  };
   daemon->service_ = std::make_unique<JitCacheService>(std::move(service));
 
+  // The daemon accepts connections itself, so that it knows each peer's
+  // credentials from the kernel; gRPC gets the connected sockets.
+  absl::StatusOr<int> listen_fd = ListenUnix(options.socket_path);
+  if (!listen_fd.ok()) return listen_fd.status();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(absl::StrCat("unix:", options.socket_path),
-                           grpc::InsecureServerCredentials());
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<size_t>(
       options.limits.max_request_bytes, std::numeric_limits<int>::max())));
   builder.SetMaxSendMessageSize(-1);
@@ -70,9 +103,13 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   builder.RegisterService(daemon->service_.get());
   daemon->server_ = builder.BuildAndStart();
   if (daemon->server_ == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on unix socket ", options.socket_path));
+    close(*listen_fd);
+    return absl::UnavailableError("cannot start the gRPC server");
   }
+  absl::StatusOr<std::unique_ptr<PeerListener>> listener =
+      PeerListener::Start(*listen_fd, daemon->server_.get());
+  if (!listener.ok()) return listener.status();
+  daemon->listener_ = *std::move(listener);
   if (options.hit_socket) {
     JitCacheService* answering = daemon->service_.get();
     absl::StatusOr<std::unique_ptr<HitSocket>> hits = HitSocket::Start(
@@ -105,7 +142,10 @@ void Daemon::Shutdown(absl::Duration grace) {
   if (hit_socket_ != nullptr) hit_socket_->Stop();
   if (service_ != nullptr) service_->CancelRunningCompiles();
   if (pool_ != nullptr) pool_->Shutdown();
+  // Pending admin calls are answered before gRPC waits for them.
+  janitor_.reset();
   const absl::Time compiles_stopped = absl::Now();
+  if (listener_ != nullptr) listener_->Stop();
   if (server_ != nullptr) {
     server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
     server_->Wait();

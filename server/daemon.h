@@ -14,7 +14,10 @@
 #include "server/jitcache_service.h"
 #include "server/store/object_store.h"
 #include "server/request_limits.h"
+#include "server/peer_listener.h"
 #include "server/socket_guard.h"
+#include "server/store/rocksdb_kv.h"
+#include "server/store/store_janitor.h"
 
 namespace jitcache {
 
@@ -29,6 +32,14 @@ struct DaemonOptions {
   // Also answer hits on socket_path + ".hit" (see HitSocket).
   bool hit_socket = true;
   RequestLimits limits;
+  // The store's bounds (max_size, max_age, watermarks) and compression.
+  JanitorOptions janitor;
+  Compression compression = Compression::kZstd;
+  // Members of this group may run the admin calls (besides root and the
+  // daemon's own user); empty: nobody else.
+  std::string admin_group;
+  // The effective settings `jitcache config` shows (main fills it).
+  std::vector<std::pair<std::string, std::string>> config;
   // Injected for tests; when null the daemon makes the real ones.
   std::unique_ptr<Compiler> compiler;
   std::unique_ptr<ObjectStore> store;
@@ -56,10 +67,12 @@ class Daemon {
 
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<ObjectStore> store_;
+  std::unique_ptr<StoreJanitor> janitor_;
   std::unique_ptr<CompilePool> pool_;
   std::unique_ptr<JitCacheService> service_;
   std::unique_ptr<SocketGuard> guard_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<PeerListener> listener_;
   std::unique_ptr<HitSocket> hit_socket_;
   bool stopped_ = false;
 };

@@ -11,10 +11,6 @@
 namespace jitcache {
 namespace {
 
-// Last-used times are refreshed at most this often per entry, so that a hot
-// entry does not cost a store write on every hit.
-constexpr absl::Duration kTouchInterval = absl::Minutes(1);
-
 void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
                     v1::CompileResponse* response) {
   response->set_outcome(record.outcome());
@@ -61,9 +57,15 @@ grpc::ServerUnaryReactor* JitCacheService::Ping(
 }
 
 grpc::ServerUnaryReactor* JitCacheService::GetStats(
-    grpc::CallbackServerContext* context, const v1::StatsRequest* /*request*/,
+    grpc::CallbackServerContext* context, const v1::StatsRequest* request,
     v1::StatsResponse* response) {
+  if (request->zero()) {
+    if (absl::Status s = CheckAdmin(*context, "stats --zero"); !s.ok()) {
+      return Finish(context, s);
+    }
+  }
   counters_.Fill(response);
+  if (request->zero()) counters_.Zero();
   response->set_queued(options_.pool->queued());
   response->set_running(options_.pool->running());
   response->set_waiting(flights_.waiters());
@@ -71,8 +73,25 @@ grpc::ServerUnaryReactor* JitCacheService::GetStats(
   response->set_store_entries(store.actions);
   response->set_store_bytes(store.bytes);
   response->set_store_corrupt_removed(store.corrupt_removed);
+  response->set_store_objects(store.objects);
+  response->set_store_uploads(store.uploads);
+  response->set_store_live_bytes(store.live_bytes);
+  response->set_store_evicted_entries(store.evicted_records);
+  response->set_store_evicted_bytes(store.evicted_bytes);
+  if (options_.janitor != nullptr) {
+    response->set_store_max_bytes(options_.janitor->options().max_size);
+    response->set_store_eviction_runs(options_.janitor->runs());
+  }
   auto* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* JitCacheService::Finish(
+    grpc::CallbackServerContext* context, const absl::Status& status) {
+  if (!status.ok()) counters_.Rejected(status.code());
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
   return reactor;
 }
 
@@ -102,16 +121,8 @@ absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
     }
     response.set_object(std::move((*object)->bytes));
   }
+  // The store keeps the last use itself, off this path.
   FillFromRecord(key, r, &response);
-  const int64_t now_ms = absl::ToUnixMillis(options_.now());
-  if (now_ms - r.last_used_unix_ms() >
-      absl::ToInt64Milliseconds(kTouchInterval)) {
-    r.set_last_used_unix_ms(now_ms);
-    if (absl::Status s = options_.store->PutAction(key, r); !s.ok()) {
-      JITCACHE_LOG(Warning)
-          << "cannot update last-used of " << key.Hex() << ": " << s;
-    }
-  }
   return response;
 }
 
@@ -146,16 +157,20 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
   return Serve(context, response, reactor, prepared->key, [&] {
     auto job =
         std::make_shared<CompileJob>(MakeCompileJob(*request, *prepared));
-    return Build{prepared->key,
-                 prepared->target,
-                 /*is_link=*/false,
-                 {},
-                 [this, job](absl::Time deadline) {
-                   CompileJob run = *job;
-                   run.deadline = deadline;
-                   run.cancelled = &shutting_down_;
-                   return options_.compiler->Compile(run);
-                 }};
+    Build build;
+    build.key = prepared->key;
+    build.target = prepared->target;
+    build.arch = prepared->arch;
+    build.program_name = prepared->program_name;
+    build.options = prepared->options;
+    build.source_bytes = prepared->source_bytes;
+    build.run = [this, job](absl::Time deadline) {
+      CompileJob run = *job;
+      run.deadline = deadline;
+      run.cancelled = &shutting_down_;
+      return options_.compiler->Compile(run);
+    };
+    return build;
   });
 }
 
@@ -185,12 +200,15 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
   }
   auto link = std::make_shared<PreparedLink>(*std::move(prepared));
   return Serve(context, response, reactor, link->key, [&] {
-    Build build{
-        link->key,
-        link->target,
-        /*is_link=*/true,
-        {},
-        [this, link](absl::Time deadline) { return RunLink(*link, deadline); }};
+    Build build;
+    build.key = link->key;
+    build.target = link->target;
+    build.is_link = true;
+    build.arch = link->arch;
+    build.options = link->options;
+    build.run = [this, link, sizes = build.input_sizes](absl::Time deadline) {
+      return RunLink(*link, deadline, sizes.get());
+    };
     for (const auto& input : link->inputs) {
       build.input_digests.emplace_back(input.digest.AsBytes());
     }
@@ -198,8 +216,9 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
   });
 }
 
-absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
-                                                       absl::Time deadline) {
+absl::StatusOr<CompileResult> JitCacheService::RunLink(
+    const PreparedLink& link, absl::Time deadline,
+    std::vector<uint64_t>* input_sizes) {
   LinkJob job;
   job.options = link.options;
   job.target = link.target;
@@ -213,6 +232,7 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
           absl::StrCat("link ", input.name, ": object ", input.digest.Hex(),
                        " is not in the store; upload it first"));
     }
+    input_sizes->push_back((*object)->bytes.size());
     job.inputs.push_back({input.kind, input.name, std::move((*object)->bytes)});
   }
   return options_.compiler->Link(job);
@@ -307,6 +327,11 @@ void JitCacheService::RunBuild(const Build& build) {
   for (const std::string& input : build.input_digests) {
     record.add_input_digests(input);
   }
+  for (uint64_t size : *build.input_sizes) record.add_input_sizes(size);
+  record.set_arch(build.arch);
+  for (const std::string& option : build.options) record.add_options(option);
+  record.set_program_name(build.program_name);
+  record.set_source_bytes(build.source_bytes);
   record.set_toolchain_fingerprint(options_.compiler->toolchain().fingerprint);
   record.set_compile_time_us(absl::ToInt64Microseconds(result->elapsed));
   counters_.compile_us_spent += record.compile_time_us();
@@ -324,6 +349,8 @@ void JitCacheService::RunBuild(const Build& build) {
       !s.ok()) {
     // The answer is still right; it is just not cached.
     JITCACHE_LOG(Warning) << "cannot store " << key.Hex() << ": " << s;
+  } else if (options_.janitor != nullptr) {
+    options_.janitor->Poke();
   }
 
   auto response = std::make_shared<v1::CompileResponse>();

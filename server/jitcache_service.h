@@ -15,7 +15,9 @@
 #include "server/store/object_store.h"
 #include "server/request_limits.h"
 #include "server/service_counters.h"
+#include "server/peer_listener.h"
 #include "server/single_flight.h"
+#include "server/store/store_janitor.h"
 
 namespace jitcache {
 
@@ -25,6 +27,16 @@ struct ServiceOptions {
   CompilePool* pool = nullptr;   // not owned; outlives the service
   RequestLimits limits;
   std::string store_path;  // reported by Ping
+  // Background store housekeeping; null: no eviction (admin calls that need
+  // it answer UNIMPLEMENTED). Not owned.
+  StoreJanitor* janitor = nullptr;
+  // The kernel's credentials of a gRPC peer ("fd:N"); unset or nullopt: not
+  // known, which is never an administrator.
+  std::function<std::optional<PeerCredentials>(absl::string_view peer)>
+      peer_credentials;
+  AdminPolicy admin;
+  // The effective settings GetConfig reports, in order.
+  std::vector<std::pair<std::string, std::string>> config;
   // A compile running longer is cancelled and answered DEADLINE_EXCEEDED.
   absl::Duration compile_time_limit = absl::Minutes(10);
   std::function<absl::Time()> now = [] { return absl::Now(); };
@@ -67,6 +79,30 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::FetchObjectRequest* request,
       v1::FetchObjectResponse* response) override;
+  // Inspection (inspect_rpcs.cc).
+  grpc::ServerUnaryReactor* ListEntries(
+      grpc::CallbackServerContext* context,
+      const v1::ListEntriesRequest* request,
+      v1::ListEntriesResponse* response) override;
+  grpc::ServerUnaryReactor* ShowEntry(grpc::CallbackServerContext* context,
+                                      const v1::ShowEntryRequest* request,
+                                      v1::ShowEntryResponse* response) override;
+  grpc::ServerUnaryReactor* ExportEntries(
+      grpc::CallbackServerContext* context, const v1::ExportRequest* request,
+      v1::ExportResponse* response) override;
+  // Admin (admin_rpcs.cc): PERMISSION_DENIED unless the peer is an admin.
+  grpc::ServerUnaryReactor* Evict(grpc::CallbackServerContext* context,
+                                  const v1::EvictRequest* request,
+                                  v1::EvictResponse* response) override;
+  grpc::ServerUnaryReactor* Clear(grpc::CallbackServerContext* context,
+                                  const v1::ClearRequest* request,
+                                  v1::EvictResponse* response) override;
+  grpc::ServerUnaryReactor* GetConfig(grpc::CallbackServerContext* context,
+                                      const v1::ConfigRequest* request,
+                                      v1::ConfigResponse* response) override;
+  grpc::ServerUnaryReactor* ImportEntries(
+      grpc::CallbackServerContext* context, const v1::ImportRequest* request,
+      v1::ImportResponse* response) override;
 
   // The hit-only path of HitSocket: a serialized CompileRequest in, the
   // serialized CompileResponse out when the store has the answer; nullopt
@@ -88,8 +124,25 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     ObjectKind target;
     bool is_link = false;
     std::vector<std::string> input_digests;  // raw; a link's inputs
+    std::string arch;
+    std::string program_name;
+    std::vector<std::string> options;  // canonical
+    uint64_t source_bytes = 0;
+    // A link's input sizes, filled in when it runs.
+    std::shared_ptr<std::vector<uint64_t>> input_sizes =
+        std::make_shared<std::vector<uint64_t>>();
     std::function<absl::StatusOr<CompileResult>(absl::Time deadline)> run;
   };
+
+  // Finishes a short call on the gRPC thread, counting an error.
+  grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context,
+                                   const absl::Status& status);
+  // OK for an administrator; PERMISSION_DENIED, naming who may, otherwise.
+  absl::Status CheckAdmin(const grpc::CallbackServerContext& context,
+                          absl::string_view what) const;
+  // Imports one bundle entry (after every check): "" or why it was refused.
+  absl::Status ImportEntry(const v1::BundleEntry& entry,
+                           v1::ImportResponse* response);
 
   // The stored answer for `key`, or nullopt on a miss.
   absl::StatusOr<std::optional<v1::CompileResponse>> LookUp(const Digest& key);
@@ -104,7 +157,8 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // Runs on a pool worker: builds, stores, and answers the flight.
   void RunBuild(const Build& build);
   absl::StatusOr<CompileResult> RunLink(const PreparedLink& link,
-                                        absl::Time deadline);
+                                        absl::Time deadline,
+                                        std::vector<uint64_t>* input_sizes);
 
   ServiceOptions options_;
   SingleFlight<SharedResult> flights_;

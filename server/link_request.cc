@@ -41,6 +41,7 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
       {toolchain.supported_archs, toolchain.include_dirs});
   if (!options.ok()) return options.status();
   out.options = std::move(options->options);
+  out.arch = options->arch;
 
   LinkKeyInput key;
   key.toolchain_fingerprint = toolchain.fingerprint;

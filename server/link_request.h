@@ -16,6 +16,7 @@ struct PreparedLink {
   Digest key;
   ObjectKind target = ObjectKind::kCubin;
   std::vector<std::string> options;  // canonical
+  std::string arch;                  // "sm_90"
   // In link order; the bytes come from the store when the link runs.
   struct Input {
     Digest digest;

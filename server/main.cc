@@ -1,6 +1,7 @@
 // jitcached: flags and signals. Everything else is in Daemon.
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -10,6 +11,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/paths.h"
+#include "common/size_units.h"
+#include "server/cuda_compiler.h"
 #include "server/daemon.h"
 #include "server/verify_command.h"
 
@@ -50,6 +53,24 @@ ABSL_FLAG(bool, verify, false,
           "records and the objects they name), print a report and exit: 0 "
           "when all is sound, 1 otherwise. The daemon must not be running on "
           "that store");
+ABSL_FLAG(std::string, max_size, "10G",
+          "Most bytes the store's files (RocksDB's SST, blob and WAL files, as "
+          "it reports them) may take, e.g. 500M, 20G; 0: no cap. Past "
+          "--high_watermark of it, least recently used entries are evicted "
+          "in the background down to --low_watermark of it");
+ABSL_FLAG(double, high_watermark, 0.95,
+          "Fraction of --max_size at which eviction starts");
+ABSL_FLAG(double, low_watermark, 0.85,
+          "Fraction of --max_size eviction brings the store down to");
+ABSL_FLAG(std::string, max_age, "",
+          "Evict entries unused for this long, e.g. 30d, 12h; empty: never");
+ABSL_FLAG(std::string, compression, "zstd",
+          "Compression of objects and records at rest: zstd, lz4 or none "
+          "(applies to what is written from now on)");
+ABSL_FLAG(std::string, admin_group, "",
+          "Members of this group may run the admin commands (stats --zero, "
+          "evict, clear, config, import), besides root and the daemon's own "
+          "user; decided from the socket peer's credentials");
 ABSL_FLAG(int, shutdown_grace_seconds, 1,
           "On SIGTERM/SIGINT, compiles are cancelled (UNAVAILABLE) and other "
           "requests get this long to finish before they are cancelled");
@@ -109,6 +130,69 @@ int main(int argc, char** argv) {
 
   if (absl::GetFlag(FLAGS_verify))
     return jitcache::RunVerify(options.store_path);
+
+  auto usage_error = [](const absl::Status& s) {
+    std::fprintf(stderr, "jitcached: %s\n", std::string(s.message()).c_str());
+    return 2;
+  };
+  absl::StatusOr<uint64_t> max_size =
+      jitcache::ParseSize(absl::GetFlag(FLAGS_max_size));
+  if (!max_size.ok()) return usage_error(max_size.status());
+  options.janitor.max_size = *max_size;
+  options.janitor.high_watermark = absl::GetFlag(FLAGS_high_watermark);
+  options.janitor.low_watermark = absl::GetFlag(FLAGS_low_watermark);
+  if (!(options.janitor.low_watermark > 0 &&
+        options.janitor.low_watermark < options.janitor.high_watermark &&
+        options.janitor.high_watermark <= 1)) {
+    return usage_error(absl::InvalidArgumentError(
+        "watermarks must satisfy 0 < --low_watermark < --high_watermark <= 1"));
+  }
+  if (!absl::GetFlag(FLAGS_max_age).empty()) {
+    absl::StatusOr<absl::Duration> age =
+        jitcache::ParseAge(absl::GetFlag(FLAGS_max_age));
+    if (!age.ok()) return usage_error(age.status());
+    options.janitor.max_age = *age;
+  }
+  std::optional<jitcache::Compression> compression =
+      jitcache::ParseCompression(absl::GetFlag(FLAGS_compression));
+  if (!compression.has_value()) {
+    return usage_error(absl::InvalidArgumentError(
+        "--compression must be zstd, lz4 or none"));
+  }
+  options.compression = *compression;
+  options.admin_group = absl::GetFlag(FLAGS_admin_group);
+  options.config = {
+      {"socket", options.socket_path},
+      {"store", options.store_path},
+      {"cuda_root", options.cuda_root.empty() ? jitcache::DefaultCudaRoot()
+                                              : options.cuda_root},
+      {"workers", absl::StrCat(options.workers)},
+      {"max_queued", absl::StrCat(options.max_queued)},
+      {"compile_time_limit_seconds",
+       absl::StrCat(absl::GetFlag(FLAGS_compile_time_limit_seconds))},
+      {"max_size", *max_size == 0 ? "0 (no cap)"
+                                  : absl::StrCat(*max_size, " (",
+                                                 jitcache::FormatSize(*max_size),
+                                                 ")")},
+      {"high_watermark", absl::StrCat(options.janitor.high_watermark)},
+      {"low_watermark", absl::StrCat(options.janitor.low_watermark)},
+      {"max_age", options.janitor.max_age.has_value()
+                      ? absl::FormatDuration(*options.janitor.max_age)
+                      : "off"},
+      {"compression", std::string(jitcache::CompressionName(*compression))},
+      {"admin_group",
+       options.admin_group.empty() ? "(none)" : options.admin_group},
+      {"hit_socket", options.hit_socket ? "true" : "false"},
+      {"max_source_bytes", absl::StrCat(options.limits.max_source_bytes)},
+      {"max_header_bytes", absl::StrCat(options.limits.max_header_bytes)},
+      {"max_headers", absl::StrCat(options.limits.max_headers)},
+      {"max_options", absl::StrCat(options.limits.max_options)},
+      {"max_name_expressions",
+       absl::StrCat(options.limits.max_name_expressions)},
+      {"max_request_bytes", absl::StrCat(options.limits.max_request_bytes)},
+      {"shutdown_grace_seconds",
+       absl::StrCat(absl::GetFlag(FLAGS_shutdown_grace_seconds))},
+  };
 
   absl::StatusOr<std::unique_ptr<jitcache::Daemon>> daemon =
       jitcache::Daemon::Start(std::move(options));

@@ -6,18 +6,6 @@
 #include "server/wire_target.h"
 
 namespace jitcache {
-namespace {
-
-grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context,
-                               ServiceCounters& counters,
-                               const absl::Status& status) {
-  if (!status.ok()) counters.Rejected(status.code());
-  auto* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
-  return reactor;
-}
-
-}  // namespace
 
 grpc::ServerUnaryReactor* JitCacheService::FindMissingObjects(
     grpc::CallbackServerContext* context,
@@ -26,19 +14,19 @@ grpc::ServerUnaryReactor* JitCacheService::FindMissingObjects(
   if (absl::Status s = CheckCount("digests", request->digests_size(),
                                   options_.limits.max_link_inputs);
       !s.ok()) {
-    return Done(context, counters_, s);
+    return Finish(context, s);
   }
   for (const std::string& hex : request->digests()) {
     absl::StatusOr<Digest> digest = Digest::FromHex(hex);
-    if (!digest.ok()) return Done(context, counters_, digest.status());
+    if (!digest.ok()) return Finish(context, digest.status());
     // A read that verifies: a damaged object is reported missing (and
     // removed), so the client sends it again.
     absl::StatusOr<std::optional<StoredObject>> object =
         options_.store->GetObject(*digest);
-    if (!object.ok()) return Done(context, counters_, object.status());
+    if (!object.ok()) return Finish(context, object.status());
     if (!object->has_value()) response->add_missing(hex);
   }
-  return Done(context, counters_, absl::OkStatus());
+  return Finish(context, absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* JitCacheService::UploadObject(
@@ -46,43 +34,45 @@ grpc::ServerUnaryReactor* JitCacheService::UploadObject(
     const v1::UploadObjectRequest* request,
     v1::UploadObjectResponse* /*response*/) {
   absl::StatusOr<Digest> claimed = Digest::FromHex(request->digest());
-  if (!claimed.ok()) return Done(context, counters_, claimed.status());
+  if (!claimed.ok()) return Finish(context, claimed.status());
   std::optional<ObjectKind> kind = FromWireKind(request->kind());
   if (!kind) {
-    return Done(context, counters_,
+    return Finish(context,
                 absl::InvalidArgumentError("upload has no valid object kind"));
   }
   if (request->data().empty()) {
-    return Done(context, counters_,
+    return Finish(context,
                 absl::InvalidArgumentError("upload has no bytes"));
   }
   const Digest actual = Digest::Of(request->data());
   if (actual != *claimed) {
-    return Done(context, counters_,
+    return Finish(context,
                 absl::DataLossError(absl::StrCat(
                     "uploaded bytes hash to ", actual.Hex(), ", not ",
                     claimed->Hex(), "; nothing was stored")));
   }
   const ObjectRef ref{actual, *kind, request->data()};
-  return Done(context, counters_, options_.store->PutObjects({&ref, 1}));
+  absl::Status stored = options_.store->PutObjects({&ref, 1});
+  if (stored.ok() && options_.janitor != nullptr) options_.janitor->Poke();
+  return Finish(context, stored);
 }
 
 grpc::ServerUnaryReactor* JitCacheService::FetchObject(
     grpc::CallbackServerContext* context, const v1::FetchObjectRequest* request,
     v1::FetchObjectResponse* response) {
   absl::StatusOr<Digest> digest = Digest::FromHex(request->digest());
-  if (!digest.ok()) return Done(context, counters_, digest.status());
+  if (!digest.ok()) return Finish(context, digest.status());
   absl::StatusOr<std::optional<StoredObject>> object =
       options_.store->GetObject(*digest);
-  if (!object.ok()) return Done(context, counters_, object.status());
+  if (!object.ok()) return Finish(context, object.status());
   if (!object->has_value()) {
-    return Done(context, counters_,
+    return Finish(context,
                 absl::NotFoundError(absl::StrCat("object ", digest->Hex(),
                                                  " is not in the store")));
   }
   response->set_kind(ToWireKind((*object)->kind));
   response->set_data(std::move((*object)->bytes));
-  return Done(context, counters_, absl::OkStatus());
+  return Finish(context, absl::OkStatus());
 }
 
 }  // namespace jitcache

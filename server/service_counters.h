@@ -35,6 +35,7 @@ struct ServiceCounters {
       {absl::StatusCode::kUnavailable, "unavailable"},
       {absl::StatusCode::kNotFound, "not_found"},
       {absl::StatusCode::kDataLoss, "data_loss"},
+      {absl::StatusCode::kPermissionDenied, "permission_denied"},
       {absl::StatusCode::kInternal, "internal"},  // and every other code
   };
   static constexpr size_t kReasonCount = std::size(kReasons);
@@ -59,6 +60,17 @@ struct ServiceCounters {
       if (kReasons[r].code == code) i = r;
     }
     ++rejected[i];
+  }
+
+  // Back to zero (an administrator's `jitcache stats --zero`).
+  void Zero() {
+    for (auto* c : {&requests, &hits, &misses, &joins, &compile_errors,
+                    &compiles, &link_requests, &link_errors}) {
+      c->store(0);
+    }
+    compile_us_spent = 0;
+    compile_us_saved = 0;
+    for (auto& r : rejected) r.store(0);
   }
 
   void Fill(v1::StatsResponse* out) const {

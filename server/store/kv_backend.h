@@ -13,7 +13,9 @@
 
 namespace jitcache {
 
-enum class Column { kObjects, kActions };
+// kUploads holds an UploadRecord per uploaded object, so that every object
+// is named by some entry of the small columns (see StoreIndex).
+enum class Column { kObjects, kActions, kUploads };
 
 struct KvWrite {
   Column column;
@@ -24,6 +26,8 @@ struct KvWrite {
 
 struct KvStats {
   uint64_t actions = 0;
+  // What the backend really holds: for RocksDB the size of its data files
+  // (SST, blob and WAL files) as RocksDB reports them.
   uint64_t bytes = 0;
 };
 
@@ -38,12 +42,20 @@ class KvBackend {
   // Applies all writes atomically.
   virtual absl::Status Write(std::span<const KvWrite> writes) = 0;
   virtual KvStats Stats() = 0;
-  // Calls `visit` for every entry of `column` in key order, from a
-  // consistent snapshot, until it returns false.
+  // Calls `visit` for every entry of `column` in key order, starting at the
+  // first key >= `start`, from a consistent snapshot, until it returns false.
   virtual absl::Status ForEach(
       Column column,
       const std::function<bool(absl::string_view key, absl::string_view value)>&
-          visit) = 0;
+          visit,
+      absl::string_view start = {}) = 0;
+  // Removes every entry of `column` at once (a range delete, not a scan).
+  virtual absl::Status EraseAll(Column column) = 0;
+  // Gives the space of removed entries back to the file system, as far as
+  // it can: flushes memtables and compacts, collecting garbage from the
+  // oldest `blob_age_cutoff` fraction of blob files. May take seconds; never
+  // call it on a request's thread.
+  virtual absl::Status Reclaim(double blob_age_cutoff) = 0;
 };
 
 }  // namespace jitcache

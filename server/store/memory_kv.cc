@@ -42,18 +42,30 @@ class MemoryKv final : public KvBackend {
 
   absl::Status ForEach(
       Column column,
-      const std::function<bool(absl::string_view, absl::string_view)>& visit)
-      override {
+      const std::function<bool(absl::string_view, absl::string_view)>& visit,
+      absl::string_view start) override {
     Map_ snapshot;
     {
       absl::MutexLock lock(&mu_);
-      snapshot = Map(column);
+      const Map_& map = Map(column);
+      snapshot.insert(map.lower_bound(start), map.end());
     }
     for (const auto& [key, value] : snapshot) {
       if (!visit(key, value)) break;
     }
     return absl::OkStatus();
   }
+
+  absl::Status EraseAll(Column column) override {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, value] : Map(column)) {
+      bytes_ -= key.size() + value.size();
+    }
+    Map(column).clear();
+    return absl::OkStatus();
+  }
+
+  absl::Status Reclaim(double) override { return absl::OkStatus(); }
 
   KvStats Stats() override {
     absl::MutexLock lock(&mu_);
@@ -63,19 +75,30 @@ class MemoryKv final : public KvBackend {
  private:
   using Map_ = std::map<std::string, std::string, std::less<>>;
   Map_& Map(Column c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return c == Column::kObjects ? objects_ : actions_;
+    switch (c) {
+      case Column::kObjects:
+        return objects_;
+      case Column::kActions:
+        return actions_;
+      case Column::kUploads:
+        break;
+    }
+    return uploads_;
   }
 
   absl::Mutex mu_;
   Map_ objects_ ABSL_GUARDED_BY(mu_);
   Map_ actions_ ABSL_GUARDED_BY(mu_);
+  Map_ uploads_ ABSL_GUARDED_BY(mu_);
   uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<VerifyingStore> NewMemoryStore() {
-  return std::make_unique<VerifyingStore>(std::make_unique<MemoryKv>());
+std::unique_ptr<VerifyingStore> NewMemoryStore(StoreOptions options) {
+  // An empty backend: loading its index cannot fail.
+  return *VerifyingStore::Open(std::make_unique<MemoryKv>(),
+                               std::move(options));
 }
 
 }  // namespace jitcache

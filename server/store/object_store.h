@@ -2,6 +2,7 @@
 #define JITCACHE_SERVER_STORE_OBJECT_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -9,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "common/digest.h"
 #include "common/object_kind.h"
 #include "jitcache/v1/store.pb.h"
@@ -28,9 +30,27 @@ struct ObjectRef {
 };
 
 struct StoreStats {
-  uint64_t actions = 0;  // entries in the action index (may be estimated)
-  uint64_t bytes = 0;    // bytes on disk or in memory (may be estimated)
+  uint64_t actions = 0;  // records in the action index
+  uint64_t uploads = 0;  // uploaded objects no record may name yet
+  uint64_t objects = 0;
+  uint64_t bytes = 0;       // what the backend holds (RocksDB: its files)
+  uint64_t live_bytes = 0;  // entries and objects, uncompressed
   uint64_t corrupt_removed = 0;  // entries that failed verification and went
+  uint64_t evicted_records = 0;  // records (and uploads) evicted or cleared
+  uint64_t evicted_bytes = 0;    // their live bytes, with their objects'
+};
+
+// What an eviction must reach; either or both.
+struct EvictionGoal {
+  std::optional<uint64_t> max_live_bytes;  // evict LRU entries down to this
+  std::optional<absl::Time> older_than;    // and every entry last used before
+};
+
+struct EvictionResult {
+  uint64_t records = 0;
+  uint64_t uploads = 0;
+  uint64_t objects = 0;
+  uint64_t bytes = 0;  // live bytes removed
 };
 
 // Content-addressed objects plus an action index (cache key -> result record).
@@ -58,10 +78,26 @@ class ObjectStore {
   // Writes objects with no record (uploads); rewriting one is harmless,
   // since its address is its content.
   virtual absl::Status PutObjects(std::span<const ObjectRef> objects) = 0;
-  // Rewrites an existing record (e.g. its last-used time).
-  virtual absl::Status PutAction(const Digest& key,
-                                 const v1::ActionRecord& record) = 0;
+  // Removes a record, and the objects no other entry names.
   virtual absl::Status RemoveAction(const Digest& key) = 0;
+
+  // Every record whose key is >= `start` (raw bytes), in key order, until
+  // `visit` returns false. Records that do not parse are skipped.
+  virtual absl::Status ForEachRecord(
+      absl::string_view start,
+      const std::function<bool(const Digest& key,
+                               const v1::ActionRecord& record)>& visit) = 0;
+
+  // Removes least recently used entries, each with the objects that only it
+  // names (a link's inputs included), until `goal` is met. Each batch is
+  // atomic: a failed write (a full disk) removes nothing of its batch.
+  virtual absl::StatusOr<EvictionResult> Evict(const EvictionGoal& goal) = 0;
+  // Removes everything, at once.
+  virtual absl::StatusOr<EvictionResult> Clear() = 0;
+  // Gives removed entries' space back to the file system (may take seconds).
+  virtual absl::Status Reclaim(double blob_age_cutoff) = 0;
+  // Writes the last-used times of hits back into their records.
+  virtual absl::Status PersistLastUsed() = 0;
 
   virtual StoreStats Stats() = 0;
 };

@@ -5,6 +5,7 @@
 #include <rocksdb/write_batch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
@@ -19,6 +20,29 @@ namespace {
 
 constexpr char kObjectsFamily[] = "objects";
 constexpr char kActionsFamily[] = "actions";
+constexpr char kUploadsFamily[] = "uploads";
+
+// Past every key of the store (keys are 32-byte digests).
+const std::string& EndOfKeys() {
+  static const std::string* end = new std::string(64, '\xff');
+  return *end;
+}
+
+uint64_t Clamp(uint64_t v, uint64_t lo, uint64_t hi) {
+  return std::min(std::max(v, lo), hi);
+}
+
+rocksdb::CompressionType ToRocks(Compression c) {
+  switch (c) {
+    case Compression::kNone:
+      return rocksdb::kNoCompression;
+    case Compression::kLz4:
+      return rocksdb::kLZ4Compression;
+    case Compression::kZstd:
+      break;
+  }
+  return rocksdb::kZSTD;
+}
 
 // The one place rocksdb::Status becomes absl::Status.
 absl::Status FromRocks(const rocksdb::Status& s, absl::string_view what) {
@@ -79,21 +103,59 @@ class RocksDbKv final : public KvBackend {
 
   absl::Status ForEach(
       Column column,
-      const std::function<bool(absl::string_view, absl::string_view)>& visit)
-      override {
+      const std::function<bool(absl::string_view, absl::string_view)>& visit,
+      absl::string_view start) override {
     std::unique_ptr<rocksdb::Iterator> it(
         db_->NewIterator(rocksdb::ReadOptions(), Handle(column)));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    for (it->Seek(rocksdb::Slice(start.data(), start.size())); it->Valid();
+         it->Next()) {
       const rocksdb::Slice k = it->key(), v = it->value();
       if (!visit({k.data(), k.size()}, {v.data(), v.size()})) break;
     }
     return FromRocks(it->status(), "store scan");
   }
 
+  absl::Status EraseAll(Column column) override {
+    rocksdb::WriteBatch batch;
+    rocksdb::Status s = batch.DeleteRange(Handle(column), rocksdb::Slice(),
+                                          rocksdb::Slice(EndOfKeys()));
+    if (!s.ok()) return FromRocks(s, "store range delete");
+    return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch),
+                     "store range delete");
+  }
+
+  absl::Status Reclaim(double blob_age_cutoff) override {
+    rocksdb::FlushOptions flush;
+    flush.wait = true;
+    if (rocksdb::Status s = db_->Flush(flush, handles_); !s.ok()) {
+      return FromRocks(s, "store flush");
+    }
+    for (Column c : {Column::kObjects, Column::kActions, Column::kUploads}) {
+      rocksdb::CompactRangeOptions compact;
+      // Tombstones live in the bottommost files too: rewrite those.
+      compact.bottommost_level_compaction =
+          rocksdb::BottommostLevelCompaction::kForceOptimized;
+      if (c == Column::kObjects) {
+        compact.blob_garbage_collection_policy =
+            rocksdb::BlobGarbageCollectionPolicy::kForce;
+        compact.blob_garbage_collection_age_cutoff = blob_age_cutoff;
+      }
+      if (rocksdb::Status s =
+              db_->CompactRange(compact, Handle(c), nullptr, nullptr);
+          !s.ok()) {
+        return FromRocks(s, "store compaction");
+      }
+    }
+    return absl::OkStatus();
+  }
+
   KvStats Stats() override {
     KvStats stats;
     db_->GetIntProperty(Handle(Column::kActions), "rocksdb.estimate-num-keys",
                         &stats.actions);
+    // Files as RocksDB reports them (including obsolete ones it has not
+    // deleted yet), plus the write-ahead logs, which hold what the
+    // memtables hold.
     for (auto* h : handles_) {
       uint64_t v = 0;
       if (db_->GetIntProperty(h, "rocksdb.total-sst-files-size", &v)) {
@@ -102,27 +164,55 @@ class RocksDbKv final : public KvBackend {
       if (db_->GetIntProperty(h, "rocksdb.total-blob-file-size", &v)) {
         stats.bytes += v;
       }
-      if (db_->GetIntProperty(h, "rocksdb.cur-size-all-mem-tables", &v)) {
-        stats.bytes += v;
-      }
+    }
+    rocksdb::VectorLogPtr wals;
+    if (db_->GetSortedWalFiles(wals).ok()) {
+      for (const auto& wal : wals) stats.bytes += wal->SizeFileBytes();
     }
     return stats;
   }
 
  private:
   rocksdb::ColumnFamilyHandle* Handle(Column c) {
-    return c == Column::kObjects ? handles_[1] : handles_[2];
+    switch (c) {
+      case Column::kObjects:
+        return handles_[1];
+      case Column::kActions:
+        return handles_[2];
+      case Column::kUploads:
+        break;
+    }
+    return handles_[3];
   }
 
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*>
-      handles_;  // default, objects, actions
+      handles_;  // default, objects, actions, uploads
 };
 
 }  // namespace
 
+std::optional<Compression> ParseCompression(absl::string_view name) {
+  if (name == "none") return Compression::kNone;
+  if (name == "lz4") return Compression::kLz4;
+  if (name == "zstd") return Compression::kZstd;
+  return std::nullopt;
+}
+
+absl::string_view CompressionName(Compression c) {
+  switch (c) {
+    case Compression::kNone:
+      return "none";
+    case Compression::kLz4:
+      return "lz4";
+    case Compression::kZstd:
+      break;
+  }
+  return "zstd";
+}
+
 absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
-    const std::string& path) {
+    const std::string& path, const RocksDbOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
   if (ec) {
@@ -139,20 +229,40 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 4;
+  db_options.max_log_file_size = 1 << 20;  // RocksDB's own info LOG
+
+  // Sizes in step with the cap: a flush, a blob file or the WALs are each a
+  // small step next to it, so that eviction between the watermarks holds.
+  const uint64_t cap = options.max_size == 0 ? (uint64_t{1} << 40)
+                                             : options.max_size;
+  db_options.max_total_wal_size = Clamp(cap / 16, 1 << 20, 256 << 20);
+  const rocksdb::CompressionType compression = ToRocks(options.compression);
 
   rocksdb::ColumnFamilyOptions objects;
-  // Objects are large and written once: keep them in blob files so that
-  // compaction does not rewrite them.
+  // Objects are large and written once: keep them in blob files (in write
+  // order, so that the least recently used tend to share the oldest files),
+  // so that compaction does not rewrite them and eviction frees whole files.
   objects.enable_blob_files = true;
-  objects.min_blob_size = 4096;
-  objects.compression = rocksdb::kNoCompression;
+  objects.min_blob_size = 512;
+  objects.blob_file_size = Clamp(cap / 64, 1 << 20, 256 << 20);
+  objects.write_buffer_size = Clamp(cap / 64, 256 << 10, 64 << 20);
+  objects.blob_compression_type = compression;
+  objects.compression = compression;
+  objects.enable_blob_garbage_collection = true;
+  objects.blob_garbage_collection_age_cutoff = 0.25;
+  objects.blob_garbage_collection_force_threshold = 0.5;
   rocksdb::ColumnFamilyOptions actions;
   actions.OptimizeForPointLookup(64);
+  actions.write_buffer_size = Clamp(cap / 256, 64 << 10, 16 << 20);
+  actions.compression = compression;
+  rocksdb::ColumnFamilyOptions uploads;
+  uploads.write_buffer_size = 64 << 10;
 
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
       {kObjectsFamily, objects},
-      {kActionsFamily, actions}};
+      {kActionsFamily, actions},
+      {kUploadsFamily, uploads}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s =
@@ -171,10 +281,11 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
 }
 
 absl::StatusOr<std::unique_ptr<VerifyingStore>> OpenRocksDbStore(
-    const std::string& path) {
-  absl::StatusOr<std::unique_ptr<KvBackend>> kv = OpenRocksDbKv(path);
+    const std::string& path, const RocksDbOptions& options,
+    StoreOptions store_options) {
+  absl::StatusOr<std::unique_ptr<KvBackend>> kv = OpenRocksDbKv(path, options);
   if (!kv.ok()) return kv.status();
-  return std::make_unique<VerifyingStore>(*std::move(kv));
+  return VerifyingStore::Open(*std::move(kv), std::move(store_options));
 }
 
 }  // namespace jitcache

@@ -2,6 +2,7 @@
 #define JITCACHE_SERVER_STORE_ROCKSDB_KV_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -10,15 +11,33 @@
 
 namespace jitcache {
 
+enum class Compression { kNone, kLz4, kZstd };
+
+// "none", "lz4" or "zstd"; nullopt for anything else.
+std::optional<Compression> ParseCompression(absl::string_view name);
+absl::string_view CompressionName(Compression c);
+
+struct RocksDbOptions {
+  // Of objects (blob files) and records at rest. Checksums cover the bytes
+  // as served, so they are checked after decompression.
+  Compression compression = Compression::kZstd;
+  // The cap the store will be held to (0: none). Memtables and blob files
+  // are sized from it, so that one flush or one blob file is a small step
+  // next to the cap.
+  uint64_t max_size = 0;
+};
+
 // Opens (creating if needed) the RocksDB node store at `path`, with column
-// families "objects" and "actions". Fails with FAILED_PRECONDITION naming the
-// path when another process holds the store, and with PERMISSION_DENIED or
-// the RocksDB error, naming the path, when it cannot be created or written.
+// families "objects", "actions" and "uploads". Fails with FAILED_PRECONDITION
+// naming the path when another process holds the store, and with
+// PERMISSION_DENIED or the RocksDB error, naming the path, when it cannot be
+// created or written.
 absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
-    const std::string& path);
+    const std::string& path, const RocksDbOptions& options = {});
 
 absl::StatusOr<std::unique_ptr<VerifyingStore>> OpenRocksDbStore(
-    const std::string& path);
+    const std::string& path, const RocksDbOptions& options = {},
+    StoreOptions store_options = {});
 
 }  // namespace jitcache
 

@@ -1,5 +1,8 @@
 #include "server/store/verifying_store.h"
 
+#include <algorithm>
+#include <limits>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -11,16 +14,104 @@
 
 namespace jitcache {
 
-VerifyingStore::VerifyingStore(std::unique_ptr<KvBackend> backend)
-    : backend_(std::move(backend)) {}
+namespace {
+
+// What an object costs the index: its key, its bytes and its frame trailer.
+uint64_t ObjectBytes(uint64_t size) {
+  return 32 + size + kObjectFrameTrailerSize;
+}
+
+// Objects removed in one eviction batch at most: one atomic write, short
+// enough not to hold the write lock for long.
+constexpr size_t kEvictionBatch = 1000;
+
+}  // namespace
+
+VerifyingStore::VerifyingStore(std::unique_ptr<KvBackend> backend,
+                               StoreOptions options)
+    : backend_(std::move(backend)), options_(std::move(options)) {}
+
+absl::StatusOr<std::unique_ptr<VerifyingStore>> VerifyingStore::Open(
+    std::unique_ptr<KvBackend> backend, StoreOptions options) {
+  auto store = std::unique_ptr<VerifyingStore>(
+      new VerifyingStore(std::move(backend), std::move(options)));
+  if (absl::Status s = store->LoadIndex(); !s.ok()) return s;
+  return store;
+}
+
+void VerifyingStore::IndexRecord(absl::string_view key,
+                                 const v1::ActionRecord& record,
+                                 uint64_t value_bytes) {
+  std::vector<StoreIndex::Object> objects;
+  if (!record.object_digest().empty()) {
+    objects.push_back(
+        {record.object_digest(), ObjectBytes(record.object_size())});
+  }
+  for (int i = 0; i < record.input_digests_size(); ++i) {
+    const uint64_t size =
+        i < record.input_sizes_size() ? record.input_sizes(i) : 0;
+    objects.push_back({record.input_digests(i), ObjectBytes(size)});
+  }
+  index_.Put(StoreIndex::Kind::kRecord, key, record.last_used_unix_ms(),
+             key.size() + value_bytes, objects);
+}
+
+absl::Status VerifyingStore::LoadIndex() {
+  absl::Status s = backend_->ForEach(
+      Column::kActions, [this](absl::string_view key, absl::string_view value) {
+        v1::ActionRecord record;
+        // A record that does not parse is left to its own lookup (removed
+        // there) and to --verify; it names nothing the index can trust.
+        if (record.ParseFromArray(value.data(),
+                                  static_cast<int>(value.size()))) {
+          IndexRecord(key, record, value.size());
+        }
+        return true;
+      });
+  if (!s.ok()) return s;
+  return backend_->ForEach(
+      Column::kUploads, [this](absl::string_view key, absl::string_view value) {
+        v1::UploadRecord upload;
+        if (upload.ParseFromArray(value.data(),
+                                  static_cast<int>(value.size()))) {
+          index_.Put(StoreIndex::Kind::kUpload, key, upload.uploaded_unix_ms(),
+                     key.size() + value.size(),
+                     {{std::string(key), ObjectBytes(upload.size())}});
+        }
+        return true;
+      });
+}
 
 void VerifyingStore::RemoveCorrupt(Column column, const Digest& key) {
   corrupt_removed_.fetch_add(1, std::memory_order_relaxed);
-  const KvWrite erase{column, key.AsBytes(), {}, /*erase=*/true};
-  if (absl::Status s = backend_->Write({&erase, 1}); !s.ok()) {
+  absl::MutexLock lock(&write_mu_);
+  absl::Status s;
+  if (column == Column::kActions) {
+    s = RemoveEntry(StoreIndex::Kind::kRecord, key);
+  } else {
+    index_.ForgetObject(key.AsBytes());
+    const KvWrite erase{column, key.AsBytes(), {}, /*erase=*/true};
+    s = backend_->Write({&erase, 1});
+  }
+  if (!s.ok()) {
     JITCACHE_LOG(Warning) << "could not remove corrupt entry " << key.Hex()
                           << ": " << s;
   }
+}
+
+absl::Status VerifyingStore::RemoveEntry(StoreIndex::Kind kind,
+                                         const Digest& key) {
+  const std::vector<std::string> orphans = index_.Remove(kind, key.AsBytes());
+  std::vector<KvWrite> writes;
+  writes.push_back({kind == StoreIndex::Kind::kRecord ? Column::kActions
+                                                      : Column::kUploads,
+                    key.AsBytes(),
+                    {},
+                    /*erase=*/true});
+  for (const std::string& digest : orphans) {
+    writes.push_back({Column::kObjects, digest, {}, /*erase=*/true});
+  }
+  return backend_->Write(writes);
 }
 
 absl::StatusOr<std::optional<StoredObject>> VerifyingStore::GetObject(
@@ -56,22 +147,58 @@ absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
     RemoveCorrupt(Column::kActions, key);
     return std::nullopt;
   }
+  index_.Touch(key.AsBytes(), NowMs());
   return record;
 }
 
 absl::Status VerifyingStore::PutObjects(std::span<const ObjectRef> objects) {
-  return PutResult(std::nullopt, v1::ActionRecord(), objects);
+  absl::MutexLock lock(&write_mu_);
+  return WriteUploads(objects);
+}
+
+absl::Status VerifyingStore::WriteUploads(std::span<const ObjectRef> objects) {
+  const int64_t now_ms = NowMs();
+  std::vector<std::string> values;
+  values.reserve(2 * objects.size());
+  std::vector<KvWrite> writes;
+  for (const ObjectRef& object : objects) {
+    values.push_back(EncodeObjectFrame(object.kind, object.bytes));
+    writes.push_back(
+        {Column::kObjects, object.digest.AsBytes(), values.back()});
+    v1::UploadRecord upload;
+    upload.set_kind(static_cast<v1::ObjectKind>(object.kind));
+    upload.set_size(object.bytes.size());
+    upload.set_uploaded_unix_ms(now_ms);
+    values.push_back(upload.SerializeAsString());
+    writes.push_back(
+        {Column::kUploads, object.digest.AsBytes(), values.back()});
+  }
+  if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const std::string digest(objects[i].digest.AsBytes());
+    index_.Put(StoreIndex::Kind::kUpload, digest, now_ms,
+               digest.size() + values[2 * i + 1].size(),
+               {{digest, ObjectBytes(objects[i].bytes.size())}});
+  }
+  return absl::OkStatus();
 }
 
 absl::Status VerifyingStore::PutResult(const Digest& key,
                                        const v1::ActionRecord& record,
                                        std::span<const ObjectRef> objects) {
-  return PutResult(std::optional<Digest>(key), record, objects);
-}
-
-absl::Status VerifyingStore::PutResult(const std::optional<Digest>& key,
-                                       const v1::ActionRecord& record,
-                                       std::span<const ObjectRef> objects) {
+  absl::MutexLock lock(&write_mu_);
+  // A link names its inputs: they must still be here, or the record would
+  // outlive them. (Eviction holds the same lock, so this stays true until
+  // the write lands.)
+  for (const std::string& input : record.input_digests()) {
+    bool written = false;
+    for (const ObjectRef& o : objects) written |= o.digest.AsBytes() == input;
+    if (!written && !index_.HasObject(input)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "input ", absl::BytesToHexString(input),
+          " left the store (evicted) while the link ran; result not stored"));
+    }
+  }
   std::vector<std::string> frames;
   frames.reserve(objects.size());
   std::vector<KvWrite> writes;
@@ -81,24 +208,127 @@ absl::Status VerifyingStore::PutResult(const std::optional<Digest>& key,
     writes.push_back(
         {Column::kObjects, object.digest.AsBytes(), frames.back()});
   }
-  std::string serialized;
-  if (key.has_value()) {
-    serialized = record.SerializeAsString();
-    writes.push_back({Column::kActions, key->AsBytes(), serialized});
-  }
-  return backend_->Write(writes);
-}
-
-absl::Status VerifyingStore::PutAction(const Digest& key,
-                                       const v1::ActionRecord& record) {
   const std::string serialized = record.SerializeAsString();
-  const KvWrite write{Column::kActions, key.AsBytes(), serialized};
-  return backend_->Write({&write, 1});
+  writes.push_back({Column::kActions, key.AsBytes(), serialized});
+  if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
+  IndexRecord(key.AsBytes(), record, serialized.size());
+  return absl::OkStatus();
 }
 
 absl::Status VerifyingStore::RemoveAction(const Digest& key) {
-  const KvWrite erase{Column::kActions, key.AsBytes(), {}, /*erase=*/true};
-  return backend_->Write({&erase, 1});
+  absl::MutexLock lock(&write_mu_);
+  return RemoveEntry(StoreIndex::Kind::kRecord, key);
+}
+
+absl::Status VerifyingStore::ForEachRecord(
+    absl::string_view start,
+    const std::function<bool(const Digest&, const v1::ActionRecord&)>& visit) {
+  return backend_->ForEach(
+      Column::kActions,
+      [&visit](absl::string_view key, absl::string_view value) {
+        v1::ActionRecord record;
+        absl::StatusOr<Digest> digest = Digest::FromBytes(key);
+        if (!digest.ok() ||
+            !record.ParseFromArray(value.data(),
+                                   static_cast<int>(value.size()))) {
+          return true;
+        }
+        return visit(*digest, record);
+      },
+      start);
+}
+
+absl::StatusOr<EvictionResult> VerifyingStore::Evict(
+    const EvictionGoal& goal) {
+  const uint64_t max_live =
+      goal.max_live_bytes.value_or(std::numeric_limits<uint64_t>::max());
+  const int64_t older_than = goal.older_than.has_value()
+                                 ? absl::ToUnixMillis(*goal.older_than)
+                                 : std::numeric_limits<int64_t>::min();
+  EvictionResult total;
+  while (true) {
+    absl::MutexLock lock(&write_mu_);
+    const StoreIndex::Victims victims =
+        index_.Pick(max_live, older_than, kEvictionBatch);
+    if (victims.entries.empty()) break;
+    std::vector<KvWrite> writes;
+    writes.reserve(victims.entries.size() + victims.objects.size());
+    for (const auto& [kind, key] : victims.entries) {
+      writes.push_back({kind == StoreIndex::Kind::kRecord ? Column::kActions
+                                                          : Column::kUploads,
+                        key,
+                        {},
+                        /*erase=*/true});
+      (kind == StoreIndex::Kind::kRecord ? total.records : total.uploads)++;
+    }
+    for (const std::string& digest : victims.objects) {
+      writes.push_back({Column::kObjects, digest, {}, /*erase=*/true});
+    }
+    // All of a batch or none of it: a failed write leaves every entry and
+    // object of the batch in place, and the index as it was.
+    if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
+    index_.Remove(victims);
+    total.objects += victims.objects.size();
+    total.bytes += victims.bytes;
+    evicted_records_ += victims.entries.size();
+    evicted_bytes_ += victims.bytes;
+  }
+  return total;
+}
+
+absl::StatusOr<EvictionResult> VerifyingStore::Clear() {
+  absl::MutexLock lock(&write_mu_);
+  EvictionResult result;
+  result.records = index_.records();
+  result.uploads = index_.uploads();
+  result.objects = index_.objects();
+  result.bytes = index_.live_bytes();
+  // Records first: a crash in between leaves objects nothing names
+  // (reclaimable), never records that name nothing.
+  for (Column c : {Column::kActions, Column::kUploads, Column::kObjects}) {
+    if (absl::Status s = backend_->EraseAll(c); !s.ok()) return s;
+  }
+  index_.Clear();
+  evicted_records_ += result.records + result.uploads;
+  evicted_bytes_ += result.bytes;
+  return result;
+}
+
+absl::Status VerifyingStore::Reclaim(double blob_age_cutoff) {
+  return backend_->Reclaim(blob_age_cutoff);
+}
+
+absl::Status VerifyingStore::PersistLastUsed() {
+  const std::vector<std::pair<std::string, int64_t>> touched =
+      index_.TakeTouched();
+  for (size_t start = 0; start < touched.size(); start += kEvictionBatch) {
+    absl::MutexLock lock(&write_mu_);
+    std::vector<std::string> values;
+    std::vector<absl::string_view> keys;
+    for (size_t i = start;
+         i < std::min(touched.size(), start + kEvictionBatch); ++i) {
+      const auto& [key, last_used] = touched[i];
+      if (!index_.Contains(StoreIndex::Kind::kRecord, key)) continue;
+      absl::StatusOr<std::optional<std::string>> raw =
+          backend_->Get(Column::kActions, key);
+      if (!raw.ok()) return raw.status();
+      v1::ActionRecord record;
+      if (!raw->has_value() || !record.ParseFromString(**raw) ||
+          record.last_used_unix_ms() >= last_used) {
+        continue;
+      }
+      record.set_last_used_unix_ms(last_used);
+      values.push_back(record.SerializeAsString());
+      keys.push_back(key);
+    }
+    std::vector<KvWrite> writes;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      writes.push_back(
+          {Column::kActions, absl::string_view(keys[i]), values[i]});
+    }
+    if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
@@ -164,6 +394,13 @@ absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
     return true;
   });
   if (!scan.ok()) return scan;
+  scan = backend_->ForEach(
+      Column::kUploads, [&](absl::string_view key, absl::string_view) {
+        ++report.uploads;
+        referenced.insert(std::string(key));
+        return true;
+      });
+  if (!scan.ok()) return scan;
   for (const auto& [digest, size] : good_objects) {
     if (!referenced.contains(digest)) {
       ++report.unreferenced_objects;
@@ -175,9 +412,16 @@ absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
 }
 
 StoreStats VerifyingStore::Stats() {
-  const KvStats kv = backend_->Stats();
-  return {kv.actions, kv.bytes,
-          corrupt_removed_.load(std::memory_order_relaxed)};
+  StoreStats stats;
+  stats.actions = index_.records();
+  stats.uploads = index_.uploads();
+  stats.objects = index_.objects();
+  stats.bytes = backend_->Stats().bytes;
+  stats.live_bytes = index_.live_bytes();
+  stats.corrupt_removed = corrupt_removed_.load(std::memory_order_relaxed);
+  stats.evicted_records = evicted_records_.load(std::memory_order_relaxed);
+  stats.evicted_bytes = evicted_bytes_.load(std::memory_order_relaxed);
+  return stats;
 }
 
 }  // namespace jitcache

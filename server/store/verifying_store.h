@@ -2,33 +2,52 @@
 #define JITCACHE_SERVER_STORE_VERIFYING_STORE_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "server/store/kv_backend.h"
 #include "server/store/object_store.h"
+#include "server/store/store_index.h"
 
 namespace jitcache {
 
 struct VerifyReport {
   uint64_t objects = 0;
   uint64_t records = 0;
+  uint64_t uploads = 0;
   uint64_t bad_objects = 0;           // frame, checksum or SHA-256 mismatch
   uint64_t bad_records = 0;           // does not parse
   uint64_t dangling_records = 0;      // points to a missing or damaged object
-  uint64_t unreferenced_objects = 0;  // sound, but no record names them
+  uint64_t unreferenced_objects = 0;  // sound, but no record or upload names
   std::vector<std::string> problems;  // the first few, for people
 
   bool ok() const { return bad_objects + bad_records + dangling_records == 0; }
 };
 
-// The ObjectStore over any KvBackend: frames objects, serialises records, and
-// verifies both on every read (see ObjectStore). Thread-safe.
+struct StoreOptions {
+  std::function<absl::Time()> now = [] { return absl::Now(); };
+};
+
+// The ObjectStore over any KvBackend: frames objects, serialises records,
+// verifies both on every read (see ObjectStore), and keeps the StoreIndex
+// that eviction orders by.
+//
+// Writes that change which entries name which objects (results, uploads,
+// removals, eviction, clear) are serialised by one write lock, so that an
+// object is never deleted while a new entry comes to name it. Reads take no
+// store lock; a hit's last use is kept in memory and written back in batches
+// by PersistLastUsed, never on the hit path.
+// Thread-safe.
 class VerifyingStore final : public ObjectStore {
  public:
-  explicit VerifyingStore(std::unique_ptr<KvBackend> backend);
+  // Loads the index from the backend's records and uploads.
+  static absl::StatusOr<std::unique_ptr<VerifyingStore>> Open(
+      std::unique_ptr<KvBackend> backend, StoreOptions options = {});
 
   absl::StatusOr<std::optional<StoredObject>> GetObject(
       const Digest& digest) override;
@@ -37,13 +56,20 @@ class VerifyingStore final : public ObjectStore {
   absl::Status PutResult(const Digest& key, const v1::ActionRecord& record,
                          std::span<const ObjectRef> objects) override;
   absl::Status PutObjects(std::span<const ObjectRef> objects) override;
-  absl::Status PutAction(const Digest& key,
-                         const v1::ActionRecord& record) override;
   absl::Status RemoveAction(const Digest& key) override;
+  absl::Status ForEachRecord(
+      absl::string_view start,
+      const std::function<bool(const Digest& key,
+                               const v1::ActionRecord& record)>& visit)
+      override;
+  absl::StatusOr<EvictionResult> Evict(const EvictionGoal& goal) override;
+  absl::StatusOr<EvictionResult> Clear() override;
+  absl::Status Reclaim(double blob_age_cutoff) override;
+  absl::Status PersistLastUsed() override;
   StoreStats Stats() override;
 
   // A full check of every entry: each object's frame and SHA-256 against its
-  // address, each record's encoding and the object it points to. Reads only;
+  // address, each record's encoding and the objects it names. Reads only;
   // safe while serving, but meant for `jitcached --verify`.
   absl::StatusOr<VerifyReport> Verify();
 
@@ -51,17 +77,28 @@ class VerifyingStore final : public ObjectStore {
   KvBackend& backend() { return *backend_; }
 
  private:
+  VerifyingStore(std::unique_ptr<KvBackend> backend, StoreOptions options);
+  absl::Status LoadIndex();
+  void IndexRecord(absl::string_view key, const v1::ActionRecord& record,
+                   uint64_t value_bytes);
   void RemoveCorrupt(Column column, const Digest& key);
-  // Objects, and the record when there is a key, in one batch.
-  absl::Status PutResult(const std::optional<Digest>& key,
-                         const v1::ActionRecord& record,
-                         std::span<const ObjectRef> objects);
+  // Deletes an entry and the objects only it named, in one batch.
+  absl::Status RemoveEntry(StoreIndex::Kind kind, const Digest& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::Status WriteUploads(std::span<const ObjectRef> objects)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  int64_t NowMs() const { return absl::ToUnixMillis(options_.now()); }
 
-  std::unique_ptr<KvBackend> backend_;
+  const std::unique_ptr<KvBackend> backend_;
+  const StoreOptions options_;
+  StoreIndex index_;
+  absl::Mutex write_mu_;
   std::atomic<uint64_t> corrupt_removed_{0};
+  std::atomic<uint64_t> evicted_records_{0};
+  std::atomic<uint64_t> evicted_bytes_{0};
 };
 
-std::unique_ptr<VerifyingStore> NewMemoryStore();
+std::unique_ptr<VerifyingStore> NewMemoryStore(StoreOptions options = {});
 
 }  // namespace jitcache
 

@@ -1,0 +1,230 @@
+// JitCacheService's admin calls. Who may call them is decided from the
+// peer's kernel credentials (see PeerListener), never from the request.
+#include <unistd.h>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "server/grpc_status.h"
+#include "server/jitcache_service.h"
+#include "server/wire_target.h"
+
+namespace jitcache {
+namespace {
+
+void FillEvictResponse(const StoreJanitor::Report& report,
+                       v1::EvictResponse* response) {
+  response->set_records(report.evicted.records);
+  response->set_uploads(report.evicted.uploads);
+  response->set_objects(report.evicted.objects);
+  response->set_live_bytes(report.evicted.bytes);
+  response->set_bytes_before(report.bytes_before);
+  response->set_bytes_after(report.bytes_after);
+}
+
+constexpr size_t kMaxProblems = 20;
+
+}  // namespace
+
+absl::Status JitCacheService::CheckAdmin(
+    const grpc::CallbackServerContext& context, absl::string_view what) const {
+  std::optional<PeerCredentials> peer;
+  if (options_.peer_credentials) peer = options_.peer_credentials(context.peer());
+  std::string who = "root, the daemon's own user (uid " +
+                    std::to_string(options_.admin.daemon_uid) + ")";
+  if (options_.admin.admin_gid.has_value()) {
+    absl::StrAppend(&who, " and members of group ", options_.admin.admin_group);
+  }
+  if (!peer.has_value()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        what, " is for administrators (", who,
+        "), and this connection's user is not known"));
+  }
+  if (!IsAdmin(*peer, options_.admin)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(what, " is for administrators (", who, "); uid ",
+                     peer->uid, " is not one"));
+  }
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* JitCacheService::Evict(
+    grpc::CallbackServerContext* context, const v1::EvictRequest* request,
+    v1::EvictResponse* response) {
+  if (absl::Status s = CheckAdmin(*context, "evict"); !s.ok()) {
+    return Finish(context, s);
+  }
+  if (!request->has_to_size() && request->older_than_seconds() <= 0) {
+    return Finish(context,
+                  absl::InvalidArgumentError(
+                      "evict needs a size to reach or an age (older than)"));
+  }
+  if (options_.janitor == nullptr) {
+    return Finish(context,
+                  absl::UnimplementedError("this daemon has no janitor"));
+  }
+  std::optional<uint64_t> to_size;
+  if (request->has_to_size()) to_size = request->to_size_bytes();
+  std::optional<absl::Time> older_than;
+  if (request->older_than_seconds() > 0) {
+    older_than = options_.now() - absl::Seconds(request->older_than_seconds());
+  }
+  // Eviction and compaction take a while: the janitor's thread does them
+  // and finishes the call, so no gRPC thread waits.
+  auto* reactor = context->DefaultReactor();
+  options_.janitor->EvictNow(
+      to_size, older_than,
+      [this, reactor, response](StoreJanitor::Report report) {
+        FillEvictResponse(report, response);
+        if (!report.status.ok()) counters_.Rejected(report.status.code());
+        reactor->Finish(ToGrpcStatus(report.status));
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* JitCacheService::Clear(
+    grpc::CallbackServerContext* context, const v1::ClearRequest* /*request*/,
+    v1::EvictResponse* response) {
+  if (absl::Status s = CheckAdmin(*context, "clear"); !s.ok()) {
+    return Finish(context, s);
+  }
+  if (options_.janitor == nullptr) {
+    return Finish(context,
+                  absl::UnimplementedError("this daemon has no janitor"));
+  }
+  auto* reactor = context->DefaultReactor();
+  options_.janitor->ClearNow(
+      [this, reactor, response](StoreJanitor::Report report) {
+        FillEvictResponse(report, response);
+        if (!report.status.ok()) counters_.Rejected(report.status.code());
+        reactor->Finish(ToGrpcStatus(report.status));
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* JitCacheService::GetConfig(
+    grpc::CallbackServerContext* context, const v1::ConfigRequest* /*request*/,
+    v1::ConfigResponse* response) {
+  if (absl::Status s = CheckAdmin(*context, "config"); !s.ok()) {
+    return Finish(context, s);
+  }
+  for (const auto& [name, value] : options_.config) {
+    auto* setting = response->add_settings();
+    setting->set_name(name);
+    setting->set_value(value);
+  }
+  return Finish(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* JitCacheService::ImportEntries(
+    grpc::CallbackServerContext* context, const v1::ImportRequest* request,
+    v1::ImportResponse* response) {
+  // Imported entries are trusted like compiles: a key names what its
+  // program compiles to, and nobody can check that without compiling. Only
+  // an administrator may vouch for a bundle.
+  if (absl::Status s = CheckAdmin(*context, "import"); !s.ok()) {
+    return Finish(context, s);
+  }
+  for (const v1::BundleEntry& entry : request->entries()) {
+    if (absl::Status s = ImportEntry(entry, response); !s.ok()) {
+      // A store that cannot be written (a full disk): stop; what is
+      // imported is whole, entry by entry.
+      return Finish(context, s);
+    }
+  }
+  if (response->imported() > 0 && options_.janitor != nullptr) {
+    options_.janitor->Poke();
+  }
+  return Finish(context, absl::OkStatus());
+}
+
+absl::Status JitCacheService::ImportEntry(const v1::BundleEntry& entry,
+                                          v1::ImportResponse* response) {
+  auto refuse = [&](uint64_t (v1::ImportResponse::*get)() const,
+                    void (v1::ImportResponse::*set)(uint64_t),
+                    std::string why) {
+    (response->*set)((response->*get)() + 1);
+    if (static_cast<size_t>(response->problems_size()) < kMaxProblems) {
+      response->add_problems(absl::StrCat(
+          "entry ", entry.key().substr(0, 64), ": ", std::move(why)));
+    }
+    return absl::OkStatus();
+  };
+  auto corrupt = [&](std::string why) {
+    return refuse(&v1::ImportResponse::corrupt,
+                  &v1::ImportResponse::set_corrupt, std::move(why));
+  };
+  absl::StatusOr<Digest> key = Digest::FromHex(entry.key());
+  if (!key.ok()) return corrupt("its key is not a SHA-256 in hex");
+  v1::ActionRecord record;
+  if (!record.ParseFromString(entry.record()) ||
+      record.format_version() != 1) {
+    return corrupt("its record does not parse");
+  }
+  const std::string& fingerprint = options_.compiler->toolchain().fingerprint;
+  if (record.toolchain_fingerprint() != fingerprint) {
+    return refuse(&v1::ImportResponse::other_toolchain,
+                  &v1::ImportResponse::set_other_toolchain,
+                  absl::StrCat("built by toolchain ",
+                               absl::BytesToHexString(
+                                   record.toolchain_fingerprint())
+                                   .substr(0, 16),
+                               "..., this daemon's is ",
+                               absl::BytesToHexString(fingerprint).substr(0, 16),
+                               "..."));
+  }
+  // Every object the record names must come with it, whole.
+  std::vector<ObjectRef> objects;
+  for (const v1::BundleObject& object : entry.objects()) {
+    absl::StatusOr<Digest> digest = Digest::FromHex(object.digest());
+    std::optional<ObjectKind> kind = FromWireKind(object.kind());
+    if (!digest.ok() || !kind.has_value()) {
+      return corrupt("an object has no valid digest or kind");
+    }
+    if (Digest::Of(object.data()) != *digest) {
+      return corrupt(absl::StrCat("object ", digest->Hex(),
+                                  " does not match its digest"));
+    }
+    objects.push_back({*digest, *kind, object.data()});
+  }
+  std::vector<std::string> named(record.input_digests().begin(),
+                                 record.input_digests().end());
+  if (record.outcome() == v1::OUTCOME_OK) {
+    named.push_back(record.object_digest());
+  }
+  for (const std::string& raw : named) {
+    bool carried = false;
+    for (const ObjectRef& o : objects) carried |= o.digest.AsBytes() == raw;
+    if (!carried) {
+      return corrupt(absl::StrCat("its record names object ",
+                                  absl::BytesToHexString(raw),
+                                  ", which the entry does not carry"));
+    }
+  }
+  if (record.outcome() == v1::OUTCOME_OK) {
+    for (const ObjectRef& o : objects) {
+      if (o.digest.AsBytes() == record.object_digest() &&
+          o.bytes.size() != record.object_size()) {
+        return corrupt("its object's size differs from its record's");
+      }
+    }
+  }
+  absl::StatusOr<std::optional<v1::ActionRecord>> present =
+      options_.store->GetAction(*key);
+  if (!present.ok()) return present.status();
+  if (present->has_value()) {
+    return refuse(&v1::ImportResponse::already_present,
+                  &v1::ImportResponse::set_already_present,
+                  "already in the store");
+  }
+  // Imported now: young in the LRU order, so that an import into a full
+  // store does not evict what it just brought.
+  record.set_last_used_unix_ms(absl::ToUnixMillis(options_.now()));
+  if (absl::Status s = options_.store->PutResult(*key, record, objects);
+      !s.ok()) {
+    return s;
+  }
+  response->set_imported(response->imported() + 1);
+  return absl::OkStatus();
+}
+
+}  // namespace jitcache

@@ -1,0 +1,78 @@
+#ifndef JITCACHE_SERVER_PEER_LISTENER_H_
+#define JITCACHE_SERVER_PEER_LISTENER_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace jitcache {
+
+// Who is at the other end of a Unix socket, as the kernel says
+// (SO_PEERCRED at connect time); never what a request claims.
+struct PeerCredentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  pid_t pid = 0;
+};
+
+// Who may run the admin calls: root, the daemon's own user, and members
+// (primary or supplementary) of `admin_group`.
+struct AdminPolicy {
+  uid_t daemon_uid = 0;
+  std::optional<gid_t> admin_gid;
+  std::string admin_group;  // its name, for messages
+};
+bool IsAdmin(const PeerCredentials& peer, const AdminPolicy& policy);
+
+// Binds a Unix stream socket at `path` and listens (the caller has claimed
+// the path, see SocketGuard). Returns the listening fd.
+absl::StatusOr<int> ListenUnix(const std::string& path);
+
+// Accepts the connections of a listening Unix socket itself and hands each
+// to `server` (grpc::AddInsecureChannelFromFd), remembering each one's peer
+// credentials: gRPC names such a connection "fd:N" in
+// ServerContext::peer(), which Lookup maps back to the credentials.
+// Thread-safety: Lookup from any thread; Stop once (or destroy).
+class PeerListener {
+ public:
+  // Takes ownership of `listen_fd`.
+  static absl::StatusOr<std::unique_ptr<PeerListener>> Start(
+      int listen_fd, grpc::Server* server);
+  ~PeerListener();
+  void Stop();
+
+  std::optional<PeerCredentials> Lookup(absl::string_view peer) const;
+
+ private:
+  PeerListener(int listen_fd, int wake_read, int wake_write,
+               grpc::Server* server)
+      : listen_fd_(listen_fd),
+        wake_read_(wake_read),
+        wake_write_(wake_write),
+        server_(server) {}
+  void Accept();
+
+  const int listen_fd_;
+  const int wake_read_, wake_write_;
+  grpc::Server* const server_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<int, PeerCredentials> peers_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ = false;
+  std::thread thread_;
+};
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_PEER_LISTENER_H_

@@ -1,0 +1,183 @@
+#include "server/store/store_janitor.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace jitcache {
+
+StoreJanitor::StoreJanitor(ObjectStore* store, JanitorOptions options)
+    : store_(store),
+      options_(std::move(options)),
+      last_persist_(options_.now()),
+      thread_([this] { Loop(); }) {}
+
+StoreJanitor::~StoreJanitor() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  thread_.join();
+  std::deque<std::function<void(bool)>> left;
+  {
+    absl::MutexLock lock(&mu_);
+    left.swap(work_);
+  }
+  for (auto& w : left) w(false);
+  // Last-used times of the final minute are worth keeping.
+  if (absl::Status s = store_->PersistLastUsed(); !s.ok()) {
+    JITCACHE_LOG(Warning) << "cannot write last-used times: " << s;
+  }
+}
+
+void StoreJanitor::Poke() {
+  absl::MutexLock lock(&mu_);
+  poked_ = true;
+}
+
+uint64_t StoreJanitor::runs() const {
+  absl::MutexLock lock(&mu_);
+  return runs_;
+}
+
+void StoreJanitor::EvictNow(std::optional<uint64_t> to_size,
+                            std::optional<absl::Time> older_than,
+                            std::function<void(Report)> done) {
+  absl::MutexLock lock(&mu_);
+  work_.push_back([this, to_size, older_than,
+                   done = std::move(done)](bool run) {
+    Report report;
+    if (!run) {
+      report.status = absl::UnavailableError("the daemon is shutting down");
+      return done(std::move(report));
+    }
+    report.bytes_before = store_->Stats().bytes;
+    if (older_than.has_value()) {
+      absl::StatusOr<EvictionResult> r = store_->Evict({{}, older_than});
+      if (!r.ok()) report.status = r.status();
+      if (r.ok()) report.evicted = *r;
+      if (r.ok() && !to_size.has_value()) report.status = store_->Reclaim(1.0);
+    }
+    if (report.status.ok() && to_size.has_value()) {
+      absl::StatusOr<EvictionResult> r = EvictToSize(*to_size);
+      if (!r.ok()) report.status = r.status();
+      if (r.ok()) {
+        report.evicted.records += r->records;
+        report.evicted.uploads += r->uploads;
+        report.evicted.objects += r->objects;
+        report.evicted.bytes += r->bytes;
+      }
+    }
+    report.bytes_after = store_->Stats().bytes;
+    done(std::move(report));
+  });
+}
+
+void StoreJanitor::ClearNow(std::function<void(Report)> done) {
+  absl::MutexLock lock(&mu_);
+  work_.push_back([this, done = std::move(done)](bool run) {
+    Report report;
+    if (!run) {
+      report.status = absl::UnavailableError("the daemon is shutting down");
+      return done(std::move(report));
+    }
+    report.bytes_before = store_->Stats().bytes;
+    absl::StatusOr<EvictionResult> r = store_->Clear();
+    report.status = r.ok() ? store_->Reclaim(1.0) : r.status();
+    if (r.ok()) report.evicted = *r;
+    report.bytes_after = store_->Stats().bytes;
+    done(std::move(report));
+  });
+}
+
+absl::StatusOr<EvictionResult> StoreJanitor::EvictToSize(uint64_t target) {
+  EvictionResult total;
+  // Each pass evicts by the store's own live bytes, scaled by how the files
+  // compare to them (compression, garbage not collected yet), then gives
+  // the space back; the measured size decides whether another is needed.
+  for (int pass = 0; pass < 4; ++pass) {
+    const StoreStats before = store_->Stats();
+    if (before.bytes <= target) break;
+    const double ratio = std::clamp(
+        before.live_bytes == 0
+            ? 1.0
+            : static_cast<double>(before.bytes) / before.live_bytes,
+        0.02, 8.0);
+    absl::StatusOr<EvictionResult> r =
+        store_->Evict({static_cast<uint64_t>(target / ratio), {}});
+    if (!r.ok()) return r.status();
+    total.records += r->records;
+    total.uploads += r->uploads;
+    total.objects += r->objects;
+    total.bytes += r->bytes;
+    // The least recently used were mostly written first, so they share the
+    // oldest blob files: collect those first, then everything.
+    if (absl::Status s = store_->Reclaim(pass == 0 ? 0.5 : 1.0); !s.ok()) {
+      return s;
+    }
+  }
+  return total;
+}
+
+void StoreJanitor::Housekeep() {
+  const absl::Time now = options_.now();
+  if (options_.max_age.has_value()) {
+    absl::StatusOr<EvictionResult> r =
+        store_->Evict({{}, now - *options_.max_age});
+    if (!r.ok()) {
+      JITCACHE_LOG(Warning) << "eviction by age: " << r.status();
+    } else if (r->records + r->uploads > 0) {
+      JITCACHE_LOG(Info) << "evicted " << r->records << " records and "
+                         << r->uploads << " uploads unused for "
+                         << *options_.max_age;
+    }
+  }
+  if (options_.max_size > 0) {
+    const uint64_t high = static_cast<uint64_t>(
+        static_cast<double>(options_.max_size) * options_.high_watermark);
+    if (store_->Stats().bytes > high) {
+      const absl::Time start = absl::Now();
+      absl::StatusOr<EvictionResult> r = EvictToSize(static_cast<uint64_t>(
+          static_cast<double>(options_.max_size) * options_.low_watermark));
+      {
+        absl::MutexLock lock(&mu_);
+        ++runs_;
+      }
+      if (!r.ok()) {
+        JITCACHE_LOG(Warning) << "eviction: " << r.status();
+      } else {
+        JITCACHE_LOG(Info) << "evicted " << r->records << " records, "
+                           << r->objects << " objects (" << r->bytes
+                           << " bytes) in " << (absl::Now() - start)
+                           << "; store now " << store_->Stats().bytes
+                           << " bytes";
+      }
+    }
+  }
+  if (now - last_persist_ >= options_.persist_every) {
+    last_persist_ = now;
+    if (absl::Status s = store_->PersistLastUsed(); !s.ok()) {
+      JITCACHE_LOG(Warning) << "cannot write last-used times: " << s;
+    }
+  }
+}
+
+void StoreJanitor::Loop() {
+  while (true) {
+    std::deque<std::function<void(bool)>> work;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stop_ || poked_ || !work_.empty();
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&ready), options_.tick);
+      if (stop_) return;
+      poked_ = false;
+      work.swap(work_);
+    }
+    for (auto& w : work) w(true);
+    Housekeep();
+  }
+}
+
+}  // namespace jitcache
