@@ -19,22 +19,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "client/local_compiler.h"
+#include "client/rpc_channel.h"
 #include "common/paths.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
 
 namespace jitcache {
 namespace {
-
-// The one place grpc::Status becomes absl::Status.
-absl::Status FromGrpc(const grpc::Status& s, absl::string_view socket) {
-  if (s.ok()) return absl::OkStatus();
-  std::string message = s.error_message();
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    message =
-        absl::StrCat("jitcached is not reachable at ", socket, ": ", message);
-  }
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), message);
-}
 
 v1::Target ToWire(CodeType type) {
   switch (type) {
@@ -224,21 +214,7 @@ absl::StatusOr<Client> Client::Connect(ClientOptions options) {
       off != nullptr && *off != '\0' && std::string(off) != "0") {
     impl->options.local_fallback = false;
   }
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);
-  args.SetMaxSendMessageSize(-1);
-  // A local daemon that restarts is back within a second: retry the socket
-  // quickly instead of gRPC's network-sized backoff.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  // Objects of hundreds of KiB are the common answer: let a whole one flow
-  // without waiting for HTTP/2 window updates (the default is 64 KiB).
-  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 << 20);
-  auto channel =
-      grpc::CreateCustomChannel(absl::StrCat("unix:", impl->socket_path),
-                                grpc::InsecureChannelCredentials(), args);
-  impl->stub = v1::JitCache::NewStub(channel);
+  impl->stub = v1::JitCache::NewStub(MakeDaemonChannel(impl->socket_path));
   return Client(std::move(impl));
 }
 
@@ -268,11 +244,12 @@ absl::StatusOr<DaemonInfo> Client::Ping() const {
   return info;
 }
 
-absl::StatusOr<DaemonStats> Client::Stats() const {
+absl::StatusOr<DaemonStats> Client::Stats(bool zero) const {
   v1::StatsResponse r;
-  if (absl::Status s =
-          impl_->Call(impl_->options.ping_deadline,
-                      &v1::JitCache::Stub::GetStats, v1::StatsRequest(), &r);
+  v1::StatsRequest request;
+  request.set_zero(zero);
+  if (absl::Status s = impl_->Call(impl_->options.ping_deadline,
+                                   &v1::JitCache::Stub::GetStats, request, &r);
       !s.ok()) {
     return s;
   }
@@ -293,6 +270,13 @@ absl::StatusOr<DaemonStats> Client::Stats() const {
   stats.store_entries = r.store_entries();
   stats.store_bytes = r.store_bytes();
   stats.store_corrupt_removed = r.store_corrupt_removed();
+  stats.store_objects = r.store_objects();
+  stats.store_uploads = r.store_uploads();
+  stats.store_live_bytes = r.store_live_bytes();
+  stats.store_max_bytes = r.store_max_bytes();
+  stats.store_evicted_entries = r.store_evicted_entries();
+  stats.store_evicted_bytes = r.store_evicted_bytes();
+  stats.store_eviction_runs = r.store_eviction_runs();
   return stats;
 }
 

@@ -16,6 +16,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
+#include "client/cli/progress_bar.h"
+#include "client/cli/store_commands.h"
 #include "jitcache/client.h"
 #include "jitcache/linker.h"
 
@@ -38,9 +40,10 @@ Commands:
       Prints how the request was served (HIT, MISS or JOINED), the cache key,
       the compile time and the lowered names. Exit status 1 when the program
       does not compile (the log goes to stderr).
-  precompile MANIFEST
+  precompile MANIFEST [--export FILE.jcb]
       Compile every program a manifest lists, in parallel, without writing
-      or loading anything: it warms the daemon's store. One program per line,
+      or loading anything: it warms the daemon's store. --export also writes
+      the entries it compiled to a bundle (see export). One program per line,
       with the flags of `compile` (not -o); --arch takes a comma list and the
       program is compiled for each; quote with '...' or "..."; # comments.
       Paths are relative to the manifest. Example line:
@@ -59,10 +62,34 @@ Commands:
       not link (the log goes to stderr).
   ping
       Show the daemon's version, toolchain and store.
-  stats
+  stats [--zero]
       Show the daemon's counters: requests, hits, misses, joins, compile
       errors, rejections by reason, queue, compile seconds spent and saved,
-      store entries and bytes.
+      store entries, bytes (the store's files), live bytes, the cap and
+      evictions. --zero (admin) sets the counters to zero after showing them.
+  ls [--arch ARCH] [--kind ptx|cubin|ltoir] [--sort used|size] [--limit N]
+      List the store's entries, most recently used (or largest) first.
+  show KEY_PREFIX [--ptx | -o FILE]
+      Show one entry: outcome, target, arch, options, program, sizes,
+      created and last used, compile time, lowered names and the log.
+      --ptx prints a PTX entry's object; -o FILE writes the object.
+  export [--arch A[,B]] [--key PREFIX]... -o FILE.jcb
+      Write the matching entries (all by default), with their objects, to a
+      bundle file: format version, toolchain fingerprint, every record, a
+      checksum per object. The file appears whole or not at all.
+  import FILE.jcb            (admin)
+      Check the whole bundle, then import the entries built by this daemon's
+      toolchain; reports how many were refused and why (other toolchain,
+      corrupt, already present). A damaged bundle imports nothing.
+  evict --to-size SIZE | --older-than DURATION   (admin)
+      Evict least recently used entries until the store's files take at
+      most SIZE (500M, 2G), and/or every entry unused for DURATION (12h, 7d).
+  clear                      (admin)
+      Remove every entry.
+  config                     (admin)
+      Show the daemon's effective settings.
+  Admin commands are refused (PERMISSION_DENIED) unless you are root, the
+  daemon's user or in its --admin_group, as the kernel tells the daemon.
 
 Global flags:
   --socket PATH   daemon socket (default: $JITCACHE_SOCKET, else
@@ -121,10 +148,19 @@ int Ping(const jitcache::Client& client) {
   return 0;
 }
 
-int Stats(const jitcache::Client& client) {
-  absl::StatusOr<jitcache::DaemonStats> s = client.Stats();
+int Stats(const jitcache::Client& client,
+          const std::vector<std::string>& args) {
+  bool zero = false;
+  for (const std::string& arg : args) {
+    if (arg != "--zero") {
+      return UsageError(absl::StrCat("stats: unknown argument '", arg, "'"));
+    }
+    zero = true;
+  }
+  absl::StatusOr<jitcache::DaemonStats> s = client.Stats(zero);
   if (!s.ok()) {
-    std::cerr << "jitcache: " << s.status().message() << "\n";
+    std::cerr << "jitcache: " << absl::StatusCodeToString(s.status().code())
+              << ": " << s.status().message() << "\n";
     return kExitFailure;
   }
   // One "name value" line each: easy to read and to parse.
@@ -137,7 +173,13 @@ int Stats(const jitcache::Client& client) {
             << s->compile_seconds_spent << "\ncompile_seconds_saved "
             << s->compile_seconds_saved << "\nstore_entries "
             << s->store_entries << "\nstore_bytes " << s->store_bytes
-            << "\nstore_corrupt_removed " << s->store_corrupt_removed << "\n";
+            << "\nstore_corrupt_removed " << s->store_corrupt_removed
+            << "\nstore_objects " << s->store_objects << "\nstore_uploads "
+            << s->store_uploads << "\nstore_live_bytes " << s->store_live_bytes
+            << "\nstore_max_bytes " << s->store_max_bytes
+            << "\nstore_evicted_entries " << s->store_evicted_entries
+            << "\nstore_evicted_bytes " << s->store_evicted_bytes
+            << "\nstore_eviction_runs " << s->store_eviction_runs << "\n";
   for (const auto& [reason, count] : s->rejected) {
     std::cout << "rejected_" << reason << " " << count << "\n";
   }
@@ -364,8 +406,17 @@ absl::StatusOr<std::vector<std::string>> SplitWords(absl::string_view line) {
 
 int Precompile(const jitcache::Client& client,
                const std::vector<std::string>& args) {
-  if (args.size() != 1) return UsageError("precompile takes one MANIFEST");
-  const std::string& manifest = args[0];
+  std::string manifest, bundle, value;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (TakeValue(args, i, "--export", &value)) {
+      bundle = value;
+    } else if (manifest.empty() && !absl::StartsWith(args[i], "-")) {
+      manifest = args[i];
+    } else {
+      return UsageError("precompile takes one MANIFEST [--export FILE.jcb]");
+    }
+  }
+  if (manifest.empty()) return UsageError("precompile takes one MANIFEST");
   std::ifstream in(manifest);
   if (!in) {
     std::cerr << "jitcache: cannot read " << manifest << "\n";
@@ -402,17 +453,6 @@ int Precompile(const jitcache::Client& client,
     total += std::max<size_t>(1, e.args.archs.size());
   if (total == 0) return UsageError(absl::StrCat(manifest, " lists nothing"));
 
-  // Progress on stderr, redrawn in place on a terminal.
-  const bool tty = isatty(STDERR_FILENO);
-  size_t finished = 0;
-  auto progress = [&](size_t) {
-    ++finished;
-    constexpr int kWidth = 30;
-    const int filled = static_cast<int>(kWidth * finished / total);
-    std::cerr << (tty ? "\r" : "") << "[" << std::string(filled, '#')
-              << std::string(kWidth - filled, '.') << "] " << finished << "/"
-              << total << (tty ? "" : "\n") << std::flush;
-  };
   struct Row {
     std::string program, arch;
     absl::StatusOr<jitcache::ObjectCode> code;
@@ -424,13 +464,16 @@ int Precompile(const jitcache::Client& client,
   }
   const absl::Time start = absl::Now();
   std::vector<Row> rows;
-  for (auto& outcome : client.Precompile(items, [&](size_t done, size_t) {
-         while (finished < done) progress(finished);
-       })) {
-    rows.push_back({items[outcome.item].program.name(), outcome.arch,
-                    std::move(outcome.code)});
+  {
+    jitcache::cli::ProgressBar bar("compiled");
+    for (auto& outcome :
+         client.Precompile(items, [&](size_t done, size_t all) {
+           bar.Update(done, all);
+         })) {
+      rows.push_back({items[outcome.item].program.name(), outcome.arch,
+                      std::move(outcome.code)});
+    }
   }
-  if (tty) std::cerr << "\n";
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
 
   int ok = 0, compile_errors = 0, failed = 0;
@@ -465,6 +508,17 @@ int Precompile(const jitcache::Client& client,
     }
   }
   if (failed > 0) return kExitFailure;
+  if (!bundle.empty()) {
+    std::vector<std::string> keys;
+    for (const Row& row : rows) {
+      if (row.code.ok() && !row.code->cache_key.empty()) {
+        keys.push_back(row.code->cache_key);
+      }
+    }
+    if (int code = jitcache::cli::ExportKeys(client, keys, bundle); code != 0) {
+      return code;
+    }
+  }
   return compile_errors > 0 ? kExitCompileError : 0;
 }
 
@@ -498,13 +552,16 @@ int main(int argc, char** argv) {
   if (command == "ping") {
     code = Ping(*client);
   } else if (command == "stats") {
-    code = Stats(*client);
+    code = Stats(*client, rest);
   } else if (command == "compile") {
     code = Compile(*client, rest);
   } else if (command == "link") {
     code = Link(*client, rest);
   } else if (command == "precompile") {
     code = Precompile(*client, rest);
+  } else if (std::optional<int> store =
+                 jitcache::cli::RunStoreCommand(*client, command, rest)) {
+    code = *store;
   } else {
     code = UsageError(absl::StrCat("unknown command '", command, "'"));
   }

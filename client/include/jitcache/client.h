@@ -73,6 +73,11 @@ struct DaemonStats {
   uint64_t queued = 0, running = 0;
   double compile_seconds_spent = 0, compile_seconds_saved = 0;
   uint64_t store_entries = 0, store_bytes = 0, store_corrupt_removed = 0;
+  uint64_t store_objects = 0, store_uploads = 0;
+  uint64_t store_live_bytes = 0;  // uncompressed
+  uint64_t store_max_bytes = 0;   // the cap; 0: none
+  uint64_t store_evicted_entries = 0, store_evicted_bytes = 0;
+  uint64_t store_eviction_runs = 0;
 };
 
 // A connection to jitcached. Every call has a deadline. Errors are the
@@ -90,7 +95,9 @@ class Client {
   ~Client();
 
   absl::StatusOr<DaemonInfo> Ping() const;
-  absl::StatusOr<DaemonStats> Stats() const;
+  // `zero`: an administrator's reset of the counters after reading them
+  // (PERMISSION_DENIED for others).
+  absl::StatusOr<DaemonStats> Stats(bool zero = false) const;
   absl::StatusOr<ObjectCode> Compile(const Program& program,
                                      const ProgramOptions& options,
                                      CodeType target) const;

@@ -1,0 +1,296 @@
+#include "client/cli/store_commands.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "client/cli/progress_bar.h"
+#include "common/size_units.h"
+#include "jitcache/store_admin.h"
+
+namespace jitcache::cli {
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitFailure = 3;
+
+int Usage(absl::string_view message) {
+  std::cerr << "jitcache: " << message << "\n(see jitcache --help)\n";
+  return kExitUsage;
+}
+
+int Failed(const absl::Status& s) {
+  std::cerr << "jitcache: " << absl::StatusCodeToString(s.code()) << ": "
+            << s.message() << "\n";
+  return kExitFailure;
+}
+
+// "--flag=V" or "--flag V".
+bool Take(const std::vector<std::string>& args, size_t& i,
+          absl::string_view flag, std::string* value) {
+  if (args[i] == flag && i + 1 < args.size()) {
+    *value = args[++i];
+    return true;
+  }
+  if (absl::StartsWith(args[i], absl::StrCat(flag, "="))) {
+    *value = args[i].substr(flag.size() + 1);
+    return true;
+  }
+  return false;
+}
+
+std::string When(absl::Time t) {
+  if (t == absl::UnixEpoch()) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::LocalTimeZone());
+}
+
+void PrintEvict(const EvictReport& r) {
+  std::cout << absl::StrFormat(
+      "removed %d records, %d uploads, %d objects (%s uncompressed); store "
+      "%s -> %s\n",
+      r.records, r.uploads, r.objects, FormatSize(r.live_bytes),
+      FormatSize(r.bytes_before), FormatSize(r.bytes_after));
+}
+
+int Evict(const StoreAdmin& admin, const std::vector<std::string>& args) {
+  std::optional<uint64_t> to_size;
+  std::optional<absl::Duration> older_than;
+  std::string value;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (Take(args, i, "--to-size", &value)) {
+      absl::StatusOr<uint64_t> size = ParseSize(value);
+      if (!size.ok()) return Usage(size.status().message());
+      to_size = *size;
+    } else if (Take(args, i, "--older-than", &value)) {
+      absl::StatusOr<absl::Duration> age = ParseAge(value);
+      if (!age.ok()) return Usage(age.status().message());
+      older_than = *age;
+    } else {
+      return Usage(absl::StrCat("evict: unknown argument '", args[i], "'"));
+    }
+  }
+  if (!to_size && !older_than) {
+    return Usage("evict needs --to-size SIZE and/or --older-than DURATION");
+  }
+  absl::StatusOr<EvictReport> r = admin.Evict(to_size, older_than);
+  if (!r.ok()) return Failed(r.status());
+  PrintEvict(*r);
+  return 0;
+}
+
+int List(const StoreAdmin& admin, const std::vector<std::string>& args) {
+  ListOptions options;
+  std::string value;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (Take(args, i, "--arch", &value)) {
+      options.arch = value;
+    } else if (Take(args, i, "--kind", &value)) {
+      std::optional<CodeType> type = ParseCodeType(value);
+      if (!type) return Usage(absl::StrCat("unknown kind '", value, "'"));
+      options.target = *type;
+    } else if (Take(args, i, "--sort", &value)) {
+      if (value == "used") {
+        options.sort = ListOptions::Sort::kUsed;
+      } else if (value == "size") {
+        options.sort = ListOptions::Sort::kSize;
+      } else {
+        return Usage("--sort takes used or size");
+      }
+    } else if (Take(args, i, "--limit", &value)) {
+      if (!absl::SimpleAtoi(value, &options.limit)) {
+        return Usage("--limit takes a number");
+      }
+    } else {
+      return Usage(absl::StrCat("ls: unknown argument '", args[i], "'"));
+    }
+  }
+  auto listed = admin.List(options);
+  if (!listed.ok()) return Failed(listed.status());
+  std::cout << absl::StrFormat("%-16s %-13s %-6s %-8s %10s %-19s %10s  %s\n",
+                               "key", "outcome", "kind", "arch", "bytes",
+                               "last used", "compile ms", "program");
+  for (const StoreEntry& e : listed->first) {
+    std::cout << absl::StrFormat(
+        "%-16s %-13s %-6s %-8s %10d %-19s %10.1f  %s\n", e.key.substr(0, 16),
+        e.outcome, CodeTypeName(e.target), e.arch.empty() ? "-" : e.arch,
+        e.object_size, When(e.last_used), e.compile_time_us / 1000.0,
+        e.is_link ? absl::StrCat("(link of ", e.input_digests.size(), ")")
+                  : e.program_name);
+  }
+  std::cout << listed->first.size() << " of " << listed->second
+            << " entries\n";
+  return 0;
+}
+
+int Show(const Client& client, const StoreAdmin& admin,
+         const std::vector<std::string>& args) {
+  std::string prefix, output, value;
+  bool print_ptx = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--ptx") {
+      print_ptx = true;
+    } else if (Take(args, i, "-o", &value)) {
+      output = value;
+    } else if (prefix.empty() && !absl::StartsWith(args[i], "-")) {
+      prefix = args[i];
+    } else {
+      return Usage(absl::StrCat("show: unknown argument '", args[i], "'"));
+    }
+  }
+  if (prefix.empty()) return Usage("show needs a KEY_PREFIX");
+  absl::StatusOr<StoreEntry> e = admin.Show(prefix);
+  if (!e.ok()) return Failed(e.status());
+  if (print_ptx || !output.empty()) {
+    if (e->object_digest.empty()) {
+      std::cerr << "jitcache: entry " << e->key << " has no object ("
+                << e->outcome << ")\n";
+      return kExitFailure;
+    }
+    absl::StatusOr<ObjectCode> object = client.FetchObject(e->object_digest);
+    if (!object.ok()) return Failed(object.status());
+    if (print_ptx) {
+      if (e->target != CodeType::kPtx) {
+        std::cerr << "jitcache: entry " << e->key << " holds "
+                  << CodeTypeName(e->target) << ", not PTX; use -o FILE\n";
+        return kExitFailure;
+      }
+      std::cout << object->bytes;
+      return 0;
+    }
+    std::ofstream out(output, std::ios::binary | std::ios::trunc);
+    out.write(object->bytes.data(),
+              static_cast<std::streamsize>(object->bytes.size()));
+    out.close();
+    if (!out) {
+      std::cerr << "jitcache: cannot write " << output << "\n";
+      return kExitFailure;
+    }
+    std::cout << "wrote " << object->bytes.size() << " bytes to " << output
+              << "\n";
+    return 0;
+  }
+  std::cout << "key:          " << e->key << "\n"
+            << "outcome:      " << e->outcome << "\n"
+            << "target:       " << CodeTypeName(e->target) << "\n"
+            << "arch:         " << e->arch << "\n"
+            << "kind:         " << (e->is_link ? "link" : "compile") << "\n";
+  if (!e->is_link) {
+    std::cout << "program:      " << e->program_name << " ("
+              << e->source_bytes << " bytes of source and headers)\n";
+  }
+  std::cout << "options:      " << absl::StrJoin(e->options, " ") << "\n"
+            << "object:       " << e->object_size << " bytes"
+            << (e->object_digest.empty() ? ""
+                                         : absl::StrCat(", sha256 ",
+                                                        e->object_digest))
+            << "\n"
+            << "record:       " << e->record_size << " bytes\n"
+            << "created:      " << When(e->created) << "\n"
+            << "last used:    " << When(e->last_used) << "\n"
+            << absl::StrFormat("compile time: %.1f ms\n",
+                               e->compile_time_us / 1000.0);
+  for (const std::string& input : e->input_digests) {
+    std::cout << "input:        " << input << "\n";
+  }
+  for (const auto& [expr, lowered] : e->lowered_names) {
+    std::cout << "lowered:      " << expr << " -> " << lowered << "\n";
+  }
+  std::cout << "log:          " << e->log_size << " bytes\n" << e->log;
+  if (!e->log.empty() && e->log.back() != '\n') std::cout << "\n";
+  return 0;
+}
+
+int Export(const StoreAdmin& admin, const std::vector<std::string>& args) {
+  ExportFilter filter;
+  std::string output, value;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (Take(args, i, "--arch", &value)) {
+      for (absl::string_view a : absl::StrSplit(value, ',', absl::SkipEmpty()))
+        filter.archs.emplace_back(a);
+    } else if (Take(args, i, "--key", &value)) {
+      filter.key_prefixes.push_back(value);
+    } else if (Take(args, i, "-o", &value)) {
+      output = value;
+    } else {
+      return Usage(absl::StrCat("export: unknown argument '", args[i], "'"));
+    }
+  }
+  if (output.empty()) return Usage("export needs -o FILE.jcb");
+  ProgressBar bar("exported");
+  absl::StatusOr<BundleReport> r = admin.Export(
+      output, filter, [&](uint64_t done, uint64_t total) {
+        bar.Update(done, total);
+      });
+  if (!r.ok()) return Failed(r.status());
+  std::cout << "exported " << r->entries << " entries to " << output << " ("
+            << FormatSize(r->bytes) << ")\n";
+  return 0;
+}
+
+int Import(const StoreAdmin& admin, const std::vector<std::string>& args) {
+  if (args.size() != 1 || absl::StartsWith(args[0], "-")) {
+    return Usage("import takes one FILE.jcb");
+  }
+  ProgressBar bar("imported");
+  absl::StatusOr<BundleReport> r =
+      admin.Import(args[0], [&](uint64_t done, uint64_t total) {
+        bar.Update(done, total);
+      });
+  if (!r.ok()) return Failed(r.status());
+  std::cout << "imported " << r->imported << " of " << r->entries
+            << " entries; refused: " << r->other_toolchain
+            << " other toolchain, " << r->corrupt << " corrupt, "
+            << r->already_present << " already present\n";
+  for (const std::string& p : r->problems) std::cerr << "  " << p << "\n";
+  return 0;
+}
+
+}  // namespace
+
+std::optional<int> RunStoreCommand(const Client& client,
+                                   const std::string& command,
+                                   const std::vector<std::string>& args) {
+  const StoreAdmin admin = StoreAdmin::Connect(client.socket_path());
+  if (command == "evict") return Evict(admin, args);
+  if (command == "clear") {
+    if (!args.empty()) return Usage("clear takes no arguments");
+    absl::StatusOr<EvictReport> r = admin.Clear();
+    if (!r.ok()) return Failed(r.status());
+    PrintEvict(*r);
+    return 0;
+  }
+  if (command == "config") {
+    if (!args.empty()) return Usage("config takes no arguments");
+    auto settings = admin.Config();
+    if (!settings.ok()) return Failed(settings.status());
+    for (const auto& [name, value] : *settings) {
+      std::cout << absl::StrFormat("%-28s %s\n", name, value);
+    }
+    return 0;
+  }
+  if (command == "ls") return List(admin, args);
+  if (command == "show") return Show(client, admin, args);
+  if (command == "export") return Export(admin, args);
+  if (command == "import") return Import(admin, args);
+  return std::nullopt;
+}
+
+int ExportKeys(const Client& client, const std::vector<std::string>& keys,
+               const std::string& path) {
+  const StoreAdmin admin = StoreAdmin::Connect(client.socket_path());
+  ExportFilter filter;
+  filter.key_prefixes = keys;
+  absl::StatusOr<BundleReport> r = admin.Export(path, filter);
+  if (!r.ok()) return Failed(r.status());
+  std::cout << "exported " << r->entries << " entries to " << path << " ("
+            << FormatSize(r->bytes) << ")\n";
+  return 0;
+}
+
+}  // namespace jitcache::cli

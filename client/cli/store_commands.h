@@ -1,0 +1,24 @@
+#ifndef JITCACHE_CLIENT_CLI_STORE_COMMANDS_H_
+#define JITCACHE_CLIENT_CLI_STORE_COMMANDS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jitcache/client.h"
+
+namespace jitcache::cli {
+
+// The store's commands: evict, clear, config, ls, show, export, import.
+// Returns the exit status, or nullopt when `command` is not one of them.
+std::optional<int> RunStoreCommand(const Client& client,
+                                   const std::string& command,
+                                   const std::vector<std::string>& args);
+
+// Writes the entries with these keys to a bundle (precompile --export).
+int ExportKeys(const Client& client, const std::vector<std::string>& keys,
+               const std::string& path);
+
+}  // namespace jitcache::cli
+
+#endif  // JITCACHE_CLIENT_CLI_STORE_COMMANDS_H_
