@@ -1,6 +1,8 @@
 #include "tests/testing/daemon_process.h"
 
 #include <fcntl.h>
+#include <grp.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,12 +20,18 @@
 namespace jitcache::testing {
 namespace {
 
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path) {
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path,
+            std::optional<std::pair<uid_t, gid_t>> as = std::nullopt) {
   const pid_t pid = fork();
   if (pid != 0) return pid;
-  const int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
   dup2(fd, STDOUT_FILENO);
   dup2(fd, STDERR_FILENO);
+  if (as.has_value() &&
+      (setgroups(0, nullptr) != 0 || setgid(as->second) != 0 ||
+       setuid(as->first) != 0)) {
+    _exit(126);
+  }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -68,10 +76,17 @@ std::string CliBinary() {
 
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          absl::Duration timeout) {
+  return RunProcessAs(argv, std::nullopt, timeout);
+}
+
+ProcessResult RunProcessAs(const std::vector<std::string>& argv,
+                           std::optional<std::pair<uid_t, gid_t>> as,
+                           absl::Duration timeout) {
   char templ[] = "/tmp/jcout.XXXXXX";
   const int fd = mkstemp(templ);
+  fchmod(fd, 0666);  // writable by a child that changed its uid
   close(fd);
-  const pid_t pid = Spawn(argv, templ);
+  const pid_t pid = Spawn(argv, templ, as);
   ProcessResult result;
   result.exit_code = WaitExit(pid, timeout);
   result.output = ReadAll(templ);

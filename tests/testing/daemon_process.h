@@ -3,7 +3,9 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -19,6 +21,12 @@ struct ProcessResult {
 // Runs a program to completion and captures its output.
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          absl::Duration timeout = absl::Minutes(2));
+
+// The same, as another user (the caller must be root): supplementary groups
+// dropped, then setgid and setuid. Exit code 126 when that fails.
+ProcessResult RunProcessAs(const std::vector<std::string>& argv,
+                           std::optional<std::pair<uid_t, gid_t>> as,
+                           absl::Duration timeout = absl::Minutes(2));
 
 // A jitcached child process on a given socket and store. Not thread-safe.
 class DaemonProcess {

@@ -1,6 +1,11 @@
 // One suite, run against every ObjectStore implementation.
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 
 #include "common/digest.h"
 #include "gtest/gtest.h"
@@ -52,14 +57,15 @@ class StoreConformance : public ::testing::Test {
     const Digest object = Digest::Of(bytes);
     const Digest key = Digest::Of("key:" + bytes);
     const ObjectRef ref{object, ObjectKind::kCubin, bytes};
-    EXPECT_TRUE(
-        store_->PutResult(key, MakeRecord(object, bytes.size()), {&ref, 1})
-            .ok());
+    v1::ActionRecord record = MakeRecord(object, bytes.size());
+    record.set_last_used_unix_ms(++last_used_);  // in the order written
+    EXPECT_TRUE(store_->PutResult(key, record, {&ref, 1}).ok());
     return key;
   }
 
   Factory factory_;
   std::unique_ptr<VerifyingStore> store_;
+  int64_t last_used_ = 0;
 };
 
 using Factories = ::testing::Types<MemoryStoreFactory, RocksDbStoreFactory>;
@@ -181,6 +187,173 @@ TYPED_TEST(StoreConformance, VerifyPassesASoundStore) {
   EXPECT_EQ(report->unreferenced_objects, 0u);
   EXPECT_EQ(report->objects, 2u);
   EXPECT_EQ(report->records, 2u);
+}
+
+// A link record naming `inputs` (already stored) with its own output.
+Digest PutLink(ObjectStore& store, const std::vector<std::string>& inputs,
+               const std::string& output, absl::Status* status = nullptr) {
+  const Digest object = Digest::Of(output);
+  const Digest key = Digest::Of("link:" + output);
+  v1::ActionRecord record = MakeRecord(object, output.size());
+  for (const std::string& in : inputs) {
+    record.add_input_digests(std::string(Digest::Of(in).AsBytes()));
+    record.add_input_sizes(in.size());
+  }
+  const ObjectRef ref{object, ObjectKind::kCubin, output};
+  absl::Status s = store.PutResult(key, record, {&ref, 1});
+  if (status != nullptr) *status = s;
+  return key;
+}
+
+bool HasAction(ObjectStore& store, const Digest& key) {
+  auto a = store.GetAction(key);
+  return a.ok() && a->has_value();
+}
+
+bool HasObject(ObjectStore& store, absl::string_view bytes) {
+  auto o = store.GetObject(Digest::Of(bytes));
+  return o.ok() && o->has_value();
+}
+
+TYPED_TEST(StoreConformance, EvictionTakesTheLeastRecentlyUsedFirst) {
+  const Digest a = this->PutEntry(std::string(1000, 'a'));
+  const Digest b = this->PutEntry(std::string(1000, 'b'));
+  const Digest c = this->PutEntry(std::string(1000, 'c'));
+  // A hit on `a` makes `b` the oldest.
+  ASSERT_TRUE(HasAction(*this->store_, a));
+  const uint64_t live = this->store_->Stats().live_bytes;
+  auto evicted = this->store_->Evict({live - 1, {}});
+  ASSERT_TRUE(evicted.ok()) << evicted.status();
+  EXPECT_EQ(evicted->records, 1u);
+  EXPECT_EQ(evicted->objects, 1u);
+  EXPECT_TRUE(HasAction(*this->store_, a));
+  EXPECT_FALSE(HasAction(*this->store_, b));
+  EXPECT_FALSE(HasObject(*this->store_, std::string(1000, 'b')));
+  EXPECT_TRUE(HasAction(*this->store_, c));
+  EXPECT_LT(this->store_->Stats().live_bytes, live);
+  auto report = this->store_->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->unreferenced_objects, 0u);
+}
+
+TYPED_TEST(StoreConformance, ALinkNeverOutlivesItsInputs) {
+  const std::string in1(500, '1'), in2(500, '2');
+  const Digest k1 = this->PutEntry(in1);
+  const Digest k2 = this->PutEntry(in2);
+  const Digest link = PutLink(*this->store_, {in1, in2}, "linked");
+  // Evicting the compiles keeps their objects: the link names them.
+  ASSERT_TRUE(this->store_->RemoveAction(k1).ok());
+  ASSERT_TRUE(this->store_->RemoveAction(k2).ok());
+  EXPECT_TRUE(HasObject(*this->store_, in1));
+  EXPECT_TRUE(HasObject(*this->store_, in2));
+  // Evicting everything takes the link and its inputs together.
+  auto evicted = this->store_->Evict({0, {}});
+  ASSERT_TRUE(evicted.ok());
+  EXPECT_FALSE(HasAction(*this->store_, link));
+  EXPECT_FALSE(HasObject(*this->store_, in1));
+  EXPECT_EQ(this->store_->Stats().objects, 0u);
+  auto report = this->store_->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->objects, 0u);
+}
+
+TYPED_TEST(StoreConformance, ALinkWhoseInputWasEvictedIsNotStored) {
+  const std::string in(500, 'i');
+  const Digest k = this->PutEntry(in);
+  ASSERT_TRUE(this->store_->RemoveAction(k).ok());  // the input goes too
+  absl::Status status;
+  const Digest link = PutLink(*this->store_, {in}, "linked", &status);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
+  EXPECT_FALSE(HasAction(*this->store_, link));
+}
+
+TYPED_TEST(StoreConformance, UploadsAreEntriesAndClearRemovesEverything) {
+  const std::string up(700, 'u');
+  const ObjectRef ref{Digest::Of(up), ObjectKind::kLtoir, up};
+  ASSERT_TRUE(this->store_->PutObjects({&ref, 1}).ok());
+  this->PutEntry("entry");
+  EXPECT_EQ(this->store_->Stats().uploads, 1u);
+  auto report = this->store_->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->unreferenced_objects, 0u);  // the upload names it
+  auto cleared = this->store_->Clear();
+  ASSERT_TRUE(cleared.ok());
+  EXPECT_EQ(cleared->records, 1u);
+  EXPECT_EQ(cleared->uploads, 1u);
+  EXPECT_FALSE(HasObject(*this->store_, up));
+  const StoreStats stats = this->store_->Stats();
+  EXPECT_EQ(stats.actions + stats.uploads + stats.objects + stats.live_bytes,
+            0u);
+}
+
+TYPED_TEST(StoreConformance, ForEachRecordStartsAtAKey) {
+  std::vector<Digest> keys;
+  for (int i = 0; i < 5; ++i) keys.push_back(this->PutEntry(std::to_string(i)));
+  std::sort(keys.begin(), keys.end(), [](const Digest& x, const Digest& y) {
+    return x.AsBytes() < y.AsBytes();
+  });
+  std::vector<Digest> seen;
+  ASSERT_TRUE(this->store_
+                  ->ForEachRecord(keys[2].AsBytes(),
+                                  [&](const Digest& key, const auto&) {
+                                    seen.push_back(key);
+                                    return true;
+                                  })
+                  .ok());
+  EXPECT_EQ(seen, std::vector<Digest>(keys.begin() + 2, keys.end()));
+}
+
+TEST(RocksDbStore, ReopenRebuildsTheIndexFromRecords) {
+  RocksDbStoreFactory factory;
+  auto store = factory.Open();
+  ASSERT_NE(store, nullptr);
+  const ObjectRef up{Digest::Of("upload"), ObjectKind::kLtoir, "upload"};
+  ASSERT_TRUE(store->PutObjects({&up, 1}).ok());
+  const std::string bytes(3000, 'z');
+  const Digest object = Digest::Of(bytes);
+  const ObjectRef ref{object, ObjectKind::kCubin, bytes};
+  ASSERT_TRUE(store
+                  ->PutResult(Digest::Of("k"), MakeRecord(object, bytes.size()),
+                              {&ref, 1})
+                  .ok());
+  const StoreStats before = store->Stats();
+  store.reset();
+  store = factory.Open();
+  ASSERT_NE(store, nullptr);
+  const StoreStats after = store->Stats();
+  EXPECT_EQ(after.actions, 1u);
+  EXPECT_EQ(after.uploads, 1u);
+  EXPECT_EQ(after.objects, 2u);
+  EXPECT_EQ(after.live_bytes, before.live_bytes);
+}
+
+TEST(RocksDbStore, EvictionAndReclaimShrinkTheFiles) {
+  RocksDbStoreFactory factory;
+  auto store = factory.Open();
+  ASSERT_NE(store, nullptr);
+  std::string noise;
+  for (int i = 0; i < 200; ++i) {
+    // Incompressible: each object is its own 8 KiB of hash output.
+    std::string bytes;
+    for (int j = 0; j < 256; ++j) {
+      bytes += std::string(Digest::Of(absl::StrCat(i, ":", j)).AsBytes());
+    }
+    const Digest object = Digest::Of(bytes);
+    const ObjectRef ref{object, ObjectKind::kCubin, bytes};
+    ASSERT_TRUE(store
+                    ->PutResult(Digest::Of(absl::StrCat("k", i)),
+                                MakeRecord(object, bytes.size()), {&ref, 1})
+                    .ok());
+  }
+  ASSERT_TRUE(store->Reclaim(1.0).ok());
+  const uint64_t full = store->Stats().bytes;
+  EXPECT_GT(full, 200u * 8192);
+  ASSERT_TRUE(store->Evict({store->Stats().live_bytes / 4, {}}).ok());
+  ASSERT_TRUE(store->Reclaim(1.0).ok());
+  const uint64_t after = store->Stats().bytes;
+  EXPECT_LT(after, full / 3) << "files " << full << " -> " << after;
 }
 
 TEST(RocksDbStore, ReopenKeepsData) {
