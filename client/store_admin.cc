@@ -261,8 +261,11 @@ absl::StatusOr<BundleReport> StoreAdmin::Import(
   absl::StatusOr<BundleReader> reader = BundleReader::Open(path);
   if (!reader.ok()) return reader.status();
   uint64_t sent = 0;
+  bool asked = false;
   auto send = [&](v1::ImportRequest& request) -> absl::Status {
-    if (request.entries_size() == 0) return absl::OkStatus();
+    // An empty bundle still asks once: the daemon decides who may import.
+    if (request.entries_size() == 0 && asked) return absl::OkStatus();
+    asked = true;
     v1::ImportResponse response;
     if (absl::Status s = impl_->Call(&v1::JitCache::Stub::ImportEntries,
                                      request, &response);

@@ -111,8 +111,13 @@ absl::StatusOr<EvictionResult> StoreJanitor::EvictToSize(uint64_t target) {
     total.objects += r->objects;
     total.bytes += r->bytes;
     // The least recently used were mostly written first, so they share the
-    // oldest blob files: collect those first, then everything.
-    if (absl::Status s = store_->Reclaim(pass == 0 ? 0.5 : 1.0); !s.ok()) {
+    // oldest blob files. A compaction that only drops the evicted
+    // references frees the files that are all garbage without rewriting
+    // anything; only when that is not enough are live blobs moved out of
+    // the oldest files, a growing fraction each pass (moving them costs
+    // space until the old files go).
+    static constexpr double kCutoffs[] = {0.0, 0.25, 0.5, 1.0};
+    if (absl::Status s = store_->Reclaim(kCutoffs[pass]); !s.ok()) {
       return s;
     }
   }
