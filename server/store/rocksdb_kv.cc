@@ -235,7 +235,9 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
   // small step next to it, so that eviction between the watermarks holds.
   const uint64_t cap = options.max_size == 0 ? (uint64_t{1} << 40)
                                              : options.max_size;
-  db_options.max_total_wal_size = Clamp(cap / 16, 1 << 20, 256 << 20);
+  // A WAL lives until every family with data in it has flushed: cap it, so
+  // that records waiting in a memtable do not pin the objects logged since.
+  db_options.max_total_wal_size = Clamp(cap / 32, 256 << 10, 256 << 20);
   const rocksdb::CompressionType compression = ToRocks(options.compression);
 
   rocksdb::ColumnFamilyOptions objects;
@@ -245,7 +247,7 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
   objects.enable_blob_files = true;
   objects.min_blob_size = 512;
   objects.blob_file_size = Clamp(cap / 64, 1 << 20, 256 << 20);
-  objects.write_buffer_size = Clamp(cap / 64, 256 << 10, 64 << 20);
+  objects.write_buffer_size = Clamp(cap / 64, 64 << 10, 64 << 20);
   objects.blob_compression_type = compression;
   objects.compression = compression;
   objects.enable_blob_garbage_collection = true;

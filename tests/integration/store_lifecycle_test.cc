@@ -129,8 +129,11 @@ TEST(StoreLifecycle, TheCapHoldsRecentEntriesHitAndLinksNeverOutliveInputs) {
             << stats->store_evicted_entries << " evicted in "
             << stats->store_eviction_runs << " runs\n";
   EXPECT_GT(samples, 10u);
+  // The store's size is RocksDB's account of its files, and the cap holds
+  // it. The directory may briefly hold more: a flush or compaction writes
+  // its new files before the old ones go.
   EXPECT_LE(max_reported, kCap);
-  EXPECT_LE(max_files, kCap);
+  EXPECT_LE(max_files, kCap + kCap / 4);
   EXPECT_GT(stats->store_evicted_entries, 0u);
   EXPECT_LT(stats->store_entries, static_cast<uint64_t>(kEntries));
   EXPECT_EQ(stats->store_entries + stats->store_evicted_entries,
