@@ -422,7 +422,15 @@ def main():
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     md = markdown(results, command)
-    with open(os.path.join(out, "RESULTS.md" if not args.smoke else "RESULTS.smoke.md"), "w") as f:
+    path = os.path.join(out, "RESULTS.md" if not args.smoke else "RESULTS.smoke.md")
+    # The store-lifecycle section comes from bench/store_bench.cc: keep it.
+    marker = "<!-- store-lifecycle:"
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+        if marker in old:
+            md = md.rstrip("\n") + "\n\n" + old[old.index(marker):]
+    with open(path, "w") as f:
         f.write(md)
     print(md)
 
