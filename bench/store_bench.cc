@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/digest.h"
 #include "common/size_units.h"
@@ -37,18 +37,19 @@ struct Objects {
 Objects CompileCorpus(Compiler& compiler) {
   std::vector<std::string> sources = {kernels::kSaxpy, kernels::kBlockSort};
   for (int i = 0; i < 8; ++i) {
-    sources.push_back(absl::StrCat(
-        "__global__ void k", i, "(float* x, const float* y, int n) {\n"
-        "  int t = blockIdx.x * blockDim.x + threadIdx.x;\n"
-        "  if (t < n) { float v = y[t];\n",
-        std::string(4 + i, ' '), "for (int j = 0; j < ", 3 + i,
-        "; ++j) v = v * 1.0001f + __sinf(v) * ", i + 1,
-        ";\n  x[t] = v; }\n}\n"));
+    sources.push_back(
+        absl::StrCat("__global__ void k", i,
+                     "(float* x, const float* y, int n) {\n"
+                     "  int t = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                     "  if (t < n) { float v = y[t];\n",
+                     std::string(4 + i, ' '), "for (int j = 0; j < ", 3 + i,
+                     "; ++j) v = v * 1.0001f + __sinf(v) * ", i + 1,
+                     ";\n  x[t] = v; }\n}\n"));
   }
   Objects out;
   for (size_t s = 0; s < sources.size(); ++s) {
-    for (ObjectKind kind : {ObjectKind::kPtx, ObjectKind::kCubin,
-                            ObjectKind::kLtoir}) {
+    for (ObjectKind kind :
+         {ObjectKind::kPtx, ObjectKind::kCubin, ObjectKind::kLtoir}) {
       CompileJob job;
       job.program_name = "k.cu";
       job.source = sources[s];
@@ -118,7 +119,8 @@ double HitP50(ObjectStore& store, const std::vector<std::string>& keys,
     const absl::Time t = absl::Now();
     auto record = store.GetAction(key);
     if (record.ok() && record->has_value()) {
-      auto object = store.GetObject(*Digest::FromBytes((*record)->object_digest()));
+      auto object =
+          store.GetObject(*Digest::FromBytes((*record)->object_digest()));
       (void)object;
     }
     us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t));
@@ -135,8 +137,8 @@ void CompressionTable(const Objects& objects, const std::string& fp) {
                "cubin.\n\n"
                "| compression | PTX | cubin | LTO-IR | hit p50 (CUB cubin) |\n"
                "|---|---|---|---|---|\n";
-  for (Compression c : {Compression::kNone, Compression::kLz4,
-                        Compression::kZstd}) {
+  for (Compression c :
+       {Compression::kNone, Compression::kLz4, Compression::kZstd}) {
     std::string row = absl::StrCat("| ", CompressionName(c));
     double hit = 0;
     for (const auto* set : {&objects.ptx, &objects.cubin, &objects.ltoir}) {
@@ -328,8 +330,8 @@ int main(int argc, char** argv) {
   std::cout << "## Store lifecycle (bench/store_bench.cc)\n\n"
             << "Command: `build/bench/jitcache_store_bench --entries="
             << entries << " --cap_mb=" << cap_mb << "`  \n"
-            << "Date: " << absl::FormatTime("%Y-%m-%d", absl::Now(),
-                                            absl::UTCTimeZone())
+            << "Date: "
+            << absl::FormatTime("%Y-%m-%d", absl::Now(), absl::UTCTimeZone())
             << "\n";
   jitcache::CompressionTable(objects, fp);
   jitcache::ChurnTable(objects, fp, entries,

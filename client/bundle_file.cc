@@ -14,7 +14,8 @@ namespace {
 constexpr char kMagic[8] = {'J', 'C', 'B', 'U', 'N', 'D', 'L', 'E'};
 
 void PutLe(std::string* out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+  for (int i = 0; i < bytes; ++i)
+    out->push_back(static_cast<char>(v >> (8 * i)));
 }
 
 uint64_t GetLe(const char* in, int bytes) {
@@ -132,8 +133,8 @@ absl::StatusOr<BundleReader> BundleReader::Open(const std::string& path) {
 }
 
 absl::Status BundleReader::Corrupt(absl::string_view why) const {
-  return absl::DataLossError(absl::StrCat("bundle ", path_, " is damaged at byte ",
-                                          offset_, ": ", why));
+  return absl::DataLossError(absl::StrCat(
+      "bundle ", path_, " is damaged at byte ", offset_, ": ", why));
 }
 
 absl::StatusOr<std::pair<char, std::string>> BundleReader::ReadFrame() {
@@ -166,7 +167,8 @@ absl::StatusOr<std::optional<v1::BundleEntry>> BundleReader::Next() {
   absl::StatusOr<std::pair<char, std::string>> frame = ReadFrame();
   if (!frame.ok()) return frame.status();
   if (frame->first == 'Z') {
-    if (frame->second.size() != 8 || GetLe(frame->second.data(), 8) != entries_) {
+    if (frame->second.size() != 8 ||
+        GetLe(frame->second.data(), 8) != entries_) {
       return Corrupt("its end frame's count does not match its entries");
     }
     if (offset_ != size_) return Corrupt("bytes follow its end frame");
@@ -185,10 +187,9 @@ absl::Status CheckBundleEntry(const v1::BundleEntry& entry) {
   for (const v1::BundleObject& object : entry.objects()) {
     absl::StatusOr<Digest> digest = Digest::FromHex(object.digest());
     if (!digest.ok() || Digest::Of(object.data()) != *digest) {
-      return absl::DataLossError(
-          absl::StrCat("entry ", entry.key().substr(0, 64), ": object ",
-                       object.digest().substr(0, 64),
-                       " does not match its digest"));
+      return absl::DataLossError(absl::StrCat(
+          "entry ", entry.key().substr(0, 64), ": object ",
+          object.digest().substr(0, 64), " does not match its digest"));
     }
   }
   return absl::OkStatus();

@@ -68,8 +68,8 @@ StoreEntry FromWire(const v1::EntryInfo& e) {
 }
 
 EvictReport FromWire(const v1::EvictResponse& r) {
-  return {r.records(),      r.uploads(),      r.objects(),
-          r.live_bytes(),   r.bytes_before(), r.bytes_after()};
+  return {r.records(),    r.uploads(),      r.objects(),
+          r.live_bytes(), r.bytes_before(), r.bytes_after()};
 }
 
 }  // namespace
@@ -246,9 +246,9 @@ absl::StatusOr<BundleReport> StoreAdmin::Import(
     while (true) {
       absl::StatusOr<std::optional<v1::BundleEntry>> entry = reader->Next();
       if (!entry.ok()) {
-        return absl::Status(entry.status().code(),
-                            absl::StrCat(entry.status().message(),
-                                         "; nothing was imported"));
+        return absl::Status(
+            entry.status().code(),
+            absl::StrCat(entry.status().message(), "; nothing was imported"));
       }
       if (!entry->has_value()) break;
       if (absl::Status s = CheckBundleEntry(**entry); !s.ok()) {
@@ -267,8 +267,8 @@ absl::StatusOr<BundleReport> StoreAdmin::Import(
     if (request.entries_size() == 0 && asked) return absl::OkStatus();
     asked = true;
     v1::ImportResponse response;
-    if (absl::Status s = impl_->Call(&v1::JitCache::Stub::ImportEntries,
-                                     request, &response);
+    if (absl::Status s =
+            impl_->Call(&v1::JitCache::Stub::ImportEntries, request, &response);
         !s.ok()) {
       return absl::Status(s.code(),
                           absl::StrCat(s.message(), " (after ", report.imported,

@@ -28,16 +28,17 @@ constexpr size_t kMaxProblems = 20;
 absl::Status JitCacheService::CheckAdmin(
     const grpc::CallbackServerContext& context, absl::string_view what) const {
   std::optional<PeerCredentials> peer;
-  if (options_.peer_credentials) peer = options_.peer_credentials(context.peer());
+  if (options_.peer_credentials)
+    peer = options_.peer_credentials(context.peer());
   std::string who = "root, the daemon's own user (uid " +
                     std::to_string(options_.admin.daemon_uid) + ")";
   if (options_.admin.admin_gid.has_value()) {
     absl::StrAppend(&who, " and members of group ", options_.admin.admin_group);
   }
   if (!peer.has_value()) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        what, " is for administrators (", who,
-        "), and this connection's user is not known"));
+    return absl::PermissionDeniedError(
+        absl::StrCat(what, " is for administrators (", who,
+                     "), and this connection's user is not known"));
   }
   if (!IsAdmin(*peer, options_.admin)) {
     return absl::PermissionDeniedError(
@@ -144,8 +145,8 @@ absl::Status JitCacheService::ImportEntry(const v1::BundleEntry& entry,
                     std::string why) {
     (response->*set)((response->*get)() + 1);
     if (static_cast<size_t>(response->problems_size()) < kMaxProblems) {
-      response->add_problems(absl::StrCat(
-          "entry ", entry.key().substr(0, 64), ": ", std::move(why)));
+      response->add_problems(absl::StrCat("entry ", entry.key().substr(0, 64),
+                                          ": ", std::move(why)));
     }
     return absl::OkStatus();
   };
@@ -156,21 +157,19 @@ absl::Status JitCacheService::ImportEntry(const v1::BundleEntry& entry,
   absl::StatusOr<Digest> key = Digest::FromHex(entry.key());
   if (!key.ok()) return corrupt("its key is not a SHA-256 in hex");
   v1::ActionRecord record;
-  if (!record.ParseFromString(entry.record()) ||
-      record.format_version() != 1) {
+  if (!record.ParseFromString(entry.record()) || record.format_version() != 1) {
     return corrupt("its record does not parse");
   }
   const std::string& fingerprint = options_.compiler->toolchain().fingerprint;
   if (record.toolchain_fingerprint() != fingerprint) {
-    return refuse(&v1::ImportResponse::other_toolchain,
-                  &v1::ImportResponse::set_other_toolchain,
-                  absl::StrCat("built by toolchain ",
-                               absl::BytesToHexString(
-                                   record.toolchain_fingerprint())
-                                   .substr(0, 16),
-                               "..., this daemon's is ",
-                               absl::BytesToHexString(fingerprint).substr(0, 16),
-                               "..."));
+    return refuse(
+        &v1::ImportResponse::other_toolchain,
+        &v1::ImportResponse::set_other_toolchain,
+        absl::StrCat("built by toolchain ",
+                     absl::BytesToHexString(record.toolchain_fingerprint())
+                         .substr(0, 16),
+                     "..., this daemon's is ",
+                     absl::BytesToHexString(fingerprint).substr(0, 16), "..."));
   }
   // Every object the record names must come with it, whole.
   std::vector<ObjectRef> objects;
@@ -181,8 +180,8 @@ absl::Status JitCacheService::ImportEntry(const v1::BundleEntry& entry,
       return corrupt("an object has no valid digest or kind");
     }
     if (Digest::Of(object.data()) != *digest) {
-      return corrupt(absl::StrCat("object ", digest->Hex(),
-                                  " does not match its digest"));
+      return corrupt(
+          absl::StrCat("object ", digest->Hex(), " does not match its digest"));
     }
     objects.push_back({*digest, *kind, object.data()});
   }

@@ -1,9 +1,8 @@
 #include "server/daemon.h"
 
+#include <grp.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
-
-#include <grp.h>
 #include <unistd.h>
 
 #include <thread>
@@ -29,8 +28,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     daemon->store_ = NewMemoryStore();
   } else {
     absl::StatusOr<std::unique_ptr<VerifyingStore>> store = OpenRocksDbStore(
-        options.store_path,
-        {options.compression, options.janitor.max_size});
+        options.store_path, {options.compression, options.janitor.max_size});
     if (!store.ok()) return store.status();
     daemon->store_ = *std::move(store);
   }
@@ -44,8 +42,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     if (getgrnam_r(options.admin_group.c_str(), &gr, buffer.data(),
                    buffer.size(), &found) != 0 ||
         found == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--admin_group: no group named ", options.admin_group));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--admin_group: no group named ", options.admin_group));
     }
     admin.admin_gid = gr.gr_gid;
     admin.admin_group = options.admin_group;

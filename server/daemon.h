@@ -12,10 +12,10 @@
 #include "server/compiler.h"
 #include "server/hit_socket.h"
 #include "server/jitcache_service.h"
-#include "server/store/object_store.h"
-#include "server/request_limits.h"
 #include "server/peer_listener.h"
+#include "server/request_limits.h"
 #include "server/socket_guard.h"
+#include "server/store/object_store.h"
 #include "server/store/rocksdb_kv.h"
 #include "server/store/store_janitor.h"
 

@@ -62,8 +62,8 @@ constexpr uint64_t kDefaultPageBytes = 8 << 20;
 }  // namespace
 
 grpc::ServerUnaryReactor* JitCacheService::ListEntries(
-    grpc::CallbackServerContext* context,
-    const v1::ListEntriesRequest* request, v1::ListEntriesResponse* response) {
+    grpc::CallbackServerContext* context, const v1::ListEntriesRequest* request,
+    v1::ListEntriesResponse* response) {
   std::vector<v1::EntryInfo> entries;
   absl::Status scan = options_.store->ForEachRecord(
       "", [&](const Digest& key, const v1::ActionRecord& record) {
@@ -122,11 +122,11 @@ grpc::ServerUnaryReactor* JitCacheService::ShowEntry(
                                "no entry's key starts with ", prefix)));
   }
   if (found.size() > 1) {
-    return Finish(context,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "key prefix ", prefix, " is ambiguous: ",
-                      found[0].first.Hex(), " and ", found[1].first.Hex(),
-                      " (at least); give more digits")));
+    return Finish(
+        context,
+        absl::InvalidArgumentError(absl::StrCat(
+            "key prefix ", prefix, " is ambiguous: ", found[0].first.Hex(),
+            " and ", found[1].first.Hex(), " (at least); give more digits")));
   }
   FillEntryInfo(found[0].first, found[0].second, /*details=*/true,
                 response->mutable_entry());

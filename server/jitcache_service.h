@@ -12,11 +12,11 @@
 #include "server/compile_request.h"
 #include "server/compiler.h"
 #include "server/link_request.h"
-#include "server/store/object_store.h"
+#include "server/peer_listener.h"
 #include "server/request_limits.h"
 #include "server/service_counters.h"
-#include "server/peer_listener.h"
 #include "server/single_flight.h"
+#include "server/store/object_store.h"
 #include "server/store/store_janitor.h"
 
 namespace jitcache {

@@ -156,8 +156,8 @@ int main(int argc, char** argv) {
   std::optional<jitcache::Compression> compression =
       jitcache::ParseCompression(absl::GetFlag(FLAGS_compression));
   if (!compression.has_value()) {
-    return usage_error(absl::InvalidArgumentError(
-        "--compression must be zstd, lz4 or none"));
+    return usage_error(
+        absl::InvalidArgumentError("--compression must be zstd, lz4 or none"));
   }
   options.compression = *compression;
   options.admin_group = absl::GetFlag(FLAGS_admin_group);
@@ -170,10 +170,10 @@ int main(int argc, char** argv) {
       {"max_queued", absl::StrCat(options.max_queued)},
       {"compile_time_limit_seconds",
        absl::StrCat(absl::GetFlag(FLAGS_compile_time_limit_seconds))},
-      {"max_size", *max_size == 0 ? "0 (no cap)"
-                                  : absl::StrCat(*max_size, " (",
-                                                 jitcache::FormatSize(*max_size),
-                                                 ")")},
+      {"max_size", *max_size == 0
+                       ? "0 (no cap)"
+                       : absl::StrCat(*max_size, " (",
+                                      jitcache::FormatSize(*max_size), ")")},
       {"high_watermark", absl::StrCat(options.janitor.high_watermark)},
       {"low_watermark", absl::StrCat(options.janitor.low_watermark)},
       {"max_age", options.janitor.max_age.has_value()

@@ -37,19 +37,18 @@ grpc::ServerUnaryReactor* JitCacheService::UploadObject(
   if (!claimed.ok()) return Finish(context, claimed.status());
   std::optional<ObjectKind> kind = FromWireKind(request->kind());
   if (!kind) {
-    return Finish(context,
-                absl::InvalidArgumentError("upload has no valid object kind"));
+    return Finish(
+        context, absl::InvalidArgumentError("upload has no valid object kind"));
   }
   if (request->data().empty()) {
-    return Finish(context,
-                absl::InvalidArgumentError("upload has no bytes"));
+    return Finish(context, absl::InvalidArgumentError("upload has no bytes"));
   }
   const Digest actual = Digest::Of(request->data());
   if (actual != *claimed) {
     return Finish(context,
-                absl::DataLossError(absl::StrCat(
-                    "uploaded bytes hash to ", actual.Hex(), ", not ",
-                    claimed->Hex(), "; nothing was stored")));
+                  absl::DataLossError(absl::StrCat(
+                      "uploaded bytes hash to ", actual.Hex(), ", not ",
+                      claimed->Hex(), "; nothing was stored")));
   }
   const ObjectRef ref{actual, *kind, request->data()};
   absl::Status stored = options_.store->PutObjects({&ref, 1});
@@ -67,8 +66,8 @@ grpc::ServerUnaryReactor* JitCacheService::FetchObject(
   if (!object.ok()) return Finish(context, object.status());
   if (!object->has_value()) {
     return Finish(context,
-                absl::NotFoundError(absl::StrCat("object ", digest->Hex(),
-                                                 " is not in the store")));
+                  absl::NotFoundError(absl::StrCat("object ", digest->Hex(),
+                                                   " is not in the store")));
   }
   response->set_kind(ToWireKind((*object)->kind));
   response->set_data(std::move((*object)->bytes));

@@ -14,9 +14,9 @@
 #include <cstring>
 #include <vector>
 
-#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/log.h"
 
 namespace jitcache {
@@ -59,13 +59,14 @@ absl::StatusOr<int> ListenUnix(const std::string& path) {
   }
   std::memcpy(addr.sun_path, path.data(), path.size());
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  if (fd < 0)
+    return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       listen(fd, 512) != 0) {
     const int err = errno;
     close(fd);
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on unix socket ", path, ": ", strerror(err)));
+    return absl::UnavailableError(absl::StrCat("cannot listen on unix socket ",
+                                               path, ": ", strerror(err)));
   }
   return fd;
 }
@@ -92,8 +93,8 @@ void PeerListener::Accept() {
       return;
     }
     if (fds[1].revents != 0) return;
-    const int fd = accept4(listen_fd_, nullptr, nullptr,
-                           SOCK_CLOEXEC | SOCK_NONBLOCK);
+    const int fd =
+        accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
       // Out of descriptors, say: back off rather than spin.
@@ -104,8 +105,8 @@ void PeerListener::Accept() {
     ucred cred{};
     socklen_t len = sizeof(cred);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-      JITCACHE_LOG(Warning) << "SO_PEERCRED: " << strerror(errno)
-                            << "; connection refused";
+      JITCACHE_LOG(Warning)
+          << "SO_PEERCRED: " << strerror(errno) << "; connection refused";
       close(fd);
       continue;
     }

@@ -466,10 +466,8 @@ int Precompile(const jitcache::Client& client,
   std::vector<Row> rows;
   {
     jitcache::cli::ProgressBar bar("compiled");
-    for (auto& outcome :
-         client.Precompile(items, [&](size_t done, size_t all) {
-           bar.Update(done, all);
-         })) {
+    for (auto& outcome : client.Precompile(
+             items, [&](size_t done, size_t all) { bar.Update(done, all); })) {
       rows.push_back({items[outcome.item].program.name(), outcome.arch,
                       std::move(outcome.code)});
     }

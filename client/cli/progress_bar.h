@@ -25,7 +25,8 @@ class ProgressBar {
     if (!tty_ && tenth == last_tenth_ && done != total) return;
     last_tenth_ = tenth;
     const int filled =
-        total == 0 ? 0 : static_cast<int>(kWidth * std::min(done, total) / total);
+        total == 0 ? 0
+                   : static_cast<int>(kWidth * std::min(done, total) / total);
     std::cerr << (tty_ ? "\r" : "") << "[" << std::string(filled, '#')
               << std::string(kWidth - filled, '.') << "] " << done << "/"
               << total << " " << label_ << (tty_ ? "" : "\n") << std::flush;

@@ -123,8 +123,7 @@ int List(const StoreAdmin& admin, const std::vector<std::string>& args) {
         e.is_link ? absl::StrCat("(link of ", e.input_digests.size(), ")")
                   : e.program_name);
   }
-  std::cout << listed->first.size() << " of " << listed->second
-            << " entries\n";
+  std::cout << listed->first.size() << " of " << listed->second << " entries\n";
   return 0;
 }
 
@@ -181,14 +180,14 @@ int Show(const Client& client, const StoreAdmin& admin,
             << "arch:         " << e->arch << "\n"
             << "kind:         " << (e->is_link ? "link" : "compile") << "\n";
   if (!e->is_link) {
-    std::cout << "program:      " << e->program_name << " ("
-              << e->source_bytes << " bytes of source and headers)\n";
+    std::cout << "program:      " << e->program_name << " (" << e->source_bytes
+              << " bytes of source and headers)\n";
   }
   std::cout << "options:      " << absl::StrJoin(e->options, " ") << "\n"
             << "object:       " << e->object_size << " bytes"
-            << (e->object_digest.empty() ? ""
-                                         : absl::StrCat(", sha256 ",
-                                                        e->object_digest))
+            << (e->object_digest.empty()
+                    ? ""
+                    : absl::StrCat(", sha256 ", e->object_digest))
             << "\n"
             << "record:       " << e->record_size << " bytes\n"
             << "created:      " << When(e->created) << "\n"
@@ -224,9 +223,8 @@ int Export(const StoreAdmin& admin, const std::vector<std::string>& args) {
   if (output.empty()) return Usage("export needs -o FILE.jcb");
   ProgressBar bar("exported");
   absl::StatusOr<BundleReport> r = admin.Export(
-      output, filter, [&](uint64_t done, uint64_t total) {
-        bar.Update(done, total);
-      });
+      output, filter,
+      [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
   if (!r.ok()) return Failed(r.status());
   std::cout << "exported " << r->entries << " entries to " << output << " ("
             << FormatSize(r->bytes) << ")\n";
@@ -238,10 +236,8 @@ int Import(const StoreAdmin& admin, const std::vector<std::string>& args) {
     return Usage("import takes one FILE.jcb");
   }
   ProgressBar bar("imported");
-  absl::StatusOr<BundleReport> r =
-      admin.Import(args[0], [&](uint64_t done, uint64_t total) {
-        bar.Update(done, total);
-      });
+  absl::StatusOr<BundleReport> r = admin.Import(
+      args[0], [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
   if (!r.ok()) return Failed(r.status());
   std::cout << "imported " << r->imported << " of " << r->entries
             << " entries; refused: " << r->other_toolchain

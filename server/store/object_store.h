@@ -33,8 +33,8 @@ struct StoreStats {
   uint64_t actions = 0;  // records in the action index
   uint64_t uploads = 0;  // uploaded objects no record may name yet
   uint64_t objects = 0;
-  uint64_t bytes = 0;       // what the backend holds (RocksDB: its files)
-  uint64_t live_bytes = 0;  // entries and objects, uncompressed
+  uint64_t bytes = 0;            // what the backend holds (RocksDB: its files)
+  uint64_t live_bytes = 0;       // entries and objects, uncompressed
   uint64_t corrupt_removed = 0;  // entries that failed verification and went
   uint64_t evicted_records = 0;  // records (and uploads) evicted or cleared
   uint64_t evicted_bytes = 0;    // their live bytes, with their objects'

@@ -233,8 +233,8 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
 
   // Sizes in step with the cap: a flush, a blob file or the WALs are each a
   // small step next to it, so that eviction between the watermarks holds.
-  const uint64_t cap = options.max_size == 0 ? (uint64_t{1} << 40)
-                                             : options.max_size;
+  const uint64_t cap =
+      options.max_size == 0 ? (uint64_t{1} << 40) : options.max_size;
   // A WAL lives until every family with data in it has flushed: cap it, so
   // that records waiting in a memtable do not pin the objects logged since.
   db_options.max_total_wal_size = Clamp(cap / 32, 256 << 10, 256 << 20);

@@ -14,8 +14,8 @@ void StoreIndex::Put(Kind kind, absl::string_view key, int64_t last_used_ms,
   entry.last_used_ms = last_used_ms;
   entry.bytes = bytes;
   for (const Object& object : objects) {
-    if (std::find(entry.objects.begin(), entry.objects.end(),
-                  object.digest) != entry.objects.end()) {
+    if (std::find(entry.objects.begin(), entry.objects.end(), object.digest) !=
+        entry.objects.end()) {
       continue;
     }
     entry.objects.push_back(object.digest);
@@ -36,8 +36,8 @@ void StoreIndex::Touch(absl::string_view key, int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   auto it = records_.find(key);
   if (it == records_.end() || it->second.last_used_ms >= now_ms) return;
-  auto node = lru_.extract({it->second.last_used_ms, Kind::kRecord,
-                            std::string(key)});
+  auto node =
+      lru_.extract({it->second.last_used_ms, Kind::kRecord, std::string(key)});
   std::get<0>(node.value()) = now_ms;
   lru_.insert(std::move(node));
   it->second.last_used_ms = now_ms;

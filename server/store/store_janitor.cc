@@ -44,33 +44,34 @@ void StoreJanitor::EvictNow(std::optional<uint64_t> to_size,
                             std::optional<absl::Time> older_than,
                             std::function<void(Report)> done) {
   absl::MutexLock lock(&mu_);
-  work_.push_back([this, to_size, older_than,
-                   done = std::move(done)](bool run) {
-    Report report;
-    if (!run) {
-      report.status = absl::UnavailableError("the daemon is shutting down");
-      return done(std::move(report));
-    }
-    report.bytes_before = store_->Stats().bytes;
-    if (older_than.has_value()) {
-      absl::StatusOr<EvictionResult> r = store_->Evict({{}, older_than});
-      if (!r.ok()) report.status = r.status();
-      if (r.ok()) report.evicted = *r;
-      if (r.ok() && !to_size.has_value()) report.status = store_->Reclaim(1.0);
-    }
-    if (report.status.ok() && to_size.has_value()) {
-      absl::StatusOr<EvictionResult> r = EvictToSize(*to_size);
-      if (!r.ok()) report.status = r.status();
-      if (r.ok()) {
-        report.evicted.records += r->records;
-        report.evicted.uploads += r->uploads;
-        report.evicted.objects += r->objects;
-        report.evicted.bytes += r->bytes;
-      }
-    }
-    report.bytes_after = store_->Stats().bytes;
-    done(std::move(report));
-  });
+  work_.push_back(
+      [this, to_size, older_than, done = std::move(done)](bool run) {
+        Report report;
+        if (!run) {
+          report.status = absl::UnavailableError("the daemon is shutting down");
+          return done(std::move(report));
+        }
+        report.bytes_before = store_->Stats().bytes;
+        if (older_than.has_value()) {
+          absl::StatusOr<EvictionResult> r = store_->Evict({{}, older_than});
+          if (!r.ok()) report.status = r.status();
+          if (r.ok()) report.evicted = *r;
+          if (r.ok() && !to_size.has_value())
+            report.status = store_->Reclaim(1.0);
+        }
+        if (report.status.ok() && to_size.has_value()) {
+          absl::StatusOr<EvictionResult> r = EvictToSize(*to_size);
+          if (!r.ok()) report.status = r.status();
+          if (r.ok()) {
+            report.evicted.records += r->records;
+            report.evicted.uploads += r->uploads;
+            report.evicted.objects += r->objects;
+            report.evicted.bytes += r->bytes;
+          }
+        }
+        report.bytes_after = store_->Stats().bytes;
+        done(std::move(report));
+      });
 }
 
 void StoreJanitor::ClearNow(std::function<void(Report)> done) {
@@ -98,11 +99,11 @@ absl::StatusOr<EvictionResult> StoreJanitor::EvictToSize(uint64_t target) {
   for (int pass = 0; pass < 4; ++pass) {
     const StoreStats before = store_->Stats();
     if (before.bytes <= target) break;
-    const double ratio = std::clamp(
-        before.live_bytes == 0
-            ? 1.0
-            : static_cast<double>(before.bytes) / before.live_bytes,
-        0.02, 8.0);
+    const double ratio =
+        std::clamp(before.live_bytes == 0
+                       ? 1.0
+                       : static_cast<double>(before.bytes) / before.live_bytes,
+                   0.02, 8.0);
     absl::StatusOr<EvictionResult> r =
         store_->Evict({static_cast<uint64_t>(target / ratio), {}});
     if (!r.ok()) return r.status();

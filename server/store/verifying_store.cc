@@ -69,17 +69,16 @@ absl::Status VerifyingStore::LoadIndex() {
         return true;
       });
   if (!s.ok()) return s;
-  return backend_->ForEach(
-      Column::kUploads, [this](absl::string_view key, absl::string_view value) {
-        v1::UploadRecord upload;
-        if (upload.ParseFromArray(value.data(),
-                                  static_cast<int>(value.size()))) {
-          index_.Put(StoreIndex::Kind::kUpload, key, upload.uploaded_unix_ms(),
-                     key.size() + value.size(),
-                     {{std::string(key), ObjectBytes(upload.size())}});
-        }
-        return true;
-      });
+  return backend_->ForEach(Column::kUploads, [this](absl::string_view key,
+                                                    absl::string_view value) {
+    v1::UploadRecord upload;
+    if (upload.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+      index_.Put(StoreIndex::Kind::kUpload, key, upload.uploaded_unix_ms(),
+                 key.size() + value.size(),
+                 {{std::string(key), ObjectBytes(upload.size())}});
+    }
+    return true;
+  });
 }
 
 void VerifyingStore::RemoveCorrupt(Column column, const Digest& key) {
@@ -103,11 +102,11 @@ absl::Status VerifyingStore::RemoveEntry(StoreIndex::Kind kind,
                                          const Digest& key) {
   const std::vector<std::string> orphans = index_.Remove(kind, key.AsBytes());
   std::vector<KvWrite> writes;
-  writes.push_back({kind == StoreIndex::Kind::kRecord ? Column::kActions
-                                                      : Column::kUploads,
-                    key.AsBytes(),
-                    {},
-                    /*erase=*/true});
+  writes.push_back(
+      {kind == StoreIndex::Kind::kRecord ? Column::kActions : Column::kUploads,
+       key.AsBytes(),
+       {},
+       /*erase=*/true});
   for (const std::string& digest : orphans) {
     writes.push_back({Column::kObjects, digest, {}, /*erase=*/true});
   }
@@ -228,9 +227,8 @@ absl::Status VerifyingStore::ForEachRecord(
       [&visit](absl::string_view key, absl::string_view value) {
         v1::ActionRecord record;
         absl::StatusOr<Digest> digest = Digest::FromBytes(key);
-        if (!digest.ok() ||
-            !record.ParseFromArray(value.data(),
-                                   static_cast<int>(value.size()))) {
+        if (!digest.ok() || !record.ParseFromArray(
+                                value.data(), static_cast<int>(value.size()))) {
           return true;
         }
         return visit(*digest, record);
@@ -238,8 +236,7 @@ absl::Status VerifyingStore::ForEachRecord(
       start);
 }
 
-absl::StatusOr<EvictionResult> VerifyingStore::Evict(
-    const EvictionGoal& goal) {
+absl::StatusOr<EvictionResult> VerifyingStore::Evict(const EvictionGoal& goal) {
   const uint64_t max_live =
       goal.max_live_bytes.value_or(std::numeric_limits<uint64_t>::max());
   const int64_t older_than = goal.older_than.has_value()
@@ -305,8 +302,8 @@ absl::Status VerifyingStore::PersistLastUsed() {
     absl::MutexLock lock(&write_mu_);
     std::vector<std::string> values;
     std::vector<absl::string_view> keys;
-    for (size_t i = start;
-         i < std::min(touched.size(), start + kEvictionBatch); ++i) {
+    for (size_t i = start; i < std::min(touched.size(), start + kEvictionBatch);
+         ++i) {
       const auto& [key, last_used] = touched[i];
       if (!index_.Contains(StoreIndex::Kind::kRecord, key)) continue;
       absl::StatusOr<std::optional<std::string>> raw =
@@ -394,12 +391,12 @@ absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
     return true;
   });
   if (!scan.ok()) return scan;
-  scan = backend_->ForEach(
-      Column::kUploads, [&](absl::string_view key, absl::string_view) {
-        ++report.uploads;
-        referenced.insert(std::string(key));
-        return true;
-      });
+  scan = backend_->ForEach(Column::kUploads,
+                           [&](absl::string_view key, absl::string_view) {
+                             ++report.uploads;
+                             referenced.insert(std::string(key));
+                             return true;
+                           });
   if (!scan.ok()) return scan;
   for (const auto& [digest, size] : good_objects) {
     if (!referenced.contains(digest)) {

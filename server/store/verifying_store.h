@@ -59,9 +59,8 @@ class VerifyingStore final : public ObjectStore {
   absl::Status RemoveAction(const Digest& key) override;
   absl::Status ForEachRecord(
       absl::string_view start,
-      const std::function<bool(const Digest& key,
-                               const v1::ActionRecord& record)>& visit)
-      override;
+      const std::function<bool(
+          const Digest& key, const v1::ActionRecord& record)>& visit) override;
   absl::StatusOr<EvictionResult> Evict(const EvictionGoal& goal) override;
   absl::StatusOr<EvictionResult> Clear() override;
   absl::Status Reclaim(double blob_age_cutoff) override;

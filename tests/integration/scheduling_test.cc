@@ -1,7 +1,7 @@
 // Single flight, the compile-time limit and request limits against the real
 // daemon and NVRTC, with separate client processes.
-#include <iostream>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>

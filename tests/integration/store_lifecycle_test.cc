@@ -75,8 +75,8 @@ int Verify(const std::string& store, std::string* output) {
 }
 
 Served ServedOf(const Client& client, int i) {
-  auto code = client.Compile(Program(Kernel(i), "k.cu"), Sm90(),
-                             CodeType::kCubin);
+  auto code =
+      client.Compile(Program(Kernel(i), "k.cu"), Sm90(), CodeType::kCubin);
   EXPECT_TRUE(code.ok()) << code.status();
   EXPECT_TRUE(code.ok() && code->compiled && !code->bytes.empty());
   return code.ok() ? code->served : Served::kLocal;
@@ -124,8 +124,8 @@ TEST(StoreLifecycle, TheCapHoldsRecentEntriesHitAndLinksNeverOutliveInputs) {
   auto stats = client->Stats();
   ASSERT_TRUE(stats.ok());
   std::cout << samples << " samples; largest store_bytes " << max_reported
-            << ", largest data files " << max_files << ", cap " << kCap
-            << "; " << stats->store_entries << " entries left, "
+            << ", largest data files " << max_files << ", cap " << kCap << "; "
+            << stats->store_entries << " entries left, "
             << stats->store_evicted_entries << " evicted in "
             << stats->store_eviction_runs << " runs\n";
   EXPECT_GT(samples, 10u);
@@ -153,7 +153,8 @@ TEST(StoreLifecycle, TheCapHoldsRecentEntriesHitAndLinksNeverOutliveInputs) {
                                 "with a missing object"));
 
   // A link and its two LTO inputs, then enough new entries to push all
-  // three out (the store holds ~650 entries); whatever goes, the link never outlives an input.
+  // three out (the store holds ~650 entries); whatever goes, the link never
+  // outlives an input.
   daemon = std::make_unique<testing::DaemonProcess>(dir.Sub("s.sock"),
                                                     dir.Sub("store"), flags);
   ASSERT_TRUE(daemon->Start().ok()) << daemon->Log();
@@ -180,7 +181,8 @@ TEST(StoreLifecycle, TheCapHoldsRecentEntriesHitAndLinksNeverOutliveInputs) {
   for (int start = kEntries; start < kEntries + 1000; start += 100) {
     std::vector<Client::PrecompileItem> batch;
     for (int i = start; i < start + 100; ++i) {
-      batch.push_back({Program(Kernel(i), "k.cu"), Sm90(), CodeType::kCubin, {}});
+      batch.push_back(
+          {Program(Kernel(i), "k.cu"), Sm90(), CodeType::kCubin, {}});
     }
     for (const auto& outcome : client->Precompile(batch)) {
       ASSERT_TRUE(outcome.code.ok()) << outcome.code.status();
@@ -206,8 +208,8 @@ class AdminAccess : public ::testing::Test {
   // Runs jitcache-full as nobody (uid and gid 65534).
   testing::ProcessResult AsNobody(const std::string& socket,
                                   std::vector<std::string> args) {
-    args.insert(args.begin(), {testing::CliBinary() + "-full", "--socket",
-                               socket});
+    args.insert(args.begin(),
+                {testing::CliBinary() + "-full", "--socket", socket});
     return testing::RunProcessAs(args, std::make_pair(65534, 65534));
   }
   void OpenSocket(const std::string& socket) {
@@ -236,8 +238,8 @@ TEST_F(AdminAccess, AdminCommandsFromAnotherUserArePermissionDenied) {
       {"import", dir_.Sub("b.jcb")}};
   for (const auto& command : admin_commands) {
     auto r = AsNobody(dir_.Sub("s.sock"), command);
-    EXPECT_EQ(r.exit_code, 3) << absl::StrJoin(command, " ") << ": "
-                              << r.output;
+    EXPECT_EQ(r.exit_code, 3)
+        << absl::StrJoin(command, " ") << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr("PERMISSION_DENIED"))
         << absl::StrJoin(command, " ");
     EXPECT_THAT(r.output, HasSubstr("uid 65534 is not one"));
@@ -249,8 +251,8 @@ TEST_F(AdminAccess, AdminCommandsFromAnotherUserArePermissionDenied) {
   auto ls = AsNobody(dir_.Sub("s.sock"), {"ls"});
   EXPECT_EQ(ls.exit_code, 0) << ls.output;
   // Root is an administrator.
-  auto config = testing::RunProcess({testing::CliBinary() + "-full",
-                                     "--socket", dir_.Sub("s.sock"), "config"});
+  auto config = testing::RunProcess({testing::CliBinary() + "-full", "--socket",
+                                     dir_.Sub("s.sock"), "config"});
   EXPECT_EQ(config.exit_code, 0) << config.output;
   EXPECT_THAT(config.output, HasSubstr("max_size"));
 }
@@ -288,8 +290,8 @@ TEST(Bundles, ExportOnOneDaemonImportOnAnotherHitsWithIdenticalBytes) {
     cases.push_back({Program(Kernel(i), "k.cu"), CodeType::kCubin});
     cases.push_back({Program(Kernel(i), "k.cu"), CodeType::kPtx});
   }
-  cases.push_back({Program("__global__ void k() { oops; }", "bad.cu"),
-                   CodeType::kPtx});
+  cases.push_back(
+      {Program("__global__ void k() { oops; }", "bad.cu"), CodeType::kPtx});
   std::vector<ObjectCode> originals;
   for (const Case& one : cases) {
     auto code = ca.Compile(one.program, Sm90(), one.target);
@@ -298,15 +300,15 @@ TEST(Bundles, ExportOnOneDaemonImportOnAnotherHitsWithIdenticalBytes) {
   }
   EXPECT_FALSE(originals.back().compiled);  // a compile error is an entry too
 
-  auto exported = testing::RunProcess(
-      {testing::CliBinary() + "-full", "--socket", dir.Sub("a.sock"), "export",
-       "-o", dir.Sub("all.jcb")});
+  auto exported = testing::RunProcess({testing::CliBinary() + "-full",
+                                       "--socket", dir.Sub("a.sock"), "export",
+                                       "-o", dir.Sub("all.jcb")});
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   EXPECT_THAT(exported.output, HasSubstr("exported 9 entries"));
 
-  auto imported = testing::RunProcess(
-      {testing::CliBinary() + "-full", "--socket", dir.Sub("b.sock"), "import",
-       dir.Sub("all.jcb")});
+  auto imported =
+      testing::RunProcess({testing::CliBinary() + "-full", "--socket",
+                           dir.Sub("b.sock"), "import", dir.Sub("all.jcb")});
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
   EXPECT_THAT(imported.output, HasSubstr("imported 9 of 9 entries"));
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -317,9 +319,9 @@ TEST(Bundles, ExportOnOneDaemonImportOnAnotherHitsWithIdenticalBytes) {
     EXPECT_EQ(code->compiled, originals[i].compiled);
     EXPECT_EQ(code->log, originals[i].log);
   }
-  auto again = testing::RunProcess(
-      {testing::CliBinary() + "-full", "--socket", dir.Sub("b.sock"), "import",
-       dir.Sub("all.jcb")});
+  auto again =
+      testing::RunProcess({testing::CliBinary() + "-full", "--socket",
+                           dir.Sub("b.sock"), "import", dir.Sub("all.jcb")});
   EXPECT_THAT(again.output, HasSubstr("9 already present"));
 
   // The same bundle as another toolchain made it: refused, with the reason.
@@ -342,9 +344,9 @@ TEST(Bundles, ExportOnOneDaemonImportOnAnotherHitsWithIdenticalBytes) {
     }
     ASSERT_TRUE(writer->Finish().ok());
   }
-  auto other = testing::RunProcess(
-      {testing::CliBinary() + "-full", "--socket", dir.Sub("c.sock"), "import",
-       dir.Sub("other.jcb")});
+  auto other =
+      testing::RunProcess({testing::CliBinary() + "-full", "--socket",
+                           dir.Sub("c.sock"), "import", dir.Sub("other.jcb")});
   EXPECT_EQ(other.exit_code, 0) << other.output;
   EXPECT_THAT(other.output,
               HasSubstr("imported 0 of 9 entries; refused: 9 other toolchain"));
@@ -361,9 +363,9 @@ TEST(Bundles, ExportOnOneDaemonImportOnAnotherHitsWithIdenticalBytes) {
   std::ofstream(dir.Sub("cut.jcb"), std::ios::binary)
       << bytes.substr(0, bytes.size() - 40);
   for (const char* file : {"bad.jcb", "cut.jcb"}) {
-    auto bad = testing::RunProcess({testing::CliBinary() + "-full", "--socket",
-                                    dir.Sub("c.sock"), "import",
-                                    dir.Sub(file)});
+    auto bad =
+        testing::RunProcess({testing::CliBinary() + "-full", "--socket",
+                             dir.Sub("c.sock"), "import", dir.Sub(file)});
     EXPECT_EQ(bad.exit_code, 3) << bad.output;
     EXPECT_THAT(bad.output, HasSubstr("nothing was imported")) << file;
   }
@@ -382,15 +384,14 @@ TEST(Bundles, PrecompileExportsWhatItCompiled) {
   }
   // An unrelated entry, which the bundle must not carry.
   auto client = *Client::Connect({.socket_path = dir.Sub("s.sock")});
-  ASSERT_TRUE(client.Compile(Program(Kernel(7), "x.cu"), Sm90(),
-                             CodeType::kPtx).ok());
+  ASSERT_TRUE(
+      client.Compile(Program(Kernel(7), "x.cu"), Sm90(), CodeType::kPtx).ok());
   std::ofstream(dir.Sub("m.manifest"))
       << "k0.cu --target cubin --arch sm_80,sm_90\nk1.cu --arch sm_90\n"
          "k2.cu --target ltoir --arch sm_90\n";
-  auto r = testing::RunProcess({testing::CliBinary() + "-full", "--socket",
-                                dir.Sub("s.sock"), "precompile",
-                                dir.Sub("m.manifest"), "--export",
-                                dir.Sub("pkg.jcb")});
+  auto r = testing::RunProcess(
+      {testing::CliBinary() + "-full", "--socket", dir.Sub("s.sock"),
+       "precompile", dir.Sub("m.manifest"), "--export", dir.Sub("pkg.jcb")});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("exported 4 entries"));
   auto reader = BundleReader::Open(dir.Sub("pkg.jcb"));

@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <sys/stat.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,9 +27,8 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path,
   const int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
   dup2(fd, STDOUT_FILENO);
   dup2(fd, STDERR_FILENO);
-  if (as.has_value() &&
-      (setgroups(0, nullptr) != 0 || setgid(as->second) != 0 ||
-       setuid(as->first) != 0)) {
+  if (as.has_value() && (setgroups(0, nullptr) != 0 ||
+                         setgid(as->second) != 0 || setuid(as->first) != 0)) {
     _exit(126);
   }
   std::vector<char*> args;

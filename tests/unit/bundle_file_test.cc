@@ -133,8 +133,7 @@ TEST_F(BundleFileTest, AnObjectThatDoesNotMatchItsDigestIsNamed) {
 
 TEST_F(BundleFileTest, AnUnfinishedWriterLeavesNoFile) {
   {
-    auto writer =
-        BundleWriter::Create(dir_.Sub("u.jcb"), v1::BundleHeader());
+    auto writer = BundleWriter::Create(dir_.Sub("u.jcb"), v1::BundleHeader());
     ASSERT_TRUE(writer.ok());
     ASSERT_TRUE(writer->Add(MakeEntry(0)).ok());
   }

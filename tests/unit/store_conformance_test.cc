@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-
 #include "common/digest.h"
 #include "gtest/gtest.h"
 #include "server/store/object_frame.h"

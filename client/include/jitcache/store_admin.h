@@ -37,13 +37,13 @@ struct StoreEntry {
 
 struct EvictReport {
   uint64_t records = 0, uploads = 0, objects = 0;
-  uint64_t live_bytes = 0;  // uncompressed bytes removed
+  uint64_t live_bytes = 0;                     // uncompressed bytes removed
   uint64_t bytes_before = 0, bytes_after = 0;  // the store's files
 };
 
 struct ListOptions {
-  std::string arch;                 // empty: all
-  std::optional<CodeType> target;   // nullopt: all
+  std::string arch;                // empty: all
+  std::optional<CodeType> target;  // nullopt: all
   enum class Sort { kUsed, kSize } sort = Sort::kUsed;
   size_t limit = 0;  // 0: all
 };
@@ -56,8 +56,7 @@ struct ExportFilter {
 struct BundleReport {
   uint64_t entries = 0;  // in the bundle (export: written)
   uint64_t bytes = 0;    // of the bundle file
-  uint64_t imported = 0, already_present = 0, other_toolchain = 0,
-           corrupt = 0;
+  uint64_t imported = 0, already_present = 0, other_toolchain = 0, corrupt = 0;
   std::vector<std::string> problems;  // the first few, for people
 };
 
@@ -77,9 +76,9 @@ class StoreAdmin {
   StoreAdmin& operator=(StoreAdmin&&) noexcept;
   ~StoreAdmin();
 
-  absl::StatusOr<EvictReport> Evict(std::optional<uint64_t> to_size,
-                                    std::optional<absl::Duration> older_than)
-      const;
+  absl::StatusOr<EvictReport> Evict(
+      std::optional<uint64_t> to_size,
+      std::optional<absl::Duration> older_than) const;
   absl::StatusOr<EvictReport> Clear() const;
   absl::StatusOr<std::vector<std::pair<std::string, std::string>>> Config()
       const;
