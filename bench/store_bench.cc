@@ -201,7 +201,6 @@ ChurnResult Churn(const Objects& objects, const std::string& fp, int entries,
     if (!Put(**store, Variant(base, i), absl::StrCat("churn", i), fp).ok()) {
       std::cerr << "put failed\n";
     }
-    janitor.Poke();
     const uint64_t bytes = (*store)->Stats().bytes;
     r.max_bytes = std::max(r.max_bytes, bytes);
     ++r.samples;

@@ -20,33 +20,12 @@
 #include "absl/synchronization/mutex.h"
 #include "client/local_compiler.h"
 #include "client/rpc_channel.h"
+#include "client/wire_types.h"
 #include "common/paths.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
 
 namespace jitcache {
 namespace {
-
-v1::Target ToWire(CodeType type) {
-  switch (type) {
-    case CodeType::kPtx:
-      return v1::TARGET_PTX;
-    case CodeType::kCubin:
-      return v1::TARGET_CUBIN;
-    case CodeType::kLtoir:
-      return v1::TARGET_LTOIR;
-    default:
-      return v1::TARGET_UNSPECIFIED;
-  }
-}
-
-// CodeType and the wire's ObjectKind list the same kinds, the wire from 1.
-v1::ObjectKind ToWireKind(CodeType type) {
-  return static_cast<v1::ObjectKind>(static_cast<int>(type) + 1);
-}
-
-CodeType FromWireKind(v1::ObjectKind kind) {
-  return static_cast<CodeType>(static_cast<int>(kind) - 1);
-}
 
 Served FromWire(v1::Served served) {
   switch (served) {
@@ -78,7 +57,7 @@ v1::CompileRequest CompileRequestFor(const Program& program,
   for (const std::string& expr : options.name_expressions) {
     request.add_name_expressions(expr);
   }
-  request.set_target(ToWire(target));
+  request.set_target(ToWireTarget(target));
   return request;
 }
 
@@ -444,7 +423,7 @@ AsyncResult<ObjectCode> Client::LinkAsync(
     }
   }
   for (const auto& o : options) request.add_options(o);
-  request.set_target(ToWire(target));
+  request.set_target(ToWireTarget(target));
 
   auto state = std::make_shared<AsyncResult<ObjectCode>::State>();
   auto* call = new UnaryCall<v1::CompileResponse>();

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/bundle_file.h"
 #include "client/rpc_channel.h"
+#include "client/wire_types.h"
 #include "common/paths.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
 
@@ -14,30 +15,6 @@ namespace {
 // Bytes of entries per Import call and per Export page: well under the
 // daemon's default request limit (64 MiB).
 constexpr uint64_t kBatchBytes = 8 << 20;
-
-CodeType FromWireTarget(v1::Target target) {
-  switch (target) {
-    case v1::TARGET_CUBIN:
-      return CodeType::kCubin;
-    case v1::TARGET_LTOIR:
-      return CodeType::kLtoir;
-    default:
-      return CodeType::kPtx;
-  }
-}
-
-v1::Target ToWireTarget(CodeType type) {
-  switch (type) {
-    case CodeType::kCubin:
-      return v1::TARGET_CUBIN;
-    case CodeType::kLtoir:
-      return v1::TARGET_LTOIR;
-    case CodeType::kPtx:
-      return v1::TARGET_PTX;
-    default:
-      return v1::TARGET_UNSPECIFIED;
-  }
-}
 
 StoreEntry FromWire(const v1::EntryInfo& e) {
   StoreEntry out;
@@ -113,10 +90,7 @@ absl::StatusOr<EvictReport> StoreAdmin::Evict(
     std::optional<uint64_t> to_size,
     std::optional<absl::Duration> older_than) const {
   v1::EvictRequest request;
-  if (to_size.has_value()) {
-    request.set_has_to_size(true);
-    request.set_to_size_bytes(*to_size);
-  }
+  if (to_size.has_value()) request.set_to_size_bytes(*to_size);
   if (older_than.has_value()) {
     request.set_older_than_seconds(
         std::max<int64_t>(1, absl::ToInt64Seconds(*older_than)));

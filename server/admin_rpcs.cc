@@ -11,14 +11,21 @@
 namespace jitcache {
 namespace {
 
-void FillEvictResponse(const StoreJanitor::Report& report,
-                       v1::EvictResponse* response) {
-  response->set_records(report.evicted.records);
-  response->set_uploads(report.evicted.uploads);
-  response->set_objects(report.evicted.objects);
-  response->set_live_bytes(report.evicted.bytes);
-  response->set_bytes_before(report.bytes_before);
-  response->set_bytes_after(report.bytes_after);
+// What the janitor calls when an eviction or clear it ran for `reactor` is
+// done: fills the answer, counts an error, finishes the call.
+std::function<void(StoreJanitor::Report)> FinishEviction(
+    ServiceCounters* counters, grpc::ServerUnaryReactor* reactor,
+    v1::EvictResponse* response) {
+  return [counters, reactor, response](StoreJanitor::Report report) {
+    response->set_records(report.evicted.records);
+    response->set_uploads(report.evicted.uploads);
+    response->set_objects(report.evicted.objects);
+    response->set_live_bytes(report.evicted.bytes);
+    response->set_bytes_before(report.bytes_before);
+    response->set_bytes_after(report.bytes_after);
+    if (!report.status.ok()) counters->Rejected(report.status.code());
+    reactor->Finish(ToGrpcStatus(report.status));
+  };
 }
 
 constexpr size_t kMaxProblems = 20;
@@ -54,7 +61,7 @@ grpc::ServerUnaryReactor* JitCacheService::Evict(
   if (absl::Status s = CheckAdmin(*context, "evict"); !s.ok()) {
     return Finish(context, s);
   }
-  if (!request->has_to_size() && request->older_than_seconds() <= 0) {
+  if (!request->has_to_size_bytes() && request->older_than_seconds() <= 0) {
     return Finish(context,
                   absl::InvalidArgumentError(
                       "evict needs a size to reach or an age (older than)"));
@@ -64,7 +71,7 @@ grpc::ServerUnaryReactor* JitCacheService::Evict(
                   absl::UnimplementedError("this daemon has no janitor"));
   }
   std::optional<uint64_t> to_size;
-  if (request->has_to_size()) to_size = request->to_size_bytes();
+  if (request->has_to_size_bytes()) to_size = request->to_size_bytes();
   std::optional<absl::Time> older_than;
   if (request->older_than_seconds() > 0) {
     older_than = options_.now() - absl::Seconds(request->older_than_seconds());
@@ -72,13 +79,8 @@ grpc::ServerUnaryReactor* JitCacheService::Evict(
   // Eviction and compaction take a while: the janitor's thread does them
   // and finishes the call, so no gRPC thread waits.
   auto* reactor = context->DefaultReactor();
-  options_.janitor->EvictNow(
-      to_size, older_than,
-      [this, reactor, response](StoreJanitor::Report report) {
-        FillEvictResponse(report, response);
-        if (!report.status.ok()) counters_.Rejected(report.status.code());
-        reactor->Finish(ToGrpcStatus(report.status));
-      });
+  options_.janitor->EvictNow(to_size, older_than,
+                             FinishEviction(&counters_, reactor, response));
   return reactor;
 }
 
@@ -93,12 +95,7 @@ grpc::ServerUnaryReactor* JitCacheService::Clear(
                   absl::UnimplementedError("this daemon has no janitor"));
   }
   auto* reactor = context->DefaultReactor();
-  options_.janitor->ClearNow(
-      [this, reactor, response](StoreJanitor::Report report) {
-        FillEvictResponse(report, response);
-        if (!report.status.ok()) counters_.Rejected(report.status.code());
-        reactor->Finish(ToGrpcStatus(report.status));
-      });
+  options_.janitor->ClearNow(FinishEviction(&counters_, reactor, response));
   return reactor;
 }
 
@@ -132,39 +129,43 @@ grpc::ServerUnaryReactor* JitCacheService::ImportEntries(
       return Finish(context, s);
     }
   }
-  if (response->imported() > 0 && options_.janitor != nullptr) {
-    options_.janitor->Poke();
-  }
   return Finish(context, absl::OkStatus());
 }
 
 absl::Status JitCacheService::ImportEntry(const v1::BundleEntry& entry,
                                           v1::ImportResponse* response) {
-  auto refuse = [&](uint64_t (v1::ImportResponse::*get)() const,
-                    void (v1::ImportResponse::*set)(uint64_t),
-                    std::string why) {
-    (response->*set)((response->*get)() + 1);
+  // Why an entry is refused, counted under its reason.
+  enum class Refusal { kCorrupt, kOtherToolchain, kPresent };
+  auto refuse = [&](Refusal why, std::string text) {
+    switch (why) {
+      case Refusal::kCorrupt:
+        response->set_corrupt(response->corrupt() + 1);
+        break;
+      case Refusal::kOtherToolchain:
+        response->set_other_toolchain(response->other_toolchain() + 1);
+        break;
+      case Refusal::kPresent:
+        response->set_already_present(response->already_present() + 1);
+        break;
+    }
     if (static_cast<size_t>(response->problems_size()) < kMaxProblems) {
       response->add_problems(absl::StrCat("entry ", entry.key().substr(0, 64),
-                                          ": ", std::move(why)));
+                                          ": ", std::move(text)));
     }
     return absl::OkStatus();
   };
-  auto corrupt = [&](std::string why) {
-    return refuse(&v1::ImportResponse::corrupt,
-                  &v1::ImportResponse::set_corrupt, std::move(why));
-  };
   absl::StatusOr<Digest> key = Digest::FromHex(entry.key());
-  if (!key.ok()) return corrupt("its key is not a SHA-256 in hex");
+  if (!key.ok()) {
+    return refuse(Refusal::kCorrupt, "its key is not a SHA-256 in hex");
+  }
   v1::ActionRecord record;
   if (!record.ParseFromString(entry.record()) || record.format_version() != 1) {
-    return corrupt("its record does not parse");
+    return refuse(Refusal::kCorrupt, "its record does not parse");
   }
   const std::string& fingerprint = options_.compiler->toolchain().fingerprint;
   if (record.toolchain_fingerprint() != fingerprint) {
     return refuse(
-        &v1::ImportResponse::other_toolchain,
-        &v1::ImportResponse::set_other_toolchain,
+        Refusal::kOtherToolchain,
         absl::StrCat("built by toolchain ",
                      absl::BytesToHexString(record.toolchain_fingerprint())
                          .substr(0, 16),
@@ -177,43 +178,44 @@ absl::Status JitCacheService::ImportEntry(const v1::BundleEntry& entry,
     absl::StatusOr<Digest> digest = Digest::FromHex(object.digest());
     std::optional<ObjectKind> kind = FromWireKind(object.kind());
     if (!digest.ok() || !kind.has_value()) {
-      return corrupt("an object has no valid digest or kind");
+      return refuse(Refusal::kCorrupt, "an object has no valid digest or kind");
     }
     if (Digest::Of(object.data()) != *digest) {
-      return corrupt(
+      return refuse(
+          Refusal::kCorrupt,
           absl::StrCat("object ", digest->Hex(), " does not match its digest"));
     }
     objects.push_back({*digest, *kind, object.data()});
   }
+  auto carried = [&objects](absl::string_view raw) -> const ObjectRef* {
+    for (const ObjectRef& o : objects) {
+      if (o.digest.AsBytes() == raw) return &o;
+    }
+    return nullptr;
+  };
   std::vector<std::string> named(record.input_digests().begin(),
                                  record.input_digests().end());
   if (record.outcome() == v1::OUTCOME_OK) {
     named.push_back(record.object_digest());
   }
   for (const std::string& raw : named) {
-    bool carried = false;
-    for (const ObjectRef& o : objects) carried |= o.digest.AsBytes() == raw;
-    if (!carried) {
-      return corrupt(absl::StrCat("its record names object ",
-                                  absl::BytesToHexString(raw),
-                                  ", which the entry does not carry"));
+    if (carried(raw) == nullptr) {
+      return refuse(
+          Refusal::kCorrupt,
+          absl::StrCat("its record names object ", absl::BytesToHexString(raw),
+                       ", which the entry does not carry"));
     }
   }
-  if (record.outcome() == v1::OUTCOME_OK) {
-    for (const ObjectRef& o : objects) {
-      if (o.digest.AsBytes() == record.object_digest() &&
-          o.bytes.size() != record.object_size()) {
-        return corrupt("its object's size differs from its record's");
-      }
-    }
+  if (record.outcome() == v1::OUTCOME_OK &&
+      carried(record.object_digest())->bytes.size() != record.object_size()) {
+    return refuse(Refusal::kCorrupt,
+                  "its object's size differs from its record's");
   }
   absl::StatusOr<std::optional<v1::ActionRecord>> present =
       options_.store->GetAction(*key);
   if (!present.ok()) return present.status();
   if (present->has_value()) {
-    return refuse(&v1::ImportResponse::already_present,
-                  &v1::ImportResponse::set_already_present,
-                  "already in the store");
+    return refuse(Refusal::kPresent, "already in the store");
   }
   // Imported now: young in the LRU order, so that an import into a full
   // store does not evict what it just brought.

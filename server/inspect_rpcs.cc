@@ -43,10 +43,17 @@ void FillEntryInfo(const Digest& key, const v1::ActionRecord& record,
   }
 }
 
-bool IsHex(absl::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
+// A key prefix in lower case: 1 to 64 hex digits; INVALID_ARGUMENT
+// otherwise.
+absl::StatusOr<std::string> KeyPrefix(absl::string_view text) {
+  const bool hex = std::all_of(text.begin(), text.end(), [](char c) {
     return absl::ascii_isxdigit(static_cast<unsigned char>(c));
   });
+  if (text.empty() || text.size() > 64 || !hex) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text.substr(0, 80), "' is not a key prefix (1 to 64 hex digits)"));
+  }
+  return absl::AsciiStrToLower(text);
 }
 
 // The first raw key a hex prefix can match: its even part as bytes, the odd
@@ -103,12 +110,9 @@ grpc::ServerUnaryReactor* JitCacheService::ListEntries(
 grpc::ServerUnaryReactor* JitCacheService::ShowEntry(
     grpc::CallbackServerContext* context, const v1::ShowEntryRequest* request,
     v1::ShowEntryResponse* response) {
-  const std::string prefix = absl::AsciiStrToLower(request->key_prefix());
-  if (prefix.empty() || prefix.size() > 64 || !IsHex(prefix)) {
-    return Finish(context, absl::InvalidArgumentError(absl::StrCat(
-                               "'", request->key_prefix().substr(0, 80),
-                               "' is not a key prefix (1 to 64 hex digits)")));
-  }
+  absl::StatusOr<std::string> checked = KeyPrefix(request->key_prefix());
+  if (!checked.ok()) return Finish(context, checked.status());
+  const std::string& prefix = *checked;
   std::vector<std::pair<Digest, v1::ActionRecord>> found;
   absl::Status scan = options_.store->ForEachRecord(
       RawStart(prefix), [&](const Digest& key, const v1::ActionRecord& record) {
@@ -136,13 +140,11 @@ grpc::ServerUnaryReactor* JitCacheService::ShowEntry(
 grpc::ServerUnaryReactor* JitCacheService::ExportEntries(
     grpc::CallbackServerContext* context, const v1::ExportRequest* request,
     v1::ExportResponse* response) {
+  std::vector<std::string> prefixes;
   for (const std::string& p : request->key_prefixes()) {
-    if (p.empty() || p.size() > 64 || !IsHex(p)) {
-      return Finish(context,
-                    absl::InvalidArgumentError(absl::StrCat(
-                        "'", p.substr(0, 80),
-                        "' is not a key prefix (1 to 64 hex digits)")));
-    }
+    absl::StatusOr<std::string> prefix = KeyPrefix(p);
+    if (!prefix.ok()) return Finish(context, prefix.status());
+    prefixes.push_back(*std::move(prefix));
   }
   std::string start;
   if (!request->after_key().empty()) {
@@ -157,10 +159,10 @@ grpc::ServerUnaryReactor* JitCacheService::ExportEntries(
                   record.arch()) == request->archs().end()) {
       return false;
     }
-    if (request->key_prefixes_size() == 0) return true;
+    if (prefixes.empty()) return true;
     const std::string hex = key.Hex();
-    for (const std::string& p : request->key_prefixes()) {
-      if (absl::StartsWith(hex, absl::AsciiStrToLower(p))) return true;
+    for (const std::string& p : prefixes) {
+      if (absl::StartsWith(hex, p)) return true;
     }
     return false;
   };

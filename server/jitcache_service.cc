@@ -206,8 +206,8 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
     build.is_link = true;
     build.arch = link->arch;
     build.options = link->options;
-    build.run = [this, link, sizes = build.input_sizes](absl::Time deadline) {
-      return RunLink(*link, deadline, sizes.get());
+    build.run = [this, link](absl::Time deadline) {
+      return RunLink(*link, deadline);
     };
     for (const auto& input : link->inputs) {
       build.input_digests.emplace_back(input.digest.AsBytes());
@@ -216,9 +216,8 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
   });
 }
 
-absl::StatusOr<CompileResult> JitCacheService::RunLink(
-    const PreparedLink& link, absl::Time deadline,
-    std::vector<uint64_t>* input_sizes) {
+absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
+                                                       absl::Time deadline) {
   LinkJob job;
   job.options = link.options;
   job.target = link.target;
@@ -232,7 +231,6 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(
           absl::StrCat("link ", input.name, ": object ", input.digest.Hex(),
                        " is not in the store; upload it first"));
     }
-    input_sizes->push_back((*object)->bytes.size());
     job.inputs.push_back({input.kind, input.name, std::move((*object)->bytes)});
   }
   return options_.compiler->Link(job);
@@ -327,7 +325,6 @@ void JitCacheService::RunBuild(const Build& build) {
   for (const std::string& input : build.input_digests) {
     record.add_input_digests(input);
   }
-  for (uint64_t size : *build.input_sizes) record.add_input_sizes(size);
   record.set_arch(build.arch);
   for (const std::string& option : build.options) record.add_options(option);
   record.set_program_name(build.program_name);
@@ -349,8 +346,6 @@ void JitCacheService::RunBuild(const Build& build) {
       !s.ok()) {
     // The answer is still right; it is just not cached.
     JITCACHE_LOG(Warning) << "cannot store " << key.Hex() << ": " << s;
-  } else if (options_.janitor != nullptr) {
-    options_.janitor->Poke();
   }
 
   auto response = std::make_shared<v1::CompileResponse>();

@@ -128,9 +128,6 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     std::string program_name;
     std::vector<std::string> options;  // canonical
     uint64_t source_bytes = 0;
-    // A link's input sizes, filled in when it runs.
-    std::shared_ptr<std::vector<uint64_t>> input_sizes =
-        std::make_shared<std::vector<uint64_t>>();
     std::function<absl::StatusOr<CompileResult>(absl::Time deadline)> run;
   };
 
@@ -140,7 +137,8 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // OK for an administrator; PERMISSION_DENIED, naming who may, otherwise.
   absl::Status CheckAdmin(const grpc::CallbackServerContext& context,
                           absl::string_view what) const;
-  // Imports one bundle entry (after every check): "" or why it was refused.
+  // Imports one bundle entry after every check (counted in `response`);
+  // an error only when the store cannot be written.
   absl::Status ImportEntry(const v1::BundleEntry& entry,
                            v1::ImportResponse* response);
 
@@ -157,8 +155,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // Runs on a pool worker: builds, stores, and answers the flight.
   void RunBuild(const Build& build);
   absl::StatusOr<CompileResult> RunLink(const PreparedLink& link,
-                                        absl::Time deadline,
-                                        std::vector<uint64_t>* input_sizes);
+                                        absl::Time deadline);
 
   ServiceOptions options_;
   SingleFlight<SharedResult> flights_;

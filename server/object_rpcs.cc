@@ -51,9 +51,7 @@ grpc::ServerUnaryReactor* JitCacheService::UploadObject(
                       claimed->Hex(), "; nothing was stored")));
   }
   const ObjectRef ref{actual, *kind, request->data()};
-  absl::Status stored = options_.store->PutObjects({&ref, 1});
-  if (stored.ok() && options_.janitor != nullptr) options_.janitor->Poke();
-  return Finish(context, stored);
+  return Finish(context, options_.store->PutObjects({&ref, 1}));
 }
 
 grpc::ServerUnaryReactor* JitCacheService::FetchObject(

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
+#include "client/cli/cli_args.h"
 #include "client/cli/progress_bar.h"
 #include "client/cli/store_commands.h"
 #include "jitcache/client.h"
@@ -99,35 +100,16 @@ Global flags:
 Exit status: 0 success, 1 compile error, 2 usage error, 3 daemon or I/O error.
 )";
 
-constexpr int kExitCompileError = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitFailure = 3;
-
-int UsageError(absl::string_view message) {
-  std::cerr << "jitcache: " << message << "\n(see jitcache --help)\n";
-  return kExitUsage;
-}
+using jitcache::cli::kExitCompileError;
+using jitcache::cli::kExitFailure;
+using jitcache::cli::kExitUsage;
+using jitcache::cli::TakeValue;
+using jitcache::cli::UsageError;
 
 std::optional<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// Takes the value of `flag` from "--flag=V" or "--flag V".
-bool TakeValue(const std::vector<std::string>& args, size_t& i,
-               absl::string_view flag, std::string* value) {
-  const std::string& arg = args[i];
-  if (arg == flag) {
-    if (i + 1 >= args.size()) return false;
-    *value = args[++i];
-    return true;
-  }
-  if (absl::StartsWith(arg, absl::StrCat(flag, "="))) {
-    *value = arg.substr(flag.size() + 1);
-    return true;
-  }
-  return false;
 }
 
 int Ping(const jitcache::Client& client) {
@@ -197,16 +179,7 @@ int Report(const jitcache::ObjectCode& code, const std::string& output,
     std::cerr << code.log;
     return kExitCompileError;
   }
-  // Unlink rather than truncate: ext4 flushes a truncated-and-rewritten
-  // file when it is closed, which costs milliseconds.
-  std::remove(output.c_str());
-  std::ofstream out(output, std::ios::binary | std::ios::trunc);
-  out.write(code.bytes.data(), static_cast<std::streamsize>(code.bytes.size()));
-  out.close();
-  if (!out) {
-    std::cerr << "jitcache: cannot write " << output << "\n";
-    return kExitFailure;
-  }
+  if (!jitcache::cli::WriteOutput(output, code.bytes)) return kExitFailure;
   std::cout << absl::StrFormat(
       "%s key %s compile %.1f ms total %.1f ms -> %s (%d bytes)\n", served,
       code.cache_key, code.compile_time_us / 1000.0, total_ms, output,

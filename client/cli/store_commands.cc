@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "client/cli/cli_args.h"
 #include "client/cli/progress_bar.h"
 #include "common/size_units.h"
 #include "jitcache/store_admin.h"
@@ -17,32 +18,10 @@
 namespace jitcache::cli {
 namespace {
 
-constexpr int kExitUsage = 2;
-constexpr int kExitFailure = 3;
-
-int Usage(absl::string_view message) {
-  std::cerr << "jitcache: " << message << "\n(see jitcache --help)\n";
-  return kExitUsage;
-}
-
 int Failed(const absl::Status& s) {
   std::cerr << "jitcache: " << absl::StatusCodeToString(s.code()) << ": "
             << s.message() << "\n";
   return kExitFailure;
-}
-
-// "--flag=V" or "--flag V".
-bool Take(const std::vector<std::string>& args, size_t& i,
-          absl::string_view flag, std::string* value) {
-  if (args[i] == flag && i + 1 < args.size()) {
-    *value = args[++i];
-    return true;
-  }
-  if (absl::StartsWith(args[i], absl::StrCat(flag, "="))) {
-    *value = args[i].substr(flag.size() + 1);
-    return true;
-  }
-  return false;
 }
 
 std::string When(absl::Time t) {
@@ -63,20 +42,22 @@ int Evict(const StoreAdmin& admin, const std::vector<std::string>& args) {
   std::optional<absl::Duration> older_than;
   std::string value;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (Take(args, i, "--to-size", &value)) {
+    if (TakeValue(args, i, "--to-size", &value)) {
       absl::StatusOr<uint64_t> size = ParseSize(value);
-      if (!size.ok()) return Usage(size.status().message());
+      if (!size.ok()) return UsageError(size.status().message());
       to_size = *size;
-    } else if (Take(args, i, "--older-than", &value)) {
+    } else if (TakeValue(args, i, "--older-than", &value)) {
       absl::StatusOr<absl::Duration> age = ParseAge(value);
-      if (!age.ok()) return Usage(age.status().message());
+      if (!age.ok()) return UsageError(age.status().message());
       older_than = *age;
     } else {
-      return Usage(absl::StrCat("evict: unknown argument '", args[i], "'"));
+      return UsageError(
+          absl::StrCat("evict: unknown argument '", args[i], "'"));
     }
   }
   if (!to_size && !older_than) {
-    return Usage("evict needs --to-size SIZE and/or --older-than DURATION");
+    return UsageError(
+        "evict needs --to-size SIZE and/or --older-than DURATION");
   }
   absl::StatusOr<EvictReport> r = admin.Evict(to_size, older_than);
   if (!r.ok()) return Failed(r.status());
@@ -88,26 +69,26 @@ int List(const StoreAdmin& admin, const std::vector<std::string>& args) {
   ListOptions options;
   std::string value;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (Take(args, i, "--arch", &value)) {
+    if (TakeValue(args, i, "--arch", &value)) {
       options.arch = value;
-    } else if (Take(args, i, "--kind", &value)) {
+    } else if (TakeValue(args, i, "--kind", &value)) {
       std::optional<CodeType> type = ParseCodeType(value);
-      if (!type) return Usage(absl::StrCat("unknown kind '", value, "'"));
+      if (!type) return UsageError(absl::StrCat("unknown kind '", value, "'"));
       options.target = *type;
-    } else if (Take(args, i, "--sort", &value)) {
+    } else if (TakeValue(args, i, "--sort", &value)) {
       if (value == "used") {
         options.sort = ListOptions::Sort::kUsed;
       } else if (value == "size") {
         options.sort = ListOptions::Sort::kSize;
       } else {
-        return Usage("--sort takes used or size");
+        return UsageError("--sort takes used or size");
       }
-    } else if (Take(args, i, "--limit", &value)) {
+    } else if (TakeValue(args, i, "--limit", &value)) {
       if (!absl::SimpleAtoi(value, &options.limit)) {
-        return Usage("--limit takes a number");
+        return UsageError("--limit takes a number");
       }
     } else {
-      return Usage(absl::StrCat("ls: unknown argument '", args[i], "'"));
+      return UsageError(absl::StrCat("ls: unknown argument '", args[i], "'"));
     }
   }
   auto listed = admin.List(options);
@@ -134,15 +115,15 @@ int Show(const Client& client, const StoreAdmin& admin,
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--ptx") {
       print_ptx = true;
-    } else if (Take(args, i, "-o", &value)) {
+    } else if (TakeValue(args, i, "-o", &value)) {
       output = value;
     } else if (prefix.empty() && !absl::StartsWith(args[i], "-")) {
       prefix = args[i];
     } else {
-      return Usage(absl::StrCat("show: unknown argument '", args[i], "'"));
+      return UsageError(absl::StrCat("show: unknown argument '", args[i], "'"));
     }
   }
-  if (prefix.empty()) return Usage("show needs a KEY_PREFIX");
+  if (prefix.empty()) return UsageError("show needs a KEY_PREFIX");
   absl::StatusOr<StoreEntry> e = admin.Show(prefix);
   if (!e.ok()) return Failed(e.status());
   if (print_ptx || !output.empty()) {
@@ -162,14 +143,7 @@ int Show(const Client& client, const StoreAdmin& admin,
       std::cout << object->bytes;
       return 0;
     }
-    std::ofstream out(output, std::ios::binary | std::ios::trunc);
-    out.write(object->bytes.data(),
-              static_cast<std::streamsize>(object->bytes.size()));
-    out.close();
-    if (!out) {
-      std::cerr << "jitcache: cannot write " << output << "\n";
-      return kExitFailure;
-    }
+    if (!WriteOutput(output, object->bytes)) return kExitFailure;
     std::cout << "wrote " << object->bytes.size() << " bytes to " << output
               << "\n";
     return 0;
@@ -209,18 +183,19 @@ int Export(const StoreAdmin& admin, const std::vector<std::string>& args) {
   ExportFilter filter;
   std::string output, value;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (Take(args, i, "--arch", &value)) {
+    if (TakeValue(args, i, "--arch", &value)) {
       for (absl::string_view a : absl::StrSplit(value, ',', absl::SkipEmpty()))
         filter.archs.emplace_back(a);
-    } else if (Take(args, i, "--key", &value)) {
+    } else if (TakeValue(args, i, "--key", &value)) {
       filter.key_prefixes.push_back(value);
-    } else if (Take(args, i, "-o", &value)) {
+    } else if (TakeValue(args, i, "-o", &value)) {
       output = value;
     } else {
-      return Usage(absl::StrCat("export: unknown argument '", args[i], "'"));
+      return UsageError(
+          absl::StrCat("export: unknown argument '", args[i], "'"));
     }
   }
-  if (output.empty()) return Usage("export needs -o FILE.jcb");
+  if (output.empty()) return UsageError("export needs -o FILE.jcb");
   ProgressBar bar("exported");
   absl::StatusOr<BundleReport> r = admin.Export(
       output, filter,
@@ -233,7 +208,7 @@ int Export(const StoreAdmin& admin, const std::vector<std::string>& args) {
 
 int Import(const StoreAdmin& admin, const std::vector<std::string>& args) {
   if (args.size() != 1 || absl::StartsWith(args[0], "-")) {
-    return Usage("import takes one FILE.jcb");
+    return UsageError("import takes one FILE.jcb");
   }
   ProgressBar bar("imported");
   absl::StatusOr<BundleReport> r = admin.Import(
@@ -255,14 +230,14 @@ std::optional<int> RunStoreCommand(const Client& client,
   const StoreAdmin admin = StoreAdmin::Connect(client.socket_path());
   if (command == "evict") return Evict(admin, args);
   if (command == "clear") {
-    if (!args.empty()) return Usage("clear takes no arguments");
+    if (!args.empty()) return UsageError("clear takes no arguments");
     absl::StatusOr<EvictReport> r = admin.Clear();
     if (!r.ok()) return Failed(r.status());
     PrintEvict(*r);
     return 0;
   }
   if (command == "config") {
-    if (!args.empty()) return Usage("config takes no arguments");
+    if (!args.empty()) return UsageError("config takes no arguments");
     auto settings = admin.Config();
     if (!settings.ok()) return Failed(settings.status());
     for (const auto& [name, value] : *settings) {

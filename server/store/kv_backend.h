@@ -24,13 +24,6 @@ struct KvWrite {
   bool erase = false;
 };
 
-struct KvStats {
-  uint64_t actions = 0;
-  // What the backend really holds: for RocksDB the size of its data files
-  // (SST, blob and WAL files) as RocksDB reports them.
-  uint64_t bytes = 0;
-};
-
 // Raw bytes in two columns. Knows nothing of frames or records: verification
 // lives once, in VerifyingStore, above every backend.
 // Thread-safety: every method may be called concurrently.
@@ -41,7 +34,9 @@ class KvBackend {
       Column column, absl::string_view key) = 0;
   // Applies all writes atomically.
   virtual absl::Status Write(std::span<const KvWrite> writes) = 0;
-  virtual KvStats Stats() = 0;
+  // What the backend really holds: for RocksDB the size of its data files
+  // (SST, blob and WAL files) as RocksDB reports them.
+  virtual uint64_t Bytes() = 0;
   // Calls `visit` for every entry of `column` in key order, starting at the
   // first key >= `start`, from a consistent snapshot, until it returns false.
   virtual absl::Status ForEach(

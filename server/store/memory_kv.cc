@@ -67,9 +67,9 @@ class MemoryKv final : public KvBackend {
 
   absl::Status Reclaim(double) override { return absl::OkStatus(); }
 
-  KvStats Stats() override {
+  uint64_t Bytes() override {
     absl::MutexLock lock(&mu_);
-    return {actions_.size(), bytes_};
+    return bytes_;
   }
 
  private:

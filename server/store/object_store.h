@@ -51,6 +51,14 @@ struct EvictionResult {
   uint64_t uploads = 0;
   uint64_t objects = 0;
   uint64_t bytes = 0;  // live bytes removed
+
+  EvictionResult& operator+=(const EvictionResult& o) {
+    records += o.records;
+    uploads += o.uploads;
+    objects += o.objects;
+    bytes += o.bytes;
+    return *this;
+  }
 };
 
 // Content-addressed objects plus an action index (cache key -> result record).
@@ -98,6 +106,11 @@ class ObjectStore {
   virtual absl::Status Reclaim(double blob_age_cutoff) = 0;
   // Writes the last-used times of hits back into their records.
   virtual absl::Status PersistLastUsed() = 0;
+
+  // Called after every write that adds entries or objects (results,
+  // uploads, imports), on the writer's thread; empty: nothing. The janitor
+  // listens here, so no write path has to remember to tell it.
+  virtual void OnWrite(std::function<void()> listener) = 0;
 
   virtual StoreStats Stats() = 0;
 };

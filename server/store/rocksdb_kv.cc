@@ -149,27 +149,25 @@ class RocksDbKv final : public KvBackend {
     return absl::OkStatus();
   }
 
-  KvStats Stats() override {
-    KvStats stats;
-    db_->GetIntProperty(Handle(Column::kActions), "rocksdb.estimate-num-keys",
-                        &stats.actions);
+  uint64_t Bytes() override {
+    uint64_t bytes = 0;
     // Files as RocksDB reports them (including obsolete ones it has not
     // deleted yet), plus the write-ahead logs, which hold what the
     // memtables hold.
     for (auto* h : handles_) {
       uint64_t v = 0;
       if (db_->GetIntProperty(h, "rocksdb.total-sst-files-size", &v)) {
-        stats.bytes += v;
+        bytes += v;
       }
       if (db_->GetIntProperty(h, "rocksdb.total-blob-file-size", &v)) {
-        stats.bytes += v;
+        bytes += v;
       }
     }
     rocksdb::VectorLogPtr wals;
     if (db_->GetSortedWalFiles(wals).ok()) {
-      for (const auto& wal : wals) stats.bytes += wal->SizeFileBytes();
+      for (const auto& wal : wals) bytes += wal->SizeFileBytes();
     }
-    return stats;
+    return bytes;
   }
 
  private:

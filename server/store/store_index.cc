@@ -28,8 +28,8 @@ void StoreIndex::Put(Kind kind, absl::string_view key, int64_t last_used_ms,
   }
   RemoveLocked(kind, key);
   live_bytes_ += bytes;
-  lru_.emplace(last_used_ms, kind, std::string(key));
-  Entries(kind).emplace(std::string(key), std::move(entry));
+  auto it = Entries(kind).emplace(std::string(key), std::move(entry)).first;
+  lru_.emplace(last_used_ms, kind, it->first);
 }
 
 void StoreIndex::Touch(absl::string_view key, int64_t now_ms) {
@@ -54,6 +54,14 @@ bool StoreIndex::HasObject(absl::string_view digest) const {
   return objects_.contains(digest);
 }
 
+std::optional<uint64_t> StoreIndex::ObjectBytes(
+    absl::string_view digest) const {
+  absl::MutexLock lock(&mu_);
+  auto it = objects_.find(digest);
+  if (it == objects_.end()) return std::nullopt;
+  return it->second.bytes;
+}
+
 void StoreIndex::ForgetObject(absl::string_view digest) {
   absl::MutexLock lock(&mu_);
   auto it = objects_.find(digest);
@@ -74,7 +82,7 @@ StoreIndex::Victims StoreIndex::Pick(uint64_t max_live_bytes,
     const bool over_size = live_bytes_ - victims.bytes > max_live_bytes;
     if (!over_size && last_used >= older_than_ms) break;
     const Entry& entry = Entries(kind).at(key);
-    victims.entries.emplace_back(kind, key);
+    victims.entries.emplace_back(kind, std::string(key));
     victims.bytes += entry.bytes;
     for (const std::string& digest : entry.objects) {
       auto object = objects_.find(digest);
@@ -95,7 +103,7 @@ std::vector<std::string> StoreIndex::RemoveLocked(Kind kind,
   auto it = entries.find(key);
   if (it == entries.end()) return orphans;
   Entry& entry = it->second;
-  lru_.erase({entry.last_used_ms, kind, std::string(key)});
+  lru_.erase(Order{entry.last_used_ms, kind, it->first});
   live_bytes_ -= entry.bytes;
   for (const std::string& digest : entry.objects) {
     auto object = objects_.find(digest);
@@ -135,8 +143,8 @@ std::vector<std::pair<std::string, int64_t>> StoreIndex::TakeTouched() {
   absl::MutexLock lock(&mu_);
   std::vector<std::pair<std::string, int64_t>> out;
   out.reserve(touched_.size());
-  for (const std::string& key : touched_) {
-    out.emplace_back(key, records_.at(key).last_used_ms);
+  for (absl::string_view key : touched_) {
+    out.emplace_back(std::string(key), records_.find(key)->second.last_used_ms);
   }
   touched_.clear();
   return out;

@@ -2,6 +2,7 @@
 #define JITCACHE_SERVER_STORE_STORE_INDEX_H_
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -9,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 
@@ -42,10 +44,13 @@ class StoreIndex {
   void Put(Kind kind, absl::string_view key, int64_t last_used_ms,
            uint64_t bytes, const std::vector<Object>& objects);
   // A use of a record (a hit): moves it to the young end. Unknown keys are
-  // ignored. Cheap: the hit path calls it.
+  // ignored. The hit path calls it: it allocates nothing (the order and the
+  // touched set refer to the map's own, node-stable keys).
   void Touch(absl::string_view key, int64_t now_ms);
   bool Contains(Kind kind, absl::string_view key) const;
   bool HasObject(absl::string_view digest) const;
+  // An object's bytes as Put gave them; nullopt when no entry names it.
+  std::optional<uint64_t> ObjectBytes(absl::string_view digest) const;
   // An object found damaged and deleted: entries naming it are left for
   // their own lookups to drop.
   void ForgetObject(absl::string_view digest);
@@ -84,8 +89,9 @@ class StoreIndex {
     uint64_t bytes = 0;
     uint32_t refs = 0;
   };
-  using Order = std::tuple<int64_t, Kind, std::string>;
-  using EntryMap = absl::flat_hash_map<std::string, Entry>;
+  // Views of the keys owned by the entry maps (node-stable).
+  using Order = std::tuple<int64_t, Kind, absl::string_view>;
+  using EntryMap = absl::node_hash_map<std::string, Entry>;
 
   EntryMap& Entries(Kind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return kind == Kind::kRecord ? records_ : uploads_;
@@ -101,7 +107,7 @@ class StoreIndex {
   EntryMap uploads_ ABSL_GUARDED_BY(mu_);
   std::set<Order> lru_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, ObjectState> objects_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<std::string> touched_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<absl::string_view> touched_ ABSL_GUARDED_BY(mu_);
   uint64_t live_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

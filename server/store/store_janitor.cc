@@ -10,9 +10,12 @@ StoreJanitor::StoreJanitor(ObjectStore* store, JanitorOptions options)
     : store_(store),
       options_(std::move(options)),
       last_persist_(options_.now()),
-      thread_([this] { Loop(); }) {}
+      thread_([this] { Loop(); }) {
+  store_->OnWrite([this] { Poke(); });
+}
 
 StoreJanitor::~StoreJanitor() {
+  store_->OnWrite({});
   {
     absl::MutexLock lock(&mu_);
     stop_ = true;
@@ -40,55 +43,60 @@ uint64_t StoreJanitor::runs() const {
   return runs_;
 }
 
-void StoreJanitor::EvictNow(std::optional<uint64_t> to_size,
-                            std::optional<absl::Time> older_than,
-                            std::function<void(Report)> done) {
+void StoreJanitor::Enqueue(std::function<absl::StatusOr<EvictionResult>()> work,
+                           std::function<void(Report)> done) {
   absl::MutexLock lock(&mu_);
   work_.push_back(
-      [this, to_size, older_than, done = std::move(done)](bool run) {
+      [this, work = std::move(work), done = std::move(done)](bool run) {
         Report report;
         if (!run) {
           report.status = absl::UnavailableError("the daemon is shutting down");
           return done(std::move(report));
         }
         report.bytes_before = store_->Stats().bytes;
-        if (older_than.has_value()) {
-          absl::StatusOr<EvictionResult> r = store_->Evict({{}, older_than});
-          if (!r.ok()) report.status = r.status();
-          if (r.ok()) report.evicted = *r;
-          if (r.ok() && !to_size.has_value())
-            report.status = store_->Reclaim(1.0);
-        }
-        if (report.status.ok() && to_size.has_value()) {
-          absl::StatusOr<EvictionResult> r = EvictToSize(*to_size);
-          if (!r.ok()) report.status = r.status();
-          if (r.ok()) {
-            report.evicted.records += r->records;
-            report.evicted.uploads += r->uploads;
-            report.evicted.objects += r->objects;
-            report.evicted.bytes += r->bytes;
-          }
+        absl::StatusOr<EvictionResult> result = work();
+        if (result.ok()) {
+          report.evicted = *result;
+        } else {
+          report.status = result.status();
         }
         report.bytes_after = store_->Stats().bytes;
         done(std::move(report));
       });
 }
 
+void StoreJanitor::EvictNow(std::optional<uint64_t> to_size,
+                            std::optional<absl::Time> older_than,
+                            std::function<void(Report)> done) {
+  Enqueue(
+      [this, to_size, older_than]() -> absl::StatusOr<EvictionResult> {
+        EvictionResult total;
+        if (older_than.has_value()) {
+          absl::StatusOr<EvictionResult> r = store_->Evict({{}, older_than});
+          if (!r.ok()) return r.status();
+          total += *r;
+        }
+        if (to_size.has_value()) {
+          absl::StatusOr<EvictionResult> r = EvictToSize(*to_size);
+          if (!r.ok()) return r.status();
+          total += *r;
+        } else if (absl::Status s = store_->Reclaim(1.0); !s.ok()) {
+          return s;
+        }
+        return total;
+      },
+      std::move(done));
+}
+
 void StoreJanitor::ClearNow(std::function<void(Report)> done) {
-  absl::MutexLock lock(&mu_);
-  work_.push_back([this, done = std::move(done)](bool run) {
-    Report report;
-    if (!run) {
-      report.status = absl::UnavailableError("the daemon is shutting down");
-      return done(std::move(report));
-    }
-    report.bytes_before = store_->Stats().bytes;
-    absl::StatusOr<EvictionResult> r = store_->Clear();
-    report.status = r.ok() ? store_->Reclaim(1.0) : r.status();
-    if (r.ok()) report.evicted = *r;
-    report.bytes_after = store_->Stats().bytes;
-    done(std::move(report));
-  });
+  Enqueue(
+      [this]() -> absl::StatusOr<EvictionResult> {
+        absl::StatusOr<EvictionResult> r = store_->Clear();
+        if (!r.ok()) return r;
+        if (absl::Status s = store_->Reclaim(1.0); !s.ok()) return s;
+        return r;
+      },
+      std::move(done));
 }
 
 absl::StatusOr<EvictionResult> StoreJanitor::EvictToSize(uint64_t target) {
@@ -107,10 +115,7 @@ absl::StatusOr<EvictionResult> StoreJanitor::EvictToSize(uint64_t target) {
     absl::StatusOr<EvictionResult> r =
         store_->Evict({static_cast<uint64_t>(target / ratio), {}});
     if (!r.ok()) return r.status();
-    total.records += r->records;
-    total.uploads += r->uploads;
-    total.objects += r->objects;
-    total.bytes += r->bytes;
+    total += *r;
     // The least recently used were mostly written first, so they share the
     // oldest blob files. A compaction that only drops the evicted
     // references frees the files that are all garbage without rewriting

@@ -36,7 +36,8 @@ class StoreJanitor {
   // Stops the thread; queued admin work is answered UNAVAILABLE.
   ~StoreJanitor();
 
-  // A write happened: check the size now rather than at the next tick.
+  // A write happened: check the size now rather than at the next tick. The
+  // store calls it (ObjectStore::OnWrite).
   void Poke();
 
   struct Report {
@@ -55,6 +56,10 @@ class StoreJanitor {
   uint64_t runs() const;  // size-driven eviction passes so far
 
  private:
+  // Queues admin work; `done` gets its result and the sizes around it, or
+  // UNAVAILABLE when the janitor stops first.
+  void Enqueue(std::function<absl::StatusOr<EvictionResult>()> work,
+               std::function<void(Report)> done);
   void Loop();
   // Evicts and reclaims until the store's files take at most `target`.
   absl::StatusOr<EvictionResult> EvictToSize(uint64_t target);

@@ -21,6 +21,17 @@ uint64_t ObjectBytes(uint64_t size) {
   return 32 + size + kObjectFrameTrailerSize;
 }
 
+// A stored record, or nullopt when it does not parse (or is of a format
+// this daemon does not read): one rule for lookups, scans and --verify.
+std::optional<v1::ActionRecord> ParseRecord(absl::string_view value) {
+  v1::ActionRecord record;
+  if (!record.ParseFromArray(value.data(), static_cast<int>(value.size())) ||
+      record.format_version() != 1) {
+    return std::nullopt;
+  }
+  return record;
+}
+
 // Objects removed in one eviction batch at most: one atomic write, short
 // enough not to hold the write lock for long.
 constexpr size_t kEvictionBatch = 1000;
@@ -56,15 +67,21 @@ void VerifyingStore::IndexRecord(absl::string_view key,
              key.size() + value_bytes, objects);
 }
 
+void VerifyingStore::IndexUpload(absl::string_view digest,
+                                 const v1::UploadRecord& upload,
+                                 uint64_t value_bytes) {
+  index_.Put(StoreIndex::Kind::kUpload, digest, upload.uploaded_unix_ms(),
+             digest.size() + value_bytes,
+             {{std::string(digest), ObjectBytes(upload.size())}});
+}
+
 absl::Status VerifyingStore::LoadIndex() {
   absl::Status s = backend_->ForEach(
       Column::kActions, [this](absl::string_view key, absl::string_view value) {
-        v1::ActionRecord record;
         // A record that does not parse is left to its own lookup (removed
         // there) and to --verify; it names nothing the index can trust.
-        if (record.ParseFromArray(value.data(),
-                                  static_cast<int>(value.size()))) {
-          IndexRecord(key, record, value.size());
+        if (std::optional<v1::ActionRecord> record = ParseRecord(value)) {
+          IndexRecord(key, *record, value.size());
         }
         return true;
       });
@@ -73,9 +90,7 @@ absl::Status VerifyingStore::LoadIndex() {
                                                     absl::string_view value) {
     v1::UploadRecord upload;
     if (upload.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
-      index_.Put(StoreIndex::Kind::kUpload, key, upload.uploaded_unix_ms(),
-                 key.size() + value.size(),
-                 {{std::string(key), ObjectBytes(upload.size())}});
+      IndexUpload(key, upload, value.size());
     }
     return true;
   });
@@ -139,8 +154,8 @@ absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
       backend_->Get(Column::kActions, key.AsBytes());
   if (!raw.ok()) return raw.status();
   if (!raw->has_value()) return std::nullopt;
-  v1::ActionRecord record;
-  if (!record.ParseFromString(**raw) || record.format_version() != 1) {
+  std::optional<v1::ActionRecord> record = ParseRecord(**raw);
+  if (!record.has_value()) {
     JITCACHE_LOG(Warning) << "action record " << key.Hex()
                           << " does not parse; removed";
     RemoveCorrupt(Column::kActions, key);
@@ -152,32 +167,38 @@ absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
 
 absl::Status VerifyingStore::PutObjects(std::span<const ObjectRef> objects) {
   absl::MutexLock lock(&write_mu_);
-  return WriteUploads(objects);
+  absl::Status s = WriteUploads(objects);
+  if (s.ok() && on_write_) on_write_();
+  return s;
+}
+
+void VerifyingStore::OnWrite(std::function<void()> listener) {
+  absl::MutexLock lock(&write_mu_);
+  on_write_ = std::move(listener);
 }
 
 absl::Status VerifyingStore::WriteUploads(std::span<const ObjectRef> objects) {
   const int64_t now_ms = NowMs();
+  std::vector<v1::UploadRecord> uploads(objects.size());
   std::vector<std::string> values;
   values.reserve(2 * objects.size());
   std::vector<KvWrite> writes;
-  for (const ObjectRef& object : objects) {
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const ObjectRef& object = objects[i];
     values.push_back(EncodeObjectFrame(object.kind, object.bytes));
     writes.push_back(
         {Column::kObjects, object.digest.AsBytes(), values.back()});
-    v1::UploadRecord upload;
-    upload.set_kind(static_cast<v1::ObjectKind>(object.kind));
-    upload.set_size(object.bytes.size());
-    upload.set_uploaded_unix_ms(now_ms);
-    values.push_back(upload.SerializeAsString());
+    uploads[i].set_kind(static_cast<v1::ObjectKind>(object.kind));
+    uploads[i].set_size(object.bytes.size());
+    uploads[i].set_uploaded_unix_ms(now_ms);
+    values.push_back(uploads[i].SerializeAsString());
     writes.push_back(
         {Column::kUploads, object.digest.AsBytes(), values.back()});
   }
   if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
   for (size_t i = 0; i < objects.size(); ++i) {
-    const std::string digest(objects[i].digest.AsBytes());
-    index_.Put(StoreIndex::Kind::kUpload, digest, now_ms,
-               digest.size() + values[2 * i + 1].size(),
-               {{digest, ObjectBytes(objects[i].bytes.size())}});
+    IndexUpload(objects[i].digest.AsBytes(), uploads[i],
+                values[2 * i + 1].size());
   }
   return absl::OkStatus();
 }
@@ -188,15 +209,25 @@ absl::Status VerifyingStore::PutResult(const Digest& key,
   absl::MutexLock lock(&write_mu_);
   // A link names its inputs: they must still be here, or the record would
   // outlive them. (Eviction holds the same lock, so this stays true until
-  // the write lands.)
+  // the write lands.) Their sizes go into the record, so that the index can
+  // be rebuilt from records alone.
+  v1::ActionRecord stored = record;
+  stored.clear_input_sizes();
   for (const std::string& input : record.input_digests()) {
-    bool written = false;
-    for (const ObjectRef& o : objects) written |= o.digest.AsBytes() == input;
-    if (!written && !index_.HasObject(input)) {
+    std::optional<uint64_t> size;
+    for (const ObjectRef& o : objects) {
+      if (o.digest.AsBytes() == input) size = o.bytes.size();
+    }
+    if (!size.has_value()) {
+      const std::optional<uint64_t> bytes = index_.ObjectBytes(input);
+      if (bytes.has_value()) size = *bytes - ObjectBytes(0);
+    }
+    if (!size.has_value()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "input ", absl::BytesToHexString(input),
           " left the store (evicted) while the link ran; result not stored"));
     }
+    stored.add_input_sizes(*size);
   }
   std::vector<std::string> frames;
   frames.reserve(objects.size());
@@ -207,10 +238,11 @@ absl::Status VerifyingStore::PutResult(const Digest& key,
     writes.push_back(
         {Column::kObjects, object.digest.AsBytes(), frames.back()});
   }
-  const std::string serialized = record.SerializeAsString();
+  const std::string serialized = stored.SerializeAsString();
   writes.push_back({Column::kActions, key.AsBytes(), serialized});
   if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
-  IndexRecord(key.AsBytes(), record, serialized.size());
+  IndexRecord(key.AsBytes(), stored, serialized.size());
+  if (on_write_) on_write_();
   return absl::OkStatus();
 }
 
@@ -225,13 +257,10 @@ absl::Status VerifyingStore::ForEachRecord(
   return backend_->ForEach(
       Column::kActions,
       [&visit](absl::string_view key, absl::string_view value) {
-        v1::ActionRecord record;
         absl::StatusOr<Digest> digest = Digest::FromBytes(key);
-        if (!digest.ok() || !record.ParseFromArray(
-                                value.data(), static_cast<int>(value.size()))) {
-          return true;
-        }
-        return visit(*digest, record);
+        std::optional<v1::ActionRecord> record = ParseRecord(value);
+        if (!digest.ok() || !record.has_value()) return true;
+        return visit(*digest, *record);
       },
       start);
 }
@@ -309,13 +338,13 @@ absl::Status VerifyingStore::PersistLastUsed() {
       absl::StatusOr<std::optional<std::string>> raw =
           backend_->Get(Column::kActions, key);
       if (!raw.ok()) return raw.status();
-      v1::ActionRecord record;
-      if (!raw->has_value() || !record.ParseFromString(**raw) ||
-          record.last_used_unix_ms() >= last_used) {
+      std::optional<v1::ActionRecord> record =
+          raw->has_value() ? ParseRecord(**raw) : std::nullopt;
+      if (!record.has_value() || record->last_used_unix_ms() >= last_used) {
         continue;
       }
-      record.set_last_used_unix_ms(last_used);
-      values.push_back(record.SerializeAsString());
+      record->set_last_used_unix_ms(last_used);
+      values.push_back(record->SerializeAsString());
       keys.push_back(key);
     }
     std::vector<KvWrite> writes;
@@ -356,40 +385,40 @@ absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
         return true;
       });
   if (!scan.ok()) return scan;
-  scan = backend_->ForEach(Column::kActions, [&](absl::string_view key,
-                                                 absl::string_view value) {
-    ++report.records;
-    v1::ActionRecord record;
-    if (!record.ParseFromArray(value.data(), static_cast<int>(value.size())) ||
-        record.format_version() != 1) {
-      ++report.bad_records;
-      problem(absl::StrCat("record ", absl::BytesToHexString(key),
-                           ": does not parse"));
-      return true;
-    }
-    // A link's inputs must outlive it, like its output.
-    for (const std::string& input : record.input_digests()) {
-      referenced.insert(input);
-      if (!good_objects.contains(input)) {
-        ++report.dangling_records;
-        problem(absl::StrCat("record ", absl::BytesToHexString(key),
-                             ": its input ", absl::BytesToHexString(input),
-                             " is missing or damaged"));
+  scan = backend_->ForEach(
+      Column::kActions, [&](absl::string_view key, absl::string_view value) {
+        ++report.records;
+        std::optional<v1::ActionRecord> parsed = ParseRecord(value);
+        if (!parsed.has_value()) {
+          ++report.bad_records;
+          problem(absl::StrCat("record ", absl::BytesToHexString(key),
+                               ": does not parse"));
+          return true;
+        }
+        const v1::ActionRecord& record = *parsed;
+        // A link's inputs must outlive it, like its output.
+        for (const std::string& input : record.input_digests()) {
+          referenced.insert(input);
+          if (!good_objects.contains(input)) {
+            ++report.dangling_records;
+            problem(absl::StrCat("record ", absl::BytesToHexString(key),
+                                 ": its input ", absl::BytesToHexString(input),
+                                 " is missing or damaged"));
+            return true;
+          }
+        }
+        if (record.object_digest().empty()) return true;  // a compile error
+        referenced.insert(record.object_digest());
+        auto it = good_objects.find(record.object_digest());
+        if (it == good_objects.end() || it->second != record.object_size()) {
+          ++report.dangling_records;
+          problem(absl::StrCat("record ", absl::BytesToHexString(key),
+                               ": its object ",
+                               absl::BytesToHexString(record.object_digest()),
+                               " is missing or damaged"));
+        }
         return true;
-      }
-    }
-    if (record.object_digest().empty()) return true;  // a compile error
-    referenced.insert(record.object_digest());
-    auto it = good_objects.find(record.object_digest());
-    if (it == good_objects.end() || it->second != record.object_size()) {
-      ++report.dangling_records;
-      problem(absl::StrCat("record ", absl::BytesToHexString(key),
-                           ": its object ",
-                           absl::BytesToHexString(record.object_digest()),
-                           " is missing or damaged"));
-    }
-    return true;
-  });
+      });
   if (!scan.ok()) return scan;
   scan = backend_->ForEach(Column::kUploads,
                            [&](absl::string_view key, absl::string_view) {
@@ -413,7 +442,7 @@ StoreStats VerifyingStore::Stats() {
   stats.actions = index_.records();
   stats.uploads = index_.uploads();
   stats.objects = index_.objects();
-  stats.bytes = backend_->Stats().bytes;
+  stats.bytes = backend_->Bytes();
   stats.live_bytes = index_.live_bytes();
   stats.corrupt_removed = corrupt_removed_.load(std::memory_order_relaxed);
   stats.evicted_records = evicted_records_.load(std::memory_order_relaxed);

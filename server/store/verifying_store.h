@@ -65,6 +65,7 @@ class VerifyingStore final : public ObjectStore {
   absl::StatusOr<EvictionResult> Clear() override;
   absl::Status Reclaim(double blob_age_cutoff) override;
   absl::Status PersistLastUsed() override;
+  void OnWrite(std::function<void()> listener) override;
   StoreStats Stats() override;
 
   // A full check of every entry: each object's frame and SHA-256 against its
@@ -80,6 +81,8 @@ class VerifyingStore final : public ObjectStore {
   absl::Status LoadIndex();
   void IndexRecord(absl::string_view key, const v1::ActionRecord& record,
                    uint64_t value_bytes);
+  void IndexUpload(absl::string_view digest, const v1::UploadRecord& upload,
+                   uint64_t value_bytes);
   void RemoveCorrupt(Column column, const Digest& key);
   // Deletes an entry and the objects only it named, in one batch.
   absl::Status RemoveEntry(StoreIndex::Kind kind, const Digest& key)
@@ -92,6 +95,7 @@ class VerifyingStore final : public ObjectStore {
   const StoreOptions options_;
   StoreIndex index_;
   absl::Mutex write_mu_;
+  std::function<void()> on_write_ ABSL_GUARDED_BY(write_mu_);
   std::atomic<uint64_t> corrupt_removed_{0};
   std::atomic<uint64_t> evicted_records_{0};
   std::atomic<uint64_t> evicted_bytes_{0};

@@ -1,0 +1,56 @@
+#ifndef JITCACHE_CLIENT_CLI_CLI_ARGS_H_
+#define JITCACHE_CLIENT_CLI_CLI_ARGS_H_
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace jitcache::cli {
+
+// Exit status of every jitcache command.
+inline constexpr int kExitCompileError = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitFailure = 3;
+
+inline int UsageError(absl::string_view message) {
+  std::cerr << "jitcache: " << message << "\n(see jitcache --help)\n";
+  return kExitUsage;
+}
+
+// Takes the value of `flag` from "--flag=V" or "--flag V".
+inline bool TakeValue(const std::vector<std::string>& args, size_t& i,
+                      absl::string_view flag, std::string* value) {
+  const std::string& arg = args[i];
+  if (arg == flag) {
+    if (i + 1 >= args.size()) return false;
+    *value = args[++i];
+    return true;
+  }
+  if (absl::StartsWith(arg, absl::StrCat(flag, "="))) {
+    *value = arg.substr(flag.size() + 1);
+    return true;
+  }
+  return false;
+}
+
+// Writes an object to `path`; false (having said why on stderr) when it
+// cannot. Unlinks rather than truncates: ext4 flushes a truncated-and-
+// rewritten file when it is closed, which costs milliseconds.
+inline bool WriteOutput(const std::string& path, const std::string& bytes) {
+  std::remove(path.c_str());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) std::cerr << "jitcache: cannot write " << path << "\n";
+  return static_cast<bool>(out);
+}
+
+}  // namespace jitcache::cli
+
+#endif  // JITCACHE_CLIENT_CLI_CLI_ARGS_H_
