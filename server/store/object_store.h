@@ -108,8 +108,10 @@ class ObjectStore {
   virtual absl::Status PersistLastUsed() = 0;
 
   // Called after every write that adds entries or objects (results,
-  // uploads, imports), on the writer's thread; empty: nothing. The janitor
-  // listens here, so no write path has to remember to tell it.
+  // uploads, imports), on the writer's thread, with no store lock held;
+  // empty: nothing. The janitor listens here, so no write path has to
+  // remember to tell it. Returns once no call of the previous listener is
+  // running.
   virtual void OnWrite(std::function<void()> listener) = 0;
 
   virtual StoreStats Stats() = 0;

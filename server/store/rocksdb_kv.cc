@@ -248,9 +248,10 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
   objects.write_buffer_size = Clamp(cap / 64, 64 << 10, 64 << 20);
   objects.blob_compression_type = compression;
   objects.compression = compression;
-  objects.enable_blob_garbage_collection = true;
-  objects.blob_garbage_collection_age_cutoff = 0.25;
-  objects.blob_garbage_collection_force_threshold = 0.5;
+  // Blob garbage is collected only when the janitor asks (Reclaim): a
+  // background collection moves live blobs into new files before the old
+  // ones go, a jump in size the cap would not see coming.
+  objects.enable_blob_garbage_collection = false;
   rocksdb::ColumnFamilyOptions actions;
   actions.OptimizeForPointLookup(64);
   actions.write_buffer_size = Clamp(cap / 256, 64 << 10, 16 << 20);

@@ -11,7 +11,7 @@ StoreJanitor::StoreJanitor(ObjectStore* store, JanitorOptions options)
       options_(std::move(options)),
       last_persist_(options_.now()),
       thread_([this] { Loop(); }) {
-  store_->OnWrite([this] { Poke(); });
+  store_->OnWrite([this] { AfterWrite(); });
 }
 
 StoreJanitor::~StoreJanitor() {
@@ -31,6 +31,18 @@ StoreJanitor::~StoreJanitor() {
   if (absl::Status s = store_->PersistLastUsed(); !s.ok()) {
     JITCACHE_LOG(Warning) << "cannot write last-used times: " << s;
   }
+}
+
+void StoreJanitor::AfterWrite() {
+  Poke();
+  if (options_.max_size == 0 || store_->Stats().bytes <= options_.max_size) {
+    return;
+  }
+  // Past the cap: the janitor is behind the writers. The writer waits, and
+  // helps: it runs the eviction itself, one at a time with the janitor's.
+  // Writers are compile workers and import/upload calls, never a hit.
+  absl::MutexLock lock(&evict_mu_);
+  if (store_->Stats().bytes > options_.max_size) EvictToLowWatermark();
 }
 
 void StoreJanitor::Poke() {
@@ -100,34 +112,55 @@ void StoreJanitor::ClearNow(std::function<void(Report)> done) {
 }
 
 absl::StatusOr<EvictionResult> StoreJanitor::EvictToSize(uint64_t target) {
+  // The least recently used were mostly written first, so they share the
+  // oldest blob files. The first pass's compaction only drops the evicted
+  // references, which frees the files that became all garbage without
+  // rewriting anything. Only when that is not enough do later passes move
+  // live blobs out of a growing fraction of the oldest files; the moved
+  // blobs take space until the old files go, so those passes first evict
+  // enough to leave room for them under the cap.
+  static constexpr double kCutoffs[] = {0.0, 0.1, 0.25, 0.5, 1.0};
   EvictionResult total;
-  // Each pass evicts by the store's own live bytes, scaled by how the files
-  // compare to them (compression, garbage not collected yet), then gives
-  // the space back; the measured size decides whether another is needed.
-  for (int pass = 0; pass < 4; ++pass) {
+  for (double cutoff : kCutoffs) {
     const StoreStats before = store_->Stats();
     if (before.bytes <= target) break;
+    uint64_t goal = target;
+    if (options_.max_size > 0 && cutoff > 0) {
+      goal = std::min<uint64_t>(
+          goal, static_cast<uint64_t>(options_.max_size / (1 + 2 * cutoff)));
+    }
+    // Live bytes to keep, scaled by how the files compare to them
+    // (compression, garbage not collected yet).
     const double ratio =
         std::clamp(before.live_bytes == 0
                        ? 1.0
                        : static_cast<double>(before.bytes) / before.live_bytes,
                    0.02, 8.0);
     absl::StatusOr<EvictionResult> r =
-        store_->Evict({static_cast<uint64_t>(target / ratio), {}});
+        store_->Evict({static_cast<uint64_t>(goal / ratio), {}});
     if (!r.ok()) return r.status();
     total += *r;
-    // The least recently used were mostly written first, so they share the
-    // oldest blob files. A compaction that only drops the evicted
-    // references frees the files that are all garbage without rewriting
-    // anything; only when that is not enough are live blobs moved out of
-    // the oldest files, a growing fraction each pass (moving them costs
-    // space until the old files go).
-    static constexpr double kCutoffs[] = {0.0, 0.25, 0.5, 1.0};
-    if (absl::Status s = store_->Reclaim(kCutoffs[pass]); !s.ok()) {
-      return s;
-    }
+    if (absl::Status s = store_->Reclaim(cutoff); !s.ok()) return s;
   }
   return total;
+}
+
+void StoreJanitor::EvictToLowWatermark() {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<EvictionResult> r = EvictToSize(static_cast<uint64_t>(
+      static_cast<double>(options_.max_size) * options_.low_watermark));
+  {
+    absl::MutexLock lock(&mu_);
+    ++runs_;
+  }
+  if (!r.ok()) {
+    JITCACHE_LOG(Warning) << "eviction: " << r.status();
+  } else {
+    JITCACHE_LOG(Info) << "evicted " << r->records << " records, "
+                       << r->objects << " objects (" << r->bytes
+                       << " bytes) in " << (absl::Now() - start)
+                       << "; store now " << store_->Stats().bytes << " bytes";
+  }
 }
 
 void StoreJanitor::Housekeep() {
@@ -146,24 +179,8 @@ void StoreJanitor::Housekeep() {
   if (options_.max_size > 0) {
     const uint64_t high = static_cast<uint64_t>(
         static_cast<double>(options_.max_size) * options_.high_watermark);
-    if (store_->Stats().bytes > high) {
-      const absl::Time start = absl::Now();
-      absl::StatusOr<EvictionResult> r = EvictToSize(static_cast<uint64_t>(
-          static_cast<double>(options_.max_size) * options_.low_watermark));
-      {
-        absl::MutexLock lock(&mu_);
-        ++runs_;
-      }
-      if (!r.ok()) {
-        JITCACHE_LOG(Warning) << "eviction: " << r.status();
-      } else {
-        JITCACHE_LOG(Info) << "evicted " << r->records << " records, "
-                           << r->objects << " objects (" << r->bytes
-                           << " bytes) in " << (absl::Now() - start)
-                           << "; store now " << store_->Stats().bytes
-                           << " bytes";
-      }
-    }
+    absl::MutexLock lock(&evict_mu_);
+    if (store_->Stats().bytes > high) EvictToLowWatermark();
   }
   if (now - last_persist_ >= options_.persist_every) {
     last_persist_ = now;

@@ -36,9 +36,12 @@ class StoreJanitor {
   // Stops the thread; queued admin work is answered UNAVAILABLE.
   ~StoreJanitor();
 
-  // A write happened: check the size now rather than at the next tick. The
-  // store calls it (ObjectStore::OnWrite).
+  // A write happened: check the size now rather than at the next tick.
   void Poke();
+  // The store's write listener (ObjectStore::OnWrite): pokes, and past the
+  // cap itself makes the writer wait for (and run) an eviction, so that
+  // writers faster than eviction cannot push the store past the cap.
+  void AfterWrite();
 
   struct Report {
     absl::Status status;
@@ -63,10 +66,15 @@ class StoreJanitor {
   void Loop();
   // Evicts and reclaims until the store's files take at most `target`.
   absl::StatusOr<EvictionResult> EvictToSize(uint64_t target);
+  // A size-driven pass down to the low watermark, counted and logged.
+  void EvictToLowWatermark() ABSL_EXCLUSIVE_LOCKS_REQUIRED(evict_mu_);
   void Housekeep();
 
   ObjectStore* const store_;
   const JanitorOptions options_;
+  // One eviction at a time: the janitor's, a writer's (AfterWrite) or an
+  // administrator's.
+  absl::Mutex evict_mu_;
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool poked_ ABSL_GUARDED_BY(mu_) = false;

@@ -166,15 +166,35 @@ absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
 }
 
 absl::Status VerifyingStore::PutObjects(std::span<const ObjectRef> objects) {
-  absl::MutexLock lock(&write_mu_);
-  absl::Status s = WriteUploads(objects);
-  if (s.ok() && on_write_) on_write_();
+  absl::Status s;
+  {
+    absl::MutexLock lock(&write_mu_);
+    s = WriteUploads(objects);
+  }
+  if (s.ok()) NotifyWrite();
   return s;
 }
 
 void VerifyingStore::OnWrite(std::function<void()> listener) {
-  absl::MutexLock lock(&write_mu_);
+  absl::MutexLock lock(&listener_mu_);
   on_write_ = std::move(listener);
+  // The old listener's owner may go once this returns.
+  listener_mu_.Await(absl::Condition(
+      +[](int* calls) { return *calls == 0; }, &listener_calls_));
+}
+
+void VerifyingStore::NotifyWrite() {
+  std::function<void()> listener;
+  {
+    absl::MutexLock lock(&listener_mu_);
+    if (!on_write_) return;
+    listener = on_write_;
+    ++listener_calls_;
+  }
+  // Outside every store lock: the listener may evict (see StoreJanitor).
+  listener();
+  absl::MutexLock lock(&listener_mu_);
+  --listener_calls_;
 }
 
 absl::Status VerifyingStore::WriteUploads(std::span<const ObjectRef> objects) {
@@ -206,7 +226,18 @@ absl::Status VerifyingStore::WriteUploads(std::span<const ObjectRef> objects) {
 absl::Status VerifyingStore::PutResult(const Digest& key,
                                        const v1::ActionRecord& record,
                                        std::span<const ObjectRef> objects) {
-  absl::MutexLock lock(&write_mu_);
+  absl::Status s;
+  {
+    absl::MutexLock lock(&write_mu_);
+    s = WriteResult(key, record, objects);
+  }
+  if (s.ok()) NotifyWrite();
+  return s;
+}
+
+absl::Status VerifyingStore::WriteResult(const Digest& key,
+                                         const v1::ActionRecord& record,
+                                         std::span<const ObjectRef> objects) {
   // A link names its inputs: they must still be here, or the record would
   // outlive them. (Eviction holds the same lock, so this stays true until
   // the write lands.) Their sizes go into the record, so that the index can
@@ -242,7 +273,6 @@ absl::Status VerifyingStore::PutResult(const Digest& key,
   writes.push_back({Column::kActions, key.AsBytes(), serialized});
   if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
   IndexRecord(key.AsBytes(), stored, serialized.size());
-  if (on_write_) on_write_();
   return absl::OkStatus();
 }
 

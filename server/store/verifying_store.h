@@ -89,13 +89,20 @@ class VerifyingStore final : public ObjectStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status WriteUploads(std::span<const ObjectRef> objects)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::Status WriteResult(const Digest& key, const v1::ActionRecord& record,
+                           std::span<const ObjectRef> objects)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Calls the OnWrite listener, if any, with no store lock held.
+  void NotifyWrite();
   int64_t NowMs() const { return absl::ToUnixMillis(options_.now()); }
 
   const std::unique_ptr<KvBackend> backend_;
   const StoreOptions options_;
   StoreIndex index_;
   absl::Mutex write_mu_;
-  std::function<void()> on_write_ ABSL_GUARDED_BY(write_mu_);
+  absl::Mutex listener_mu_;
+  std::function<void()> on_write_ ABSL_GUARDED_BY(listener_mu_);
+  int listener_calls_ ABSL_GUARDED_BY(listener_mu_) = 0;
   std::atomic<uint64_t> corrupt_removed_{0};
   std::atomic<uint64_t> evicted_records_{0};
   std::atomic<uint64_t> evicted_bytes_{0};
