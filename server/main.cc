@@ -105,6 +105,9 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  // A write past a file-size limit must be a failed write (the store stays
+  // sound and the daemon keeps serving), not the daemon's death.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   jitcache::DaemonOptions options;
   options.socket_path = absl::GetFlag(FLAGS_socket);

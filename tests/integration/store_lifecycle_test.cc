@@ -12,6 +12,7 @@
 #include <iostream>
 #include <thread>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/bundle_file.h"
@@ -373,6 +374,96 @@ TEST(Bundles, ExportOnOneDaemonImportOnAnotherHitsWithIdenticalBytes) {
   auto stats = cc.Stats();
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ(stats->store_entries, 0u);
+}
+
+// A bundle of `n` entries of 64 KiB incompressible cubins, as if exported
+// by a daemon whose toolchain fingerprint is `fingerprint_hex`.
+void WriteSyntheticBundle(const std::string& path,
+                          const std::string& fingerprint_hex, int n) {
+  const std::string fingerprint = absl::HexStringToBytes(fingerprint_hex);
+  v1::BundleHeader header;
+  header.set_format_version(kBundleFormatVersion);
+  header.set_toolchain_fingerprint(fingerprint_hex);
+  header.set_entries(n);
+  auto writer = BundleWriter::Create(path, header);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  for (int i = 0; i < n; ++i) {
+    std::string bytes;
+    for (int j = 0; j < 2048; ++j) {
+      bytes += std::string(Digest::Of(absl::StrCat(i, ":", j)).AsBytes());
+    }
+    const Digest digest = Digest::Of(bytes);
+    v1::ActionRecord record;
+    record.set_format_version(1);
+    record.set_outcome(v1::OUTCOME_OK);
+    record.set_target(v1::TARGET_CUBIN);
+    record.set_object_digest(std::string(digest.AsBytes()));
+    record.set_object_size(bytes.size());
+    record.set_toolchain_fingerprint(fingerprint);
+    record.set_arch("sm_90");
+    v1::BundleEntry entry;
+    entry.set_key(Digest::Of(absl::StrCat("entry ", i)).Hex());
+    entry.set_record(record.SerializeAsString());
+    v1::BundleObject* object = entry.add_objects();
+    object->set_digest(digest.Hex());
+    object->set_kind(v1::OBJECT_KIND_CUBIN);
+    object->set_data(std::move(bytes));
+    ASSERT_TRUE(writer->Add(entry).ok());
+  }
+  ASSERT_TRUE(writer->Finish().ok());
+}
+
+TEST(Bundles, AFullDiskDuringImportLeavesASoundStoreAndAServingDaemon) {
+  testing::TempDir dir;
+  constexpr int kEntries = 120;  // 7.5 MiB of objects
+  auto daemon = std::make_unique<testing::DaemonProcess>(dir.Sub("s.sock"),
+                                                         dir.Sub("store"));
+  // No file of the store may pass 4 MiB: its log, then every write, fails.
+  daemon->set_file_size_limit(4 << 20);
+  ASSERT_TRUE(daemon->Start().ok()) << daemon->Log();
+  auto client = *Client::Connect(
+      {.socket_path = dir.Sub("s.sock"), .local_fallback = false});
+  auto info = client.Ping();
+  ASSERT_TRUE(info.ok());
+  WriteSyntheticBundle(dir.Sub("big.jcb"), info->toolchain_fingerprint,
+                       kEntries);
+
+  auto full =
+      testing::RunProcess({testing::CliBinary() + "-full", "--socket",
+                           dir.Sub("s.sock"), "import", dir.Sub("big.jcb")});
+  EXPECT_EQ(full.exit_code, 3) << full.output;
+  EXPECT_THAT(full.output, HasSubstr("imported whole"));
+  // The daemon is still there and still answers (a compile it cannot store
+  // is still the right answer).
+  ASSERT_TRUE(client.Ping().ok()) << daemon->Log();
+  auto code =
+      client.Compile(Program(Kernel(1), "k.cu"), Sm90(), CodeType::kCubin);
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_TRUE(code->compiled);
+  EXPECT_EQ(daemon->Stop(), 0) << daemon->Log();
+
+  std::string report;
+  EXPECT_EQ(Verify(dir.Sub("store"), &report), 0) << report;
+  EXPECT_THAT(report, HasSubstr("0 bad objects, 0 bad records, 0 records "
+                                "with a missing object"));
+
+  // With room again, the same bundle completes the store: what the failed
+  // import wrote is whole and counted as present.
+  daemon = std::make_unique<testing::DaemonProcess>(dir.Sub("s.sock"),
+                                                    dir.Sub("store"));
+  ASSERT_TRUE(daemon->Start().ok()) << daemon->Log();
+  auto again =
+      StoreAdmin::Connect(dir.Sub("s.sock")).Import(dir.Sub("big.jcb"));
+  ASSERT_TRUE(again.ok()) << again.status();
+  std::cout << "after the full disk: " << again->already_present
+            << " entries were in, " << again->imported << " imported now\n";
+  EXPECT_GT(again->already_present, 0u);  // the failure came mid-import
+  EXPECT_GT(again->imported, 0u);
+  EXPECT_EQ(again->imported + again->already_present,
+            static_cast<uint64_t>(kEntries));
+  EXPECT_EQ(again->corrupt, 0u);
+  ASSERT_EQ(daemon->Stop(), 0);
+  EXPECT_EQ(Verify(dir.Sub("store"), &report), 0) << report;
 }
 
 TEST(Bundles, PrecompileExportsWhatItCompiled) {

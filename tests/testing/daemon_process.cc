@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,9 +22,14 @@ namespace jitcache::testing {
 namespace {
 
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path,
-            std::optional<std::pair<uid_t, gid_t>> as = std::nullopt) {
+            std::optional<std::pair<uid_t, gid_t>> as = std::nullopt,
+            std::optional<uint64_t> file_size_limit = std::nullopt) {
   const pid_t pid = fork();
   if (pid != 0) return pid;
+  if (file_size_limit.has_value()) {
+    const rlimit limit{*file_size_limit, *file_size_limit};
+    setrlimit(RLIMIT_FSIZE, &limit);
+  }
   const int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
   dup2(fd, STDOUT_FILENO);
   dup2(fd, STDERR_FILENO);
@@ -106,7 +112,7 @@ absl::Status DaemonProcess::Start(absl::Duration timeout) {
   std::vector<std::string> argv = {DaemonBinary(), "--socket=" + socket_,
                                    "--store=" + store_};
   argv.insert(argv.end(), extra_flags_.begin(), extra_flags_.end());
-  pid_ = Spawn(argv, log_path_);
+  pid_ = Spawn(argv, log_path_, std::nullopt, file_size_limit_);
   const absl::Time deadline = absl::Now() + timeout;
   while (absl::Now() < deadline) {
     int status = 0;

@@ -42,6 +42,9 @@ class DaemonProcess {
   // SIGKILL: a crash, leaving the socket file behind.
   void Kill();
   bool running() const { return pid_ > 0; }
+  // From the next Start: no file the daemon writes may grow past `bytes`
+  // (RLIMIT_FSIZE), so its writes fail as on a full disk.
+  void set_file_size_limit(uint64_t bytes) { file_size_limit_ = bytes; }
   // What the daemon printed so far.
   std::string Log() const;
 
@@ -53,6 +56,7 @@ class DaemonProcess {
   std::vector<std::string> extra_flags_;
   std::string log_path_;
   pid_t pid_ = -1;
+  std::optional<uint64_t> file_size_limit_;
 };
 
 // Path of the built jitcached and jitcache binaries.

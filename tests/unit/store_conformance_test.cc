@@ -1,5 +1,6 @@
 // One suite, run against every ObjectStore implementation.
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -353,6 +354,78 @@ TEST(RocksDbStore, EvictionAndReclaimShrinkTheFiles) {
   ASSERT_TRUE(store->Reclaim(1.0).ok());
   const uint64_t after = store->Stats().bytes;
   EXPECT_LT(after, full / 3) << "files " << full << " -> " << after;
+}
+
+// RocksDB underneath, with writes that fail once armed (a full disk).
+class FailingKv final : public KvBackend {
+ public:
+  explicit FailingKv(std::unique_ptr<KvBackend> real)
+      : real_(std::move(real)) {}
+  std::atomic<bool> fail{false};
+
+  absl::StatusOr<std::optional<std::string>> Get(
+      Column column, absl::string_view key) override {
+    return real_->Get(column, key);
+  }
+  absl::Status Write(std::span<const KvWrite> writes) override {
+    if (fail) return absl::ResourceExhaustedError("No space left on device");
+    return real_->Write(writes);
+  }
+  absl::Status ForEach(
+      Column column,
+      const std::function<bool(absl::string_view, absl::string_view)>& visit,
+      absl::string_view start) override {
+    return real_->ForEach(column, visit, start);
+  }
+  absl::Status EraseAll(Column column) override {
+    if (fail) return absl::ResourceExhaustedError("No space left on device");
+    return real_->EraseAll(column);
+  }
+  absl::Status Reclaim(double cutoff) override {
+    return real_->Reclaim(cutoff);
+  }
+  uint64_t Bytes() override { return real_->Bytes(); }
+
+ private:
+  std::unique_ptr<KvBackend> real_;
+};
+
+TEST(RocksDbStore, AFailedEvictionOrClearRemovesNothing) {
+  testing::TempDir dir;
+  auto kv = OpenRocksDbKv(dir.Sub("s"));
+  ASSERT_TRUE(kv.ok());
+  auto failing = std::make_unique<FailingKv>(*std::move(kv));
+  FailingKv* disk = failing.get();
+  auto store = VerifyingStore::Open(std::move(failing));
+  ASSERT_TRUE(store.ok());
+  std::vector<Digest> keys;
+  for (int i = 0; i < 2500; ++i) {  // more than one eviction batch
+    const std::string bytes = absl::StrCat("object ", i);
+    const Digest object = Digest::Of(bytes);
+    const ObjectRef ref{object, ObjectKind::kPtx, bytes};
+    v1::ActionRecord record = MakeRecord(object, bytes.size());
+    record.set_last_used_unix_ms(i);
+    keys.push_back(Digest::Of(absl::StrCat("k", i)));
+    ASSERT_TRUE((*store)->PutResult(keys.back(), record, {&ref, 1}).ok());
+  }
+  const StoreStats before = (*store)->Stats();
+  disk->fail = true;
+  auto evicted = (*store)->Evict({0, {}});
+  EXPECT_EQ(evicted.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_FALSE((*store)->Clear().ok());
+  disk->fail = false;
+  const StoreStats after = (*store)->Stats();
+  EXPECT_EQ(after.actions, before.actions);
+  EXPECT_EQ(after.live_bytes, before.live_bytes);
+  for (const Digest& key : keys) ASSERT_TRUE(HasAction(**store, key));
+  auto report = (*store)->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->records, 2500u);
+  // With room again, the same eviction goes through.
+  auto retried = (*store)->Evict({0, {}});
+  ASSERT_TRUE(retried.ok());
+  EXPECT_EQ(retried->records, 2500u);
 }
 
 TEST(RocksDbStore, ReopenKeepsData) {
