@@ -116,10 +116,8 @@ struct Client::Impl {
   absl::Time Prepare(grpc::ClientContext& context, absl::Duration d) const {
     const absl::Time deadline = absl::Now() + d;
     context.set_deadline(absl::ToChronoTime(deadline));
-    context.AddMetadata("jitcache-client", client_id);
     return deadline;
   }
-  std::string client_id = absl::StrCat(getpid());
 
   // A blocking call with a deadline of `d`; errors become absl::Status.
   template <typename Request, typename Response>

@@ -25,6 +25,11 @@ else()
   set(JITCACHE_ROCKSDB PkgConfig::ROCKSDB)
 endif()
 
+# sd_listen_fds / sd_notify (socket activation, readiness, the watchdog).
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
+# The /metrics endpoint.
+find_package(prometheus-cpp CONFIG REQUIRED COMPONENTS pull)
+
 find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
 find_library(XXHASH_LIBRARY xxhash REQUIRED)
 add_library(jitcache_xxhash INTERFACE)

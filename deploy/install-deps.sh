@@ -9,6 +9,11 @@ packages=(
   ca-certificates g++ make cmake ninja-build pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libabsl-dev libxxhash-dev libgtest-dev libgmock-dev
+  # Socket activation and sd_notify; Prometheus metrics.
+  libsystemd-dev prometheus-cpp-dev
+  # The service's own tests: systemd-analyze, systemd-socket-activate,
+  # dpkg-deb for the packages.
+  systemd dpkg-dev
   # The benchmarks and their peers (bench/run.py; its smoke run is a test).
   python3 hyperfine ccache sccache
 )

@@ -34,9 +34,7 @@ constexpr size_t kMaxProblems = 20;
 
 absl::Status JitCacheService::CheckAdmin(
     const grpc::CallbackServerContext& context, absl::string_view what) const {
-  std::optional<PeerCredentials> peer;
-  if (options_.peer_credentials)
-    peer = options_.peer_credentials(context.peer());
+  std::optional<PeerCredentials> peer = PeerOfCall(context);
   std::string who = "root, the daemon's own user (uid " +
                     std::to_string(options_.admin.daemon_uid) + ")";
   if (options_.admin.admin_gid.has_value()) {

@@ -4,8 +4,9 @@
 
 namespace jitcache {
 
-CompilePool::CompilePool(int workers, size_t max_queued)
-    : max_queued_(max_queued) {
+CompilePool::CompilePool(int workers, size_t max_queued,
+                         size_t max_queued_per_user)
+    : max_queued_(max_queued), max_queued_per_user_(max_queued_per_user) {
   if (workers < 1) workers = 1;
   workers_.reserve(workers);
   for (int i = 0; i < workers; ++i) {
@@ -15,7 +16,7 @@ CompilePool::CompilePool(int workers, size_t max_queued)
 
 CompilePool::~CompilePool() { Shutdown(); }
 
-absl::Status CompilePool::Submit(const std::string& client, Task task) {
+absl::Status CompilePool::Submit(uid_t user, Task task) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("the daemon is shutting down");
   if (queued_ >= max_queued_) {
@@ -23,8 +24,13 @@ absl::Status CompilePool::Submit(const std::string& client, Task task) {
         absl::StrCat("compile queue is full (", max_queued_,
                      " waiting); retry in a few seconds"));
   }
-  std::deque<Task>& queue = queues_[client];
-  if (queue.empty()) turns_.push_back(client);
+  std::deque<Task>& queue = queues_[user];
+  if (max_queued_per_user_ > 0 && queue.size() >= max_queued_per_user_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "uid ", user, " already has ", queue.size(),
+        " compiles waiting (--max_queued_per_user); retry when some finish"));
+  }
+  if (queue.empty()) turns_.push_back(user);
   queue.push_back(std::move(task));
   ++queued_;
   return absl::OkStatus();
@@ -41,17 +47,17 @@ void CompilePool::WorkerLoop() {
           },
           this));
       if (queued_ == 0) return;  // stopping and drained
-      // Serve the client whose turn it is; it goes to the back of the line
-      // if it has more.
-      std::string client = std::move(turns_.front());
+      // Serve the user whose turn it is; they go to the back of the line if
+      // they have more.
+      const uid_t user = turns_.front();
       turns_.pop_front();
-      auto it = queues_.find(client);
+      auto it = queues_.find(user);
       task = std::move(it->second.front());
       it->second.pop_front();
       if (it->second.empty()) {
         queues_.erase(it);
       } else {
-        turns_.push_back(std::move(client));
+        turns_.push_back(user);
       }
       --queued_;
       ++running_;
@@ -68,7 +74,7 @@ void CompilePool::Shutdown() {
     absl::MutexLock lock(&mu_);
     if (stopping_ && workers_.empty()) return;
     stopping_ = true;
-    for (auto& [client, queue] : queues_) {
+    for (auto& [user, queue] : queues_) {
       for (Task& t : queue) cancelled.push_back(std::move(t));
     }
     queues_.clear();
@@ -92,6 +98,14 @@ size_t CompilePool::queued() const {
 size_t CompilePool::running() const {
   absl::MutexLock lock(&mu_);
   return running_;
+}
+
+std::vector<std::pair<uid_t, size_t>> CompilePool::QueuedByUser() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::pair<uid_t, size_t>> out;
+  for (const auto& [user, queue] : queues_)
+    out.emplace_back(user, queue.size());
+  return out;
 }
 
 }  // namespace jitcache

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <memory>
 
+#include "absl/time/clock.h"
 #include "server/service_counters.h"
+#include "server/user_stats.h"
 
 namespace jitcache {
 
@@ -16,8 +18,10 @@ namespace jitcache {
 // touches a reactor that is gone. Deletes itself when gRPC is done with it.
 class CompileReactor final : public grpc::ServerUnaryReactor {
  public:
-  explicit CompileReactor(ServiceCounters* counters)
+  // `user`: the requester's counters; both outlive the reactor.
+  CompileReactor(ServiceCounters* counters, UserStats::Counters* user)
       : counters_(counters),
+        user_(user),
         finished_(std::make_shared<std::atomic<bool>>(false)) {}
 
   // Finishes the RPC unless someone else did; an error is counted first, so
@@ -29,6 +33,7 @@ class CompileReactor final : public grpc::ServerUnaryReactor {
     if (!status.ok()) {
       reactor->counters_->Rejected(
           static_cast<absl::StatusCode>(status.error_code()));
+      ++reactor->user_->rejected;
     }
     reactor->Finish(status);
   }
@@ -42,9 +47,14 @@ class CompileReactor final : public grpc::ServerUnaryReactor {
   const std::shared_ptr<std::atomic<bool>>& finished() const {
     return finished_;
   }
+  UserStats::Counters& user() const { return *user_; }
+  // When the request arrived (for the latency histograms).
+  absl::Time start() const { return start_; }
 
  private:
   ServiceCounters* counters_;
+  UserStats::Counters* user_;
+  const absl::Time start_ = absl::Now();
   std::shared_ptr<std::atomic<bool>> finished_;
 };
 

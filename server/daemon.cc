@@ -1,10 +1,14 @@
 #include "server/daemon.h"
 
 #include <grp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -16,6 +20,38 @@
 #include "server/store/verifying_store.h"
 
 namespace jitcache {
+namespace {
+
+absl::StatusOr<gid_t> GroupId(const std::string& flag,
+                              const std::string& name) {
+  struct group gr;
+  struct group* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (getgrnam_r(name.c_str(), &gr, buffer.data(), buffer.size(), &found) !=
+          0 ||
+      found == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": no group named ", name));
+  }
+  return gr.gr_gid;
+}
+
+// Gives a socket file the group and mode a team needs to connect.
+absl::Status SetSocketAccess(const std::string& path,
+                             std::optional<gid_t> group,
+                             std::optional<mode_t> mode) {
+  if (group.has_value() && chown(path.c_str(), -1, *group) != 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "--socket_group: cannot chown ", path, ": ", std::strerror(errno)));
+  }
+  if (mode.has_value() && chmod(path.c_str(), *mode) != 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "--socket_mode: cannot chmod ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   auto daemon = std::unique_ptr<Daemon>(new Daemon());
@@ -36,17 +72,16 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   AdminPolicy admin;
   admin.daemon_uid = geteuid();
   if (!options.admin_group.empty()) {
-    struct group gr;
-    struct group* found = nullptr;
-    std::vector<char> buffer(16384);
-    if (getgrnam_r(options.admin_group.c_str(), &gr, buffer.data(),
-                   buffer.size(), &found) != 0 ||
-        found == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--admin_group: no group named ", options.admin_group));
-    }
-    admin.admin_gid = gr.gr_gid;
+    absl::StatusOr<gid_t> gid = GroupId("--admin_group", options.admin_group);
+    if (!gid.ok()) return gid.status();
+    admin.admin_gid = *gid;
     admin.admin_group = options.admin_group;
+  }
+  std::optional<gid_t> socket_group;
+  if (!options.socket_group.empty()) {
+    absl::StatusOr<gid_t> gid = GroupId("--socket_group", options.socket_group);
+    if (!gid.ok()) return gid.status();
+    socket_group = *gid;
   }
 
   if (options.compiler != nullptr) {
@@ -59,16 +94,23 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     daemon->compiler_ = *std::move(compiler);
   }
 
-  absl::StatusOr<std::unique_ptr<SocketGuard>> guard =
-      SocketGuard::Claim(options.socket_path);
-  if (!guard.ok()) return guard.status();
-  daemon->guard_ = *std::move(guard);
+  // A socket the service manager passed is its own: no claim, no unlink.
+  if (options.inherited.has_value()) {
+    options.socket_path = options.inherited->grpc_path;
+  } else {
+    absl::StatusOr<std::unique_ptr<SocketGuard>> guard =
+        SocketGuard::Claim(options.socket_path);
+    if (!guard.ok()) return guard.status();
+    daemon->guard_ = *std::move(guard);
+  }
+  daemon->socket_path_ = options.socket_path;
   daemon->janitor_ =
       std::make_unique<StoreJanitor>(daemon->store_.get(), options.janitor);
 
   int workers = options.workers;
   if (workers <= 0) workers = std::max(1u, std::thread::hardware_concurrency());
-  daemon->pool_ = std::make_unique<CompilePool>(workers, options.max_queued);
+  daemon->pool_ = std::make_unique<CompilePool>(workers, options.max_queued,
+                                                options.max_queued_per_user);
 
   ServiceOptions service;
   service.store = daemon->store_.get();
@@ -89,8 +131,22 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
 
   // The daemon accepts connections itself, so that it knows each peer's
   // credentials from the kernel; gRPC gets the connected sockets.
-  absl::StatusOr<int> listen_fd = ListenUnix(options.socket_path);
+  absl::StatusOr<int> listen_fd =
+      options.inherited.has_value()
+          ? absl::StatusOr<int>(options.inherited->grpc_fd)
+          : ListenUnix(options.socket_path);
   if (!listen_fd.ok()) return listen_fd.status();
+  if (!options.inherited.has_value()) {
+    if (absl::Status s = SetSocketAccess(options.socket_path, socket_group,
+                                         options.socket_mode);
+        !s.ok()) {
+      close(*listen_fd);
+      return s;
+    }
+  }
+  // grpc.health.v1.Health, for load balancers and probes: SERVING until
+  // shutdown starts.
+  grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<size_t>(
       options.limits.max_request_bytes, std::numeric_limits<int>::max())));
@@ -110,11 +166,30 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   daemon->listener_ = *std::move(listener);
   if (options.hit_socket) {
     JitCacheService* answering = daemon->service_.get();
-    absl::StatusOr<std::unique_ptr<HitSocket>> hits = HitSocket::Start(
-        options.socket_path + ".hit", options.limits.max_request_bytes,
-        [answering](const std::string& request) {
-          return answering->AnswerHit(request);
-        });
+    HitSocket::Answer answer = [answering](const std::string& request,
+                                           const PeerCredentials& peer) {
+      return answering->AnswerHit(request, peer);
+    };
+    const std::string hit_path = options.socket_path + ".hit";
+    absl::StatusOr<std::unique_ptr<HitSocket>> hits =
+        absl::FailedPreconditionError(
+            "the service manager passed no PATH.hit socket; clients use "
+            "gRPC for hits");
+    if (!options.inherited.has_value()) {
+      hits = HitSocket::Start(hit_path, options.limits.max_request_bytes,
+                              std::move(answer));
+      if (hits.ok()) {
+        if (absl::Status s =
+                SetSocketAccess(hit_path, socket_group, options.socket_mode);
+            !s.ok()) {
+          hits = s;
+        }
+      }
+    } else if (options.inherited->hit_fd.has_value()) {
+      hits =
+          HitSocket::Adopt(*options.inherited->hit_fd,
+                           options.limits.max_request_bytes, std::move(answer));
+    }
     // Only an optimisation for short-lived clients, which fall back to
     // gRPC: its failure (a socket path too long for the suffix, say) must
     // not keep the daemon down.
@@ -124,10 +199,31 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
       JITCACHE_LOG(Warning) << "no hit socket: " << hits.status();
     }
   }
+  if (!options.metrics_address.empty()) {
+    absl::StatusOr<std::unique_ptr<MetricsExporter>> metrics =
+        MetricsExporter::Start(options.metrics_address, daemon->service_.get());
+    if (!metrics.ok()) return metrics.status();
+    daemon->metrics_ = *std::move(metrics);
+    JITCACHE_LOG(Info) << "metrics on http://" << options.metrics_address
+                       << "/metrics (port " << daemon->metrics_->port() << ")";
+  }
+  ObjectStore* store = daemon->store_.get();
+  daemon->notifier_ = std::make_unique<ServiceNotifier>([store] {
+    // A store that answers is a daemon that serves; one wedged on a lock
+    // or a disk stops the pings and gets restarted.
+    (void)store->Stats();
+    return true;
+  });
   JITCACHE_LOG(Info) << "jitcached serving on " << options.socket_path
                      << " with store " << options.store_path << ", " << workers
                      << " compile workers, "
-                     << daemon->compiler_->toolchain().description;
+                     << daemon->compiler_->toolchain().description
+                     << (options.inherited.has_value()
+                             ? " (sockets from the service manager)"
+                             : "");
+  daemon->notifier_->Ready(absl::StrCat("serving on ", options.socket_path,
+                                        ", ", daemon->store_->Stats().actions,
+                                        " entries in the store"));
   return daemon;
 }
 
@@ -137,6 +233,11 @@ void Daemon::Shutdown(absl::Duration grace) {
   // Queued and running compiles answer UNAVAILABLE; nothing half-done is
   // stored.
   const absl::Time start = absl::Now();
+  if (notifier_ != nullptr) notifier_->Stopping();
+  if (server_ != nullptr) {
+    server_->GetHealthCheckService()->SetServingStatus(false);
+  }
+  metrics_.reset();
   if (hit_socket_ != nullptr) hit_socket_->Stop();
   if (service_ != nullptr) service_->CancelRunningCompiles();
   if (pool_ != nullptr) pool_->Shutdown();
@@ -153,6 +254,7 @@ void Daemon::Shutdown(absl::Duration grace) {
                      << (compiles_stopped - start) << ", requests drained in "
                      << (absl::Now() - compiles_stopped);
   guard_.reset();
+  notifier_.reset();
 }
 
 Daemon::~Daemon() { Shutdown(absl::Seconds(5)); }

@@ -12,22 +12,35 @@
 #include "server/compiler.h"
 #include "server/hit_socket.h"
 #include "server/jitcache_service.h"
+#include "server/metrics/metrics_exporter.h"
 #include "server/peer_listener.h"
 #include "server/request_limits.h"
 #include "server/socket_guard.h"
 #include "server/store/object_store.h"
 #include "server/store/rocksdb_kv.h"
 #include "server/store/store_janitor.h"
+#include "server/systemd/listen_sockets.h"
+#include "server/systemd/service_notifier.h"
 
 namespace jitcache {
 
 struct DaemonOptions {
   std::string socket_path;
+  // Sockets a service manager passed (socket activation): served instead of
+  // binding socket_path, and never removed.
+  std::optional<InheritedSockets> inherited;
+  // Stand-alone only (a .socket unit sets its own): the socket files' group
+  // and mode, so that a team's group may connect.
+  std::string socket_group;
+  std::optional<mode_t> socket_mode;
   // RocksDB directory; ":memory:" keeps the store in memory (tests).
   std::string store_path;
   std::string cuda_root;
   int workers = 0;  // 0: one per core
   size_t max_queued = 1024;
+  size_t max_queued_per_user = 0;  // 0: only max_queued
+  // HOST:PORT for Prometheus metrics; empty: none.
+  std::string metrics_address;
   absl::Duration compile_time_limit = absl::Minutes(10);
   // Also answer hits on socket_path + ".hit" (see HitSocket).
   bool hit_socket = true;
@@ -60,7 +73,11 @@ class Daemon {
   void Shutdown(absl::Duration grace);
 
   const ToolchainInfo& toolchain() const { return compiler_->toolchain(); }
-  const std::string& socket_path() const { return guard_->path(); }
+  const std::string& socket_path() const { return socket_path_; }
+  // The metrics port (0 without --metrics_address).
+  int metrics_port() const {
+    return metrics_ != nullptr ? metrics_->port() : 0;
+  }
 
  private:
   Daemon() = default;
@@ -74,6 +91,9 @@ class Daemon {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<PeerListener> listener_;
   std::unique_ptr<HitSocket> hit_socket_;
+  std::unique_ptr<MetricsExporter> metrics_;
+  std::unique_ptr<ServiceNotifier> notifier_;
+  std::string socket_path_;
   bool stopped_ = false;
 };
 

@@ -1,5 +1,7 @@
 #include "server/hit_socket.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -22,7 +24,7 @@ absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Start(
     return absl::InvalidArgumentError(
         absl::StrCat("hit socket path ", path, " is too long"));
   }
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return absl::InternalError("socket(AF_UNIX) failed");
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
@@ -36,21 +38,51 @@ absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Start(
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", path, ": ", error));
   }
-  auto socket = std::unique_ptr<HitSocket>(new HitSocket(
-      path, fd, max_request_bytes, std::move(answer), io_timeout));
+  return Serve(path, fd, max_request_bytes, std::move(answer), threads,
+               io_timeout);
+}
+
+absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Adopt(
+    int listen_fd, size_t max_request_bytes, Answer answer, int threads,
+    absl::Duration io_timeout) {
+  return Serve("", listen_fd, max_request_bytes, std::move(answer), threads,
+               io_timeout);
+}
+
+absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Serve(
+    std::string path, int listen_fd, size_t max_request_bytes, Answer answer,
+    int threads, absl::Duration io_timeout) {
+  int wake[2];
+  if (pipe2(wake, O_CLOEXEC) != 0) {
+    close(listen_fd);
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  auto socket = std::unique_ptr<HitSocket>(
+      new HitSocket(std::move(path), listen_fd, max_request_bytes,
+                    std::move(answer), io_timeout));
+  socket->wake_read_ = wake[0];
+  socket->wake_write_ = wake[1];
   for (int i = 0; i < threads; ++i) {
-    socket->threads_.emplace_back([raw = socket.get()] { raw->Serve(); });
+    socket->threads_.emplace_back([raw = socket.get()] { raw->AcceptLoop(); });
   }
   return socket;
 }
 
-void HitSocket::Serve() {
-  while (!stopping_.load()) {
-    const int connection = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (connection < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      return;  // the listening socket was shut down
+// Stop wakes the loops through a pipe, never by shutting the listening
+// socket down: an adopted socket must keep listening for the next daemon.
+void HitSocket::AcceptLoop() {
+  while (true) {
+    pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_read_, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      JITCACHE_LOG(Error) << "hit socket: poll: " << std::strerror(errno);
+      return;
     }
+    if (fds[1].revents != 0) return;
+    // Several loops wake for one connection; the listening socket does not
+    // block, so the others go back to poll.
+    const int connection = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (connection < 0) continue;
     Handle(connection);
     close(connection);
   }
@@ -75,7 +107,9 @@ void HitSocket::Handle(int connection) {
   }
   std::string request(length, '\0');
   if (!ReadFully(connection, request.data(), length)) return;
-  std::optional<std::string> response = answer_(request);
+  std::optional<PeerCredentials> peer = PeerOf(connection);
+  if (!peer.has_value()) return;
+  std::optional<std::string> response = answer_(request, *peer);
   if (!response.has_value()) {
     WriteFully(connection, &kAskGrpc, 1);
     return;
@@ -90,12 +124,15 @@ void HitSocket::Handle(int connection) {
 
 void HitSocket::Stop() {
   if (stopping_.exchange(true)) return;
-  shutdown(fd_, SHUT_RDWR);  // wakes every accept
+  const char byte = 0;
+  (void)!write(wake_write_, &byte, 1);  // stays readable: wakes every loop
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
   close(fd_);
-  unlink(path_.c_str());
+  close(wake_read_);
+  close(wake_write_);
+  if (!path_.empty()) unlink(path_.c_str());
 }
 
 HitSocket::~HitSocket() { Stop(); }

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/peer_listener.h"
 
 namespace jitcache {
 
@@ -24,17 +25,24 @@ namespace jitcache {
 //                                                    gRPC socket, which says
 //                                                    why)
 // Validation, limits and the key are the gRPC path's own (the `answer`
-// callback). A peer that stalls is dropped after `io_timeout`.
-// Thread-safety: Start once, then Stop once (or destroy).
+// callback), and so is the peer's identity: the kernel's SO_PEERCRED.
+// A peer that stalls is dropped after `io_timeout`.
+// Thread-safety: Start or Adopt once, then Stop once (or destroy).
 class HitSocket {
  public:
   // Serialized request -> serialized response on a hit, nullopt otherwise.
-  using Answer =
-      std::function<std::optional<std::string>(const std::string& request)>;
+  using Answer = std::function<std::optional<std::string>(
+      const std::string& request, const PeerCredentials& peer)>;
 
+  // Binds `path` (the caller owns it: see SocketGuard) and removes it on Stop.
   static absl::StatusOr<std::unique_ptr<HitSocket>> Start(
       const std::string& path, size_t max_request_bytes, Answer answer,
       int threads = 4, absl::Duration io_timeout = absl::Seconds(2));
+  // Serves a listening socket a service manager passed; Stop closes this
+  // process's descriptor only, leaving the socket to its owner.
+  static absl::StatusOr<std::unique_ptr<HitSocket>> Adopt(
+      int listen_fd, size_t max_request_bytes, Answer answer, int threads = 4,
+      absl::Duration io_timeout = absl::Seconds(2));
   ~HitSocket();
   void Stop();
 
@@ -46,11 +54,15 @@ class HitSocket {
         max_request_bytes_(max_request_bytes),
         answer_(std::move(answer)),
         io_timeout_(io_timeout) {}
-  void Serve();
+  static absl::StatusOr<std::unique_ptr<HitSocket>> Serve(
+      std::string path, int listen_fd, size_t max_request_bytes, Answer answer,
+      int threads, absl::Duration io_timeout);
+  void AcceptLoop();
   void Handle(int connection);
 
-  const std::string path_;
+  const std::string path_;  // empty: not ours to remove
   const int fd_;
+  int wake_read_ = -1, wake_write_ = -1;
   const size_t max_request_bytes_;
   const Answer answer_;
   const absl::Duration io_timeout_;

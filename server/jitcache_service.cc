@@ -24,17 +24,19 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
   }
 }
 
-// The client's name for fair sharing: its "jitcache-client" metadata (the
-// library sends its pid), else the transport's peer string.
-std::string ClientId(const grpc::CallbackServerContext& context) {
-  const auto& metadata = context.client_metadata();
-  if (auto it = metadata.find("jitcache-client"); it != metadata.end()) {
-    return std::string(it->second.data(), it->second.size());
-  }
-  return context.peer();
+}  // namespace
+
+std::optional<PeerCredentials> JitCacheService::PeerOfCall(
+    const grpc::CallbackServerContext& context) const {
+  if (!options_.peer_credentials) return std::nullopt;
+  return options_.peer_credentials(context.peer());
 }
 
-}  // namespace
+uid_t JitCacheService::UserOfCall(
+    const grpc::CallbackServerContext& context) const {
+  std::optional<PeerCredentials> peer = PeerOfCall(context);
+  return peer.has_value() ? peer->uid : kUnknownUser;
+}
 
 JitCacheService::JitCacheService(ServiceOptions options)
     : options_(std::move(options)) {}
@@ -64,8 +66,26 @@ grpc::ServerUnaryReactor* JitCacheService::GetStats(
       return Finish(context, s);
     }
   }
+  // Who asked what is for administrators; anyone may see their own row.
+  std::optional<uid_t> only;
+  if (!CheckAdmin(*context, "").ok()) only = UserOfCall(*context);
+  FillStats(response, only);
+  if (request->zero()) {
+    counters_.Zero();
+    users_.Zero();
+  }
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+void JitCacheService::FillStats(v1::StatsResponse* response,
+                                std::optional<uid_t> only_user) const {
   counters_.Fill(response);
-  if (request->zero()) counters_.Zero();
+  for (v1::UserStats& row :
+       users_.Read(options_.pool->QueuedByUser(), only_user)) {
+    *response->add_users() = std::move(row);
+  }
   response->set_queued(options_.pool->queued());
   response->set_running(options_.pool->running());
   response->set_waiting(flights_.waiters());
@@ -82,9 +102,12 @@ grpc::ServerUnaryReactor* JitCacheService::GetStats(
     response->set_store_max_bytes(options_.janitor->options().max_size);
     response->set_store_eviction_runs(options_.janitor->runs());
   }
-  auto* reactor = context->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+}
+
+v1::StatsResponse JitCacheService::StatsForAdmin() const {
+  v1::StatsResponse response;
+  FillStats(&response, std::nullopt);
+  return response;
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Finish(
@@ -127,7 +150,8 @@ absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
 }
 
 std::optional<std::string> JitCacheService::AnswerHit(
-    const std::string& request_bytes) {
+    const std::string& request_bytes, const PeerCredentials& peer) {
+  const absl::Time start = absl::Now();
   v1::CompileRequest request;
   if (!request.ParseFromString(request_bytes)) return std::nullopt;
   absl::StatusOr<PreparedCompile> prepared =
@@ -140,21 +164,31 @@ std::optional<std::string> JitCacheService::AnswerHit(
   response.set_served(v1::SERVED_HIT);
   ++counters_.requests;
   counters_.CountHit(response);
-  return response.SerializeAsString();
+  UserStats::Counters& user = users_.For(peer.uid);
+  ++user.requests;
+  ++user.hits;
+  std::string answer = response.SerializeAsString();
+  counters_.hit_latency.Observe(absl::Now() - start);
+  JITCACHE_LOG(Debug) << "hit " << response.cache_key() << " uid " << peer.uid
+                      << " (hit socket)";
+  return answer;
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Compile(
     grpc::CallbackServerContext* context, const v1::CompileRequest* request,
     v1::CompileResponse* response) {
   ++counters_.requests;
-  auto* reactor = new CompileReactor(&counters_);
+  const uid_t uid = UserOfCall(*context);
+  UserStats::Counters& user = users_.For(uid);
+  ++user.requests;
+  auto* reactor = new CompileReactor(&counters_, &user);
   absl::StatusOr<PreparedCompile> prepared =
       PrepareCompile(*request, options_.compiler->toolchain(), options_.limits);
   if (!prepared.ok()) {
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
-  return Serve(context, response, reactor, prepared->key, [&] {
+  return Serve(uid, response, reactor, prepared->key, [&] {
     auto job =
         std::make_shared<CompileJob>(MakeCompileJob(*request, *prepared));
     Build build;
@@ -179,7 +213,10 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
     v1::CompileResponse* response) {
   ++counters_.requests;
   ++counters_.link_requests;
-  auto* reactor = new CompileReactor(&counters_);
+  const uid_t uid = UserOfCall(*context);
+  UserStats::Counters& user = users_.For(uid);
+  ++user.requests;
+  auto* reactor = new CompileReactor(&counters_, &user);
   absl::StatusOr<PreparedLink> prepared =
       PrepareLink(*request, options_.compiler->toolchain(), options_.limits);
   if (!prepared.ok()) {
@@ -199,7 +236,7 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
     prepared->inline_objects.clear();
   }
   auto link = std::make_shared<PreparedLink>(*std::move(prepared));
-  return Serve(context, response, reactor, link->key, [&] {
+  return Serve(uid, response, reactor, link->key, [&] {
     Build build;
     build.key = link->key;
     build.target = link->target;
@@ -237,9 +274,8 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Serve(
-    grpc::CallbackServerContext* context, v1::CompileResponse* response,
-    CompileReactor* reactor, const Digest& key,
-    const std::function<Build()>& make_build) {
+    uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
+    const Digest& key, const std::function<Build()>& make_build) {
   absl::StatusOr<std::optional<v1::CompileResponse>> hit = LookUp(key);
   if (!hit.ok()) {
     reactor->FinishOnce(ToGrpcStatus(hit.status()));
@@ -249,6 +285,9 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
     *response = **std::move(hit);
     response->set_served(v1::SERVED_HIT);
     counters_.CountHit(*response);
+    ++reactor->user().hits;
+    counters_.hit_latency.Observe(absl::Now() - reactor->start());
+    JITCACHE_LOG(Debug) << "hit " << response->cache_key() << " uid " << uid;
     reactor->FinishOnce(grpc::Status::OK);
     return reactor;
   }
@@ -268,25 +307,28 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
         response->set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
         if (is_leader) {
           ++counters_.misses;
+          ++reactor->user().misses;
         } else {
           ++counters_.joins;
+          ++reactor->user().joins;
           counters_.compile_us_saved += response->compile_time_us();
         }
         counters_.CountOutcome(response->outcome());
+        counters_.miss_latency.Observe(absl::Now() - reactor->start());
         reactor->Finish(grpc::Status::OK);
       });
   if (!leader) return reactor;
 
   auto shared = std::make_shared<Build>(make_build());
+  shared->uid = uid;
+  shared->user = &reactor->user();
   CompilePool::Task task;
   task.run = [this, shared] { RunBuild(*shared); };
   task.cancel = [this, shared] {
     flights_.Complete(shared->key,
                       absl::UnavailableError("the daemon is shutting down"));
   };
-  if (absl::Status s =
-          options_.pool->Submit(ClientId(*context), std::move(task));
-      !s.ok()) {
+  if (absl::Status s = options_.pool->Submit(uid, std::move(task)); !s.ok()) {
     flights_.Complete(shared->key, s);
   }
   return reactor;
@@ -303,12 +345,25 @@ void JitCacheService::RunBuild(const Build& build) {
   }
 
   ++counters_.compiles;
+  const absl::Time start = absl::Now();
   absl::StatusOr<CompileResult> result =
-      build.run(absl::Now() + options_.compile_time_limit);
+      build.run(start + options_.compile_time_limit);
+  const absl::Duration took = absl::Now() - start;
+  counters_.compile_time.Observe(took);
+  build.user->compile_us += absl::ToInt64Microseconds(took);
   if (!result.ok()) {
+    JITCACHE_LOG(Warning) << (build.is_link ? "link " : "compile ") << key.Hex()
+                          << " uid " << build.uid << " failed after " << took
+                          << ": " << result.status();
     flights_.Complete(key, result.status());
     return;
   }
+  JITCACHE_LOG(Info) << (build.is_link ? "linked " : "compiled ") << key.Hex()
+                     << " uid " << build.uid << " " << build.arch << " in "
+                     << took
+                     << (result->ok ? ""
+                                    : (build.is_link ? ": link error"
+                                                     : ": compile error"));
   const int64_t now_ms = absl::ToUnixMillis(options_.now());
   v1::ActionRecord record;
   record.set_format_version(1);

@@ -18,6 +18,7 @@
 #include "server/single_flight.h"
 #include "server/store/object_store.h"
 #include "server/store/store_janitor.h"
+#include "server/user_stats.h"
 
 namespace jitcache {
 
@@ -108,7 +109,13 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // serialized CompileResponse out when the store has the answer; nullopt
   // for anything else (a miss, a bad request), which the caller asks over
   // gRPC instead. Runs on the caller's thread.
-  std::optional<std::string> AnswerHit(const std::string& request_bytes);
+  std::optional<std::string> AnswerHit(const std::string& request_bytes,
+                                       const PeerCredentials& peer);
+
+  // The counters and histograms (for the metrics exporter), and a stats
+  // snapshot as an administrator sees it.
+  const ServiceCounters& counters() const { return counters_; }
+  v1::StatsResponse StatsForAdmin() const;
 
   // Makes running compiles stop (they answer UNAVAILABLE). Queued ones are
   // cancelled by the pool's own Shutdown.
@@ -129,7 +136,20 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     std::vector<std::string> options;  // canonical
     uint64_t source_bytes = 0;
     std::function<absl::StatusOr<CompileResult>(absl::Time deadline)> run;
+    // Who led it: charged its compile time.
+    uid_t uid = 0;
+    UserStats::Counters* user = nullptr;
   };
+
+  // A connection whose user the kernel did not tell (an in-process channel).
+  static constexpr uid_t kUnknownUser = static_cast<uid_t>(-1);
+  std::optional<PeerCredentials> PeerOfCall(
+      const grpc::CallbackServerContext& context) const;
+  uid_t UserOfCall(const grpc::CallbackServerContext& context) const;
+  // Everything GetStats answers; the per-user rows of `only_user` only,
+  // when given.
+  void FillStats(v1::StatsResponse* response,
+                 std::optional<uid_t> only_user) const;
 
   // Finishes a short call on the gRPC thread, counting an error.
   grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context,
@@ -148,8 +168,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // the flight and, leading, queue the build.
   // `make_build` runs only for the request that leads a miss: a hit copies
   // nothing out of its request.
-  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context,
-                                  v1::CompileResponse* response,
+  grpc::ServerUnaryReactor* Serve(uid_t uid, v1::CompileResponse* response,
                                   CompileReactor* reactor, const Digest& key,
                                   const std::function<Build()>& make_build);
   // Runs on a pool worker: builds, stores, and answers the flight.
@@ -160,6 +179,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   ServiceOptions options_;
   SingleFlight<SharedResult> flights_;
   ServiceCounters counters_;
+  UserStats users_;
   std::atomic<bool> shutting_down_{false};
 };
 

@@ -10,15 +10,25 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 #include "common/paths.h"
 #include "common/size_units.h"
 #include "server/cuda_compiler.h"
 #include "server/daemon.h"
+#include "server/systemd/listen_sockets.h"
 #include "server/verify_command.h"
 
 ABSL_FLAG(std::string, socket, "",
           "Unix socket to serve on. Default: $JITCACHE_SOCKET, else "
-          "$XDG_RUNTIME_DIR/jitcache.sock, else /tmp/jitcache-$UID.sock");
+          "$XDG_RUNTIME_DIR/jitcache.sock, else /tmp/jitcache-$UID.sock. "
+          "When started by socket activation (systemd's LISTEN_FDS), the "
+          "passed sockets are served instead: PATH and, optionally, PATH.hit");
+ABSL_FLAG(std::string, socket_group, "",
+          "Group of the socket files (stand-alone; a .socket unit has "
+          "SocketGroup=): with --socket_mode=0660, its members may connect");
+ABSL_FLAG(std::string, socket_mode, "",
+          "Mode of the socket files, in octal, e.g. 0660 (stand-alone; a "
+          ".socket unit has SocketMode=). Default: as the umask leaves it");
 ABSL_FLAG(
     std::string, store, "",
     "Store directory (RocksDB), or :memory: for a store that dies with "
@@ -31,6 +41,16 @@ ABSL_FLAG(int, workers, 0, "Compile worker threads; 0 means one per core");
 ABSL_FLAG(int, max_queued, 1024,
           "Distinct compiles that may wait for a worker; past it new compiles "
           "get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_queued_per_user, 512,
+          "Distinct compiles one user (uid) may have waiting; past it that "
+          "user's new compiles get RESOURCE_EXHAUSTED. 0: no per-user cap. "
+          "Workers are shared round-robin between users either way");
+ABSL_FLAG(std::string, metrics_address, "",
+          "Serve Prometheus metrics on http://HOST:PORT/metrics, e.g. "
+          "127.0.0.1:9464; empty: off");
+ABSL_FLAG(std::string, log_level, "info",
+          "Least level logged: debug (every request), info (every compile), "
+          "warning or error");
 ABSL_FLAG(int, compile_time_limit_seconds, 600,
           "A compile running longer is cancelled and answered "
           "DEADLINE_EXCEEDED (not cached)");
@@ -97,6 +117,15 @@ int main(int argc, char** argv) {
       "Usage: jitcached [--socket=PATH] [--store=DIR] [flags]\n"
       "Stop it with SIGTERM or SIGINT.");
   absl::ParseCommandLine(argc, argv);
+  std::optional<jitcache::LogLevel> log_level =
+      jitcache::ParseLogLevel(absl::GetFlag(FLAGS_log_level));
+  if (!log_level.has_value()) {
+    std::fprintf(stderr,
+                 "jitcached: --log_level must be debug, info, warning or "
+                 "error\n");
+    return 2;
+  }
+  jitcache::SetLogLevel(*log_level);
 
   // Block the stop signals in every thread; this one waits for them.
   sigset_t stop_signals;
@@ -120,6 +149,10 @@ int main(int argc, char** argv) {
   options.workers = absl::GetFlag(FLAGS_workers);
   options.max_queued =
       static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queued)));
+  options.max_queued_per_user = static_cast<size_t>(
+      std::max(0, absl::GetFlag(FLAGS_max_queued_per_user)));
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  options.socket_group = absl::GetFlag(FLAGS_socket_group);
   options.hit_socket = absl::GetFlag(FLAGS_hit_socket);
   options.compile_time_limit =
       absl::Seconds(absl::GetFlag(FLAGS_compile_time_limit_seconds));
@@ -164,13 +197,46 @@ int main(int argc, char** argv) {
   }
   options.compression = *compression;
   options.admin_group = absl::GetFlag(FLAGS_admin_group);
+  if (!absl::GetFlag(FLAGS_socket_mode).empty()) {
+    const std::string& text = absl::GetFlag(FLAGS_socket_mode);
+    char* end = nullptr;
+    const unsigned long mode = std::strtoul(text.c_str(), &end, 8);
+    if (*end != '\0' || mode > 0777) {
+      return usage_error(absl::InvalidArgumentError(
+          "--socket_mode must be an octal mode such as 0660"));
+    }
+    options.socket_mode = static_cast<mode_t>(mode);
+  }
+  // Taken before any thread starts, and the variables unset, so that
+  // nothing the daemon starts inherits them.
+  absl::StatusOr<std::optional<jitcache::InheritedSockets>> inherited =
+      jitcache::TakeInheritedSockets();
+  if (!inherited.ok()) {
+    std::fprintf(stderr, "jitcached: %s\n",
+                 std::string(inherited.status().message()).c_str());
+    return 1;
+  }
+  options.inherited = *std::move(inherited);
+  if (options.inherited.has_value()) {
+    options.socket_path = options.inherited->grpc_path;
+  }
   options.config = {
       {"socket", options.socket_path},
+      {"socket_activated", options.inherited.has_value() ? "true" : "false"},
+      {"socket_group",
+       options.socket_group.empty() ? "(unchanged)" : options.socket_group},
+      {"socket_mode", absl::GetFlag(FLAGS_socket_mode).empty()
+                          ? "(umask)"
+                          : absl::GetFlag(FLAGS_socket_mode)},
       {"store", options.store_path},
       {"cuda_root", options.cuda_root.empty() ? jitcache::DefaultCudaRoot()
                                               : options.cuda_root},
       {"workers", absl::StrCat(options.workers)},
       {"max_queued", absl::StrCat(options.max_queued)},
+      {"max_queued_per_user", absl::StrCat(options.max_queued_per_user)},
+      {"metrics_address",
+       options.metrics_address.empty() ? "(off)" : options.metrics_address},
+      {"log_level", absl::GetFlag(FLAGS_log_level)},
       {"compile_time_limit_seconds",
        absl::StrCat(absl::GetFlag(FLAGS_compile_time_limit_seconds))},
       {"max_size", *max_size == 0

@@ -49,6 +49,16 @@ bool IsAdmin(const PeerCredentials& peer, const AdminPolicy& policy) {
   return false;
 }
 
+std::optional<PeerCredentials> PeerOf(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    JITCACHE_LOG(Warning) << "SO_PEERCRED: " << strerror(errno);
+    return std::nullopt;
+  }
+  return PeerCredentials{cred.uid, cred.gid, cred.pid};
+}
+
 absl::StatusOr<int> ListenUnix(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -58,7 +68,7 @@ absl::StatusOr<int> ListenUnix(const std::string& path) {
                      sizeof(addr.sun_path) - 1, " bytes at most)"));
   }
   std::memcpy(addr.sun_path, path.data(), path.size());
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
     return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
@@ -102,19 +112,16 @@ void PeerListener::Accept() {
       poll(nullptr, 0, 100);
       continue;
     }
-    ucred cred{};
-    socklen_t len = sizeof(cred);
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-      JITCACHE_LOG(Warning)
-          << "SO_PEERCRED: " << strerror(errno) << "; connection refused";
-      close(fd);
+    std::optional<PeerCredentials> peer = PeerOf(fd);
+    if (!peer.has_value()) {
+      close(fd);  // nobody is served anonymously
       continue;
     }
     {
       // Registered before gRPC sees the connection; a number is reused only
       // after gRPC has closed the connection that had it.
       absl::MutexLock lock(&mu_);
-      peers_[fd] = {cred.uid, cred.gid, cred.pid};
+      peers_[fd] = *peer;
     }
     grpc::AddInsecureChannelFromFd(server_, fd);
   }

@@ -27,6 +27,10 @@ struct PeerCredentials {
   pid_t pid = 0;
 };
 
+// The credentials of the process at the other end of a connected Unix
+// socket; nullopt if the kernel cannot say.
+std::optional<PeerCredentials> PeerOf(int fd);
+
 // Who may run the admin calls: root, the daemon's own user, and members
 // (primary or supplementary) of `admin_group`.
 struct AdminPolicy {
@@ -37,7 +41,7 @@ struct AdminPolicy {
 bool IsAdmin(const PeerCredentials& peer, const AdminPolicy& policy);
 
 // Binds a Unix stream socket at `path` and listens (the caller has claimed
-// the path, see SocketGuard). Returns the listening fd.
+// the path, see SocketGuard). Returns the listening fd, non-blocking.
 absl::StatusOr<int> ListenUnix(const std::string& path);
 
 // Accepts the connections of a listening Unix socket itself and hands each
@@ -47,7 +51,8 @@ absl::StatusOr<int> ListenUnix(const std::string& path);
 // Thread-safety: Lookup from any thread; Stop once (or destroy).
 class PeerListener {
  public:
-  // Takes ownership of `listen_fd`.
+  // Takes ownership of `listen_fd` (this process's descriptor: a socket a
+  // service manager passed keeps listening after Stop).
   static absl::StatusOr<std::unique_ptr<PeerListener>> Start(
       int listen_fd, grpc::Server* server);
   ~PeerListener();

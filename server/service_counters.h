@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "jitcache/v1/jitcache.pb.h"
+#include "server/metrics/latency_histogram.h"
 
 namespace jitcache {
 
@@ -40,6 +41,12 @@ struct ServiceCounters {
   };
   static constexpr size_t kReasonCount = std::size(kReasons);
   std::array<std::atomic<uint64_t>, kReasonCount> rejected{};
+  // Request to answer, seen by the daemon: answered from the store (either
+  // socket), and answered after waiting for a compile (led or joined).
+  LatencyHistogram hit_latency;
+  LatencyHistogram miss_latency;
+  // Compiles and links that ran, successful or not.
+  LatencyHistogram compile_time;
 
   // A request answered from the store.
   void CountHit(const v1::CompileResponse& response) {
@@ -62,7 +69,8 @@ struct ServiceCounters {
     ++rejected[i];
   }
 
-  // Back to zero (an administrator's `jitcache stats --zero`).
+  // Back to zero (an administrator's `jitcache stats --zero`). The
+  // histograms are not: Prometheus reads them as ever-growing.
   void Zero() {
     for (auto* c : {&requests, &hits, &misses, &joins, &compile_errors,
                     &compiles, &link_requests, &link_errors}) {

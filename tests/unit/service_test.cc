@@ -54,10 +54,8 @@ class ServiceTest : public ::testing::Test {
   }
 
   grpc::Status Call(const v1::CompileRequest& request,
-                    v1::CompileResponse* response,
-                    const std::string& client = "test") {
+                    v1::CompileResponse* response) {
     grpc::ClientContext context;
-    context.AddMetadata("jitcache-client", client);
     return stub_->Compile(&context, request, response);
   }
 
