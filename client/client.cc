@@ -71,6 +71,15 @@ bool DaemonUnreachable(const grpc::Status& s, absl::Time deadline) {
          absl::Now() >= deadline;
 }
 
+// A daemon that is stopping: its own answer to compiles it cancels, or the
+// CANCELLED that gRPC gives a call that reached it as it shut down. (Only
+// for blocking calls, which never cancel themselves.)
+bool DaemonStopping(const grpc::Status& s) {
+  return s.error_code() == grpc::StatusCode::CANCELLED ||
+         (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
+          s.error_message().find("shutting down") != std::string::npos);
+}
+
 ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
                         const std::string& name) {
   ObjectCode code;
@@ -111,8 +120,8 @@ struct Client::Impl {
   std::thread poller ABSL_GUARDED_BY(mu);
   absl::flat_hash_set<PendingCall*> in_flight ABSL_GUARDED_BY(mu);
 
-  // Every call has a deadline and names this process, so that the daemon
-  // shares its workers fairly between processes.
+  // Every call has a deadline. (Who is asking, the daemon learns from the
+  // kernel, not from the call.)
   absl::Time Prepare(grpc::ClientContext& context, absl::Duration d) const {
     const absl::Time deadline = absl::Now() + d;
     context.set_deadline(absl::ToChronoTime(deadline));
@@ -184,8 +193,8 @@ struct UnaryCall final : PendingCall {
 
 absl::StatusOr<Client> Client::Connect(ClientOptions options) {
   auto impl = std::make_unique<Impl>();
-  impl->socket_path =
-      options.socket_path.empty() ? DefaultSocketPath() : options.socket_path;
+  impl->socket_path = options.socket_path.empty() ? DefaultClientSocketPath()
+                                                  : options.socket_path;
   impl->options = std::move(options);
   if (const char* off = std::getenv("JITCACHE_NO_FALLBACK");
       off != nullptr && *off != '\0' && std::string(off) != "0") {
@@ -254,6 +263,11 @@ absl::StatusOr<DaemonStats> Client::Stats(bool zero) const {
   stats.store_evicted_entries = r.store_evicted_entries();
   stats.store_evicted_bytes = r.store_evicted_bytes();
   stats.store_eviction_runs = r.store_eviction_runs();
+  for (const v1::UserStats& u : r.users()) {
+    stats.users.push_back({u.uid(), u.name(), u.requests(), u.hits(),
+                           u.misses(), u.joins(), u.rejected(),
+                           u.compile_seconds(), u.queued()});
+  }
   return stats;
 }
 
@@ -267,8 +281,19 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   const absl::Time deadline =
       impl_->Prepare(context, impl_->options.compile_deadline);
   v1::CompileResponse response;
-  const grpc::Status status =
-      impl_->stub->Compile(&context, request, &response);
+  grpc::Status status = impl_->stub->Compile(&context, request, &response);
+  // A daemon that is restarting (socket activation keeps its socket, and
+  // the next one answers) is asked again; one that is gone refuses the
+  // connection, which is not retried.
+  for (int attempt = 0; attempt < 20 && DaemonStopping(status) &&
+                        absl::Now() + absl::Milliseconds(100) < deadline;
+       ++attempt) {
+    absl::SleepFor(absl::Milliseconds(attempt == 0 ? 10 : 100));
+    grpc::ClientContext retry;
+    retry.set_deadline(absl::ToChronoTime(deadline));
+    response.Clear();
+    status = impl_->stub->Compile(&retry, request, &response);
+  }
   if (status.ok()) return ToObjectCode(response, target, program.name());
   if (impl_->options.local_fallback && DaemonUnreachable(status, deadline)) {
     return internal::CompileLocally(program, options, target);

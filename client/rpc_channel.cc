@@ -14,9 +14,11 @@ std::shared_ptr<grpc::Channel> MakeDaemonChannel(
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
   // A local daemon that restarts is back within a second: retry the socket
-  // quickly instead of gRPC's network-sized backoff.
+  // quickly instead of gRPC's network-sized backoff. The minimum stays at
+  // gRPC's 20 s because gRPC also takes it as the time a connection may
+  // take to be answered: under socket activation the kernel accepts at
+  // once, and the daemon answers when it has started.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   // Objects of hundreds of KiB are the common answer: let a whole one flow
   // without waiting for HTTP/2 window updates (the default is 64 KiB).

@@ -71,7 +71,7 @@ StoreAdmin StoreAdmin::Connect(std::string socket_path,
                                absl::Duration deadline) {
   auto impl = std::make_unique<Impl>();
   impl->socket_path =
-      socket_path.empty() ? DefaultSocketPath() : std::move(socket_path);
+      socket_path.empty() ? DefaultClientSocketPath() : std::move(socket_path);
   impl->deadline = deadline;
   impl->stub = v1::JitCache::NewStub(MakeDaemonChannel(impl->socket_path));
   return StoreAdmin(std::move(impl));

@@ -35,6 +35,14 @@ std::string DefaultSocketPath() {
   return "/tmp/jitcache-" + std::to_string(getuid()) + ".sock";
 }
 
+std::string DefaultClientSocketPath() {
+  if (std::string socket = Env("JITCACHE_SOCKET"); !socket.empty()) {
+    return socket;
+  }
+  if (access(kServiceSocketPath, F_OK) == 0) return kServiceSocketPath;
+  return DefaultSocketPath();
+}
+
 std::string DefaultStorePath() {
   if (std::string store = Env("JITCACHE_STORE"); !store.empty()) return store;
   if (std::string cache = Env("XDG_CACHE_HOME"); !cache.empty()) {

@@ -9,6 +9,13 @@ namespace jitcache {
 // /tmp/jitcache-$UID.sock. Reads the environment on each call.
 std::string DefaultSocketPath();
 
+// Where the node's service listens (deploy/systemd/jitcached.socket).
+inline constexpr char kServiceSocketPath[] = "/run/jitcache/jitcache.sock";
+
+// Where clients look: $JITCACHE_SOCKET, else the node's service socket when
+// it exists, else DefaultSocketPath() (a daemon of one's own).
+std::string DefaultClientSocketPath();
+
 // $JITCACHE_STORE, else $XDG_CACHE_HOME/jitcache, else ~/.cache/jitcache.
 std::string DefaultStorePath();
 

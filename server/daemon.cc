@@ -230,23 +230,32 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
 void Daemon::Shutdown(absl::Duration grace) {
   if (stopped_) return;
   stopped_ = true;
-  // Queued and running compiles answer UNAVAILABLE; nothing half-done is
-  // stored.
   const absl::Time start = absl::Now();
   if (notifier_ != nullptr) notifier_->Stopping();
   if (server_ != nullptr) {
     server_->GetHealthCheckService()->SetServingStatus(false);
   }
   metrics_.reset();
+  // No new connections: under socket activation they wait in the socket's
+  // backlog for the next daemon.
   if (hit_socket_ != nullptr) hit_socket_->Stop();
+  if (listener_ != nullptr) listener_->Stop();
+  // gRPC tells connected clients to go (GOAWAY: their next calls open a new
+  // connection) and waits for the calls in flight, while queued and running
+  // compiles are made to answer UNAVAILABLE: nothing half-done is stored.
+  std::thread drain;
+  if (server_ != nullptr) {
+    drain = std::thread([this, grace] {
+      server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+    });
+  }
   if (service_ != nullptr) service_->CancelRunningCompiles();
   if (pool_ != nullptr) pool_->Shutdown();
-  // Pending admin calls are answered before gRPC waits for them.
+  // Pending admin calls are answered, so that the drain does not wait.
   janitor_.reset();
   const absl::Time compiles_stopped = absl::Now();
-  if (listener_ != nullptr) listener_->Stop();
+  if (drain.joinable()) drain.join();
   if (server_ != nullptr) {
-    server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
     server_->Wait();
     server_.reset();
   }

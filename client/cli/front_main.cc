@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
     break;
   }
   if (i < args.size() && args[i] == "compile") {
-    if (socket.empty()) socket = jitcache::DefaultSocketPath();
+    if (socket.empty()) socket = jitcache::DefaultClientSocketPath();
     const std::vector<std::string> rest(args.begin() + static_cast<long>(i) + 1,
                                         args.end());
     if (std::optional<int> code = CompileHit(socket, rest)) {

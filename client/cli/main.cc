@@ -19,6 +19,9 @@
 #include "client/cli/cli_args.h"
 #include "client/cli/progress_bar.h"
 #include "client/cli/store_commands.h"
+#include "client/rpc_channel.h"
+#include "common/paths.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "jitcache/client.h"
 #include "jitcache/linker.h"
 
@@ -63,11 +66,17 @@ Commands:
       not link (the log goes to stderr).
   ping
       Show the daemon's version, toolchain and store.
+  health
+      The standard gRPC health check (grpc.health.v1): prints SERVING and
+      exits 0 while the daemon serves; NOT_SERVING (exit 1) once it is
+      shutting down; exit 3 when it cannot be reached.
   stats [--zero]
       Show the daemon's counters: requests, hits, misses, joins, compile
       errors, rejections by reason, queue, compile seconds spent and saved,
       store entries, bytes (the store's files), live bytes, the cap and
-      evictions. --zero (admin) sets the counters to zero after showing them.
+      evictions; then one "user UID NAME key=value..." line per user
+      (administrators see every user, others their own line).
+      --zero (admin) sets the counters to zero after showing them.
   ls [--arch ARCH] [--kind ptx|cubin|ltoir] [--sort used|size] [--limit N]
       List the store's entries, most recently used (or largest) first.
   show KEY_PREFIX [--ptx | -o FILE]
@@ -93,8 +102,10 @@ Commands:
   daemon's user or in its --admin_group, as the kernel tells the daemon.
 
 Global flags:
-  --socket PATH   daemon socket (default: $JITCACHE_SOCKET, else
-                  $XDG_RUNTIME_DIR/jitcache.sock, else /tmp/jitcache-$UID.sock)
+  --socket PATH   daemon socket (default: $JITCACHE_SOCKET, else the node's
+                  service socket /run/jitcache/jitcache.sock if it exists,
+                  else $XDG_RUNTIME_DIR/jitcache.sock, else
+                  /tmp/jitcache-$UID.sock)
   --help          this text
 
 Exit status: 0 success, 1 compile error, 2 usage error, 3 daemon or I/O error.
@@ -164,6 +175,13 @@ int Stats(const jitcache::Client& client,
             << "\nstore_eviction_runs " << s->store_eviction_runs << "\n";
   for (const auto& [reason, count] : s->rejected) {
     std::cout << "rejected_" << reason << " " << count << "\n";
+  }
+  for (const jitcache::UserUsage& u : s->users) {
+    std::cout << absl::StrFormat(
+        "user %u %s requests=%d hits=%d misses=%d joins=%d rejected=%d "
+        "compile_seconds=%.3f queued=%d\n",
+        u.uid, u.name.empty() ? "-" : u.name, u.requests, u.hits, u.misses,
+        u.joins, u.rejected, u.compile_seconds, u.queued);
   }
   return 0;
 }
@@ -493,6 +511,29 @@ int Precompile(const jitcache::Client& client,
   return compile_errors > 0 ? kExitCompileError : 0;
 }
 
+// The standard gRPC health check, for probes and scripts.
+int Health(const std::string& socket) {
+  auto stub = grpc::health::v1::Health::NewStub(jitcache::MakeDaemonChannel(
+      socket.empty() ? jitcache::DefaultClientSocketPath() : socket));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status status = stub->Check(&context, {}, &response);
+  if (!status.ok()) {
+    std::cerr << "jitcache: health: "
+              << absl::StatusCodeToString(
+                     static_cast<absl::StatusCode>(status.error_code()))
+              << ": " << status.error_message() << "\n";
+    return kExitFailure;
+  }
+  std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+                   response.status())
+            << "\n";
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING
+             ? 0
+             : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -522,6 +563,9 @@ int main(int argc, char** argv) {
   int code;
   if (command == "ping") {
     code = Ping(*client);
+  } else if (command == "health") {
+    code = rest.empty() ? Health(options.socket_path)
+                        : UsageError("health takes no arguments");
   } else if (command == "stats") {
     code = Stats(*client, rest);
   } else if (command == "compile") {

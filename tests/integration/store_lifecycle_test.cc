@@ -211,7 +211,7 @@ class AdminAccess : public ::testing::Test {
                                   std::vector<std::string> args) {
     args.insert(args.begin(),
                 {testing::CliBinary() + "-full", "--socket", socket});
-    return testing::RunProcessAs(args, std::make_pair(65534, 65534));
+    return testing::RunProcessAs(args, testing::RunAs{65534, 65534, {}});
   }
   void OpenSocket(const std::string& socket) {
     chmod(socket.c_str(), 0666);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -21,9 +22,35 @@
 namespace jitcache::testing {
 namespace {
 
+extern "C" char** environ;
+
+// Everything is prepared before fork: the child of a threaded process may
+// only make async-signal-safe calls.
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path,
-            std::optional<std::pair<uid_t, gid_t>> as = std::nullopt,
-            std::optional<uint64_t> file_size_limit = std::nullopt) {
+            const std::optional<RunAs>& as = std::nullopt,
+            std::optional<uint64_t> file_size_limit = std::nullopt,
+            const std::vector<std::string>& extra_env = {},
+            const std::vector<int>& listen_fds = {}) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (listen_fds.empty() || (std::strncmp(*e, "LISTEN_", 7) != 0)) {
+      env_strings.emplace_back(*e);
+    }
+  }
+  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
+  size_t pid_slot = 0;
+  if (!listen_fds.empty()) {
+    env_strings.push_back(absl::StrCat("LISTEN_FDS=", listen_fds.size()));
+    pid_slot = env_strings.size();
+    env_strings.push_back("LISTEN_PID=" + std::string(12, '\0'));
+  }
+  std::vector<char*> env;
+  for (auto& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
   const pid_t pid = fork();
   if (pid != 0) return pid;
   if (file_size_limit.has_value()) {
@@ -33,14 +60,27 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path,
   const int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
   dup2(fd, STDOUT_FILENO);
   dup2(fd, STDERR_FILENO);
-  if (as.has_value() && (setgroups(0, nullptr) != 0 ||
-                         setgid(as->second) != 0 || setuid(as->first) != 0)) {
+  if (!listen_fds.empty()) {
+    // Out of the way first, so that moving one into 3.. never overwrites
+    // another.
+    std::vector<int> moved;
+    for (int f : listen_fds) moved.push_back(fcntl(f, F_DUPFD, 100));
+    for (size_t i = 0; i < moved.size(); ++i) {
+      dup2(moved[i], 3 + static_cast<int>(i));  // dup2 clears FD_CLOEXEC
+    }
+    char* slot = env[pid_slot] + std::strlen("LISTEN_PID=");
+    char digits[16];
+    int n = 0;
+    for (pid_t self = getpid(); self > 0; self /= 10) {
+      digits[n++] = static_cast<char>('0' + self % 10);
+    }
+    while (n > 0) *slot++ = digits[--n];
+  }
+  if (as.has_value() && (setgroups(as->groups.size(), as->groups.data()) != 0 ||
+                         setgid(as->gid) != 0 || setuid(as->uid) != 0)) {
     _exit(126);
   }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  execv(args[0], args.data());
+  execve(args[0], args.data(), env.data());
   _exit(127);
 }
 
@@ -84,8 +124,17 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   return RunProcessAs(argv, std::nullopt, timeout);
 }
 
+pid_t SpawnProcess(const SpawnOptions& options) {
+  return Spawn(options.argv, options.output_path, options.as, std::nullopt,
+               options.env, options.listen_fds);
+}
+
+int WaitProcess(pid_t pid, absl::Duration timeout) {
+  return WaitExit(pid, timeout);
+}
+
 ProcessResult RunProcessAs(const std::vector<std::string>& argv,
-                           std::optional<std::pair<uid_t, gid_t>> as,
+                           const std::optional<RunAs>& as,
                            absl::Duration timeout) {
   char templ[] = "/tmp/jcout.XXXXXX";
   const int fd = mkstemp(templ);

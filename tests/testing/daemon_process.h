@@ -22,11 +22,32 @@ struct ProcessResult {
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          absl::Duration timeout = absl::Minutes(2));
 
-// The same, as another user (the caller must be root): supplementary groups
-// dropped, then setgid and setuid. Exit code 126 when that fails.
+// Another user (the caller must be root): supplementary groups set to
+// `groups`, then setgid and setuid; exit code 126 when that fails.
+struct RunAs {
+  uid_t uid;
+  gid_t gid;
+  std::vector<gid_t> groups;
+};
+
+// A child process as a service manager starts one.
+struct SpawnOptions {
+  std::vector<std::string> argv = {};  // argv[0] is a path
+  std::vector<std::string> env = {};   // "NAME=VALUE", added to this process's
+  // Listening sockets passed as fds 3, 4, ... with LISTEN_FDS and
+  // LISTEN_PID (the child's pid) set: socket activation.
+  std::vector<int> listen_fds = {};
+  std::string output_path = "/dev/null";  // stdout and stderr
+  std::optional<RunAs> as = std::nullopt;
+};
+pid_t SpawnProcess(const SpawnOptions& options);
+// RunProcess, as another user when `as` is given.
 ProcessResult RunProcessAs(const std::vector<std::string>& argv,
-                           std::optional<std::pair<uid_t, gid_t>> as,
+                           const std::optional<RunAs>& as,
                            absl::Duration timeout = absl::Minutes(2));
+// Waits for `pid` to exit: its exit code, -1 when killed by a signal or
+// still running after `timeout` (then it is killed).
+int WaitProcess(pid_t pid, absl::Duration timeout);
 
 // A jitcached child process on a given socket and store. Not thread-safe.
 class DaemonProcess {

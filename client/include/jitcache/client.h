@@ -64,6 +64,15 @@ struct DaemonInfo {
   std::string store_path;
 };
 
+// One user's share of the daemon (see UserStats in jitcache.proto).
+struct UserUsage {
+  unsigned uid = 0;
+  std::string name;  // empty when the user database has none
+  uint64_t requests = 0, hits = 0, misses = 0, joins = 0, rejected = 0;
+  double compile_seconds = 0;  // of the compiles this user led
+  uint64_t queued = 0;
+};
+
 // The daemon's counters (see StatsResponse in jitcache.proto).
 struct DaemonStats {
   uint64_t requests = 0, hits = 0, misses = 0, joins = 0;
@@ -78,6 +87,8 @@ struct DaemonStats {
   uint64_t store_max_bytes = 0;   // the cap; 0: none
   uint64_t store_evicted_entries = 0, store_evicted_bytes = 0;
   uint64_t store_eviction_runs = 0;
+  // Every user for an administrator; the caller's own row for others.
+  std::vector<UserUsage> users;
 };
 
 // A connection to jitcached. Every call has a deadline. Errors are the

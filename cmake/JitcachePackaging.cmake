@@ -1,0 +1,98 @@
+# What `cmake --install` puts where, and the two Debian packages
+# (`cpack -G DEB`) made of it:
+#   jitcache          the daemon, the CLI, the systemd units, sysusers.d and
+#                     tmpfiles.d files and /etc/default/jitcached
+#   libjitcache-dev   libjitcache.so, its headers, a CMake package config
+#                     (find_package(jitcache) -> jitcache::client) and a
+#                     pkg-config file
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# Paths the units name: with the default /usr prefix, /etc/default/jitcached
+# (GNUInstallDirs puts /usr's sysconfdir at /etc). Everything else is
+# relative to the prefix, so DESTDIR and --prefix move it all.
+set(JITCACHE_CONF_DIR "${CMAKE_INSTALL_FULL_SYSCONFDIR}/default")
+if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  set(JITCACHE_CONF_DIR "${CMAKE_INSTALL_SYSCONFDIR}/default")
+endif()
+set(JITCACHE_CONF_FILE "${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/jitcached")
+configure_file(${PROJECT_SOURCE_DIR}/deploy/systemd/jitcached.service.in
+  ${PROJECT_BINARY_DIR}/deploy/jitcached.service @ONLY)
+
+install(TARGETS jitcached jitcache jitcache_full
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT daemon)
+install(FILES ${PROJECT_BINARY_DIR}/deploy/jitcached.service
+  ${PROJECT_SOURCE_DIR}/deploy/systemd/jitcached.socket
+  DESTINATION lib/systemd/system COMPONENT daemon)
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/sysusers.d/jitcache.conf
+  DESTINATION lib/sysusers.d COMPONENT daemon)
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/tmpfiles.d/jitcache.conf
+  DESTINATION lib/tmpfiles.d COMPONENT daemon)
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/default/jitcached
+  DESTINATION ${JITCACHE_CONF_DIR} COMPONENT daemon)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md
+  DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT daemon)
+
+install(TARGETS jitcache_shared EXPORT jitcacheTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/client/include/jitcache
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+set(JITCACHE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/jitcache)
+install(EXPORT jitcacheTargets NAMESPACE jitcache::
+  DESTINATION ${JITCACHE_CMAKE_DIR} COMPONENT dev)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/jitcacheConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/jitcacheConfig.cmake
+  INSTALL_DESTINATION ${JITCACHE_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/jitcacheConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/jitcacheConfig.cmake
+  ${PROJECT_BINARY_DIR}/jitcacheConfigVersion.cmake
+  DESTINATION ${JITCACHE_CMAKE_DIR} COMPONENT dev)
+# Relocatable: found from the .pc file's own place.
+file(RELATIVE_PATH JITCACHE_PC_TO_PREFIX
+  "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/jitcache.pc.in
+  ${PROJECT_BINARY_DIR}/jitcache.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/jitcache.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+
+set(CPACK_PACKAGE_NAME jitcache)
+set(CPACK_PACKAGE_VENDOR "jitcache")
+set(CPACK_PACKAGE_CONTACT "jitcache maintainers <jitcache@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "per-node CUDA compile cache")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL daemon dev)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+# Library dependencies from the binaries (dpkg-shlibdeps); the CUDA
+# toolkit's libraries come from NVIDIA's installer, not a package, so
+# they are left out and named in the description.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR})
+set(CPACK_DEBIAN_DAEMON_PACKAGE_NAME jitcache)
+set(CPACK_DEBIAN_DAEMON_PACKAGE_DEPENDS "systemd")
+set(CPACK_DEBIAN_DAEMON_DESCRIPTION
+  "per-node CUDA compile cache: daemon, CLI and systemd units\n\
+jitcached compiles CUDA C++ with NVRTC and links with nvJitLink once per\n\
+distinct request and keeps the results in a bounded RocksDB store, shared\n\
+by every job on the node over a Unix socket. Needs the CUDA toolkit\n\
+(NVRTC, nvJitLink) in /usr/local/cuda.")
+set(CPACK_DEBIAN_DAEMON_PACKAGE_CONTROL_EXTRA
+  ${PROJECT_SOURCE_DIR}/deploy/debian/conffiles
+  ${PROJECT_SOURCE_DIR}/deploy/debian/postinst
+  ${PROJECT_SOURCE_DIR}/deploy/debian/prerm
+  ${PROJECT_SOURCE_DIR}/deploy/debian/postrm)
+set(CPACK_DEBIAN_DAEMON_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME libjitcache-dev)
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libabsl-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_DEV_DESCRIPTION
+  "client library of the jitcache CUDA compile cache\n\
+libjitcache asks the node's jitcached for compiled CUDA objects and loads\n\
+them through the driver's library API. find_package(jitcache) gives\n\
+jitcache::client; pkg-config: jitcache.")
+include(CPack)
