@@ -67,7 +67,9 @@ class Daemon:
         out = subprocess.run([os.path.join(self.build, "client/jitcache"),
                               "--socket", self.socket, "stats"],
                              capture_output=True, text=True, check=True).stdout
-        return {k: float(v) for k, v in (l.split() for l in out.splitlines())}
+        # "name value" lines, then "user UID NAME key=value..." lines.
+        return {k: float(v) for k, v in (l.split() for l in out.splitlines()
+                                         if not l.startswith("user "))}
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
