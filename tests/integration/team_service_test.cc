@@ -520,5 +520,32 @@ TEST(Observability, MetricsParseAndMoveHealthServesAndLogsNameKeys) {
   EXPECT_EQ(down.exit_code, 3) << down.output;
 }
 
+// Under systemd, stderr is the journal (JOURNAL_STREAM names it): lines
+// carry their syslog priority and leave the time to the journal.
+TEST(Observability, LinesToTheJournalCarryTheirPriority) {
+  OpenDir dir;
+  const std::string log = dir.Sub("journal");
+  testing::WriteFile(log, "");
+  struct stat st;
+  ASSERT_EQ(stat(log.c_str(), &st), 0);
+  const std::string socket = dir.Sub("jc.sock");
+  const pid_t serving = testing::SpawnProcess(
+      {.argv = {DaemonBinary(), "--socket=" + socket, "--store=:memory:"},
+       .env = {absl::StrCat("JOURNAL_STREAM=", st.st_dev, ":", st.st_ino)},
+       .output_path = log});
+  ASSERT_TRUE(WaitFor([&] {
+    return absl::StrContains(testing::ReadFile(log), "serving on");
+  })) << testing::ReadFile(log);
+  kill(serving, SIGTERM);
+  EXPECT_EQ(testing::WaitProcess(serving, absl::Minutes(1)), 0);
+  const std::string lines = testing::ReadFile(log);
+  EXPECT_TRUE(
+      std::regex_search(lines, std::regex("(^|\n)<6>daemon\\.cc:[0-9]+\\] "
+                                          "jitcached serving on")))
+      << lines;
+  EXPECT_FALSE(std::regex_search(lines, std::regex("(^|\\n)I20[0-9][0-9]-")))
+      << lines;
+}
+
 }  // namespace
 }  // namespace jitcache
