@@ -133,7 +133,7 @@ std::optional<PeerCredentials> PeerListener::Lookup(
   if (!absl::ConsumePrefix(&peer, "fd:") || !absl::SimpleAtoi(peer, &fd)) {
     return std::nullopt;
   }
-  absl::MutexLock lock(&mu_);
+  absl::ReaderMutexLock lock(&mu_);  // every request; writes only on accept
   auto it = peers_.find(fd);
   if (it == peers_.end()) return std::nullopt;
   return it->second;

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -118,6 +119,16 @@ std::map<uid_t, std::map<std::string, double>> UserRows(
   return rows;
 }
 
+// Kills a child that a failed assertion left running.
+absl::Cleanup<std::function<void()>> Reaper(pid_t* pid) {
+  return absl::Cleanup<std::function<void()>>([pid] {
+    if (*pid > 0) {
+      kill(*pid, SIGKILL);
+      testing::WaitProcess(*pid, absl::Minutes(1));
+    }
+  });
+}
+
 std::string Comm(pid_t pid) {
   std::string comm = testing::ReadFile(absl::StrCat("/proc/", pid, "/comm"));
   if (!comm.empty() && comm.back() == '\n') comm.pop_back();
@@ -164,10 +175,11 @@ TEST(SocketActivation, StartsOnTheFirstConnectionAndServesBothSockets) {
   }
   OpenDir dir;
   const std::string socket = dir.Sub("jc.sock");
-  const pid_t pid = testing::SpawnProcess(
+  pid_t pid = testing::SpawnProcess(
       {.argv = {*activate, "-l", socket, "-l", socket + ".hit", DaemonBinary(),
                 "--store=" + dir.Sub("store"), "--workers=1"},
        .output_path = dir.Sub("log")});
+  auto reap = Reaper(&pid);
   ASSERT_TRUE(WaitFor([&] { return access(socket.c_str(), F_OK) == 0; }))
       << testing::ReadFile(dir.Sub("log"));
   // Nothing has connected: the daemon has not started.
@@ -193,6 +205,7 @@ TEST(SocketActivation, StartsOnTheFirstConnectionAndServesBothSockets) {
   kill(pid, SIGTERM);
   EXPECT_EQ(testing::WaitProcess(pid, absl::Minutes(1)), 0)
       << testing::ReadFile(dir.Sub("log"));
+  pid = -1;
   // The socket belongs to the manager: the daemon did not remove it.
   EXPECT_EQ(access(socket.c_str(), F_OK), 0);
 }
@@ -214,6 +227,7 @@ TEST(SocketActivation, RestartsUnderLoadRefuseNoRequest) {
          .output_path = dir.Sub(absl::StrCat("log", generation++))});
   };
   pid_t daemon = start();
+  auto reap = Reaper(&daemon);
   absl::StatusOr<Client> client =
       Client::Connect({.socket_path = socket, .local_fallback = false});
   ASSERT_TRUE(client.ok());
@@ -285,6 +299,7 @@ TEST(SocketActivation, RestartsUnderLoadRefuseNoRequest) {
   ASSERT_TRUE(last.ok()) << last.status();
   kill(daemon, SIGTERM);
   EXPECT_EQ(testing::WaitProcess(daemon, absl::Minutes(1)), 0);
+  daemon = -1;
   close(*grpc_fd);
   close(*hit_fd);
 
@@ -323,10 +338,11 @@ TEST(ServiceManager, NotifiesReadyWatchdogAndStopping) {
   };
 
   const std::string socket = dir.Sub("jc.sock");
-  const pid_t pid = testing::SpawnProcess(
+  pid_t pid = testing::SpawnProcess(
       {.argv = {DaemonBinary(), "--socket=" + socket, "--store=:memory:"},
        .env = {"NOTIFY_SOCKET=" + notify, "WATCHDOG_USEC=300000"},
        .output_path = dir.Sub("log")});
+  auto reap = Reaper(&pid);
   ASSERT_TRUE(receive_until("READY=1", absl::Minutes(1)))
       << testing::ReadFile(dir.Sub("log"));
   EXPECT_TRUE(absl::StrContains(messages.back(), "STATUS=serving on " + socket))
@@ -344,6 +360,7 @@ TEST(ServiceManager, NotifiesReadyWatchdogAndStopping) {
   kill(pid, SIGTERM);
   EXPECT_TRUE(receive_until("STOPPING=1", absl::Minutes(1)));
   EXPECT_EQ(testing::WaitProcess(pid, absl::Minutes(1)), 0);
+  pid = -1;
   close(fd);
 }
 
@@ -529,15 +546,17 @@ TEST(Observability, LinesToTheJournalCarryTheirPriority) {
   struct stat st;
   ASSERT_EQ(stat(log.c_str(), &st), 0);
   const std::string socket = dir.Sub("jc.sock");
-  const pid_t serving = testing::SpawnProcess(
+  pid_t serving = testing::SpawnProcess(
       {.argv = {DaemonBinary(), "--socket=" + socket, "--store=:memory:"},
        .env = {absl::StrCat("JOURNAL_STREAM=", st.st_dev, ":", st.st_ino)},
        .output_path = log});
+  auto reap = Reaper(&serving);
   ASSERT_TRUE(WaitFor([&] {
     return absl::StrContains(testing::ReadFile(log), "serving on");
   })) << testing::ReadFile(log);
   kill(serving, SIGTERM);
   EXPECT_EQ(testing::WaitProcess(serving, absl::Minutes(1)), 0);
+  serving = -1;
   const std::string lines = testing::ReadFile(log);
   EXPECT_TRUE(
       std::regex_search(lines, std::regex("(^|\n)<6>daemon\\.cc:[0-9]+\\] "
