@@ -15,7 +15,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -119,15 +118,23 @@ std::map<uid_t, std::map<std::string, double>> UserRows(
   return rows;
 }
 
-// Kills a child that a failed assertion left running.
-absl::Cleanup<std::function<void()>> Reaper(pid_t* pid) {
-  return absl::Cleanup<std::function<void()>>([pid] {
-    if (*pid > 0) {
-      kill(*pid, SIGKILL);
-      testing::WaitProcess(*pid, absl::Minutes(1));
+// Kills the child *pid names (unless it is -1) when it goes out of scope:
+// a failed assertion must not leave a daemon running.
+class Reaper {
+ public:
+  explicit Reaper(pid_t* pid) : pid_(pid) {}
+  ~Reaper() {
+    if (*pid_ > 0) {
+      kill(*pid_, SIGKILL);
+      testing::WaitProcess(*pid_, absl::Minutes(1));
     }
-  });
-}
+  }
+  Reaper(const Reaper&) = delete;
+  Reaper& operator=(const Reaper&) = delete;
+
+ private:
+  pid_t* pid_;
+};
 
 std::string Comm(pid_t pid) {
   std::string comm = testing::ReadFile(absl::StrCat("/proc/", pid, "/comm"));
@@ -179,7 +186,7 @@ TEST(SocketActivation, StartsOnTheFirstConnectionAndServesBothSockets) {
       {.argv = {*activate, "-l", socket, "-l", socket + ".hit", DaemonBinary(),
                 "--store=" + dir.Sub("store"), "--workers=1"},
        .output_path = dir.Sub("log")});
-  auto reap = Reaper(&pid);
+  Reaper reap(&pid);
   ASSERT_TRUE(WaitFor([&] { return access(socket.c_str(), F_OK) == 0; }))
       << testing::ReadFile(dir.Sub("log"));
   // Nothing has connected: the daemon has not started.
@@ -227,7 +234,7 @@ TEST(SocketActivation, RestartsUnderLoadRefuseNoRequest) {
          .output_path = dir.Sub(absl::StrCat("log", generation++))});
   };
   pid_t daemon = start();
-  auto reap = Reaper(&daemon);
+  Reaper reap(&daemon);
   absl::StatusOr<Client> client =
       Client::Connect({.socket_path = socket, .local_fallback = false});
   ASSERT_TRUE(client.ok());
@@ -342,7 +349,7 @@ TEST(ServiceManager, NotifiesReadyWatchdogAndStopping) {
       {.argv = {DaemonBinary(), "--socket=" + socket, "--store=:memory:"},
        .env = {"NOTIFY_SOCKET=" + notify, "WATCHDOG_USEC=300000"},
        .output_path = dir.Sub("log")});
-  auto reap = Reaper(&pid);
+  Reaper reap(&pid);
   ASSERT_TRUE(receive_until("READY=1", absl::Minutes(1)))
       << testing::ReadFile(dir.Sub("log"));
   EXPECT_TRUE(absl::StrContains(messages.back(), "STATUS=serving on " + socket))
@@ -550,7 +557,7 @@ TEST(Observability, LinesToTheJournalCarryTheirPriority) {
       {.argv = {DaemonBinary(), "--socket=" + socket, "--store=:memory:"},
        .env = {absl::StrCat("JOURNAL_STREAM=", st.st_dev, ":", st.st_ino)},
        .output_path = log});
-  auto reap = Reaper(&serving);
+  Reaper reap(&serving);
   ASSERT_TRUE(WaitFor([&] {
     return absl::StrContains(testing::ReadFile(log), "serving on");
   })) << testing::ReadFile(log);
