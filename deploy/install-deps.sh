@@ -12,8 +12,8 @@ packages=(
   # Socket activation and sd_notify; Prometheus metrics.
   libsystemd-dev prometheus-cpp-dev
   # The service's own tests: systemd-analyze, systemd-socket-activate,
-  # dpkg-deb for the packages.
-  systemd dpkg-dev
+  # dpkg-deb for the packages, strace to check the unit's sandbox.
+  systemd dpkg-dev strace
   # The benchmarks and their peers (bench/run.py; its smoke run is a test).
   python3 hyperfine ccache sccache
 )

@@ -1,6 +1,7 @@
 // What an operator and a developer get from this build: the installed tree
 // (`cmake --install`), the systemd units in it, a downstream project built
 // against it, and the two .debs installed into a scratch root.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
@@ -105,6 +108,156 @@ TEST_F(Packaging, UnitsPassSystemdAnalyzeVerifyAndScoreAtMostTwo) {
                                &exposure));
   std::printf("systemd-analyze security: exposure %.1f\n", exposure);
   EXPECT_LE(exposure, 2.0) << security.output;
+}
+
+// The syscalls `SystemCallFilter=` lines allow: the unit's filters in
+// order, each group expanded by systemd-analyze itself.
+std::set<std::string> ExpandSyscallGroup(const std::string& analyze,
+                                         const std::string& group) {
+  std::set<std::string> names;
+  ProcessResult listed = RunProcess({analyze, "syscall-filter", group});
+  std::vector<std::string> lines = absl::StrSplit(listed.output, '\n');
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::string word(absl::StripAsciiWhitespace(lines[i]));
+    if (word.empty() || word[0] == '#') continue;
+    if (word[0] == '@') {
+      std::set<std::string> nested = ExpandSyscallGroup(analyze, word);
+      names.insert(nested.begin(), nested.end());
+    } else {
+      names.insert(word);
+    }
+  }
+  return names;
+}
+
+std::set<std::string> AllowedSyscalls(const std::string& analyze,
+                                      const std::string& unit_text) {
+  std::set<std::string> allowed;
+  for (absl::string_view line : absl::StrSplit(unit_text, '\n')) {
+    if (!absl::ConsumePrefix(&line, "SystemCallFilter=")) continue;
+    const bool deny = absl::ConsumePrefix(&line, "~");
+    for (absl::string_view item :
+         absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+      std::set<std::string> names =
+          item[0] == '@' ? ExpandSyscallGroup(analyze, std::string(item))
+                         : std::set<std::string>{std::string(item)};
+      for (const std::string& name : names) {
+        if (deny) {
+          allowed.erase(name);
+        } else {
+          allowed.insert(name);
+        }
+      }
+    }
+  }
+  return allowed;
+}
+
+// No systemd runs here, so the sandbox is checked against what the daemon
+// really does: under strace, it compiles a cubin, two LTO-IR objects,
+// links them, and answers stats and ls. Every syscall it made must pass
+// the unit's SystemCallFilter, and nothing may ask for memory that is
+// writable and executable, or made executable later
+// (MemoryDenyWriteExecute=).
+TEST_F(Packaging, TheDaemonNeedsNothingItsSandboxForbids) {
+  const std::optional<std::string> analyze =
+      testing::FindProgram("systemd-analyze");
+  const std::optional<std::string> strace = testing::FindProgram("strace");
+  if (!analyze.has_value() || !strace.has_value()) {
+    GTEST_SKIP() << "needs systemd-analyze and strace (deploy/install-deps.sh "
+                    "installs both)";
+  }
+  const std::set<std::string> allowed = AllowedSyscalls(
+      *analyze, testing::ReadFile(root_ + kUnitDir + "/jitcached.service"));
+  ASSERT_GT(allowed.size(), 100u);
+  ASSERT_TRUE(allowed.count("read") && !allowed.count("mount"));
+
+  testing::TempDir work;
+  const std::string socket = work.Sub("jc.sock");
+  const std::string trace = work.Sub("trace");
+  pid_t tracer = testing::SpawnProcess(
+      {.argv = {*strace, "-f", "-qq", "-o", trace, testing::DaemonBinary(),
+                "--socket=" + socket, "--store=" + work.Sub("store")},
+       .output_path = work.Sub("log")});
+  absl::Time deadline = absl::Now() + absl::Minutes(1);
+  auto cli = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {testing::CliBinary(), "--socket", socket});
+    return RunProcess(args);
+  };
+  while (cli({"ping"}).exit_code != 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  testing::WriteFile(work.Sub("k.cu"),
+                     "extern \"C\" __global__ void k(int* p) { p[0] = 1; }");
+  testing::WriteFile(work.Sub("a.cu"),
+                     "extern \"C\" __device__ int f(int x) { return x + 1; }");
+  testing::WriteFile(work.Sub("b.cu"),
+                     "extern \"C\" __device__ int f(int);\n"
+                     "extern \"C\" __global__ void g(int* p) { p[0] = f(1); }");
+  EXPECT_EQ(cli({"compile", work.Sub("k.cu"), "--arch", "sm_90", "--target",
+                 "cubin", "-o", work.Sub("k.cubin")})
+                .exit_code,
+            0);
+  for (const char* name : {"a", "b"}) {
+    ProcessResult lto =
+        cli({"compile", work.Sub(absl::StrCat(name, ".cu")), "--arch", "sm_90",
+             "--target", "ltoir", "-rdc=true", "-o",
+             work.Sub(absl::StrCat(name, ".ltoir"))});
+    EXPECT_EQ(lto.exit_code, 0) << lto.output;
+  }
+  ProcessResult link = cli({"link", work.Sub("a.ltoir"), work.Sub("b.ltoir"),
+                            "--arch", "sm_90", "-o", work.Sub("ab.cubin")});
+  EXPECT_EQ(link.exit_code, 0) << link.output;
+  EXPECT_EQ(cli({"stats"}).exit_code, 0);
+  EXPECT_EQ(cli({"ls"}).exit_code, 0);
+  // The daemon is strace's child; SIGTERM it as systemd would.
+  const std::string children = testing::ReadFile(
+      absl::StrCat("/proc/", tracer, "/task/", tracer, "/children"));
+  pid_t daemon = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(children), &daemon))
+      << children;
+  kill(daemon, SIGTERM);
+  EXPECT_EQ(testing::WaitProcess(tracer, absl::Minutes(1)), 0);
+
+  std::set<std::string> used;
+  std::vector<std::string> executable_memory;
+  for (absl::string_view line :
+       absl::StrSplit(testing::ReadFile(trace), '\n')) {
+    // "PID name(args..." ; "PID <... name resumed>..." repeats a name.
+    const size_t space = line.find(' ');
+    if (space == absl::string_view::npos) continue;
+    absl::string_view call =
+        absl::StripLeadingAsciiWhitespace(line.substr(space + 1));
+    const size_t paren = call.find('(');
+    if (paren == absl::string_view::npos || paren == 0 ||
+        !std::all_of(call.begin(), call.begin() + paren, [](char c) {
+          return absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_';
+        })) {
+      continue;
+    }
+    used.insert(std::string(call.substr(0, paren)));
+    const bool writable_and_executable =
+        absl::StrContains(call, "PROT_WRITE|PROT_EXEC") ||
+        absl::StrContains(call, "PROT_EXEC|PROT_WRITE");
+    const bool made_executable = absl::StartsWith(call, "mprotect(") &&
+                                 absl::StrContains(call, "PROT_EXEC");
+    if (writable_and_executable || made_executable) {
+      executable_memory.emplace_back(call);
+    }
+  }
+  EXPECT_GT(used.size(), 20u);
+  std::vector<std::string> forbidden;
+  for (const std::string& name : used) {
+    if (!allowed.count(name)) forbidden.push_back(name);
+  }
+  EXPECT_TRUE(forbidden.empty())
+      << "syscalls the unit's SystemCallFilter forbids: "
+      << absl::StrJoin(forbidden, " ");
+  EXPECT_TRUE(executable_memory.empty())
+      << "MemoryDenyWriteExecute= would refuse: "
+      << absl::StrJoin(executable_memory, "\n");
+  std::printf("%zu distinct syscalls, all allowed by the unit's filter\n",
+              used.size());
 }
 
 TEST_F(Packaging, ADownstreamCMakeProjectBuildsAgainstTheInstallAndCompiles) {
