@@ -263,6 +263,10 @@ absl::StatusOr<DaemonStats> Client::Stats(bool zero) const {
   stats.store_evicted_entries = r.store_evicted_entries();
   stats.store_evicted_bytes = r.store_evicted_bytes();
   stats.store_eviction_runs = r.store_eviction_runs();
+  stats.compiler_crashes = r.compiler_crashes();
+  stats.compiler_memory_limited = r.compiler_memory_limited();
+  stats.compiler_time_limited = r.compiler_time_limited();
+  stats.compile_workers_started = r.compile_workers_started();
   for (const v1::UserStats& u : r.users()) {
     stats.users.push_back({u.uid(), u.name(), u.requests(), u.hits(),
                            u.misses(), u.joins(), u.rejected(),

@@ -27,6 +27,8 @@ endif()
 
 # sd_listen_fds / sd_notify (socket activation, readiness, the watchdog).
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
+# The compile workers' seccomp filter.
+pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)
 # The /metrics endpoint.
 find_package(prometheus-cpp CONFIG REQUIRED COMPONENTS pull)
 

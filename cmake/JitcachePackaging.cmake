@@ -19,7 +19,7 @@ set(JITCACHE_CONF_FILE "${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/jitcached")
 configure_file(${PROJECT_SOURCE_DIR}/deploy/systemd/jitcached.service.in
   ${PROJECT_BINARY_DIR}/deploy/jitcached.service @ONLY)
 
-install(TARGETS jitcached jitcache jitcache_full
+install(TARGETS jitcached jitcache_worker jitcache jitcache_full
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT daemon)
 install(FILES ${PROJECT_BINARY_DIR}/deploy/jitcached.service
   ${PROJECT_SOURCE_DIR}/deploy/systemd/jitcached.socket

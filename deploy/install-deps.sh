@@ -11,6 +11,8 @@ packages=(
   librocksdb-dev libabsl-dev libxxhash-dev libgtest-dev libgmock-dev
   # Socket activation and sd_notify; Prometheus metrics.
   libsystemd-dev prometheus-cpp-dev
+  # The compile workers' seccomp filter.
+  libseccomp-dev
   # The service's own tests: systemd-analyze, systemd-socket-activate,
   # dpkg-deb for the packages, strace to check the unit's sandbox.
   systemd dpkg-dev strace

@@ -56,6 +56,14 @@ struct CompileResult {
   absl::Duration elapsed;
 };
 
+// How the compile processes have fared (zero for an in-process compiler).
+struct CompilerStats {
+  uint64_t workers_started = 0;
+  uint64_t crashes = 0;         // died of a signal (not the memory limit)
+  uint64_t memory_limited = 0;  // died or failed at --compile_memory_limit
+  uint64_t time_limited = 0;    // killed at the compile-time limit
+};
+
 // Thread-safety: Compile and Link may be called from many threads at once;
 // toolchain() is immutable.
 class Compiler {
@@ -64,6 +72,9 @@ class Compiler {
   virtual absl::StatusOr<CompileResult> Compile(const CompileJob& job) = 0;
   virtual absl::StatusOr<CompileResult> Link(const LinkJob& job) = 0;
   virtual const ToolchainInfo& toolchain() const = 0;
+  virtual CompilerStats stats() const { return {}; }
+  // Makes running and later jobs answer UNAVAILABLE (daemon shutdown).
+  virtual void CancelAll() {}
 };
 
 }  // namespace jitcache

@@ -21,6 +21,11 @@ class CudaCompiler final : public Compiler {
   static absl::StatusOr<std::unique_ptr<CudaCompiler>> Create(
       const std::string& cuda_root);
 
+  // For a worker process: compiles with these include directories; the
+  // toolchain's other fields (fingerprint, archs) stay empty.
+  static std::unique_ptr<CudaCompiler> ForWorker(
+      std::vector<std::string> include_dirs);
+
   absl::StatusOr<CompileResult> Compile(const CompileJob& job) override;
   absl::StatusOr<CompileResult> Link(const LinkJob& job) override;
   const ToolchainInfo& toolchain() const override { return toolchain_; }

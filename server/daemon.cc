@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "server/build/worker_compiler.h"
 #include "server/cuda_compiler.h"
 #include "server/store/rocksdb_kv.h"
 #include "server/store/verifying_store.h"
@@ -92,6 +93,18 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
                                                        : options.cuda_root);
     if (!compiler.ok()) return compiler.status();
     daemon->compiler_ = *std::move(compiler);
+    if (!options.in_process_compiles) {
+      WorkerOptions workers;
+      workers.binary = options.worker_binary.empty() ? DefaultWorkerBinary()
+                                                     : options.worker_binary;
+      workers.memory_limit = options.compile_memory_limit;
+      workers.time_limit = options.compile_time_limit;
+      absl::StatusOr<std::unique_ptr<WorkerCompiler>> isolated =
+          WorkerCompiler::Create(std::move(workers),
+                                 std::move(daemon->compiler_));
+      if (!isolated.ok()) return isolated.status();
+      daemon->compiler_ = *std::move(isolated);
+    }
   }
 
   // A socket the service manager passed is its own: no claim, no unlink.
@@ -250,6 +263,7 @@ void Daemon::Shutdown(absl::Duration grace) {
     });
   }
   if (service_ != nullptr) service_->CancelRunningCompiles();
+  if (compiler_ != nullptr) compiler_->CancelAll();
   if (pool_ != nullptr) pool_->Shutdown();
   // Pending admin calls are answered, so that the drain does not wait.
   janitor_.reset();

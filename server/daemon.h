@@ -39,6 +39,12 @@ struct DaemonOptions {
   int workers = 0;  // 0: one per core
   size_t max_queued = 1024;
   size_t max_queued_per_user = 0;  // 0: only max_queued
+  // Compiles run in jitcache-worker processes (worker_compiler.h) unless
+  // in_process_compiles; each worker's address space is capped at
+  // compile_memory_limit bytes (0: no cap).
+  bool in_process_compiles = false;
+  std::string worker_binary;  // empty: next to this executable
+  uint64_t compile_memory_limit = uint64_t{8} << 30;
   // HOST:PORT for Prometheus metrics; empty: none.
   std::string metrics_address;
   absl::Duration compile_time_limit = absl::Minutes(10);

@@ -89,6 +89,11 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
   response->set_queued(options_.pool->queued());
   response->set_running(options_.pool->running());
   response->set_waiting(flights_.waiters());
+  const CompilerStats compiler = options_.compiler->stats();
+  response->set_compiler_crashes(compiler.crashes);
+  response->set_compiler_memory_limited(compiler.memory_limited);
+  response->set_compiler_time_limited(compiler.time_limited);
+  response->set_compile_workers_started(compiler.workers_started);
   const StoreStats store = options_.store->Stats();
   response->set_store_entries(store.actions);
   response->set_store_bytes(store.bytes);

@@ -37,7 +37,9 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, cuda_root, "",
           "CUDA toolkit whose include/ is on every compile's include path. "
           "Default: $CUDA_HOME, else /usr/local/cuda");
-ABSL_FLAG(int, workers, 0, "Compile worker threads; 0 means one per core");
+ABSL_FLAG(int, workers, 0,
+          "Compiles at a time, each in its own jitcache-worker process; 0 "
+          "means one per core");
 ABSL_FLAG(int, max_queued, 1024,
           "Distinct compiles that may wait for a worker; past it new compiles "
           "get RESOURCE_EXHAUSTED");
@@ -51,9 +53,20 @@ ABSL_FLAG(std::string, metrics_address, "",
 ABSL_FLAG(std::string, log_level, "info",
           "Least level logged: debug (every request), info (every compile), "
           "warning or error");
+ABSL_FLAG(std::string, compile_memory_limit, "8G",
+          "Address space each compile worker may use, e.g. 4G; a compile "
+          "that needs more answers RESOURCE_EXHAUSTED naming this flag. 0: "
+          "no limit");
+ABSL_FLAG(bool, in_process_compiles, false,
+          "Compile inside the daemon instead of in jitcache-worker "
+          "processes: no crash, memory or hard time isolation (for "
+          "benchmarks and debugging)");
+ABSL_FLAG(std::string, worker_binary, "",
+          "The compile worker to run; default: jitcache-worker next to "
+          "jitcached");
 ABSL_FLAG(int, compile_time_limit_seconds, 600,
-          "A compile running longer is cancelled and answered "
-          "DEADLINE_EXCEEDED (not cached)");
+          "A compile or link running longer is killed (its worker with it) "
+          "and answered DEADLINE_EXCEEDED (not cached)");
 ABSL_FLAG(int64_t, max_source_bytes, int64_t{16} << 20,
           "Largest source accepted, in bytes");
 ABSL_FLAG(int64_t, max_header_bytes, int64_t{16} << 20,
@@ -152,6 +165,8 @@ int main(int argc, char** argv) {
   options.max_queued_per_user = static_cast<size_t>(
       std::max(0, absl::GetFlag(FLAGS_max_queued_per_user)));
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  options.in_process_compiles = absl::GetFlag(FLAGS_in_process_compiles);
+  options.worker_binary = absl::GetFlag(FLAGS_worker_binary);
   options.socket_group = absl::GetFlag(FLAGS_socket_group);
   options.hit_socket = absl::GetFlag(FLAGS_hit_socket);
   options.compile_time_limit =
@@ -175,6 +190,10 @@ int main(int argc, char** argv) {
       jitcache::ParseSize(absl::GetFlag(FLAGS_max_size));
   if (!max_size.ok()) return usage_error(max_size.status());
   options.janitor.max_size = *max_size;
+  absl::StatusOr<uint64_t> memory_limit =
+      jitcache::ParseSize(absl::GetFlag(FLAGS_compile_memory_limit));
+  if (!memory_limit.ok()) return usage_error(memory_limit.status());
+  options.compile_memory_limit = *memory_limit;
   options.janitor.high_watermark = absl::GetFlag(FLAGS_high_watermark);
   options.janitor.low_watermark = absl::GetFlag(FLAGS_low_watermark);
   if (!(options.janitor.low_watermark > 0 &&
@@ -237,6 +256,14 @@ int main(int argc, char** argv) {
       {"metrics_address",
        options.metrics_address.empty() ? "(off)" : options.metrics_address},
       {"log_level", absl::GetFlag(FLAGS_log_level)},
+      {"compiles", options.in_process_compiles
+                       ? "in process"
+                       : "in jitcache-worker processes"},
+      {"compile_memory_limit",
+       *memory_limit == 0
+           ? "0 (none)"
+           : absl::StrCat(*memory_limit, " (",
+                          jitcache::FormatSize(*memory_limit), ")")},
       {"compile_time_limit_seconds",
        absl::StrCat(absl::GetFlag(FLAGS_compile_time_limit_seconds))},
       {"max_size", *max_size == 0

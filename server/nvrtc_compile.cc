@@ -257,6 +257,13 @@ absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
   return compiler;
 }
 
+std::unique_ptr<CudaCompiler> CudaCompiler::ForWorker(
+    std::vector<std::string> include_dirs) {
+  ToolchainInfo info;
+  info.include_dirs = std::move(include_dirs);
+  return std::unique_ptr<CudaCompiler>(new CudaCompiler(std::move(info)));
+}
+
 absl::StatusOr<CompileResult> CudaCompiler::Compile(const CompileJob& job) {
   const absl::Time start = absl::Now();
   std::vector<const char*> header_bodies, header_names;

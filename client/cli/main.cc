@@ -172,7 +172,12 @@ int Stats(const jitcache::Client& client,
             << "\nstore_max_bytes " << s->store_max_bytes
             << "\nstore_evicted_entries " << s->store_evicted_entries
             << "\nstore_evicted_bytes " << s->store_evicted_bytes
-            << "\nstore_eviction_runs " << s->store_eviction_runs << "\n";
+            << "\nstore_eviction_runs " << s->store_eviction_runs
+            << "\ncompiler_crashes " << s->compiler_crashes
+            << "\ncompiler_memory_limited " << s->compiler_memory_limited
+            << "\ncompiler_time_limited " << s->compiler_time_limited
+            << "\ncompile_workers_started " << s->compile_workers_started
+            << "\n";
   for (const auto& [reason, count] : s->rejected) {
     std::cout << "rejected_" << reason << " " << count << "\n";
   }

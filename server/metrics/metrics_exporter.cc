@@ -94,6 +94,16 @@ class MetricsCollector : public prometheus::Collectable {
     for (const auto& [reason, count] : s.rejected()) {
       AddValue(&out.back(), count, {{"reason", reason}});
     }
+    out.push_back(Family("jitcache_compiler_failures_total",
+                         "Compiles and links that cost their worker, by why",
+                         kCounter));
+    AddValue(&out.back(), s.compiler_crashes(), {{"reason", "crash"}});
+    AddValue(&out.back(), s.compiler_memory_limited(),
+             {{"reason", "memory_limit"}});
+    AddValue(&out.back(), s.compiler_time_limited(),
+             {{"reason", "time_limit"}});
+    add("compile_workers_started_total", "Compile worker processes started",
+        kCounter, s.compile_workers_started());
     add("queued_compiles", "Compiles waiting for a worker", kGauge, s.queued());
     add("running_compiles", "Compiles running", kGauge, s.running());
     add("waiting_requests", "Requests waiting for a compile", kGauge,

@@ -63,6 +63,7 @@ class DaemonProcess {
   // SIGKILL: a crash, leaving the socket file behind.
   void Kill();
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
   // From the next Start: no file the daemon writes may grow past `bytes`
   // (RLIMIT_FSIZE), so its writes fail as on a full disk.
   void set_file_size_limit(uint64_t bytes) { file_size_limit_ = bytes; }

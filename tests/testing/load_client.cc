@@ -7,10 +7,17 @@
 // a program that does not compile (5%), or a bad request (20%). Prints one
 // line: "ok=.. compile_error=.. resource_exhausted=.. invalid_argument=..
 // unexpected=.. sent=.." and, for unexpected answers, the first few.
+//
+//   jitcache_load_client SOCKET SEED REQUESTS MAX_SECONDS crash
+//
+// With "crash" (against a daemon running tests/testing/fault_worker.cc),
+// request i is a program that crashes the compiler when i % 90 == 45, and a
+// hit on warm kernel 0 otherwise; prints "hits=.. crashed=.. unexpected=..".
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "jitcache/client.h"
@@ -24,7 +31,44 @@ std::string WarmKernel(int i) {
 
 }  // namespace
 
+// The crash mix: every answer must be a HIT, or the compiler's crash.
+int CrashMix(const jitcache::Client& client, int seed, int requests,
+             absl::Time stop) {
+  int hits = 0, crashed = 0, unexpected = 0;
+  for (int i = 0; i < requests && absl::Now() < stop; ++i) {
+    const bool crash = i % 90 == 45;
+    const std::string source =
+        crash ? absl::StrCat("// JITCACHE_FAULT_CRASH ", seed, " ", i, "\n",
+                             WarmKernel(0))
+              : WarmKernel(0);
+    auto code =
+        client.Compile(jitcache::Program(source, "load.cu"),
+                       jitcache::ProgramOptions{}, jitcache::CodeType::kPtx);
+    if (!crash && code.ok() && code->served == jitcache::Served::kHit) {
+      ++hits;
+    } else if (crash && code.status().code() == absl::StatusCode::kInternal &&
+               absl::StrContains(code.status().message(),
+                                 "the compiler crashed (SIGSEGV)")) {
+      ++crashed;
+    } else if (++unexpected <= 3) {
+      std::fprintf(stderr, "unexpected (request %d): %s\n", i,
+                   code.ok() ? "not a hit" : code.status().ToString().c_str());
+    }
+  }
+  std::printf("hits=%d crashed=%d unexpected=%d\n", hits, crashed, unexpected);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 6 && std::string(argv[5]) == "crash") {
+    auto client =
+        jitcache::Client::Connect({.socket_path = argv[1],
+                                   .local_fallback = false,
+                                   .compile_deadline = absl::Seconds(120)});
+    if (!client.ok()) return 3;
+    return CrashMix(*client, std::atoi(argv[2]), std::atoi(argv[3]),
+                    absl::Now() + absl::Seconds(std::atoi(argv[4])));
+  }
   if (argc != 5) {
     std::fprintf(stderr, "usage: %s SOCKET SEED REQUESTS MAX_SECONDS\n",
                  argv[0]);

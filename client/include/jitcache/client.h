@@ -87,6 +87,9 @@ struct DaemonStats {
   uint64_t store_max_bytes = 0;   // the cap; 0: none
   uint64_t store_evicted_entries = 0, store_evicted_bytes = 0;
   uint64_t store_eviction_runs = 0;
+  // Compiles that cost their worker process, by why, and workers started.
+  uint64_t compiler_crashes = 0, compiler_memory_limited = 0;
+  uint64_t compiler_time_limited = 0, compile_workers_started = 0;
   // Every user for an administrator; the caller's own row for others.
   std::vector<UserUsage> users;
 };

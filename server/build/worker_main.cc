@@ -1,0 +1,95 @@
+#include "server/build/worker_main.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "server/build/worker_protocol.h"
+#include "server/build/worker_sandbox.h"
+#include "server/cuda_compiler.h"
+
+namespace jitcache {
+
+int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
+  int fd = -1;
+  uint64_t memory_limit = 0;
+  std::vector<std::string> include_dirs;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--fd=") && absl::SimpleAtoi(arg, &fd)) {
+      continue;
+    }
+    arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--memory_limit=") &&
+        absl::SimpleAtoi(arg, &memory_limit)) {
+      continue;
+    }
+    arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--include_dir=")) {
+      include_dirs.emplace_back(arg);
+      continue;
+    }
+    std::fprintf(stderr,
+                 "jitcache-worker: unknown argument %s\n"
+                 "jitcache-worker is started by jitcached, not by hand\n",
+                 argv[i]);
+    return 2;
+  }
+  if (fd < 0) {
+    std::fprintf(stderr,
+                 "jitcache-worker: needs --fd=N (started by "
+                 "jitcached, not by hand)\n");
+    return 2;
+  }
+  if (absl::Status s = EnterWorkerSandbox(memory_limit, fd); !s.ok()) {
+    std::fprintf(stderr, "jitcache-worker: %s\n",
+                 std::string(s.message()).c_str());
+    return 1;
+  }
+  std::unique_ptr<CudaCompiler> compiler =
+      CudaCompiler::ForWorker(std::move(include_dirs));
+  // A job can carry sources and objects of up to the daemon's request limit.
+  constexpr size_t kMaxFrame = size_t{1} << 31;
+  while (true) {
+    std::optional<uint64_t> unused;
+    std::optional<std::string> frame = ReadFrame(fd, kMaxFrame, &unused);
+    if (!frame.has_value()) return 0;  // the daemon closed: done
+    v1::WorkerRequest request;
+    absl::StatusOr<CompileResult> result =
+        absl::InvalidArgumentError("unreadable worker request");
+    if (request.ParseFromString(*frame)) {
+      const absl::Time deadline =
+          request.deadline_unix_us() > 0
+              ? absl::FromUnixMicros(request.deadline_unix_us())
+              : absl::InfiniteFuture();
+      if (request.has_compile()) {
+        const CompileJob job = CompileJobFrom(request.compile(), deadline);
+        std::optional<absl::StatusOr<CompileResult>> faked;
+        if (hooks.compile) faked = hooks.compile(job);
+        result = faked.has_value() ? *std::move(faked) : compiler->Compile(job);
+      } else if (request.has_link()) {
+        const LinkJob job = LinkJobFrom(request.link(), deadline);
+        std::optional<absl::StatusOr<CompileResult>> faked;
+        if (hooks.link) faked = hooks.link(job);
+        result = faked.has_value() ? *std::move(faked) : compiler->Link(job);
+      }
+    }
+    if (!result.ok() && absl::IsResourceExhausted(result.status()) &&
+        memory_limit > 0) {
+      result = absl::ResourceExhaustedError(absl::StrCat(
+          result.status().message(), " (the compile is limited to ",
+          memory_limit, " bytes of address space: --compile_memory_limit)"));
+    }
+    if (!WriteFrame(fd, ToWorkerResponse(result).SerializeAsString())) {
+      return 0;
+    }
+  }
+}
+
+}  // namespace jitcache

@@ -1,0 +1,133 @@
+#include "server/build/worker_protocol.h"
+
+#include "absl/status/status.h"
+#include "common/fd_io.h"
+
+namespace jitcache {
+
+v1::WorkerRequest ToWorkerRequest(const CompileJob& job) {
+  v1::WorkerRequest request;
+  v1::WorkerCompile* c = request.mutable_compile();
+  c->set_program_name(job.program_name);
+  c->set_source(job.source);
+  for (const auto& [name, contents] : job.headers) {
+    v1::WorkerHeader* h = c->add_headers();
+    h->set_name(name);
+    h->set_contents(contents);
+  }
+  for (const std::string& o : job.options) c->add_options(o);
+  for (const std::string& e : job.name_expressions) c->add_name_expressions(e);
+  c->set_target(static_cast<int>(job.target));
+  request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
+  return request;
+}
+
+v1::WorkerRequest ToWorkerRequest(const LinkJob& job) {
+  v1::WorkerRequest request;
+  v1::WorkerLink* l = request.mutable_link();
+  for (const LinkInputData& input : job.inputs) {
+    v1::WorkerLinkInput* i = l->add_inputs();
+    i->set_kind(static_cast<int>(input.kind));
+    i->set_name(input.name);
+    i->set_bytes(input.bytes);
+  }
+  for (const std::string& o : job.options) l->add_options(o);
+  l->set_target(static_cast<int>(job.target));
+  request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
+  return request;
+}
+
+CompileJob CompileJobFrom(const v1::WorkerCompile& c, absl::Time deadline) {
+  CompileJob job;
+  job.program_name = c.program_name();
+  job.source = c.source();
+  for (const v1::WorkerHeader& h : c.headers()) {
+    job.headers.emplace_back(h.name(), h.contents());
+  }
+  job.options.assign(c.options().begin(), c.options().end());
+  job.name_expressions.assign(c.name_expressions().begin(),
+                              c.name_expressions().end());
+  job.target = static_cast<ObjectKind>(c.target());
+  job.deadline = deadline;
+  return job;
+}
+
+LinkJob LinkJobFrom(const v1::WorkerLink& l, absl::Time deadline) {
+  LinkJob job;
+  for (const v1::WorkerLinkInput& i : l.inputs()) {
+    job.inputs.push_back(
+        {static_cast<ObjectKind>(i.kind()), i.name(), i.bytes()});
+  }
+  job.options.assign(l.options().begin(), l.options().end());
+  job.target = static_cast<ObjectKind>(l.target());
+  job.deadline = deadline;
+  return job;
+}
+
+v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r) {
+  v1::WorkerResponse response;
+  if (!r.ok()) {
+    response.set_status_code(static_cast<int>(r.status().code()));
+    response.set_status_message(std::string(r.status().message()));
+    return response;
+  }
+  response.set_ok(r->ok);
+  response.set_object(r->object);
+  response.set_log(r->log);
+  for (const auto& [expr, lowered] : r->lowered_names) {
+    v1::LoweredName* name = response.add_lowered_names();
+    name->set_name_expression(expr);
+    name->set_lowered_name(lowered);
+  }
+  response.set_elapsed_us(absl::ToInt64Microseconds(r->elapsed));
+  return response;
+}
+
+absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response) {
+  if (response.status_code() != 0) {
+    return absl::Status(static_cast<absl::StatusCode>(response.status_code()),
+                        response.status_message());
+  }
+  CompileResult result;
+  result.ok = response.ok();
+  result.object = std::move(*response.mutable_object());
+  result.log = std::move(*response.mutable_log());
+  for (const v1::LoweredName& name : response.lowered_names()) {
+    result.lowered_names.emplace_back(name.name_expression(),
+                                      name.lowered_name());
+  }
+  result.elapsed = absl::Microseconds(response.elapsed_us());
+  return result;
+}
+
+bool WriteFrame(int fd, const std::string& payload) {
+  const uint32_t n = static_cast<uint32_t>(payload.size());
+  const char header[4] = {static_cast<char>(n), static_cast<char>(n >> 8),
+                          static_cast<char>(n >> 16),
+                          static_cast<char>(n >> 24)};
+  return WriteFully(fd, header, 4) &&
+         WriteFully(fd, payload.data(), payload.size());
+}
+
+std::optional<std::string> ReadFrame(
+    int fd, size_t max_bytes, std::optional<uint64_t>* crash_peak_bytes) {
+  unsigned char header[4];
+  if (!ReadFully(fd, reinterpret_cast<char*>(header), 4)) return std::nullopt;
+  const uint32_t n = header[0] | (header[1] << 8) | (header[2] << 16) |
+                     (uint32_t{header[3]} << 24);
+  if (n == kCrashFrameLength) {
+    unsigned char peak[8];
+    if (ReadFully(fd, reinterpret_cast<char*>(peak), 8)) {
+      uint64_t bytes = 0;
+      for (int i = 7; i >= 0; --i) bytes = (bytes << 8) | peak[i];
+      *crash_peak_bytes = bytes;
+    }
+    return std::nullopt;
+  }
+  if (n > max_bytes) return std::nullopt;
+  std::string payload(n, '\0');
+  if (!ReadFully(fd, payload.data(), n)) return std::nullopt;
+  return payload;
+}
+
+}  // namespace jitcache

@@ -1,0 +1,41 @@
+#ifndef JITCACHE_SERVER_BUILD_WORKER_PROTOCOL_H_
+#define JITCACHE_SERVER_BUILD_WORKER_PROTOCOL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "jitcache/v1/worker.pb.h"
+#include "server/compiler.h"
+
+namespace jitcache {
+
+// The daemon <-> jitcache-worker protocol: on a socketpair, each side
+// writes frames of u32 little-endian length | payload. The daemon sends a
+// WorkerRequest, the worker answers one WorkerResponse. A worker that dies
+// of a signal first sends, from its signal handler, the frame
+// kCrashFrameLength | u64 peak address-space bytes, so that the daemon can
+// tell a compile that hit the memory limit from one that crashed.
+inline constexpr uint32_t kCrashFrameLength = 0xFFFFFFFF;
+
+v1::WorkerRequest ToWorkerRequest(const CompileJob& job);
+v1::WorkerRequest ToWorkerRequest(const LinkJob& job);
+// The job a request carries (no cancellation flag: a worker is killed).
+CompileJob CompileJobFrom(const v1::WorkerCompile& compile,
+                          absl::Time deadline);
+LinkJob LinkJobFrom(const v1::WorkerLink& link, absl::Time deadline);
+
+v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r);
+absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response);
+
+// One whole frame; false when the peer has gone.
+bool WriteFrame(int fd, const std::string& payload);
+// One whole frame (blocking), or nullopt at EOF or on a bad length. A crash
+// frame comes back as nullopt with *crash_peak_bytes set.
+std::optional<std::string> ReadFrame(int fd, size_t max_bytes,
+                                     std::optional<uint64_t>* crash_peak_bytes);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_BUILD_WORKER_PROTOCOL_H_

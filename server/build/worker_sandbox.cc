@@ -1,0 +1,130 @@
+#include "server/build/worker_sandbox.h"
+
+#include <fcntl.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "server/build/worker_protocol.h"
+
+namespace jitcache {
+namespace {
+
+int report_fd = -1;
+
+// Async-signal-safe: open/read/write only, no allocation.
+uint64_t PeakAddressSpaceBytes() {
+  const int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buffer[4096];
+  const ssize_t n = read(fd, buffer, sizeof(buffer) - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buffer[n] = '\0';
+  const char* at = strstr(buffer, "VmPeak:");
+  if (at == nullptr) return 0;
+  at += 7;
+  while (*at == ' ' || *at == '\t') ++at;
+  uint64_t kib = 0;
+  while (*at >= '0' && *at <= '9') kib = kib * 10 + (*at++ - '0');
+  return kib * 1024;
+}
+
+void OnFatalSignal(int signal) {
+  const uint64_t peak = PeakAddressSpaceBytes();
+  char frame[12];
+  for (int i = 0; i < 4; ++i) {
+    frame[i] = static_cast<char>(kCrashFrameLength >> (8 * i));
+  }
+  for (int i = 0; i < 8; ++i) frame[4 + i] = static_cast<char>(peak >> (8 * i));
+  [[maybe_unused]] ssize_t n = write(report_fd, frame, sizeof(frame));
+  // SA_RESETHAND restored the default: the worker dies of `signal`.
+  raise(signal);
+}
+
+}  // namespace
+
+absl::Status EnterWorkerSandbox(uint64_t memory_limit_bytes, int fd) {
+  report_fd = fd;
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+    return absl::InternalError(
+        absl::StrCat("PR_SET_PDEATHSIG: ", std::strerror(errno)));
+  }
+  if (getppid() == 1) {
+    return absl::FailedPreconditionError("the daemon is gone");
+  }
+  if (memory_limit_bytes > 0) {
+    const rlimit limit{memory_limit_bytes, memory_limit_bytes};
+    if (setrlimit(RLIMIT_AS, &limit) != 0) {
+      return absl::InternalError(
+          absl::StrCat("RLIMIT_AS: ", std::strerror(errno)));
+    }
+  }
+  // The handler needs a stack of its own: a crash may be a stack overflow
+  // (deep template recursion).
+  static char alt_stack[64 * 1024];
+  stack_t ss{};
+  ss.ss_sp = alt_stack;
+  ss.ss_size = sizeof(alt_stack);
+  sigaltstack(&ss, nullptr);
+  struct sigaction action {};
+  action.sa_handler = &OnFatalSignal;
+  action.sa_flags = SA_ONSTACK | SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) {
+    sigaction(s, &action, nullptr);
+  }
+
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    return absl::InternalError(
+        absl::StrCat("PR_SET_NO_NEW_PRIVS: ", std::strerror(errno)));
+  }
+  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+  if (filter == nullptr) return absl::InternalError("seccomp_init failed");
+  int failed = 0;
+  for (int syscall : {SCMP_SYS(socket),
+                      SCMP_SYS(socketpair),
+                      SCMP_SYS(connect),
+                      SCMP_SYS(bind),
+                      SCMP_SYS(listen),
+                      SCMP_SYS(accept),
+                      SCMP_SYS(accept4),
+                      SCMP_SYS(ptrace),
+                      SCMP_SYS(process_vm_readv),
+                      SCMP_SYS(process_vm_writev),
+                      SCMP_SYS(execve),
+                      SCMP_SYS(execveat),
+                      SCMP_SYS(mount),
+                      SCMP_SYS(umount2),
+                      SCMP_SYS(unshare),
+                      SCMP_SYS(setns),
+                      SCMP_SYS(init_module),
+                      SCMP_SYS(finit_module),
+                      SCMP_SYS(kexec_load),
+                      SCMP_SYS(bpf),
+                      SCMP_SYS(perf_event_open),
+                      SCMP_SYS(keyctl),
+                      SCMP_SYS(add_key),
+                      SCMP_SYS(request_key),
+                      SCMP_SYS(userfaultfd)}) {
+    if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), syscall, 0) != 0) {
+      ++failed;
+    }
+  }
+  const int loaded = failed == 0 ? seccomp_load(filter) : -1;
+  seccomp_release(filter);
+  if (failed != 0 || loaded != 0) {
+    return absl::InternalError(
+        absl::StrCat("seccomp: ", failed, " rules refused, load ",
+                     loaded == 0 ? "ok" : std::strerror(-loaded)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace jitcache

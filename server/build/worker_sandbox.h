@@ -1,0 +1,23 @@
+#ifndef JITCACHE_SERVER_BUILD_WORKER_SANDBOX_H_
+#define JITCACHE_SERVER_BUILD_WORKER_SANDBOX_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+namespace jitcache {
+
+// What a worker does to itself before it runs anyone's program, in order:
+//  - dies with the daemon (PR_SET_PDEATHSIG);
+//  - caps its address space at `memory_limit_bytes` (RLIMIT_AS; 0: none);
+//  - on SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT, writes a crash frame
+//    with its peak address space to `report_fd`, then dies of the signal;
+//  - PR_SET_NO_NEW_PRIVS, then a seccomp filter that answers EPERM to what
+//    a compiler never needs: sockets, ptrace and other processes' memory,
+//    exec, mounts and namespaces, kernel modules, BPF, keyrings.
+// An error names the step that failed; the worker must not run jobs then.
+absl::Status EnterWorkerSandbox(uint64_t memory_limit_bytes, int report_fd);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_BUILD_WORKER_SANDBOX_H_
