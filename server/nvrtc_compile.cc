@@ -19,94 +19,37 @@
 #include "common/sha256.h"
 #include "server/cuda_compiler.h"
 
+#include "common/nvrtc_program.h"
+
 namespace jitcache {
 namespace {
 
-// The one place nvrtcResult becomes absl::Status.
+// The NVRTC this binary links, as the table RunNvrtc drives.
+const NvrtcApi& LinkedNvrtc() {
+  static const NvrtcApi api = [] {
+    NvrtcApi a;
+    a.GetErrorString = &nvrtcGetErrorString;
+    a.CreateProgram = &nvrtcCreateProgram;
+    a.DestroyProgram = &nvrtcDestroyProgram;
+    a.CompileProgram = &nvrtcCompileProgram;
+    a.GetPTXSize = &nvrtcGetPTXSize;
+    a.GetPTX = &nvrtcGetPTX;
+    a.GetCUBINSize = &nvrtcGetCUBINSize;
+    a.GetCUBIN = &nvrtcGetCUBIN;
+    a.GetLTOIRSize = &nvrtcGetLTOIRSize;
+    a.GetLTOIR = &nvrtcGetLTOIR;
+    a.GetProgramLogSize = &nvrtcGetProgramLogSize;
+    a.GetProgramLog = &nvrtcGetProgramLog;
+    a.AddNameExpression = &nvrtcAddNameExpression;
+    a.GetLoweredName = &nvrtcGetLoweredName;
+    a.SetFlowCallback = &nvrtcSetFlowCallback;
+    return a;
+  }();
+  return api;
+}
+
 absl::Status FromNvrtc(nvrtcResult r, absl::string_view what) {
-  if (r == NVRTC_SUCCESS) return absl::OkStatus();
-  const std::string message = absl::StrCat(what, ": ", nvrtcGetErrorString(r));
-  switch (r) {
-    case NVRTC_ERROR_OUT_OF_MEMORY:
-      return absl::ResourceExhaustedError(message);
-    case NVRTC_ERROR_INVALID_OPTION:
-    case NVRTC_ERROR_INVALID_INPUT:
-    case NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID:
-      return absl::InvalidArgumentError(message);
-    case NVRTC_ERROR_CANCELLED:
-      return absl::DeadlineExceededError(message);
-    default:
-      return absl::InternalError(message);
-  }
-}
-
-// Owns an nvrtcProgram.
-class Program {
- public:
-  Program() = default;
-  Program(const Program&) = delete;
-  Program& operator=(const Program&) = delete;
-  ~Program() {
-    if (prog_ != nullptr) nvrtcDestroyProgram(&prog_);
-  }
-  nvrtcProgram* out() { return &prog_; }
-  nvrtcProgram get() const { return prog_; }
-
- private:
-  nvrtcProgram prog_ = nullptr;
-};
-
-absl::StatusOr<std::string> ReadOutput(nvrtcProgram prog, ObjectKind target) {
-  size_t size = 0;
-  std::string out;
-  nvrtcResult r = NVRTC_SUCCESS;
-  switch (target) {
-    case ObjectKind::kPtx:
-      r = nvrtcGetPTXSize(prog, &size);
-      if (r == NVRTC_SUCCESS) {
-        out.resize(size);
-        r = nvrtcGetPTX(prog, out.data());
-        // PTX comes NUL-terminated; the object is the text.
-        while (!out.empty() && out.back() == '\0') out.pop_back();
-      }
-      break;
-    case ObjectKind::kCubin:
-      r = nvrtcGetCUBINSize(prog, &size);
-      if (r == NVRTC_SUCCESS) {
-        out.resize(size);
-        r = nvrtcGetCUBIN(prog, out.data());
-      }
-      break;
-    case ObjectKind::kLtoir:
-      r = nvrtcGetLTOIRSize(prog, &size);
-      if (r == NVRTC_SUCCESS) {
-        out.resize(size);
-        r = nvrtcGetLTOIR(prog, out.data());
-      }
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("NVRTC does not produce ", ObjectKindName(target)));
-  }
-  if (absl::Status s = FromNvrtc(r, "reading NVRTC output"); !s.ok()) return s;
-  if (out.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "NVRTC produced no ", ObjectKindName(target),
-        " for these options (e.g. -fdevice-syntax-only, or a virtual "
-        "architecture with target cubin)"));
-  }
-  return out;
-}
-
-std::string ProgramLog(nvrtcProgram prog) {
-  size_t size = 0;
-  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0) {
-    return {};
-  }
-  std::string log(size, '\0');
-  if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return {};
-  while (!log.empty() && log.back() == '\0') log.pop_back();
-  return log;
+  return jitcache::FromNvrtc(LinkedNvrtc(), r, what);
 }
 
 // NVRTC compiles name expressions as a pseudo-file "__nv_name_map"; when every
@@ -266,53 +209,26 @@ std::unique_ptr<CudaCompiler> CudaCompiler::ForWorker(
 
 absl::StatusOr<CompileResult> CudaCompiler::Compile(const CompileJob& job) {
   const absl::Time start = absl::Now();
-  std::vector<const char*> header_bodies, header_names;
-  for (const auto& [name, body] : job.headers) {
-    header_names.push_back(name.c_str());
-    header_bodies.push_back(body.c_str());
-  }
-  Program prog;
-  if (absl::Status s = FromNvrtc(
-          nvrtcCreateProgram(prog.out(), job.source.c_str(),
-                             job.program_name.c_str(),
-                             static_cast<int>(job.headers.size()),
-                             header_bodies.data(), header_names.data()),
-          "nvrtcCreateProgram");
-      !s.ok()) {
-    return s;
-  }
   FlowControl flow{job.deadline, job.cancelled};
-  if (absl::Status s =
-          FromNvrtc(nvrtcSetFlowCallback(prog.get(), &FlowCallback, &flow),
-                    "nvrtcSetFlowCallback");
-      !s.ok()) {
-    return s;
-  }
-  for (const std::string& expr : job.name_expressions) {
-    if (absl::Status s =
-            FromNvrtc(nvrtcAddNameExpression(prog.get(), expr.c_str()),
-                      absl::StrCat("name expression '", expr, "'"));
-        !s.ok()) {
-      return s;
-    }
-  }
-  std::vector<std::string> include_options;
-  for (const std::string& dir : toolchain_.include_dirs) {
-    include_options.push_back(absl::StrCat("--include-path=", dir));
-  }
-  std::vector<const char*> argv;
-  for (const std::string& o : job.options) argv.push_back(o.c_str());
-  for (const std::string& o : include_options) argv.push_back(o.c_str());
-
-  const nvrtcResult compiled = nvrtcCompileProgram(
-      prog.get(), static_cast<int>(argv.size()), argv.data());
+  NvrtcInput input;
+  input.program_name = job.program_name;
+  input.source = &job.source;
+  input.headers = &job.headers;
+  input.options = job.options;
+  input.include_dirs = toolchain_.include_dirs;
+  input.name_expressions = job.name_expressions;
+  input.target = job.target;
+  input.flow_callback = &FlowCallback;
+  input.flow_payload = &flow;
+  absl::StatusOr<NvrtcOutput> out = RunNvrtc(LinkedNvrtc(), input);
+  if (!out.ok()) return out.status();
   CompileResult result;
-  result.log = ProgramLog(prog.get());
+  result.log = std::move(out->log);
   // NVRTC consults the flow callback only at points of its choosing, so a
   // compile can finish past its deadline. The limit is a promise to the
   // operator: such a result is refused all the same, and not stored.
   const bool late = absl::Now() > job.deadline;
-  if (compiled == NVRTC_ERROR_CANCELLED || late) {
+  if (out->compiled == NVRTC_ERROR_CANCELLED || late) {
     if (job.cancelled != nullptr && job.cancelled->load()) {
       return absl::UnavailableError(
           "compile cancelled: the daemon is shutting down");
@@ -321,7 +237,7 @@ absl::StatusOr<CompileResult> CudaCompiler::Compile(const CompileJob& job) {
         "compile cancelled after ", absl::FormatDuration(absl::Now() - start),
         ": it ran past the daemon's compile-time limit"));
   }
-  if (compiled == NVRTC_ERROR_COMPILATION) {
+  if (out->compiled == NVRTC_ERROR_COMPILATION) {
     if (!job.name_expressions.empty() && OnlyNameExpressionErrors(result.log)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "a name expression does not name anything in the program:\n",
@@ -331,27 +247,8 @@ absl::StatusOr<CompileResult> CudaCompiler::Compile(const CompileJob& job) {
     result.elapsed = absl::Now() - start;
     return result;
   }
-  if (absl::Status s = FromNvrtc(compiled, "nvrtcCompileProgram"); !s.ok()) {
-    if (!result.log.empty()) {
-      return absl::Status(s.code(),
-                          absl::StrCat(s.message(), "\n", result.log));
-    }
-    return s;
-  }
-  absl::StatusOr<std::string> object = ReadOutput(prog.get(), job.target);
-  if (!object.ok()) return object.status();
-  result.object = *std::move(object);
-  for (const std::string& expr : job.name_expressions) {
-    const char* lowered = nullptr;
-    if (absl::Status s =
-            FromNvrtc(nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered),
-                      absl::StrCat("name expression '", expr,
-                                   "' names nothing in the program"));
-        !s.ok()) {
-      return s;
-    }
-    result.lowered_names.emplace_back(expr, lowered);
-  }
+  result.object = std::move(out->object);
+  result.lowered_names = std::move(out->lowered_names);
   result.ok = true;
   result.elapsed = absl::Now() - start;
   return result;

@@ -1,0 +1,173 @@
+#include "common/nvrtc_program.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace jitcache {
+namespace {
+
+// Owns an nvrtcProgram.
+class ProgramHandle {
+ public:
+  explicit ProgramHandle(const NvrtcApi& api) : api_(api) {}
+  ProgramHandle(const ProgramHandle&) = delete;
+  ProgramHandle& operator=(const ProgramHandle&) = delete;
+  ~ProgramHandle() {
+    if (prog_ != nullptr) api_.DestroyProgram(&prog_);
+  }
+  nvrtcProgram* out() { return &prog_; }
+  nvrtcProgram get() const { return prog_; }
+
+ private:
+  const NvrtcApi& api_;
+  nvrtcProgram prog_ = nullptr;
+};
+
+// NUL-terminated text (PTX, logs) without its terminators.
+void TrimNuls(std::string& text) {
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+}
+
+absl::StatusOr<std::string> ReadObject(const NvrtcApi& api, nvrtcProgram prog,
+                                       ObjectKind target) {
+  size_t size = 0;
+  std::string out;
+  nvrtcResult r = NVRTC_SUCCESS;
+  switch (target) {
+    case ObjectKind::kPtx:
+      r = api.GetPTXSize(prog, &size);
+      out.resize(size);
+      if (r == NVRTC_SUCCESS) r = api.GetPTX(prog, out.data());
+      TrimNuls(out);
+      break;
+    case ObjectKind::kCubin:
+      r = api.GetCUBINSize(prog, &size);
+      out.resize(size);
+      if (r == NVRTC_SUCCESS) r = api.GetCUBIN(prog, out.data());
+      break;
+    case ObjectKind::kLtoir:
+      r = api.GetLTOIRSize(prog, &size);
+      out.resize(size);
+      if (r == NVRTC_SUCCESS) r = api.GetLTOIR(prog, out.data());
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("NVRTC does not produce ", ObjectKindName(target)));
+  }
+  if (absl::Status s = FromNvrtc(api, r, "reading NVRTC output"); !s.ok()) {
+    return s;
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NVRTC produced no ", ObjectKindName(target),
+        " for these options (e.g. -fdevice-syntax-only, or a virtual "
+        "architecture with target cubin)"));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::Status FromNvrtc(const NvrtcApi& api, nvrtcResult r,
+                       absl::string_view what) {
+  if (r == NVRTC_SUCCESS) return absl::OkStatus();
+  const std::string message =
+      absl::StrCat(what, ": ", api.GetErrorString(r));
+  switch (r) {
+    case NVRTC_ERROR_OUT_OF_MEMORY:
+      return absl::ResourceExhaustedError(message);
+    case NVRTC_ERROR_INVALID_OPTION:
+    case NVRTC_ERROR_INVALID_INPUT:
+    case NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID:
+      return absl::InvalidArgumentError(message);
+    case NVRTC_ERROR_CANCELLED:
+      return absl::DeadlineExceededError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+absl::StatusOr<NvrtcOutput> RunNvrtc(const NvrtcApi& api,
+                                     const NvrtcInput& input) {
+  std::vector<const char*> header_names, header_bodies;
+  if (input.headers != nullptr) {
+    for (const auto& [name, body] : *input.headers) {
+      header_names.push_back(name.c_str());
+      header_bodies.push_back(body.c_str());
+    }
+  }
+  ProgramHandle prog(api);
+  if (absl::Status s = FromNvrtc(
+          api,
+          api.CreateProgram(prog.out(), input.source->c_str(),
+                            input.program_name.c_str(),
+                            static_cast<int>(header_names.size()),
+                            header_bodies.data(), header_names.data()),
+          "nvrtcCreateProgram");
+      !s.ok()) {
+    return s;
+  }
+  if (input.flow_callback != nullptr && api.SetFlowCallback != nullptr) {
+    if (absl::Status s = FromNvrtc(
+            api,
+            api.SetFlowCallback(prog.get(), input.flow_callback,
+                                input.flow_payload),
+            "nvrtcSetFlowCallback");
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (const std::string& expr : input.name_expressions) {
+    if (absl::Status s =
+            FromNvrtc(api, api.AddNameExpression(prog.get(), expr.c_str()),
+                      absl::StrCat("name expression '", expr, "'"));
+        !s.ok()) {
+      return s;
+    }
+  }
+  std::vector<std::string> args = input.options;
+  for (const std::string& dir : input.include_dirs) {
+    args.push_back(absl::StrCat("--include-path=", dir));
+  }
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+
+  NvrtcOutput out;
+  out.compiled = api.CompileProgram(prog.get(), static_cast<int>(argv.size()),
+                                    argv.data());
+  size_t log_size = 0;
+  if (api.GetProgramLogSize(prog.get(), &log_size) == NVRTC_SUCCESS &&
+      log_size > 1) {
+    out.log.resize(log_size);
+    if (api.GetProgramLog(prog.get(), out.log.data()) != NVRTC_SUCCESS) {
+      out.log.clear();
+    }
+    TrimNuls(out.log);
+  }
+  if (out.compiled == NVRTC_ERROR_COMPILATION ||
+      out.compiled == NVRTC_ERROR_CANCELLED) {
+    return out;
+  }
+  if (absl::Status s = FromNvrtc(api, out.compiled, "nvrtcCompileProgram");
+      !s.ok()) {
+    if (out.log.empty()) return s;
+    return absl::Status(s.code(), absl::StrCat(s.message(), "\n", out.log));
+  }
+  absl::StatusOr<std::string> object =
+      ReadObject(api, prog.get(), input.target);
+  if (!object.ok()) return object.status();
+  out.object = *std::move(object);
+  for (const std::string& expr : input.name_expressions) {
+    const char* lowered = nullptr;
+    if (absl::Status s = FromNvrtc(
+            api, api.GetLoweredName(prog.get(), expr.c_str(), &lowered),
+            absl::StrCat("name expression '", expr,
+                         "' names nothing in the program"));
+        !s.ok()) {
+      return s;
+    }
+    out.lowered_names.emplace_back(expr, lowered);
+  }
+  return out;
+}
+
+}  // namespace jitcache
