@@ -26,7 +26,7 @@
 #include "bench/kernels.h"
 #include "common/digest.h"
 #include "jitcache/client.h"
-#include "server/cuda_compiler.h"
+#include "server/build/cuda_compiler.h"
 #include "server/store/rocksdb_kv.h"
 
 namespace jitcache::bench {

@@ -18,7 +18,7 @@
 #include "common/size_units.h"
 #include "jitcache/client.h"
 #include "jitcache/store_admin.h"
-#include "server/cuda_compiler.h"
+#include "server/build/cuda_compiler.h"
 #include "server/daemon.h"
 #include "server/store/rocksdb_kv.h"
 #include "server/store/store_janitor.h"

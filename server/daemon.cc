@@ -15,8 +15,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "server/build/cuda_compiler.h"
 #include "server/build/worker_compiler.h"
-#include "server/cuda_compiler.h"
 #include "server/store/rocksdb_kv.h"
 #include "server/store/verifying_store.h"
 

@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/size_units.h"
-#include "server/cuda_compiler.h"
+#include "server/build/cuda_compiler.h"
 #include "server/daemon.h"
 #include "server/systemd/listen_sockets.h"
 #include "server/verify_command.h"

@@ -11,7 +11,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "server/compiler.h"
+#include "server/build/compiler.h"
 
 namespace jitcache {
 

@@ -10,9 +10,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "server/build/cuda_compiler.h"
 #include "server/build/worker_protocol.h"
 #include "server/build/worker_sandbox.h"
-#include "server/cuda_compiler.h"
 
 namespace jitcache {
 

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "server/compiler.h"
+#include "server/build/compiler.h"
 
 namespace jitcache {
 

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "jitcache/v1/worker.pb.h"
-#include "server/compiler.h"
+#include "server/build/compiler.h"
 
 namespace jitcache {
 

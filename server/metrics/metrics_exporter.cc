@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/jitcache_service.h"
 #include "server/metrics/latency_histogram.h"
+#include "server/rpc/jitcache_service.h"
 
 namespace jitcache {
 

@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "server/compiler.h"
+#include "server/build/compiler.h"
 
 namespace jitcache::testing {
 

@@ -8,8 +8,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
-#include "server/compile_pool.h"
-#include "server/jitcache_service.h"
+#include "server/build/compile_pool.h"
+#include "server/rpc/jitcache_service.h"
 #include "server/store/verifying_store.h"
 #include "tests/testing/fake_compiler.h"
 

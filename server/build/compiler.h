@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_COMPILER_H_
-#define JITCACHE_SERVER_COMPILER_H_
+#ifndef JITCACHE_SERVER_BUILD_COMPILER_H_
+#define JITCACHE_SERVER_BUILD_COMPILER_H_
 
 #include <atomic>
 #include <string>
@@ -79,4 +79,4 @@ class Compiler {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_COMPILER_H_
+#endif  // JITCACHE_SERVER_BUILD_COMPILER_H_

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_HIT_SOCKET_H_
-#define JITCACHE_SERVER_HIT_SOCKET_H_
+#ifndef JITCACHE_SERVER_NET_HIT_SOCKET_H_
+#define JITCACHE_SERVER_NET_HIT_SOCKET_H_
 
 #include <atomic>
 #include <functional>
@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "server/peer_listener.h"
+#include "server/net/peer_listener.h"
 
 namespace jitcache {
 
@@ -72,4 +72,4 @@ class HitSocket {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_HIT_SOCKET_H_
+#endif  // JITCACHE_SERVER_NET_HIT_SOCKET_H_

@@ -1,4 +1,4 @@
-#include "server/hit_socket.h"
+#include "server/net/hit_socket.h"
 
 #include <fcntl.h>
 #include <poll.h>

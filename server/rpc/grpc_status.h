@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_GRPC_STATUS_H_
-#define JITCACHE_SERVER_GRPC_STATUS_H_
+#ifndef JITCACHE_SERVER_RPC_GRPC_STATUS_H_
+#define JITCACHE_SERVER_RPC_GRPC_STATUS_H_
 
 #include <grpcpp/support/status.h>
 
@@ -29,4 +29,4 @@ inline grpc::Status ToGrpcStatus(const absl::Status& s) {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_GRPC_STATUS_H_
+#endif  // JITCACHE_SERVER_RPC_GRPC_STATUS_H_

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_LINK_REQUEST_H_
-#define JITCACHE_SERVER_LINK_REQUEST_H_
+#ifndef JITCACHE_SERVER_RPC_LINK_REQUEST_H_
+#define JITCACHE_SERVER_RPC_LINK_REQUEST_H_
 
 #include <string>
 #include <vector>
@@ -7,8 +7,8 @@
 #include "absl/status/statusor.h"
 #include "common/digest.h"
 #include "jitcache/v1/jitcache.pb.h"
-#include "server/compiler.h"
-#include "server/request_limits.h"
+#include "server/build/compiler.h"
+#include "server/rpc/request_limits.h"
 
 namespace jitcache {
 
@@ -41,4 +41,4 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_LINK_REQUEST_H_
+#endif  // JITCACHE_SERVER_RPC_LINK_REQUEST_H_

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_JITCACHE_SERVICE_H_
-#define JITCACHE_SERVER_JITCACHE_SERVICE_H_
+#ifndef JITCACHE_SERVER_RPC_JITCACHE_SERVICE_H_
+#define JITCACHE_SERVER_RPC_JITCACHE_SERVICE_H_
 
 #include <memory>
 #include <string>
@@ -7,18 +7,18 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
-#include "server/compile_pool.h"
-#include "server/compile_reactor.h"
-#include "server/compile_request.h"
-#include "server/compiler.h"
-#include "server/link_request.h"
-#include "server/peer_listener.h"
-#include "server/request_limits.h"
-#include "server/service_counters.h"
-#include "server/single_flight.h"
+#include "server/build/compile_pool.h"
+#include "server/build/compiler.h"
+#include "server/net/peer_listener.h"
+#include "server/rpc/compile_reactor.h"
+#include "server/rpc/compile_request.h"
+#include "server/rpc/link_request.h"
+#include "server/rpc/request_limits.h"
+#include "server/rpc/service_counters.h"
+#include "server/rpc/single_flight.h"
+#include "server/rpc/user_stats.h"
 #include "server/store/object_store.h"
 #include "server/store/store_janitor.h"
-#include "server/user_stats.h"
 
 namespace jitcache {
 
@@ -185,4 +185,4 @@ class JitCacheService final : public v1::JitCache::CallbackService {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_JITCACHE_SERVICE_H_
+#endif  // JITCACHE_SERVER_RPC_JITCACHE_SERVICE_H_

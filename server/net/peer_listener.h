@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_PEER_LISTENER_H_
-#define JITCACHE_SERVER_PEER_LISTENER_H_
+#ifndef JITCACHE_SERVER_NET_PEER_LISTENER_H_
+#define JITCACHE_SERVER_NET_PEER_LISTENER_H_
 
 #include <sys/types.h>
 
@@ -80,4 +80,4 @@ class PeerListener {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_PEER_LISTENER_H_
+#endif  // JITCACHE_SERVER_NET_PEER_LISTENER_H_

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_WIRE_TARGET_H_
-#define JITCACHE_SERVER_WIRE_TARGET_H_
+#ifndef JITCACHE_SERVER_RPC_WIRE_TARGET_H_
+#define JITCACHE_SERVER_RPC_WIRE_TARGET_H_
 
 #include <optional>
 
@@ -49,4 +49,4 @@ inline std::optional<ObjectKind> FromWireKind(v1::ObjectKind kind) {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_WIRE_TARGET_H_
+#endif  // JITCACHE_SERVER_RPC_WIRE_TARGET_H_

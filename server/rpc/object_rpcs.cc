@@ -1,9 +1,9 @@
 // JitCacheService's content-addressed object RPCs: short store reads and
 // writes, answered on the gRPC thread.
 #include "absl/strings/str_cat.h"
-#include "server/grpc_status.h"
-#include "server/jitcache_service.h"
-#include "server/wire_target.h"
+#include "server/rpc/grpc_status.h"
+#include "server/rpc/jitcache_service.h"
+#include "server/rpc/wire_target.h"
 
 namespace jitcache {
 

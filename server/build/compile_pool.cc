@@ -1,4 +1,4 @@
-#include "server/compile_pool.h"
+#include "server/build/compile_pool.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_COMPILE_POOL_H_
-#define JITCACHE_SERVER_COMPILE_POOL_H_
+#ifndef JITCACHE_SERVER_BUILD_COMPILE_POOL_H_
+#define JITCACHE_SERVER_BUILD_COMPILE_POOL_H_
 
 #include <sys/types.h>
 
@@ -71,4 +71,4 @@ class CompilePool {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_COMPILE_POOL_H_
+#endif  // JITCACHE_SERVER_BUILD_COMPILE_POOL_H_

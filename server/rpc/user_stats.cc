@@ -1,4 +1,4 @@
-#include "server/user_stats.h"
+#include "server/rpc/user_stats.h"
 
 #include <pwd.h>
 

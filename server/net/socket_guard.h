@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_SOCKET_GUARD_H_
-#define JITCACHE_SERVER_SOCKET_GUARD_H_
+#ifndef JITCACHE_SERVER_NET_SOCKET_GUARD_H_
+#define JITCACHE_SERVER_NET_SOCKET_GUARD_H_
 
 #include <memory>
 #include <string>
@@ -34,4 +34,4 @@ class SocketGuard {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_SOCKET_GUARD_H_
+#endif  // JITCACHE_SERVER_NET_SOCKET_GUARD_H_

@@ -1,11 +1,11 @@
-#ifndef JITCACHE_SERVER_CUDA_COMPILER_H_
-#define JITCACHE_SERVER_CUDA_COMPILER_H_
+#ifndef JITCACHE_SERVER_BUILD_CUDA_COMPILER_H_
+#define JITCACHE_SERVER_BUILD_CUDA_COMPILER_H_
 
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "server/compiler.h"
+#include "server/build/compiler.h"
 
 namespace jitcache {
 
@@ -42,4 +42,4 @@ std::string DefaultCudaRoot();
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_CUDA_COMPILER_H_
+#endif  // JITCACHE_SERVER_BUILD_CUDA_COMPILER_H_

@@ -1,11 +1,11 @@
-#ifndef JITCACHE_SERVER_COMPILE_REQUEST_H_
-#define JITCACHE_SERVER_COMPILE_REQUEST_H_
+#ifndef JITCACHE_SERVER_RPC_COMPILE_REQUEST_H_
+#define JITCACHE_SERVER_RPC_COMPILE_REQUEST_H_
 
 #include "absl/status/statusor.h"
 #include "common/digest.h"
 #include "jitcache/v1/jitcache.pb.h"
-#include "server/compiler.h"
-#include "server/request_limits.h"
+#include "server/build/compiler.h"
+#include "server/rpc/request_limits.h"
 
 namespace jitcache {
 
@@ -35,4 +35,4 @@ CompileJob MakeCompileJob(const v1::CompileRequest& request,
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_COMPILE_REQUEST_H_
+#endif  // JITCACHE_SERVER_RPC_COMPILE_REQUEST_H_

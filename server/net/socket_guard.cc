@@ -1,4 +1,4 @@
-#include "server/socket_guard.h"
+#include "server/net/socket_guard.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "server/cuda_compiler.h"
+#include "server/build/cuda_compiler.h"
 
 namespace jitcache {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/peer_listener.h"
+#include "server/net/peer_listener.h"
 
 #include <fcntl.h>
 #include <grp.h>

@@ -1,4 +1,4 @@
-#include "server/compile_request.h"
+#include "server/rpc/compile_request.h"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "common/cache_key.h"
 #include "common/compile_options.h"
-#include "server/wire_target.h"
+#include "server/rpc/wire_target.h"
 
 namespace jitcache {
 absl::StatusOr<PreparedCompile> PrepareCompile(

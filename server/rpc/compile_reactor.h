@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_COMPILE_REACTOR_H_
-#define JITCACHE_SERVER_COMPILE_REACTOR_H_
+#ifndef JITCACHE_SERVER_RPC_COMPILE_REACTOR_H_
+#define JITCACHE_SERVER_RPC_COMPILE_REACTOR_H_
 
 #include <grpcpp/support/server_callback.h>
 
@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "absl/time/clock.h"
-#include "server/service_counters.h"
-#include "server/user_stats.h"
+#include "server/rpc/service_counters.h"
+#include "server/rpc/user_stats.h"
 
 namespace jitcache {
 
@@ -60,4 +60,4 @@ class CompileReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_COMPILE_REACTOR_H_
+#endif  // JITCACHE_SERVER_RPC_COMPILE_REACTOR_H_

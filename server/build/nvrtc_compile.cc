@@ -16,10 +16,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
-#include "common/sha256.h"
-#include "server/cuda_compiler.h"
-
 #include "common/nvrtc_program.h"
+#include "common/sha256.h"
+#include "server/build/cuda_compiler.h"
 
 namespace jitcache {
 namespace {

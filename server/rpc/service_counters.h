@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_SERVICE_COUNTERS_H_
-#define JITCACHE_SERVER_SERVICE_COUNTERS_H_
+#ifndef JITCACHE_SERVER_RPC_SERVICE_COUNTERS_H_
+#define JITCACHE_SERVER_RPC_SERVICE_COUNTERS_H_
 
 #include <array>
 #include <atomic>
@@ -100,4 +100,4 @@ struct ServiceCounters {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_SERVICE_COUNTERS_H_
+#endif  // JITCACHE_SERVER_RPC_SERVICE_COUNTERS_H_

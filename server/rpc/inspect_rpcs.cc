@@ -8,9 +8,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
-#include "server/grpc_status.h"
-#include "server/jitcache_service.h"
-#include "server/wire_target.h"
+#include "server/rpc/grpc_status.h"
+#include "server/rpc/jitcache_service.h"
+#include "server/rpc/wire_target.h"
 
 namespace jitcache {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/link_request.h"
+#include "server/rpc/link_request.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
 #include "common/link_options.h"
-#include "server/wire_target.h"
+#include "server/rpc/wire_target.h"
 
 namespace jitcache {
 

@@ -1,4 +1,4 @@
-#include "server/request_limits.h"
+#include "server/rpc/request_limits.h"
 
 #include "absl/strings/str_cat.h"
 

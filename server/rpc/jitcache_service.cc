@@ -1,12 +1,12 @@
-#include "server/jitcache_service.h"
+#include "server/rpc/jitcache_service.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/cache_key.h"
 #include "common/log.h"
-#include "server/grpc_status.h"
-#include "server/wire_target.h"
+#include "server/rpc/grpc_status.h"
+#include "server/rpc/wire_target.h"
 
 namespace jitcache {
 namespace {
