@@ -15,6 +15,7 @@ markers.
   python3 bench/compile_isolation.py [--rounds 3]
 """
 import argparse
+import json
 import os
 import platform
 import re
@@ -22,6 +23,8 @@ import statistics
 import subprocess
 import tempfile
 import time
+
+from results_section import write_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -106,7 +109,6 @@ def measure(build, work, flags, seed):
         hits = subprocess.run([os.path.join(build, "bench/jitcache_bench"),
                                "hit-latency", daemon.socket, "2000"],
                               capture_output=True, text=True, check=True).stdout
-        import json
         hit = json.loads(hits)
         workers = [rss_mib(p) for p in children(daemon.proc.pid)]
         return {
@@ -142,7 +144,6 @@ def main():
         return statistics.median(x[key] for x in results[name])
 
     lines = [
-        "<!-- compile-isolation: written by bench/compile_isolation.py -->",
         "## Compiles in worker processes vs in the daemon",
         "",
         f"Command: `python3 bench/compile_isolation.py --rounds {args.rounds}`  ",
@@ -174,23 +175,8 @@ def main():
         f"small miss and {med(b, 'cub_ms') - med(a, 'cub_ms'):+.0f} ms to a "
         f"CUB miss (goal: at most 5 ms or 5%). Hits never reach a worker: "
         f"the hit columns show this shared machine's run-to-run spread.",
-        "<!-- /compile-isolation -->",
     ]
-    section = "\n".join(lines) + "\n"
-    print(section)
-    path = os.path.join(ROOT, "bench/RESULTS.md")
-    with open(path) as f:
-        text = f.read()
-    start = text.find("<!-- compile-isolation")
-    if start >= 0:
-        end = text.index("<!-- /compile-isolation -->") + len(
-            "<!-- /compile-isolation -->\n")
-        text = text[:start] + section + text[end:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    with open(path, "w") as f:
-        f.write(text)
-
+    write_section("compile-isolation", lines)
 
 if __name__ == "__main__":
     main()

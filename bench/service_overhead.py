@@ -26,6 +26,8 @@ import threading
 import time
 import urllib.request
 
+from results_section import write_section
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -114,7 +116,6 @@ def main():
 
     kernels = list(results["baseline"][0][0].keys())
     lines = [
-        "<!-- service-overhead: written by bench/service_overhead.py -->",
         "## What identity, per-user stats and metrics cost a hit",
         "",
         f"Command: `python3 bench/service_overhead.py --baseline "
@@ -143,23 +144,7 @@ def main():
             cells.append(f"{p50:.0f} / {p99:.0f} µs")
         rate = statistics.median(run[1] for run in runs)
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {rate:.0f} |")
-    lines.append("<!-- /service-overhead -->")
-    section = "\n".join(lines) + "\n"
-    print(section)
-
-    path = os.path.join(ROOT, "bench/RESULTS.md")
-    with open(path) as f:
-        text = f.read()
-    start = text.find("<!-- service-overhead")
-    if start >= 0:
-        end = text.index("<!-- /service-overhead -->") + len(
-            "<!-- /service-overhead -->\n")
-        text = text[:start] + section + text[end:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    with open(path, "w") as f:
-        f.write(text)
-
+    write_section("service-overhead", lines)
 
 if __name__ == "__main__":
     main()

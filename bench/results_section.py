@@ -1,0 +1,25 @@
+"""Writes one section of bench/RESULTS.md, the part between
+<!-- NAME: ... --> and <!-- /NAME -->, leaving the rest as it is (run.py
+keeps everything from the first such section on)."""
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def write_section(name, lines):
+    """`lines` are the section's body; the markers are added here."""
+    section = "\n".join([f"<!-- {name}: written by bench/{name.replace('-', '_')}.py -->",
+                         *lines, f"<!-- /{name} -->"]) + "\n"
+    print(section)
+    path = os.path.join(ROOT, "bench/RESULTS.md")
+    with open(path) as f:
+        text = f.read()
+    start = text.find(f"<!-- {name}:")
+    if start >= 0:
+        end_marker = f"<!-- /{name} -->\n"
+        end = text.index(end_marker) + len(end_marker)
+        text = text[:start] + section + text[end:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    with open(path, "w") as f:
+        f.write(text)
