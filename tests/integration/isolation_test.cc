@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -23,6 +24,13 @@
 
 namespace jitcache {
 namespace {
+
+// The build's helpers, unless the environment names copies elsewhere (a
+// bundle run on another machine).
+std::string Helper(const char* env, const char* built) {
+  const char* path = std::getenv(env);
+  return path != nullptr && *path != '\0' ? path : built;
+}
 
 std::string Kernel(int n) {
   return absl::StrCat("extern \"C\" __global__ void k", n,
@@ -53,7 +61,8 @@ std::vector<pid_t> Workers(pid_t daemon) {
 class Isolation : public ::testing::Test {
  protected:
   void Start(std::vector<std::string> flags = {}) {
-    flags.push_back(std::string("--worker_binary=") + JITCACHE_FAULT_WORKER);
+    flags.push_back("--worker_binary=" +
+                    Helper("JITCACHE_FAULT_WORKER", JITCACHE_FAULT_WORKER));
     daemon_ = std::make_unique<testing::DaemonProcess>(
         dir_.Sub("jc.sock"), dir_.Sub("store"), flags);
     ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
@@ -209,8 +218,9 @@ TEST_F(Isolation, AHundredCrashesAmongTenThousandHitsFromSixteenProcesses) {
   std::vector<pid_t> clients;
   for (int p = 0; p < kProcesses; ++p) {
     clients.push_back(testing::SpawnProcess(
-        {.argv = {JITCACHE_LOAD_CLIENT_BINARY, daemon_->socket(),
-                  absl::StrCat(p), "632", "600", "crash"},
+        {.argv = {Helper("JITCACHE_LOAD_CLIENT_BINARY",
+                         JITCACHE_LOAD_CLIENT_BINARY),
+                  daemon_->socket(), absl::StrCat(p), "632", "600", "crash"},
          .output_path = dir_.Sub(absl::StrCat("client", p))}));
   }
   int hits = 0, crashed = 0, unexpected = 0;
