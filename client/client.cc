@@ -95,6 +95,7 @@ ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
   code.cache_key = response.cache_key();
   code.object_digest = response.object_digest();
   code.compile_time_us = response.compile_time_us();
+  code.served_remotely = response.served_remotely();
   return code;
 }
 
@@ -267,6 +268,13 @@ absl::StatusOr<DaemonStats> Client::Stats(bool zero) const {
   stats.compiler_memory_limited = r.compiler_memory_limited();
   stats.compiler_time_limited = r.compiler_time_limited();
   stats.compile_workers_started = r.compile_workers_started();
+  stats.remote_hits = r.remote_hits();
+  stats.remote_misses = r.remote_misses();
+  stats.remote_errors = r.remote_errors();
+  stats.remote_corrupt = r.remote_corrupt();
+  stats.remote_leases_waited = r.remote_leases_waited();
+  stats.remote_bytes_up = r.remote_bytes_up();
+  stats.remote_bytes_down = r.remote_bytes_down();
   for (const v1::UserStats& u : r.users()) {
     stats.users.push_back({u.uid(), u.name(), u.requests(), u.hits(),
                            u.misses(), u.joins(), u.rejected(),

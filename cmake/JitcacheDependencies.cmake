@@ -29,6 +29,8 @@ endif()
 pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 # The compile workers' seccomp filter.
 pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)
+# The cluster tier's Redis client.
+pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
 # The /metrics endpoint.
 find_package(prometheus-cpp CONFIG REQUIRED COMPONENTS pull)
 

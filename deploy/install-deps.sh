@@ -11,8 +11,10 @@ packages=(
   librocksdb-dev libabsl-dev libxxhash-dev libgtest-dev libgmock-dev
   # Socket activation and sd_notify; Prometheus metrics.
   libsystemd-dev prometheus-cpp-dev
-  # The compile workers' seccomp filter.
-  libseccomp-dev
+  # The compile workers' seccomp filter; the cluster tier's Redis client.
+  libseccomp-dev libhiredis-dev
+  # The cluster tier's tests start a private Redis.
+  redis-server
   # The service's own tests: systemd-analyze, systemd-socket-activate,
   # dpkg-deb for the packages, strace to check the unit's sandbox.
   systemd dpkg-dev strace

@@ -125,6 +125,13 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   daemon->pool_ = std::make_unique<CompilePool>(workers, options.max_queued,
                                                 options.max_queued_per_user);
 
+  if (!options.remote.url.empty()) {
+    absl::StatusOr<std::unique_ptr<RedisTier>> remote =
+        RedisTier::Create(options.remote);
+    if (!remote.ok()) return remote.status();
+    daemon->remote_ = *std::move(remote);
+  }
+
   ServiceOptions service;
   service.store = daemon->store_.get();
   service.compiler = daemon->compiler_.get();
@@ -134,6 +141,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   service.store_path = options.store_path;
   service.janitor = daemon->janitor_.get();
   service.admin = admin;
+  service.remote = daemon->remote_.get();
   service.config = options.config;
   // Set once the listener exists; requests arrive only after that.
   Daemon* self = daemon.get();

@@ -14,6 +14,7 @@
 #include "server/net/hit_socket.h"
 #include "server/net/peer_listener.h"
 #include "server/net/socket_guard.h"
+#include "server/remote/redis_tier.h"
 #include "server/rpc/jitcache_service.h"
 #include "server/rpc/request_limits.h"
 #include "server/store/object_store.h"
@@ -45,6 +46,8 @@ struct DaemonOptions {
   bool in_process_compiles = false;
   std::string worker_binary;  // empty: next to this executable
   uint64_t compile_memory_limit = uint64_t{8} << 30;
+  // The cluster tier (redis://... or unix://...); empty url: none.
+  RemoteOptions remote;
   // HOST:PORT for Prometheus metrics; empty: none.
   std::string metrics_address;
   absl::Duration compile_time_limit = absl::Minutes(10);
@@ -98,6 +101,7 @@ class Daemon {
   std::unique_ptr<PeerListener> listener_;
   std::unique_ptr<HitSocket> hit_socket_;
   std::unique_ptr<MetricsExporter> metrics_;
+  std::unique_ptr<RedisTier> remote_;
   std::unique_ptr<ServiceNotifier> notifier_;
   std::string socket_path_;
   bool stopped_ = false;

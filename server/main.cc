@@ -50,6 +50,15 @@ ABSL_FLAG(int, max_queued_per_user, 512,
 ABSL_FLAG(std::string, metrics_address, "",
           "Serve Prometheus metrics on http://HOST:PORT/metrics, e.g. "
           "127.0.0.1:9464; empty: off");
+ABSL_FLAG(std::string, remote, "",
+          "A Redis server shared by the team's nodes, behind this node's "
+          "store: redis://HOST:PORT[/DB] or unix:///PATH[?db=N]. A local miss "
+          "asks it (values are checked, never trusted); a compile's result is "
+          "written to it in the background; one node compiles a key while the "
+          "others wait for its result. Redis down or slow: the node serves and "
+          "compiles locally. Empty: none");
+ABSL_FLAG(std::string, remote_max_object, "64M",
+          "Entries larger than this stay local");
 ABSL_FLAG(std::string, log_level, "info",
           "Least level logged: debug (every request), info (every compile), "
           "warning or error");
@@ -194,6 +203,11 @@ int main(int argc, char** argv) {
       jitcache::ParseSize(absl::GetFlag(FLAGS_compile_memory_limit));
   if (!memory_limit.ok()) return usage_error(memory_limit.status());
   options.compile_memory_limit = *memory_limit;
+  options.remote.url = absl::GetFlag(FLAGS_remote);
+  absl::StatusOr<uint64_t> remote_max =
+      jitcache::ParseSize(absl::GetFlag(FLAGS_remote_max_object));
+  if (!remote_max.ok()) return usage_error(remote_max.status());
+  options.remote.max_object = *remote_max;
   options.janitor.high_watermark = absl::GetFlag(FLAGS_high_watermark);
   options.janitor.low_watermark = absl::GetFlag(FLAGS_low_watermark);
   if (!(options.janitor.low_watermark > 0 &&

@@ -41,7 +41,8 @@ Commands:
         -o OUT                 output file (default: FILE with .ptx/.cubin/.ltoir)
       Any other argument starting with '-' is passed to NVRTC as an option
       (-D, -U, -std=, -rdc=true, -lineinfo, ...); the daemon checks it.
-      Prints how the request was served (HIT, MISS or JOINED), the cache key,
+      Prints how the request was served (HIT, MISS or JOINED, followed by
+      (remote) when the daemon's cluster tier answered its miss), the cache key,
       the compile time and the lowered names. Exit status 1 when the program
       does not compile (the log goes to stderr).
   precompile MANIFEST [--export FILE.jcb]
@@ -177,7 +178,12 @@ int Stats(const jitcache::Client& client,
             << "\ncompiler_memory_limited " << s->compiler_memory_limited
             << "\ncompiler_time_limited " << s->compiler_time_limited
             << "\ncompile_workers_started " << s->compile_workers_started
-            << "\n";
+            << "\nremote_hits " << s->remote_hits << "\nremote_misses "
+            << s->remote_misses << "\nremote_errors " << s->remote_errors
+            << "\nremote_corrupt " << s->remote_corrupt
+            << "\nremote_leases_waited " << s->remote_leases_waited
+            << "\nremote_bytes_up " << s->remote_bytes_up
+            << "\nremote_bytes_down " << s->remote_bytes_down << "\n";
   for (const auto& [reason, count] : s->rejected) {
     std::cout << "rejected_" << reason << " " << count << "\n";
   }
@@ -194,7 +200,10 @@ int Stats(const jitcache::Client& client,
 // Writes an object, prints how it was served; shared by compile and link.
 int Report(const jitcache::ObjectCode& code, const std::string& output,
            double total_ms, absl::string_view failure) {
-  const std::string served(jitcache::ServedName(code.served));
+  // "MISS (remote)": the daemon missed and its cluster tier answered.
+  const std::string served =
+      absl::StrCat(jitcache::ServedName(code.served),
+                   code.served_remotely ? " (remote)" : "");
   if (!code.compiled) {
     std::cout << absl::StrFormat("%s %s key %s compile %.1f ms total %.1f ms\n",
                                  served, failure, code.cache_key,

@@ -104,6 +104,21 @@ class MetricsCollector : public prometheus::Collectable {
              {{"reason", "time_limit"}});
     add("compile_workers_started_total", "Compile worker processes started",
         kCounter, s.compile_workers_started());
+    add("remote_hits_total", "Local misses the cluster tier answered", kCounter,
+        s.remote_hits());
+    add("remote_misses_total", "Local misses the cluster tier lacked", kCounter,
+        s.remote_misses());
+    add("remote_errors_total", "Cluster tier operations that failed", kCounter,
+        s.remote_errors());
+    add("remote_corrupt_total", "Damaged cluster tier values, never served",
+        kCounter, s.remote_corrupt());
+    add("remote_leases_waited_total",
+        "Misses that waited for another node's compile", kCounter,
+        s.remote_leases_waited());
+    add("remote_bytes_up_total", "Bytes written to the cluster tier", kCounter,
+        s.remote_bytes_up());
+    add("remote_bytes_down_total", "Bytes read from the cluster tier", kCounter,
+        s.remote_bytes_down());
     add("queued_compiles", "Compiles waiting for a worker", kGauge, s.queued());
     add("running_compiles", "Compiles running", kGauge, s.running());
     add("waiting_requests", "Requests waiting for a compile", kGauge,

@@ -137,6 +137,29 @@ grpc::ServerUnaryReactor* JitCacheService::ShowEntry(
   return Finish(context, absl::OkStatus());
 }
 
+absl::StatusOr<std::optional<v1::BundleEntry>> JitCacheService::EntryFor(
+    const Digest& key, const v1::ActionRecord& record) {
+  v1::BundleEntry entry;
+  entry.set_key(key.Hex());
+  entry.set_record(record.SerializeAsString());
+  std::vector<std::string> named(record.input_digests().begin(),
+                                 record.input_digests().end());
+  if (!record.object_digest().empty()) named.push_back(record.object_digest());
+  for (const std::string& raw : named) {
+    absl::StatusOr<Digest> digest = Digest::FromBytes(raw);
+    if (!digest.ok()) return std::nullopt;
+    absl::StatusOr<std::optional<StoredObject>> object =
+        options_.store->GetObject(*digest);
+    if (!object.ok()) return object.status();
+    if (!object->has_value()) return std::nullopt;
+    v1::BundleObject* out = entry.add_objects();
+    out->set_digest(digest->Hex());
+    out->set_kind(ToWireKind((*object)->kind));
+    out->set_data(std::move((*object)->bytes));
+  }
+  return entry;
+}
+
 grpc::ServerUnaryReactor* JitCacheService::ExportEntries(
     grpc::CallbackServerContext* context, const v1::ExportRequest* request,
     v1::ExportResponse* response) {
@@ -195,31 +218,16 @@ grpc::ServerUnaryReactor* JitCacheService::ExportEntries(
           more = true;
           return false;
         }
-        v1::BundleEntry entry;
-        entry.set_key(key.Hex());
-        entry.set_record(record.SerializeAsString());
-        std::vector<std::string> named(record.input_digests().begin(),
-                                       record.input_digests().end());
-        if (!record.object_digest().empty()) {
-          named.push_back(record.object_digest());
+        absl::StatusOr<std::optional<v1::BundleEntry>> made =
+            EntryFor(key, record);
+        if (!made.ok()) {
+          failure = made.status();
+          return false;
         }
-        for (const std::string& raw : named) {
-          absl::StatusOr<Digest> digest = Digest::FromBytes(raw);
-          if (!digest.ok()) return true;  // a damaged record: not shipped
-          absl::StatusOr<std::optional<StoredObject>> object =
-              options_.store->GetObject(*digest);
-          if (!object.ok()) {
-            failure = object.status();
-            return false;
-          }
-          // An entry whose object is gone is not shipped (a lookup would
-          // drop it too).
-          if (!object->has_value()) return true;
-          v1::BundleObject* out = entry.add_objects();
-          out->set_digest(digest->Hex());
-          out->set_kind(ToWireKind((*object)->kind));
-          out->set_data(std::move((*object)->bytes));
-        }
+        // An entry whose object is gone, or whose record is damaged, is not
+        // shipped (a lookup would drop it too).
+        if (!made->has_value()) return true;
+        v1::BundleEntry& entry = **made;
         bytes += entry.ByteSizeLong();
         last_key = key.Hex();
         *response->add_entries() = std::move(entry);

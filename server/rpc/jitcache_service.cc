@@ -94,6 +94,16 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
   response->set_compiler_memory_limited(compiler.memory_limited);
   response->set_compiler_time_limited(compiler.time_limited);
   response->set_compile_workers_started(compiler.workers_started);
+  if (options_.remote != nullptr) {
+    const RemoteStats remote = options_.remote->stats();
+    response->set_remote_hits(remote.hits);
+    response->set_remote_misses(remote.misses);
+    response->set_remote_errors(remote.errors);
+    response->set_remote_corrupt(remote.corrupt);
+    response->set_remote_leases_waited(remote.leases_waited);
+    response->set_remote_bytes_up(remote.bytes_up);
+    response->set_remote_bytes_down(remote.bytes_down);
+  }
   const StoreStats store = options_.store->Stats();
   response->set_store_entries(store.actions);
   response->set_store_bytes(store.bytes);
@@ -339,6 +349,75 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
   return reactor;
 }
 
+std::optional<v1::CompileResponse> JitCacheService::FromRemote(
+    const Digest& key) {
+  std::optional<std::string> payload = options_.remote->Get(key);
+  if (!payload.has_value()) return std::nullopt;
+  v1::BundleEntry entry;
+  if (!entry.ParseFromString(*payload) || entry.key() != key.Hex()) {
+    options_.remote->CountCorrupt(key);
+    return std::nullopt;
+  }
+  v1::ImportResponse checked;
+  if (absl::Status s = ImportEntry(entry, &checked); !s.ok()) {
+    JITCACHE_LOG(Warning) << "cannot store the remote entry " << key.Hex()
+                          << ": " << s;
+    return std::nullopt;
+  }
+  if (checked.imported() + checked.already_present() != 1) {
+    // A digest that does not match, or another toolchain's record under our
+    // key: never served.
+    options_.remote->CountCorrupt(key);
+    return std::nullopt;
+  }
+  absl::StatusOr<std::optional<v1::CompileResponse>> stored = LookUp(key);
+  if (!stored.ok() || !stored->has_value()) return std::nullopt;
+  options_.remote->CountHit(payload->size());
+  return **std::move(stored);
+}
+
+std::optional<v1::CompileResponse> JitCacheService::AskRemote(const Digest& key,
+                                                              bool* leased) {
+  *leased = false;
+  if (std::optional<v1::CompileResponse> hit = FromRemote(key)) return hit;
+  RedisTier::Lease lease = options_.remote->TryLease(key);
+  if (lease == RedisTier::Lease::kHeldByOther) {
+    // Another node compiles this key: wait for its result rather than
+    // compile it again, as long as it keeps its lease and within our own
+    // compile-time limit.
+    options_.remote->CountLeaseWait();
+    const absl::Time give_up = absl::Now() + options_.compile_time_limit;
+    while (lease == RedisTier::Lease::kHeldByOther && !shutting_down_.load() &&
+           absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(20));
+      if (std::optional<v1::CompileResponse> hit = FromRemote(key)) return hit;
+      if (!options_.remote->LeaseHeld(key)) {
+        lease = options_.remote->TryLease(key);
+      }
+    }
+  }
+  if (lease != RedisTier::Lease::kTaken) return std::nullopt;
+  *leased = true;
+  // The holder may have published and let go between our look and our
+  // lease.
+  if (std::optional<v1::CompileResponse> hit = FromRemote(key)) {
+    options_.remote->Release(key);
+    *leased = false;
+    return hit;
+  }
+  return std::nullopt;
+}
+
+void JitCacheService::PublishRemote(const Digest& key,
+                                    const v1::ActionRecord& record) {
+  absl::StatusOr<std::optional<v1::BundleEntry>> entry = EntryFor(key, record);
+  if (!entry.ok() || !entry->has_value()) {
+    options_.remote->Release(key);
+    return;
+  }
+  options_.remote->Publish(key, (*entry)->SerializeAsString());
+}
+
 void JitCacheService::RunBuild(const Build& build) {
   const Digest& key = build.key;
   // Another flight may have stored this key between our miss and now.
@@ -347,6 +426,15 @@ void JitCacheService::RunBuild(const Build& build) {
     flights_.Complete(
         key, std::make_shared<const v1::CompileResponse>(**std::move(stored)));
     return;
+  }
+  bool leased = false;
+  if (options_.remote != nullptr) {
+    if (std::optional<v1::CompileResponse> remote = AskRemote(key, &leased)) {
+      remote->set_served_remotely(true);
+      flights_.Complete(
+          key, std::make_shared<const v1::CompileResponse>(*std::move(remote)));
+      return;
+    }
   }
 
   ++counters_.compiles;
@@ -357,6 +445,7 @@ void JitCacheService::RunBuild(const Build& build) {
   counters_.compile_time.Observe(took);
   build.user->compile_us += absl::ToInt64Microseconds(took);
   if (!result.ok()) {
+    if (leased) options_.remote->Release(key);
     JITCACHE_LOG(Warning) << (build.is_link ? "link " : "compile ") << key.Hex()
                           << " uid " << build.uid << " failed after " << took
                           << ": " << result.status();
@@ -402,16 +491,26 @@ void JitCacheService::RunBuild(const Build& build) {
     record.set_object_size(result->object.size());
     objects.push_back({digest, build.target, result->object});
   }
-  if (absl::Status s = options_.store->PutResult(key, record, objects);
-      !s.ok()) {
+  const absl::Status stored_locally =
+      options_.store->PutResult(key, record, objects);
+  if (!stored_locally.ok()) {
     // The answer is still right; it is just not cached.
-    JITCACHE_LOG(Warning) << "cannot store " << key.Hex() << ": " << s;
+    JITCACHE_LOG(Warning) << "cannot store " << key.Hex() << ": "
+                          << stored_locally;
   }
 
   auto response = std::make_shared<v1::CompileResponse>();
   FillFromRecord(key, record, response.get());
   if (result->ok) response->set_object(std::move(result->object));
   flights_.Complete(key, std::shared_ptr<const v1::CompileResponse>(response));
+  // The requesters have their answer; the cluster gets it in the background.
+  if (leased) {
+    if (stored_locally.ok()) {
+      PublishRemote(key, record);
+    } else {
+      options_.remote->Release(key);
+    }
+  }
 }
 
 }  // namespace jitcache

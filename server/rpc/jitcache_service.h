@@ -10,6 +10,7 @@
 #include "server/build/compile_pool.h"
 #include "server/build/compiler.h"
 #include "server/net/peer_listener.h"
+#include "server/remote/redis_tier.h"
 #include "server/rpc/compile_reactor.h"
 #include "server/rpc/compile_request.h"
 #include "server/rpc/link_request.h"
@@ -36,6 +37,8 @@ struct ServiceOptions {
   std::function<std::optional<PeerCredentials>(absl::string_view peer)>
       peer_credentials;
   AdminPolicy admin;
+  // The cluster tier behind the store; null: none. Not owned.
+  RedisTier* remote = nullptr;
   // The effective settings GetConfig reports, in order.
   std::vector<std::pair<std::string, std::string>> config;
   // A compile running longer is cancelled and answered DEADLINE_EXCEEDED.
@@ -157,6 +160,20 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // OK for an administrator; PERMISSION_DENIED, naming who may, otherwise.
   absl::Status CheckAdmin(const grpc::CallbackServerContext& context,
                           absl::string_view what) const;
+  // The bundle entry of a stored result, with every object it names;
+  // nullopt when the record is damaged or an object is gone.
+  absl::StatusOr<std::optional<v1::BundleEntry>> EntryFor(
+      const Digest& key, const v1::ActionRecord& record);
+  // The remote tier's answer for `key`, checked like an import and stored
+  // locally; nullopt when it has none (or a bad one, which it drops).
+  std::optional<v1::CompileResponse> FromRemote(const Digest& key);
+  // Before a build: the remote tier's answer, waiting for another node's
+  // compile of the key while it holds the key's lease. nullopt: build here
+  // (`*leased` says whether this node now holds the lease).
+  std::optional<v1::CompileResponse> AskRemote(const Digest& key, bool* leased);
+  // After a build: the stored result goes to the remote tier in the
+  // background, and the lease is released.
+  void PublishRemote(const Digest& key, const v1::ActionRecord& record);
   // Imports one bundle entry after every check (counted in `response`);
   // an error only when the store cannot be written.
   absl::Status ImportEntry(const v1::BundleEntry& entry,

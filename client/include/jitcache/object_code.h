@@ -39,6 +39,8 @@ struct ObjectCode {
   std::string cache_key;        // hex
   std::string object_digest;    // hex; empty without an object
   int64_t compile_time_us = 0;  // time the compile took when it ran
+  // The daemon took it from its cluster tier instead of compiling it.
+  bool served_remotely = false;
 
   // Loads the object through the driver (see jitcache/library.h, which
   // callers include): Library::Load(*this).

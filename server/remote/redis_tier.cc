@@ -1,0 +1,359 @@
+#include "server/remote/redis_tier.h"
+
+#include <hiredis/hiredis.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <random>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/log.h"
+#include "common/sha256.h"
+
+namespace jitcache {
+namespace {
+
+constexpr char kMagic[] = "JCR1";
+
+struct ReplyDeleter {
+  void operator()(redisReply* r) const {
+    if (r != nullptr) freeReplyObject(r);
+  }
+};
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+struct Endpoint {
+  std::string host;
+  int port = 6379;
+  std::string unix_path;
+  int db = 0;
+};
+
+absl::StatusOr<Endpoint> ParseUrl(absl::string_view url) {
+  Endpoint e;
+  absl::string_view rest = url;
+  if (absl::ConsumePrefix(&rest, "unix://")) {
+    const size_t q = rest.find("?db=");
+    e.unix_path = std::string(rest.substr(0, q));
+    if (q != absl::string_view::npos &&
+        !absl::SimpleAtoi(rest.substr(q + 4), &e.db)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--remote=", url, ": bad ?db="));
+    }
+    if (e.unix_path.empty() || e.unix_path[0] != '/') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--remote=", url,
+                       ": give an absolute path, unix:///path/redis.sock"));
+    }
+    return e;
+  }
+  if (!absl::ConsumePrefix(&rest, "redis://")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--remote=", url,
+        ": expected redis://HOST:PORT[/DB] or unix:///PATH[?db=N]"));
+  }
+  const size_t slash = rest.find('/');
+  absl::string_view hostport = rest.substr(0, slash);
+  if (slash != absl::string_view::npos &&
+      !absl::SimpleAtoi(rest.substr(slash + 1), &e.db)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--remote=", url, ": bad database number"));
+  }
+  const size_t colon = hostport.rfind(':');
+  e.host = std::string(hostport.substr(0, colon));
+  if (colon != absl::string_view::npos &&
+      !absl::SimpleAtoi(hostport.substr(colon + 1), &e.port)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--remote=", url, ": bad port"));
+  }
+  if (e.host.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--remote=", url, ": no host"));
+  }
+  return e;
+}
+
+}  // namespace
+
+std::string FrameRemoteValue(const std::string& payload) {
+  std::string out(kMagic, 4);
+  const uint64_t n = payload.size();
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(n >> (8 * i)));
+  out += payload;
+  const Sha256::Digest sum = Sha256::Hash(payload);
+  out.append(reinterpret_cast<const char*>(sum.data()), sum.size());
+  return out;
+}
+
+std::optional<std::string> UnframeRemoteValue(const std::string& value) {
+  if (value.size() < 4 + 8 + 32 || value.compare(0, 4, kMagic) != 0) {
+    return std::nullopt;
+  }
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) {
+    n = (n << 8) | static_cast<unsigned char>(value[4 + i]);
+  }
+  if (n != value.size() - 4 - 8 - 32) return std::nullopt;
+  std::string payload = value.substr(12, n);
+  const Sha256::Digest sum = Sha256::Hash(payload);
+  if (std::memcmp(sum.data(), value.data() + 12 + n, 32) != 0) {
+    return std::nullopt;
+  }
+  return payload;
+}
+
+// A Redis connection that reconnects on demand, with backoff after a
+// failure. Run() answers nullptr when Redis cannot be used now.
+class RedisTier::Connection {
+ public:
+  Connection(Endpoint endpoint, absl::Duration timeout,
+             std::atomic<uint64_t>* errors)
+      : endpoint_(std::move(endpoint)), timeout_(timeout), errors_(errors) {}
+  ~Connection() {
+    if (ctx_ != nullptr) redisFree(ctx_);
+  }
+
+  // One command (printf-style, see redisCommand); nullptr on any failure,
+  // including an error reply.
+  template <typename... Args>
+  Reply Run(const char* format, Args... args) {
+    absl::MutexLock lock(&mu_);
+    if (!Connected()) return nullptr;
+    Reply reply(static_cast<redisReply*>(redisCommand(ctx_, format, args...)));
+    if (reply == nullptr || reply->type == REDIS_REPLY_ERROR) {
+      Fail(reply == nullptr ? ctx_->errstr
+                            : std::string(reply->str, reply->len));
+      return nullptr;
+    }
+    return reply;
+  }
+
+ private:
+  bool Connected() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (ctx_ != nullptr) return true;
+    if (absl::Now() < retry_at_) return false;
+    const timeval tv = ToTimeval(timeout_);
+    ctx_ = endpoint_.unix_path.empty()
+               ? redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port,
+                                         tv)
+               : redisConnectUnixWithTimeout(endpoint_.unix_path.c_str(), tv);
+    if (ctx_ == nullptr || ctx_->err != 0) {
+      Fail(ctx_ != nullptr ? ctx_->errstr : "out of memory");
+      return false;
+    }
+    redisSetTimeout(ctx_, tv);
+    if (endpoint_.db != 0) {
+      Reply r(static_cast<redisReply*>(
+          redisCommand(ctx_, "SELECT %d", endpoint_.db)));
+      if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
+        Fail("SELECT failed");
+        return false;
+      }
+    }
+    if (down_) {
+      JITCACHE_LOG(Info) << "remote tier: connected again";
+      down_ = false;
+    }
+    backoff_ = absl::Milliseconds(100);
+    return true;
+  }
+
+  void Fail(const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    ++*errors_;
+    if (!down_) {
+      JITCACHE_LOG(Warning) << "remote tier unusable (" << why
+                            << "); serving and compiling locally, retrying "
+                               "with backoff";
+      down_ = true;
+    }
+    if (ctx_ != nullptr) redisFree(ctx_);
+    ctx_ = nullptr;
+    retry_at_ = absl::Now() + backoff_;
+    backoff_ = std::min(backoff_ * 2, absl::Seconds(5));
+  }
+
+  const Endpoint endpoint_;
+  const absl::Duration timeout_;
+  std::atomic<uint64_t>* const errors_;
+  absl::Mutex mu_;
+  redisContext* ctx_ ABSL_GUARDED_BY(mu_) = nullptr;
+  absl::Time retry_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Duration backoff_ ABSL_GUARDED_BY(mu_) = absl::Milliseconds(100);
+  bool down_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+absl::StatusOr<std::unique_ptr<RedisTier>> RedisTier::Create(
+    RemoteOptions options) {
+  absl::StatusOr<Endpoint> endpoint = ParseUrl(options.url);
+  if (!endpoint.ok()) return endpoint.status();
+  auto tier = std::unique_ptr<RedisTier>(new RedisTier(std::move(options)));
+  tier->foreground_ = std::make_unique<Connection>(
+      *endpoint, tier->options_.timeout, &tier->errors_);
+  tier->background_ = std::make_unique<Connection>(
+      *endpoint, tier->options_.timeout, &tier->errors_);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  tier->node_ = absl::StrCat(host, ":", getpid(), ":", std::random_device()());
+  tier->thread_ = std::thread([t = tier.get()] { t->Background(); });
+  return tier;
+}
+
+RedisTier::RedisTier(RemoteOptions options) : options_(std::move(options)) {}
+
+RedisTier::~RedisTier() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string RedisTier::EntryKey(const Digest& key) const {
+  return absl::StrCat("jitcache:v1:entry:", key.Hex());
+}
+std::string RedisTier::LeaseKey(const Digest& key) const {
+  return absl::StrCat("jitcache:v1:lease:", key.Hex());
+}
+
+std::optional<std::string> RedisTier::Get(const Digest& key) {
+  const std::string name = EntryKey(key);
+  Reply reply = foreground_->Run("GET %b", name.data(), name.size());
+  if (reply == nullptr) return std::nullopt;
+  if (reply->type == REDIS_REPLY_NIL) {
+    ++misses_;
+    return std::nullopt;
+  }
+  if (reply->type != REDIS_REPLY_STRING) {
+    CountCorrupt(key);
+    return std::nullopt;
+  }
+  std::optional<std::string> payload =
+      UnframeRemoteValue(std::string(reply->str, reply->len));
+  if (!payload.has_value()) {
+    CountCorrupt(key);
+    return std::nullopt;
+  }
+  return payload;
+}
+
+void RedisTier::CountHit(uint64_t bytes) {
+  ++hits_;
+  bytes_down_ += bytes;
+}
+
+void RedisTier::CountCorrupt(const Digest& key) {
+  ++corrupt_;
+  JITCACHE_LOG(Warning) << "remote tier: the value of " << key.Hex()
+                        << " is damaged; not served, deleted";
+  const std::string name = EntryKey(key);
+  foreground_->Run("DEL %b", name.data(), name.size());
+}
+
+RedisTier::Lease RedisTier::TryLease(const Digest& key) {
+  const std::string name = LeaseKey(key);
+  Reply reply = foreground_->Run(
+      "SET %b %b NX PX %lld", name.data(), name.size(), node_.data(),
+      node_.size(),
+      static_cast<long long>(absl::ToInt64Milliseconds(options_.lease_ttl)));
+  if (reply == nullptr) return Lease::kUnavailable;
+  if (reply->type == REDIS_REPLY_NIL) return Lease::kHeldByOther;
+  absl::MutexLock lock(&mu_);
+  leases_.insert(key);
+  return Lease::kTaken;
+}
+
+bool RedisTier::LeaseHeld(const Digest& key) {
+  const std::string name = LeaseKey(key);
+  Reply reply = foreground_->Run("EXISTS %b", name.data(), name.size());
+  return reply != nullptr && reply->type == REDIS_REPLY_INTEGER &&
+         reply->integer == 1;
+}
+
+void RedisTier::CountLeaseWait() { ++leases_waited_; }
+
+void RedisTier::Publish(const Digest& key, std::string entry) {
+  absl::MutexLock lock(&mu_);
+  if (entry.size() > options_.max_object) {
+    ++too_large_;
+    to_release_.push_back(key);
+    return;
+  }
+  to_publish_.emplace_back(key, FrameRemoteValue(entry));
+}
+
+void RedisTier::Release(const Digest& key) {
+  absl::MutexLock lock(&mu_);
+  to_release_.push_back(key);
+}
+
+void RedisTier::Background() {
+  // Deletes the lease only if this node still holds it.
+  static constexpr char kReleaseScript[] =
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+      "return redis.call('DEL', KEYS[1]) else return 0 end";
+  absl::Time next_renewal = absl::Now();
+  while (true) {
+    std::optional<std::pair<Digest, std::string>> publish;
+    std::optional<Digest> release;
+    std::vector<Digest> renew;
+    {
+      absl::MutexLock lock(&mu_);
+      auto work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return stopping_ || !to_publish_.empty() || !to_release_.empty();
+      };
+      mu_.AwaitWithDeadline(absl::Condition(&work), next_renewal);
+      if (stopping_ && to_publish_.empty() && to_release_.empty()) return;
+      if (!to_publish_.empty()) {
+        publish = std::move(to_publish_.front());
+        to_publish_.pop_front();
+      } else if (!to_release_.empty()) {
+        release = to_release_.front();
+        to_release_.pop_front();
+      }
+      if (absl::Now() >= next_renewal) {
+        renew.assign(leases_.begin(), leases_.end());
+        next_renewal = absl::Now() + options_.lease_ttl / 3;
+      }
+    }
+    for (const Digest& key : renew) {
+      const std::string name = LeaseKey(key);
+      background_->Run("PEXPIRE %b %lld", name.data(), name.size(),
+                       static_cast<long long>(
+                           absl::ToInt64Milliseconds(options_.lease_ttl)));
+    }
+    if (publish.has_value()) {
+      const std::string name = EntryKey(publish->first);
+      if (background_->Run("SET %b %b", name.data(), name.size(),
+                           publish->second.data(),
+                           publish->second.size()) != nullptr) {
+        bytes_up_ += publish->second.size();
+      }
+      release = publish->first;
+    }
+    if (release.has_value()) {
+      const std::string name = LeaseKey(*release);
+      background_->Run("EVAL %s 1 %b %b", kReleaseScript, name.data(),
+                       name.size(), node_.data(), node_.size());
+      absl::MutexLock lock(&mu_);
+      leases_.erase(*release);
+    }
+  }
+}
+
+RemoteStats RedisTier::stats() const {
+  RemoteStats s;
+  s.hits = hits_;
+  s.misses = misses_;
+  s.errors = errors_.load();
+  s.corrupt = corrupt_;
+  s.leases_waited = leases_waited_;
+  s.bytes_up = bytes_up_;
+  s.bytes_down = bytes_down_;
+  s.too_large = too_large_;
+  return s;
+}
+
+}  // namespace jitcache

@@ -1,0 +1,110 @@
+#ifndef JITCACHE_SERVER_REMOTE_REDIS_TIER_H_
+#define JITCACHE_SERVER_REMOTE_REDIS_TIER_H_
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/digest.h"
+
+struct redisContext;
+
+namespace jitcache {
+
+struct RemoteOptions {
+  // redis://HOST:PORT[/DB] or unix:///PATH[?db=N]
+  std::string url;
+  uint64_t max_object = uint64_t{64} << 20;  // larger entries stay local
+  absl::Duration timeout = absl::Milliseconds(500);  // connect and each command
+  absl::Duration lease_ttl = absl::Seconds(10);      // renewed while held
+};
+
+struct RemoteStats {
+  uint64_t hits = 0, misses = 0, errors = 0, corrupt = 0;
+  uint64_t leases_waited = 0, bytes_up = 0, bytes_down = 0, too_large = 0;
+};
+
+// The cluster tier: a Redis server shared by every node of a team. The node's
+// store stays in front; this is asked only on a local miss, and nothing in
+// it is trusted (values are framed and checksummed here, and the caller
+// checks every object's digest before storing). Every operation has a
+// timeout; a Redis that is down, slow or answering garbage makes the
+// operations fail fast (counted, warned about once per outage, retried
+// with backoff), and the caller goes on locally: a request never fails
+// because of this tier.
+//
+// Keys: jitcache:v1:entry:HEX (a framed BundleEntry) and
+// jitcache:v1:lease:HEX (who compiles the key now: SET NX with an expiry,
+// renewed while the compile runs, deleted when its result is published).
+// Thread-safety: every method from any thread.
+class RedisTier {
+ public:
+  static absl::StatusOr<std::unique_ptr<RedisTier>> Create(
+      RemoteOptions options);
+  ~RedisTier();
+
+  // The entry for `key`, unframed and checked; nullopt when absent, when
+  // the tier is unreachable, or when the value is damaged (then it is
+  // deleted, and counted as corrupt).
+  std::optional<std::string> Get(const Digest& key);
+  void CountHit(uint64_t bytes);
+  void CountCorrupt(const Digest& key);  // the caller found it bad
+
+  enum class Lease { kTaken, kHeldByOther, kUnavailable };
+  // Takes the key's lease for this node (renewed in the background until
+  // Publish or Release).
+  Lease TryLease(const Digest& key);
+  // Whether any node holds the key's lease; false when unreachable.
+  bool LeaseHeld(const Digest& key);
+  void CountLeaseWait();
+  // Writes `entry` (a serialized BundleEntry) in the background, then
+  // releases this node's lease on the key. Entries over max_object are not
+  // written.
+  void Publish(const Digest& key, std::string entry);
+  // Releases this node's lease without a result (a failed compile).
+  void Release(const Digest& key);
+
+  RemoteStats stats() const;
+  const std::string& url() const { return options_.url; }
+
+ private:
+  // One connection with its own lock, reconnecting with backoff.
+  class Connection;
+  explicit RedisTier(RemoteOptions options);
+  void Background();
+  std::string EntryKey(const Digest& key) const;
+  std::string LeaseKey(const Digest& key) const;
+
+  const RemoteOptions options_;
+  std::string node_;  // this node's lease token: host:pid:random
+  std::unique_ptr<Connection> foreground_;
+  std::unique_ptr<Connection> background_;
+
+  absl::Mutex mu_;
+  std::deque<std::pair<Digest, std::string>> to_publish_ ABSL_GUARDED_BY(mu_);
+  std::deque<Digest> to_release_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<Digest> leases_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+
+  std::atomic<uint64_t> errors_{0};  // the connections count these
+  std::atomic<uint64_t> hits_{0}, misses_{0}, corrupt_{0}, leases_waited_{0};
+  std::atomic<uint64_t> bytes_up_{0}, bytes_down_{0}, too_large_{0};
+};
+
+// Frames a value for the remote tier: "JCR1" | u64 length | payload |
+// SHA-256(payload). Unframe returns nullopt for anything else.
+std::string FrameRemoteValue(const std::string& payload);
+std::optional<std::string> UnframeRemoteValue(const std::string& value);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_REMOTE_REDIS_TIER_H_
