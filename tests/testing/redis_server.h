@@ -1,0 +1,71 @@
+#ifndef JITCACHE_TESTS_TESTING_REDIS_SERVER_H_
+#define JITCACHE_TESTS_TESTING_REDIS_SERVER_H_
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/test_env.h"
+
+namespace jitcache::testing {
+
+// A private redis-server (Debian's) on a Unix socket, with no persistence.
+// Start, Kill (SIGKILL, as a crash) and Start again on the same socket.
+// Not thread-safe.
+class RedisServer {
+ public:
+  explicit RedisServer(std::string socket) : socket_(std::move(socket)) {}
+  ~RedisServer() { Kill(); }
+
+  static bool Available() {
+    return FindProgram("redis-server").has_value() &&
+           FindProgram("redis-cli").has_value();
+  }
+
+  absl::Status Start() {
+    unlink(socket_.c_str());
+    pid_ = SpawnProcess(
+        {.argv = {*FindProgram("redis-server"), "--port", "0", "--unixsocket",
+                  socket_, "--save", "", "--appendonly", "no"},
+         .output_path = socket_ + ".log"});
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (absl::Now() < deadline) {
+      if (Cli({"PING"}) == "PONG\n") return absl::OkStatus();
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return absl::DeadlineExceededError(absl::StrCat(
+        "redis-server did not start: ", ReadFile(socket_ + ".log")));
+  }
+
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    WaitProcess(pid_, absl::Minutes(1));
+    pid_ = -1;
+  }
+
+  // redis-cli's output for one command.
+  std::string Cli(const std::vector<std::string>& command) const {
+    std::vector<std::string> argv = {*FindProgram("redis-cli"), "-s", socket_};
+    argv.insert(argv.end(), command.begin(), command.end());
+    return RunProcess(argv).output;
+  }
+
+  std::string url() const { return "unix://" + socket_; }
+
+ private:
+  std::string socket_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace jitcache::testing
+
+#endif  // JITCACHE_TESTS_TESTING_REDIS_SERVER_H_
