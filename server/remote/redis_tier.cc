@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/log.h"
-#include "common/sha256.h"
+#include "xxhash.h"
 
 namespace jitcache {
 namespace {
@@ -78,31 +78,49 @@ absl::StatusOr<Endpoint> ParseUrl(absl::string_view url) {
 
 }  // namespace
 
+namespace {
+
+void PutLe64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+uint64_t GetLe64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+// The frame's checksum catches damage in transit or at rest, at memory
+// speed; every object's SHA-256 is checked again before it is stored.
+std::string Checksum(const char* data, size_t size) {
+  const XXH128_hash_t h = XXH3_128bits(data, size);
+  std::string out;
+  PutLe64(&out, h.low64);
+  PutLe64(&out, h.high64);
+  return out;
+}
+
+}  // namespace
+
 std::string FrameRemoteValue(const std::string& payload) {
   std::string out(kMagic, 4);
-  const uint64_t n = payload.size();
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(n >> (8 * i)));
+  PutLe64(&out, payload.size());
   out += payload;
-  const Sha256::Digest sum = Sha256::Hash(payload);
-  out.append(reinterpret_cast<const char*>(sum.data()), sum.size());
+  out += Checksum(payload.data(), payload.size());
   return out;
 }
 
 std::optional<std::string> UnframeRemoteValue(const std::string& value) {
-  if (value.size() < 4 + 8 + 32 || value.compare(0, 4, kMagic) != 0) {
+  constexpr size_t kOverhead = 4 + 8 + 16;
+  if (value.size() < kOverhead || value.compare(0, 4, kMagic) != 0) {
     return std::nullopt;
   }
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) {
-    n = (n << 8) | static_cast<unsigned char>(value[4 + i]);
-  }
-  if (n != value.size() - 4 - 8 - 32) return std::nullopt;
-  std::string payload = value.substr(12, n);
-  const Sha256::Digest sum = Sha256::Hash(payload);
-  if (std::memcmp(sum.data(), value.data() + 12 + n, 32) != 0) {
+  const uint64_t n = GetLe64(value.data() + 4);
+  if (n != value.size() - kOverhead) return std::nullopt;
+  if (Checksum(value.data() + 12, n) != value.substr(12 + n)) {
     return std::nullopt;
   }
-  return payload;
+  return value.substr(12, n);
 }
 
 // A Redis connection that reconnects on demand, with backoff after a

@@ -35,7 +35,7 @@ struct RemoteStats {
 // The cluster tier: a Redis server shared by every node of a team. The node's
 // store stays in front; this is asked only on a local miss, and nothing in
 // it is trusted (values are framed and checksummed here, and the caller
-// checks every object's digest before storing). Every operation has a
+// checks every object's SHA-256 before storing). Every operation has a
 // timeout; a Redis that is down, slow or answering garbage makes the
 // operations fail fast (counted, warned about once per outage, retried
 // with backoff), and the caller goes on locally: a request never fails
@@ -101,7 +101,7 @@ class RedisTier {
 };
 
 // Frames a value for the remote tier: "JCR1" | u64 length | payload |
-// SHA-256(payload). Unframe returns nullopt for anything else.
+// XXH3-128(payload). Unframe returns nullopt for anything else.
 std::string FrameRemoteValue(const std::string& payload);
 std::optional<std::string> UnframeRemoteValue(const std::string& value);
 
