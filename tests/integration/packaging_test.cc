@@ -155,9 +155,9 @@ std::set<std::string> AllowedSyscalls(const std::string& analyze,
 
 // No systemd runs here, so the sandbox is checked against what the daemon
 // really does: under strace (following its compile workers), it compiles a
-// cubin, two LTO-IR objects, links them, and answers stats and ls. Every syscall it made must pass
-// the unit's SystemCallFilter, and nothing may ask for memory that is
-// writable and executable, or made executable later
+// cubin, two LTO-IR objects, links them, and answers stats and ls. Every
+// syscall it made must pass the unit's SystemCallFilter, and nothing may ask
+// for memory that is writable and executable, or made executable later
 // (MemoryDenyWriteExecute=).
 TEST_F(Packaging, TheDaemonNeedsNothingItsSandboxForbids) {
   const std::optional<std::string> analyze =

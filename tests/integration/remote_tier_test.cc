@@ -14,6 +14,7 @@
 #include "jitcache/client.h"
 #include "server/remote/redis_tier.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/kernels.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_env.h"
@@ -24,12 +25,7 @@ namespace {
 using testing::ProcessResult;
 
 std::string Kernel(int n, int unroll = 1) {
-  return absl::StrCat(
-      "extern \"C\" __global__ void k", n,
-      "(float* x) {\n  float a = x[threadIdx.x];\n#pragma unroll\n"
-      "  for (int i = 0; i < ",
-      unroll, "; ++i) a = a * 1.0001f + __sinf(a) * 0.5f + ", n,
-      ";\n  x[threadIdx.x] = a;\n}\n");
+  return kernels::UnrolledKernel(n, unroll);
 }
 
 // "name value" lines of `jitcache stats`.
@@ -45,16 +41,6 @@ std::map<std::string, double> Stats(const std::string& socket) {
     }
   }
   return stats;
-}
-
-bool WaitFor(const std::function<bool()>& done,
-             absl::Duration timeout = absl::Minutes(1)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  return true;
 }
 
 class RemoteTier : public ::testing::Test {
@@ -103,8 +89,8 @@ TEST_F(RemoteTier, AnotherNodesCompileIsARemoteHitThenALocalHit) {
   const std::string first = Compile(a, Kernel(1), "a1");
   EXPECT_TRUE(absl::StartsWith(first, "MISS key")) << first;
   // Published in the background, after A's requester had its answer.
-  ASSERT_TRUE(
-      WaitFor([&] { return Stats(a.socket())["remote_bytes_up"] > 0; }));
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return Stats(a.socket())["remote_bytes_up"] > 0; }));
   const std::string remote = Compile(b, Kernel(1), "b1");
   EXPECT_TRUE(absl::StartsWith(remote, "MISS (remote) key")) << remote;
   EXPECT_EQ(testing::ReadFile(dir_.Sub("a1.cubin")),
@@ -189,7 +175,7 @@ TEST_F(RemoteTier, RedisKilledUnderLoadFailsNoRequestAndIsUsedAgain) {
   // Back: after the backoff, new results reach Redis again.
   ASSERT_TRUE(redis_->Start().ok());
   int n = 0;
-  EXPECT_TRUE(WaitFor([&] {
+  EXPECT_TRUE(testing::WaitFor([&] {
     Compile(node, Kernel(5000 + n), absl::StrCat("again", n));
     ++n;
     return redis_->Cli({"DBSIZE"}) != "0\n";
@@ -202,8 +188,8 @@ TEST_F(RemoteTier, ATamperedValueIsNeverServedAndIsReplaced) {
   auto& b = Node("b");
   auto& c = Node("c");
   const std::string first = Compile(a, Kernel(7), "a");
-  ASSERT_TRUE(
-      WaitFor([&] { return Stats(a.socket())["remote_bytes_up"] > 0; }));
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return Stats(a.socket())["remote_bytes_up"] > 0; }));
   const std::string key = first.substr(first.find("key ") + 4, 64);
   const std::string name = "jitcache:v1:entry:" + key;
   // One changed byte inside the object; the length stays.
@@ -218,8 +204,8 @@ TEST_F(RemoteTier, ATamperedValueIsNeverServedAndIsReplaced) {
   EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),
             testing::ReadFile(dir_.Sub("b.cubin")));
   // B's good result replaced the damaged one: C gets it from Redis.
-  ASSERT_TRUE(
-      WaitFor([&] { return Stats(b.socket())["remote_bytes_up"] > 0; }));
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return Stats(b.socket())["remote_bytes_up"] > 0; }));
   const std::string third = Compile(c, Kernel(7), "c");
   EXPECT_TRUE(absl::StartsWith(third, "MISS (remote)")) << third;
   EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),

@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_env.h"
 
@@ -51,12 +52,7 @@ ProgramOptions Sm90() {
 }
 
 std::string Kernel(int n, int unroll = 1) {
-  return absl::StrCat(
-      "extern \"C\" __global__ void k", n,
-      "(float* x) {\n  float a = x[threadIdx.x];\n#pragma unroll\n"
-      "  for (int i = 0; i < ",
-      unroll, "; ++i) a = a * 1.0001f + __sinf(a) * 0.5f + ", n,
-      ";\n  x[threadIdx.x] = a;\n}\n");
+  return kernels::UnrolledKernel(n, unroll);
 }
 
 // A directory others can traverse (mkdtemp makes it 0700), with an out/
@@ -142,16 +138,6 @@ std::string Comm(pid_t pid) {
   return comm;
 }
 
-bool WaitFor(const std::function<bool()>& done,
-             absl::Duration timeout = absl::Seconds(60)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  return true;
-}
-
 // One request on the hit socket that is not a hit: the daemon answers with
 // the single byte 1 ("ask gRPC"). Proves who serves that socket.
 absl::StatusOr<char> AskHitSocket(const std::string& path) {
@@ -187,8 +173,9 @@ TEST(SocketActivation, StartsOnTheFirstConnectionAndServesBothSockets) {
                 "--store=" + dir.Sub("store"), "--workers=1"},
        .output_path = dir.Sub("log")});
   Reaper reap(&pid);
-  ASSERT_TRUE(WaitFor([&] { return access(socket.c_str(), F_OK) == 0; }))
-      << testing::ReadFile(dir.Sub("log"));
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return access(socket.c_str(), F_OK) == 0;
+  })) << testing::ReadFile(dir.Sub("log"));
   // Nothing has connected: the daemon has not started.
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_EQ(Comm(pid), "systemd-socket-");
@@ -450,7 +437,7 @@ TEST_F(TeamAccess, CompileWorkersAreSharedPerUserNotPerBacklog) {
   auto nobody = [&] {
     return UserRows(CliAs(daemon.socket(), {"stats"}).output)[kNobody];
   };
-  ASSERT_TRUE(WaitFor([&] { return nobody()["queued"] >= 10; }))
+  ASSERT_TRUE(testing::WaitFor([&] { return nobody()["queued"] >= 10; }))
       << daemon.Log();
 
   // Another user's one compile runs next but one, not after the backlog.
@@ -558,7 +545,7 @@ TEST(Observability, LinesToTheJournalCarryTheirPriority) {
        .env = {absl::StrCat("JOURNAL_STREAM=", st.st_dev, ":", st.st_ino)},
        .output_path = log});
   Reaper reap(&serving);
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(testing::WaitFor([&] {
     return absl::StrContains(testing::ReadFile(log), "serving on");
   })) << testing::ReadFile(log);
   kill(serving, SIGTERM);

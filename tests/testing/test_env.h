@@ -1,13 +1,19 @@
 #ifndef JITCACHE_TESTS_TESTING_TEST_ENV_H_
 #define JITCACHE_TESTS_TESTING_TEST_ENV_H_
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace jitcache::testing {
+
+// Polls `done` every 20 ms; false if it is still false after `timeout`.
+bool WaitFor(const std::function<bool()>& done,
+             absl::Duration timeout = absl::Minutes(1));
 
 void WriteFile(const std::string& path, const std::string& contents);
 std::string ReadFile(const std::string& path);
