@@ -1,0 +1,442 @@
+// libnvrtc.so.13 from jitcache: NVRTC's C API, answered by the node's
+// jitcached when it can, and by the real NVRTC otherwise, with identical
+// results. A program picks it up, unmodified, when this library's directory
+// comes first on LD_LIBRARY_PATH (see README: "Unmodified programs").
+//
+// A compile becomes a daemon request with the program's source, headers,
+// options and name expressions, for the kind the options call for (LTO-IR
+// with -dlto, cubin for a real architecture, PTX otherwise); the other kinds
+// are asked for when first read. Whatever the daemon refuses (an option it
+// does not take, a name expression that names nothing) or cannot answer
+// (not running) is compiled by the real NVRTC, opened by path from
+// $JITCACHE_REAL_NVRTC, else $CUDA_HOME/lib64, else /usr/local/cuda/lib64.
+// Functions the daemon has no part in are forwarded to the real NVRTC.
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <stdlib.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "jitcache/client.h"
+
+namespace {
+
+using jitcache::CodeType;
+
+// The real NVRTC, loaded on first need.
+struct Real {
+  void* lib = nullptr;
+#define JITCACHE_NVRTC_FN(name) decltype(&::name) name = nullptr;
+  JITCACHE_NVRTC_FN(nvrtcGetErrorString)
+  JITCACHE_NVRTC_FN(nvrtcVersion)
+  JITCACHE_NVRTC_FN(nvrtcGetNumSupportedArchs)
+  JITCACHE_NVRTC_FN(nvrtcGetSupportedArchs)
+  JITCACHE_NVRTC_FN(nvrtcCreateProgram)
+  JITCACHE_NVRTC_FN(nvrtcDestroyProgram)
+  JITCACHE_NVRTC_FN(nvrtcCompileProgram)
+  JITCACHE_NVRTC_FN(nvrtcGetPTXSize)
+  JITCACHE_NVRTC_FN(nvrtcGetPTX)
+  JITCACHE_NVRTC_FN(nvrtcGetCUBINSize)
+  JITCACHE_NVRTC_FN(nvrtcGetCUBIN)
+  JITCACHE_NVRTC_FN(nvrtcGetLTOIRSize)
+  JITCACHE_NVRTC_FN(nvrtcGetLTOIR)
+  JITCACHE_NVRTC_FN(nvrtcGetOptiXIRSize)
+  JITCACHE_NVRTC_FN(nvrtcGetOptiXIR)
+  JITCACHE_NVRTC_FN(nvrtcGetProgramLogSize)
+  JITCACHE_NVRTC_FN(nvrtcGetProgramLog)
+  JITCACHE_NVRTC_FN(nvrtcAddNameExpression)
+  JITCACHE_NVRTC_FN(nvrtcGetLoweredName)
+  JITCACHE_NVRTC_FN(nvrtcGetPCHHeapSize)
+  JITCACHE_NVRTC_FN(nvrtcSetPCHHeapSize)
+  JITCACHE_NVRTC_FN(nvrtcGetPCHCreateStatus)
+  JITCACHE_NVRTC_FN(nvrtcGetPCHHeapSizeRequired)
+  JITCACHE_NVRTC_FN(nvrtcSetFlowCallback)
+#undef JITCACHE_NVRTC_FN
+};
+
+const Real& RealNvrtc() {
+  static const Real* real = [] {
+    auto* r = new Real();
+    std::string path;
+    if (const char* p = getenv("JITCACHE_REAL_NVRTC"); p != nullptr && *p) {
+      path = p;
+    } else {
+      const char* home = getenv("CUDA_HOME");
+      path = std::string(home != nullptr && *home ? home : "/usr/local/cuda") +
+             "/lib64/libnvrtc.so.13";
+    }
+    // By path: a bare name would find this library again.
+    r->lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (r->lib == nullptr) return r;
+#define JITCACHE_NVRTC_FN(name) \
+  r->name = reinterpret_cast<decltype(r->name)>(dlsym(r->lib, #name));
+    JITCACHE_NVRTC_FN(nvrtcGetErrorString)
+    JITCACHE_NVRTC_FN(nvrtcVersion)
+    JITCACHE_NVRTC_FN(nvrtcGetNumSupportedArchs)
+    JITCACHE_NVRTC_FN(nvrtcGetSupportedArchs)
+    JITCACHE_NVRTC_FN(nvrtcCreateProgram)
+    JITCACHE_NVRTC_FN(nvrtcDestroyProgram)
+    JITCACHE_NVRTC_FN(nvrtcCompileProgram)
+    JITCACHE_NVRTC_FN(nvrtcGetPTXSize)
+    JITCACHE_NVRTC_FN(nvrtcGetPTX)
+    JITCACHE_NVRTC_FN(nvrtcGetCUBINSize)
+    JITCACHE_NVRTC_FN(nvrtcGetCUBIN)
+    JITCACHE_NVRTC_FN(nvrtcGetLTOIRSize)
+    JITCACHE_NVRTC_FN(nvrtcGetLTOIR)
+    JITCACHE_NVRTC_FN(nvrtcGetOptiXIRSize)
+    JITCACHE_NVRTC_FN(nvrtcGetOptiXIR)
+    JITCACHE_NVRTC_FN(nvrtcGetProgramLogSize)
+    JITCACHE_NVRTC_FN(nvrtcGetProgramLog)
+    JITCACHE_NVRTC_FN(nvrtcAddNameExpression)
+    JITCACHE_NVRTC_FN(nvrtcGetLoweredName)
+    JITCACHE_NVRTC_FN(nvrtcGetPCHHeapSize)
+    JITCACHE_NVRTC_FN(nvrtcSetPCHHeapSize)
+    JITCACHE_NVRTC_FN(nvrtcGetPCHCreateStatus)
+    JITCACHE_NVRTC_FN(nvrtcGetPCHHeapSizeRequired)
+    JITCACHE_NVRTC_FN(nvrtcSetFlowCallback)
+#undef JITCACHE_NVRTC_FN
+    return r;
+  }();
+  return *real;
+}
+
+// One connection to the daemon for the process; no in-process fallback
+// (that would load "libnvrtc.so.13": this library).
+const jitcache::Client* Daemon() {
+  static const jitcache::Client* client = []() -> const jitcache::Client* {
+    if (const char* off = getenv("JITCACHE_NVRTC_DISABLE");
+        off != nullptr && *off && std::strcmp(off, "0") != 0) {
+      return nullptr;
+    }
+    jitcache::ClientOptions options;
+    options.local_fallback = false;
+    absl::StatusOr<jitcache::Client> c = jitcache::Client::Connect(options);
+    return c.ok() ? new jitcache::Client(*std::move(c)) : nullptr;
+  }();
+  return client;
+}
+
+// A program as the caller sees it: ours until the real NVRTC has to
+// compile it, then a wrapper of the real one.
+struct Shim {
+  std::mutex mu;
+  std::string source, name;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::string> name_expressions;  // as added
+  std::vector<std::string> options;           // of the last compile
+  nvrtcProgram real = nullptr;                // the real NVRTC's, when used
+  bool compiled = false;                      // by the daemon
+  std::string log;
+  std::map<CodeType, std::optional<std::string>> objects;  // nullopt: none
+  std::map<std::string, std::string> lowered;
+  // For a compile the real NVRTC runs (the daemon keeps its own limits).
+  int (*flow_callback)(void*, void*) = nullptr;
+  void* flow_payload = nullptr;
+};
+
+Shim* Of(nvrtcProgram prog) { return reinterpret_cast<Shim*>(prog); }
+
+// What the options make NVRTC produce first.
+CodeType PrimaryTarget(const std::vector<std::string>& options) {
+  bool lto = false, real_arch = false;
+  for (size_t i = 0; i < options.size(); ++i) {
+    const std::string& o = options[i];
+    if (o == "-dlto" || o == "--dlto" || o == "-dlink-time-opt" ||
+        o == "--dlink-time-opt") {
+      lto = true;
+    }
+    std::string arch;
+    for (const char* flag :
+         {"-arch=", "--gpu-architecture=", "-arch", "--gpu-architecture"}) {
+      if (absl::StartsWith(o, flag) && o.size() > std::strlen(flag)) {
+        arch = o.substr(std::strlen(flag));
+      } else if (o == flag && i + 1 < options.size()) {
+        arch = options[i + 1];
+      }
+    }
+    if (!arch.empty()) real_arch = absl::StartsWith(arch, "sm_");
+  }
+  if (lto) return CodeType::kLtoir;
+  return real_arch ? CodeType::kCubin : CodeType::kPtx;
+}
+
+// Asks the daemon for `target`; false when it cannot or will not answer.
+bool AskDaemon(Shim& p, CodeType target) {
+  const jitcache::Client* daemon = Daemon();
+  if (daemon == nullptr) return false;
+  jitcache::Program program(p.source, p.name);
+  for (const auto& [n, c] : p.headers) program.AddHeader(n, c);
+  jitcache::ProgramOptions options;
+  options.extra_options = p.options;
+  options.name_expressions = p.name_expressions;
+  absl::StatusOr<jitcache::ObjectCode> code =
+      daemon->Compile(program, options, target);
+  if (!code.ok()) {
+    // NVRTC makes nothing of this kind for these options (a virtual
+    // architecture has no cubin): so does the real one, with size 0.
+    if (p.compiled && absl::IsInvalidArgument(code.status()) &&
+        absl::StrContains(code.status().message(), "NVRTC produced no")) {
+      p.objects[target] = std::nullopt;
+      return true;
+    }
+    return false;
+  }
+  p.log = code->log;
+  if (code->compiled) {
+    p.objects[target] = std::move(code->bytes);
+    for (auto& [expr, low] : code->symbol_mapping) p.lowered[expr] = low;
+  }
+  p.compiled = true;
+  return true;
+}
+
+nvrtcResult CompileWithReal(Shim& p) {
+  const Real& real = RealNvrtc();
+  if (real.lib == nullptr) return NVRTC_ERROR_INTERNAL_ERROR;
+  if (p.real != nullptr) real.nvrtcDestroyProgram(&p.real);
+  std::vector<const char*> names, bodies;
+  for (const auto& [n, c] : p.headers) {
+    names.push_back(n.c_str());
+    bodies.push_back(c.c_str());
+  }
+  nvrtcResult r = real.nvrtcCreateProgram(
+      &p.real, p.source.c_str(), p.name.empty() ? nullptr : p.name.c_str(),
+      static_cast<int>(names.size()), bodies.data(), names.data());
+  if (r != NVRTC_SUCCESS) return r;
+  if (p.flow_callback != nullptr && real.nvrtcSetFlowCallback != nullptr) {
+    real.nvrtcSetFlowCallback(p.real, p.flow_callback, p.flow_payload);
+  }
+  for (const std::string& e : p.name_expressions) {
+    r = real.nvrtcAddNameExpression(p.real, e.c_str());
+    if (r != NVRTC_SUCCESS) return r;
+  }
+  std::vector<const char*> argv;
+  for (const std::string& o : p.options) argv.push_back(o.c_str());
+  return real.nvrtcCompileProgram(p.real, static_cast<int>(argv.size()),
+                                  argv.data());
+}
+
+// The bytes of `kind`, asking the daemon for a kind not fetched yet;
+// nullptr when the real NVRTC has the program.
+const std::optional<std::string>* Object(Shim& p, CodeType kind) {
+  if (p.real != nullptr) return nullptr;
+  if (!p.objects.count(kind) && !AskDaemon(p, kind)) {
+    // The daemon will not give this kind: the real NVRTC compiles it all.
+    CompileWithReal(p);
+    return nullptr;
+  }
+  return &p.objects[kind];
+}
+
+template <typename SizeFn>
+nvrtcResult GetSize(nvrtcProgram prog, size_t* size, CodeType kind,
+                    SizeFn real_fn, bool text) {
+  Shim* p = Of(prog);
+  if (p == nullptr || size == nullptr) return NVRTC_ERROR_INVALID_INPUT;
+  std::lock_guard<std::mutex> lock(p->mu);
+  const std::optional<std::string>* object = Object(*p, kind);
+  if (object == nullptr) return (RealNvrtc().*real_fn)(p->real, size);
+  *size = object->has_value() ? (*object)->size() + (text ? 1 : 0) : 0;
+  return NVRTC_SUCCESS;
+}
+
+template <typename GetFn>
+nvrtcResult Get(nvrtcProgram prog, char* out, CodeType kind, GetFn real_fn,
+                bool text) {
+  Shim* p = Of(prog);
+  if (p == nullptr || out == nullptr) return NVRTC_ERROR_INVALID_INPUT;
+  std::lock_guard<std::mutex> lock(p->mu);
+  const std::optional<std::string>* object = Object(*p, kind);
+  if (object == nullptr) return (RealNvrtc().*real_fn)(p->real, out);
+  if (object->has_value()) {
+    std::memcpy(out, (*object)->data(), (*object)->size());
+    if (text) out[(*object)->size()] = '\0';
+  }
+  return NVRTC_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* nvrtcGetErrorString(nvrtcResult result) {
+  const Real& real = RealNvrtc();
+  return real.lib != nullptr ? real.nvrtcGetErrorString(result)
+                             : "NVRTC_ERROR (the real NVRTC is not found)";
+}
+
+#define JITCACHE_FORWARD(name, params, args)                                   \
+  nvrtcResult name params {                                                    \
+    const Real& real = RealNvrtc();                                            \
+    return real.name != nullptr ? real.name args : NVRTC_ERROR_INTERNAL_ERROR; \
+  }
+JITCACHE_FORWARD(nvrtcVersion, (int* major, int* minor), (major, minor))
+JITCACHE_FORWARD(nvrtcGetNumSupportedArchs, (int* n), (n))
+JITCACHE_FORWARD(nvrtcGetSupportedArchs, (int* archs), (archs))
+JITCACHE_FORWARD(nvrtcGetPCHHeapSize, (size_t * size), (size))
+JITCACHE_FORWARD(nvrtcSetPCHHeapSize, (size_t size), (size))
+#undef JITCACHE_FORWARD
+
+nvrtcResult nvrtcCreateProgram(nvrtcProgram* prog, const char* src,
+                               const char* name, int num_headers,
+                               const char* const* headers,
+                               const char* const* include_names) {
+  if (prog == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;
+  if (src == nullptr || num_headers < 0 ||
+      (num_headers > 0 && (headers == nullptr || include_names == nullptr))) {
+    return NVRTC_ERROR_INVALID_INPUT;
+  }
+  auto shim = std::make_unique<Shim>();
+  shim->source = src;
+  shim->name = name != nullptr ? name : "default_program";
+  for (int i = 0; i < num_headers; ++i) {
+    if (headers[i] == nullptr || include_names[i] == nullptr) {
+      return NVRTC_ERROR_INVALID_INPUT;
+    }
+    shim->headers.emplace_back(include_names[i], headers[i]);
+  }
+  *prog = reinterpret_cast<nvrtcProgram>(shim.release());
+  return NVRTC_SUCCESS;
+}
+
+nvrtcResult nvrtcDestroyProgram(nvrtcProgram* prog) {
+  if (prog == nullptr || *prog == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;
+  Shim* p = Of(*prog);
+  if (p->real != nullptr) RealNvrtc().nvrtcDestroyProgram(&p->real);
+  delete p;
+  *prog = nullptr;
+  return NVRTC_SUCCESS;
+}
+
+nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char* expr) {
+  if (prog == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;
+  if (expr == nullptr || *expr == '\0') return NVRTC_ERROR_INVALID_INPUT;
+  std::lock_guard<std::mutex> lock(Of(prog)->mu);
+  if (Of(prog)->compiled || Of(prog)->real != nullptr) {
+    return NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION;
+  }
+  Of(prog)->name_expressions.emplace_back(expr);
+  return NVRTC_SUCCESS;
+}
+
+nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int num_options,
+                                const char* const* options) {
+  if (prog == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;
+  if (num_options < 0 || (num_options > 0 && options == nullptr)) {
+    return NVRTC_ERROR_INVALID_INPUT;
+  }
+  Shim& p = *Of(prog);
+  std::lock_guard<std::mutex> lock(p.mu);
+  p.options.assign(options, options + num_options);
+  p.compiled = false;
+  p.objects.clear();
+  p.lowered.clear();
+  const CodeType target = PrimaryTarget(p.options);
+  if (AskDaemon(p, target)) {
+    auto it = p.objects.find(target);
+    return it != p.objects.end() && it->second.has_value()
+               ? NVRTC_SUCCESS
+               : NVRTC_ERROR_COMPILATION;
+  }
+  return CompileWithReal(p);
+}
+
+nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t* size) {
+  return GetSize(prog, size, CodeType::kPtx, &Real::nvrtcGetPTXSize, true);
+}
+nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char* out) {
+  return Get(prog, out, CodeType::kPtx, &Real::nvrtcGetPTX, true);
+}
+nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t* size) {
+  return GetSize(prog, size, CodeType::kCubin, &Real::nvrtcGetCUBINSize, false);
+}
+nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* out) {
+  return Get(prog, out, CodeType::kCubin, &Real::nvrtcGetCUBIN, false);
+}
+nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t* size) {
+  return GetSize(prog, size, CodeType::kLtoir, &Real::nvrtcGetLTOIRSize, false);
+}
+nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char* out) {
+  return Get(prog, out, CodeType::kLtoir, &Real::nvrtcGetLTOIR, false);
+}
+
+nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t* size) {
+  if (prog == nullptr || size == nullptr) return NVRTC_ERROR_INVALID_INPUT;
+  Shim& p = *Of(prog);
+  std::lock_guard<std::mutex> lock(p.mu);
+  if (p.real != nullptr)
+    return RealNvrtc().nvrtcGetProgramLogSize(p.real, size);
+  *size = p.log.size() + 1;
+  return NVRTC_SUCCESS;
+}
+
+nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char* out) {
+  if (prog == nullptr || out == nullptr) return NVRTC_ERROR_INVALID_INPUT;
+  Shim& p = *Of(prog);
+  std::lock_guard<std::mutex> lock(p.mu);
+  if (p.real != nullptr) return RealNvrtc().nvrtcGetProgramLog(p.real, out);
+  std::memcpy(out, p.log.c_str(), p.log.size() + 1);
+  return NVRTC_SUCCESS;
+}
+
+nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char* expr,
+                                const char** lowered) {
+  if (prog == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;
+  if (expr == nullptr || lowered == nullptr) return NVRTC_ERROR_INVALID_INPUT;
+  Shim& p = *Of(prog);
+  std::lock_guard<std::mutex> lock(p.mu);
+  if (p.real != nullptr) {
+    return RealNvrtc().nvrtcGetLoweredName(p.real, expr, lowered);
+  }
+  if (!p.compiled) return NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION;
+  auto it = p.lowered.find(expr);
+  if (it == p.lowered.end()) return NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID;
+  *lowered = it->second.c_str();
+  return NVRTC_SUCCESS;
+}
+
+// Functions of a program that only the real NVRTC can honour: the program
+// moves to it (compiled by it, if compiled at all).
+#define JITCACHE_REAL_PROGRAM(name, params, args)                \
+  nvrtcResult name params {                                      \
+    if (prog == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;     \
+    Shim& p = *Of(prog);                                         \
+    std::lock_guard<std::mutex> lock(p.mu);                      \
+    const Real& real = RealNvrtc();                              \
+    if (real.name == nullptr) return NVRTC_ERROR_INTERNAL_ERROR; \
+    if (p.real == nullptr && p.compiled) CompileWithReal(p);     \
+    if (p.real == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;   \
+    return real.name args;                                       \
+  }
+JITCACHE_REAL_PROGRAM(nvrtcGetOptiXIRSize, (nvrtcProgram prog, size_t* size),
+                      (p.real, size))
+JITCACHE_REAL_PROGRAM(nvrtcGetOptiXIR, (nvrtcProgram prog, char* out),
+                      (p.real, out))
+JITCACHE_REAL_PROGRAM(nvrtcGetPCHCreateStatus, (nvrtcProgram prog), (p.real))
+JITCACHE_REAL_PROGRAM(nvrtcGetPCHHeapSizeRequired,
+                      (nvrtcProgram prog, size_t* size), (p.real, size))
+#undef JITCACHE_REAL_PROGRAM
+
+// A flow callback cannot reach the daemon's compile: the daemon enforces
+// its own limits. It is kept for a compile the real NVRTC runs.
+nvrtcResult nvrtcSetFlowCallback(nvrtcProgram prog,
+                                 int (*callback)(void*, void*), void* payload) {
+  if (prog == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;
+  Shim& p = *Of(prog);
+  std::lock_guard<std::mutex> lock(p.mu);
+  p.flow_callback = callback;
+  p.flow_payload = payload;
+  if (p.real != nullptr && RealNvrtc().nvrtcSetFlowCallback != nullptr) {
+    return RealNvrtc().nvrtcSetFlowCallback(p.real, callback, payload);
+  }
+  return NVRTC_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,110 @@
+// The NVRTC-compatible library against the real NVRTC: the same C program
+// (tests/testing/nvrtc_user.c), run once with the toolkit's libnvrtc and
+// then with ours in front (LD_LIBRARY_PATH), must write the same PTX, cubin
+// and LTO-IR and print the same lowered names, whether the daemon answers
+// or not.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "jitcache/client.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_env.h"
+
+namespace jitcache {
+namespace {
+
+using testing::ProcessResult;
+
+const char* const kOutputs[] = {"sm90.cubin", "sm90.ptx", "compute90.ptx",
+                                "lto.ltoir"};
+
+class NvrtcShim : public ::testing::Test {
+ protected:
+  // Runs the program into OUT (a new directory); through our library when
+  // `socket` is given (empty: the daemon is down).
+  ProcessResult Run(const std::string& out, std::optional<std::string> socket,
+                    std::vector<std::string> extra = {}) {
+    std::filesystem::create_directories(dir_.Sub(out));
+    std::vector<std::string> argv = {"/usr/bin/env"};
+    if (socket.has_value()) {
+      argv.push_back(std::string("LD_LIBRARY_PATH=") + JITCACHE_NVRTC_DIR);
+      argv.push_back("JITCACHE_SOCKET=" +
+                     (socket->empty() ? dir_.Sub("nobody.sock") : *socket));
+    }
+    argv.push_back(JITCACHE_NVRTC_USER);
+    argv.push_back(dir_.Sub(out));
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return testing::RunProcess(argv);
+  }
+
+  void ExpectSameOutputs(const std::string& a, const std::string& b) {
+    for (const char* name : kOutputs) {
+      const std::string left = testing::ReadFile(dir_.Sub(a + "/" + name));
+      EXPECT_FALSE(left.empty()) << name;
+      EXPECT_TRUE(left == testing::ReadFile(dir_.Sub(b + "/" + name)))
+          << name << " differs between " << a << " and " << b;
+    }
+  }
+
+  testing::TempDir dir_;
+};
+
+TEST_F(NvrtcShim, SameBytesAsNvrtcTheSecondProcessHitsAndNoDaemonStillWorks) {
+  ProcessResult real = Run("real", std::nullopt);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  ASSERT_TRUE(absl::StrContains(real.output, "lowered _Z5scaleIfEvPT_S0_"))
+      << real.output;
+
+  testing::DaemonProcess daemon(dir_.Sub("jc.sock"), ":memory:");
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon.socket()});
+  ProcessResult first = Run("first", daemon.socket());
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(first.output, real.output);
+  ExpectSameOutputs("real", "first");
+  DaemonStats after_first = *client->Stats();
+  // cubin (then its PTX), PTX, LTO-IR: four compiles, nothing refused.
+  EXPECT_EQ(after_first.misses, 4u);
+  EXPECT_EQ(after_first.hits, 0u);
+
+  ProcessResult second = Run("second", daemon.socket());
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(second.output, real.output);
+  ExpectSameOutputs("real", "second");
+  DaemonStats after_second = *client->Stats();
+  EXPECT_EQ(after_second.hits, 4u);
+  EXPECT_EQ(after_second.misses, 4u);
+
+  daemon.Stop();
+  ProcessResult alone = Run("alone", "");
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_EQ(alone.output, real.output);
+  ExpectSameOutputs("real", "alone");
+}
+
+// -I with a directory outside the toolkit: the daemon does not take it, so
+// the real NVRTC compiles, with the same results.
+TEST_F(NvrtcShim, WhatTheDaemonRefusesTheRealNvrtcCompiles) {
+  std::filesystem::create_directories(dir_.Sub("include"));
+  testing::WriteFile(dir_.Sub("include/user_header.h"),
+                     "#define USER_FACTOR 3\n");
+  const std::vector<std::string> include = {"-I", dir_.Sub("include")};
+  ProcessResult real = Run("real", std::nullopt, include);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  testing::DaemonProcess daemon(dir_.Sub("jc.sock"), ":memory:");
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  ProcessResult shim = Run("shim", daemon.socket(), include);
+  ASSERT_EQ(shim.exit_code, 0) << shim.output;
+  EXPECT_EQ(shim.output, real.output);
+  ExpectSameOutputs("real", "shim");
+}
+
+}  // namespace
+}  // namespace jitcache
