@@ -21,6 +21,11 @@ configure_file(${PROJECT_SOURCE_DIR}/deploy/systemd/jitcached.service.in
 
 install(TARGETS jitcached jitcache_worker jitcache jitcache_full
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT daemon)
+# The NVRTC-compatible library, in a directory of its own: programs opt in
+# with LD_PRELOAD=.../jitcache/libnvrtc.so.13 (README: unmodified programs).
+install(TARGETS jitcache_nvrtc
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/jitcache NAMELINK_SKIP
+  COMPONENT daemon)
 install(FILES ${PROJECT_BINARY_DIR}/deploy/jitcached.service
   ${PROJECT_SOURCE_DIR}/deploy/systemd/jitcached.socket
   DESTINATION lib/systemd/system COMPONENT daemon)

@@ -11,10 +11,13 @@
 // (not running) is compiled by the real NVRTC, opened by path from
 // $JITCACHE_REAL_NVRTC, else $CUDA_HOME/lib64, else /usr/local/cuda/lib64.
 // Functions the daemon has no part in are forwarded to the real NVRTC.
+// JITCACHE_NVRTC_VERBOSE=1 says on stderr why a compile went to the real
+// NVRTC; JITCACHE_NVRTC_DISABLE=1 sends every compile there.
 #include <dlfcn.h>
 #include <nvrtc.h>
 #include <stdlib.h>
 
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -178,6 +181,12 @@ bool AskDaemon(Shim& p, CodeType target) {
   options.name_expressions = p.name_expressions;
   absl::StatusOr<jitcache::ObjectCode> code =
       daemon->Compile(program, options, target);
+  if (!code.ok() && getenv("JITCACHE_NVRTC_VERBOSE") != nullptr) {
+    std::fprintf(stderr,
+                 "jitcache-nvrtc: %s: the daemon did not compile it (%s); the "
+                 "real NVRTC does\n",
+                 p.name.c_str(), code.status().ToString().c_str());
+  }
   if (!code.ok()) {
     // NVRTC makes nothing of this kind for these options (a virtual
     // architecture has no cubin): so does the real one, with size 0.
