@@ -34,34 +34,38 @@ namespace {
 using jitcache::CodeType;
 
 // The real NVRTC, loaded on first need.
+// Every entry point of the toolkit's libnvrtc.so.13.
+#define JITCACHE_NVRTC_FUNCTIONS(X) \
+  X(nvrtcGetErrorString)            \
+  X(nvrtcVersion)                   \
+  X(nvrtcGetNumSupportedArchs)      \
+  X(nvrtcGetSupportedArchs)         \
+  X(nvrtcCreateProgram)             \
+  X(nvrtcDestroyProgram)            \
+  X(nvrtcCompileProgram)            \
+  X(nvrtcGetPTXSize)                \
+  X(nvrtcGetPTX)                    \
+  X(nvrtcGetCUBINSize)              \
+  X(nvrtcGetCUBIN)                  \
+  X(nvrtcGetLTOIRSize)              \
+  X(nvrtcGetLTOIR)                  \
+  X(nvrtcGetOptiXIRSize)            \
+  X(nvrtcGetOptiXIR)                \
+  X(nvrtcGetProgramLogSize)         \
+  X(nvrtcGetProgramLog)             \
+  X(nvrtcAddNameExpression)         \
+  X(nvrtcGetLoweredName)            \
+  X(nvrtcGetPCHHeapSize)            \
+  X(nvrtcSetPCHHeapSize)            \
+  X(nvrtcGetPCHCreateStatus)        \
+  X(nvrtcGetPCHHeapSizeRequired)    \
+  X(nvrtcSetFlowCallback)
+
 struct Real {
   void* lib = nullptr;
-#define JITCACHE_NVRTC_FN(name) decltype(&::name) name = nullptr;
-  JITCACHE_NVRTC_FN(nvrtcGetErrorString)
-  JITCACHE_NVRTC_FN(nvrtcVersion)
-  JITCACHE_NVRTC_FN(nvrtcGetNumSupportedArchs)
-  JITCACHE_NVRTC_FN(nvrtcGetSupportedArchs)
-  JITCACHE_NVRTC_FN(nvrtcCreateProgram)
-  JITCACHE_NVRTC_FN(nvrtcDestroyProgram)
-  JITCACHE_NVRTC_FN(nvrtcCompileProgram)
-  JITCACHE_NVRTC_FN(nvrtcGetPTXSize)
-  JITCACHE_NVRTC_FN(nvrtcGetPTX)
-  JITCACHE_NVRTC_FN(nvrtcGetCUBINSize)
-  JITCACHE_NVRTC_FN(nvrtcGetCUBIN)
-  JITCACHE_NVRTC_FN(nvrtcGetLTOIRSize)
-  JITCACHE_NVRTC_FN(nvrtcGetLTOIR)
-  JITCACHE_NVRTC_FN(nvrtcGetOptiXIRSize)
-  JITCACHE_NVRTC_FN(nvrtcGetOptiXIR)
-  JITCACHE_NVRTC_FN(nvrtcGetProgramLogSize)
-  JITCACHE_NVRTC_FN(nvrtcGetProgramLog)
-  JITCACHE_NVRTC_FN(nvrtcAddNameExpression)
-  JITCACHE_NVRTC_FN(nvrtcGetLoweredName)
-  JITCACHE_NVRTC_FN(nvrtcGetPCHHeapSize)
-  JITCACHE_NVRTC_FN(nvrtcSetPCHHeapSize)
-  JITCACHE_NVRTC_FN(nvrtcGetPCHCreateStatus)
-  JITCACHE_NVRTC_FN(nvrtcGetPCHHeapSizeRequired)
-  JITCACHE_NVRTC_FN(nvrtcSetFlowCallback)
-#undef JITCACHE_NVRTC_FN
+#define JITCACHE_NVRTC_MEMBER(name) decltype(&::name) name = nullptr;
+  JITCACHE_NVRTC_FUNCTIONS(JITCACHE_NVRTC_MEMBER)
+#undef JITCACHE_NVRTC_MEMBER
 };
 
 const Real& RealNvrtc() {
@@ -78,33 +82,10 @@ const Real& RealNvrtc() {
     // By path: a bare name would find this library again.
     r->lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (r->lib == nullptr) return r;
-#define JITCACHE_NVRTC_FN(name) \
+#define JITCACHE_NVRTC_RESOLVE(name) \
   r->name = reinterpret_cast<decltype(r->name)>(dlsym(r->lib, #name));
-    JITCACHE_NVRTC_FN(nvrtcGetErrorString)
-    JITCACHE_NVRTC_FN(nvrtcVersion)
-    JITCACHE_NVRTC_FN(nvrtcGetNumSupportedArchs)
-    JITCACHE_NVRTC_FN(nvrtcGetSupportedArchs)
-    JITCACHE_NVRTC_FN(nvrtcCreateProgram)
-    JITCACHE_NVRTC_FN(nvrtcDestroyProgram)
-    JITCACHE_NVRTC_FN(nvrtcCompileProgram)
-    JITCACHE_NVRTC_FN(nvrtcGetPTXSize)
-    JITCACHE_NVRTC_FN(nvrtcGetPTX)
-    JITCACHE_NVRTC_FN(nvrtcGetCUBINSize)
-    JITCACHE_NVRTC_FN(nvrtcGetCUBIN)
-    JITCACHE_NVRTC_FN(nvrtcGetLTOIRSize)
-    JITCACHE_NVRTC_FN(nvrtcGetLTOIR)
-    JITCACHE_NVRTC_FN(nvrtcGetOptiXIRSize)
-    JITCACHE_NVRTC_FN(nvrtcGetOptiXIR)
-    JITCACHE_NVRTC_FN(nvrtcGetProgramLogSize)
-    JITCACHE_NVRTC_FN(nvrtcGetProgramLog)
-    JITCACHE_NVRTC_FN(nvrtcAddNameExpression)
-    JITCACHE_NVRTC_FN(nvrtcGetLoweredName)
-    JITCACHE_NVRTC_FN(nvrtcGetPCHHeapSize)
-    JITCACHE_NVRTC_FN(nvrtcSetPCHHeapSize)
-    JITCACHE_NVRTC_FN(nvrtcGetPCHCreateStatus)
-    JITCACHE_NVRTC_FN(nvrtcGetPCHHeapSizeRequired)
-    JITCACHE_NVRTC_FN(nvrtcSetFlowCallback)
-#undef JITCACHE_NVRTC_FN
+    JITCACHE_NVRTC_FUNCTIONS(JITCACHE_NVRTC_RESOLVE)
+#undef JITCACHE_NVRTC_RESOLVE
     return r;
   }();
   return *real;
