@@ -23,6 +23,13 @@ class Sha256 {
 
   static Digest Hash(absl::string_view data);
 
+  // Whether blocks go through the CPU's SHA extensions (SHA-NI, detected at
+  // start). SetAccelerated(false) forces the portable code (tests compare
+  // the two); true only takes effect where the CPU has them. Returns the
+  // setting now.
+  static bool Accelerated();
+  static bool SetAccelerated(bool on);
+
  private:
   void Compress(const uint8_t* block);
 

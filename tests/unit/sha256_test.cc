@@ -1,6 +1,9 @@
 #include "common/sha256.h"
 
+#include <cstdio>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "common/digest.h"
 #include "gtest/gtest.h"
@@ -31,6 +34,27 @@ TEST(Sha256, IncrementalEqualsOneShot) {
     h.Update(absl::string_view(data).substr(split));
     EXPECT_EQ(Digest{h.Finish()}, Digest::Of(data)) << "split " << split;
   }
+}
+
+// The SHA-NI path (where the CPU has it) and the portable one agree on
+// every length around the block boundaries and on long random inputs.
+TEST(Sha256, AcceleratedAndPortableAgree) {
+  const bool accelerated = Sha256::Accelerated();
+  std::printf("SHA-NI %s on this CPU\n", accelerated ? "used" : "absent");
+  std::mt19937 random(7);
+  std::string data(200000, '\0');
+  for (char& c : data) c = static_cast<char>(random());
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n <= 300; ++n) lengths.push_back(n);
+  for (size_t n : {1000, 4095, 4096, 65537, 200000}) lengths.push_back(n);
+  for (size_t n : lengths) {
+    const absl::string_view input(data.data(), n);
+    Sha256::SetAccelerated(false);
+    const Sha256::Digest portable = Sha256::Hash(input);
+    Sha256::SetAccelerated(accelerated);
+    EXPECT_EQ(Sha256::Hash(input), portable) << "length " << n;
+  }
+  EXPECT_EQ(Sha256::Accelerated(), accelerated);
 }
 
 TEST(Digest, HexRoundTripAndErrors) {
