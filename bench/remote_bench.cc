@@ -39,8 +39,7 @@ int main(int argc, char** argv) {
   const int iterations = std::atoi(argv[2]);
   std::mt19937_64 random(42);
   std::string json = "{";
-  for (const auto& [name, size] :
-       std::vector<std::pair<std::string, size_t>>{
+  for (const auto& [name, size] : std::vector<std::pair<std::string, size_t>>{
            {"4KiB", 4 << 10}, {"150KiB", 150 << 10}, {"1.3MiB", 1331 << 10}}) {
     std::string object(size, '\0');
     for (char& c : object) c = static_cast<char>(random());
@@ -57,7 +56,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     (*tier)->Publish(key, entry.SerializeAsString());
-    while (!(*tier)->Get(key).has_value()) absl::SleepFor(absl::Milliseconds(5));
+    while (!(*tier)->Get(key).has_value())
+      absl::SleepFor(absl::Milliseconds(5));
     std::vector<double> us;
     for (int i = 0; i < iterations; ++i) {
       const absl::Time start = absl::Now();

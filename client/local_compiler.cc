@@ -1,7 +1,5 @@
 #include "client/local_compiler.h"
 
-#include "common/nvrtc_program.h"
-
 #include <dlfcn.h>
 #include <nvrtc.h>
 
@@ -14,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "common/compile_options.h"
 #include "common/digest.h"
+#include "common/nvrtc_program.h"
 
 namespace jitcache::internal {
 namespace {

@@ -70,8 +70,7 @@ absl::StatusOr<std::string> ReadObject(const NvrtcApi& api, nvrtcProgram prog,
 absl::Status FromNvrtc(const NvrtcApi& api, nvrtcResult r,
                        absl::string_view what) {
   if (r == NVRTC_SUCCESS) return absl::OkStatus();
-  const std::string message =
-      absl::StrCat(what, ": ", api.GetErrorString(r));
+  const std::string message = absl::StrCat(what, ": ", api.GetErrorString(r));
   switch (r) {
     case NVRTC_ERROR_OUT_OF_MEMORY:
       return absl::ResourceExhaustedError(message);
@@ -107,11 +106,11 @@ absl::StatusOr<NvrtcOutput> RunNvrtc(const NvrtcApi& api,
     return s;
   }
   if (input.flow_callback != nullptr && api.SetFlowCallback != nullptr) {
-    if (absl::Status s = FromNvrtc(
-            api,
-            api.SetFlowCallback(prog.get(), input.flow_callback,
-                                input.flow_payload),
-            "nvrtcSetFlowCallback");
+    if (absl::Status s =
+            FromNvrtc(api,
+                      api.SetFlowCallback(prog.get(), input.flow_callback,
+                                          input.flow_payload),
+                      "nvrtcSetFlowCallback");
         !s.ok()) {
       return s;
     }

@@ -156,10 +156,10 @@ void StoreJanitor::EvictToLowWatermark() {
   if (!r.ok()) {
     JITCACHE_LOG(Warning) << "eviction: " << r.status();
   } else {
-    JITCACHE_LOG(Info) << "evicted " << r->records << " records, "
-                       << r->objects << " objects (" << r->bytes
-                       << " bytes) in " << (absl::Now() - start)
-                       << "; store now " << store_->Stats().bytes << " bytes";
+    JITCACHE_LOG(Info) << "evicted " << r->records << " records, " << r->objects
+                       << " objects (" << r->bytes << " bytes) in "
+                       << (absl::Now() - start) << "; store now "
+                       << store_->Stats().bytes << " bytes";
   }
 }
 
