@@ -24,7 +24,7 @@ absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Start(
     return absl::InvalidArgumentError(
         absl::StrCat("hit socket path ", path, " is too long"));
   }
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::InternalError("socket(AF_UNIX) failed");
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
@@ -52,37 +52,21 @@ absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Adopt(
 absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Serve(
     std::string path, int listen_fd, size_t max_request_bytes, Answer answer,
     int threads, absl::Duration io_timeout) {
-  int wake[2];
-  if (pipe2(wake, O_CLOEXEC) != 0) {
-    close(listen_fd);
-    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
-  }
+  absl::StatusOr<std::unique_ptr<Acceptor>> acceptor =
+      Acceptor::Create(listen_fd);
+  if (!acceptor.ok()) return acceptor.status();
   auto socket = std::unique_ptr<HitSocket>(
-      new HitSocket(std::move(path), listen_fd, max_request_bytes,
+      new HitSocket(std::move(path), *std::move(acceptor), max_request_bytes,
                     std::move(answer), io_timeout));
-  socket->wake_read_ = wake[0];
-  socket->wake_write_ = wake[1];
   for (int i = 0; i < threads; ++i) {
     socket->threads_.emplace_back([raw = socket.get()] { raw->AcceptLoop(); });
   }
   return socket;
 }
 
-// Stop wakes the loops through a pipe, never by shutting the listening
-// socket down: an adopted socket must keep listening for the next daemon.
 void HitSocket::AcceptLoop() {
-  while (true) {
-    pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_read_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      JITCACHE_LOG(Error) << "hit socket: poll: " << std::strerror(errno);
-      return;
-    }
-    if (fds[1].revents != 0) return;
-    // Several loops wake for one connection; the listening socket does not
-    // block, so the others go back to poll.
-    const int connection = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (connection < 0) continue;
+  int connection;
+  while ((connection = acceptor_->Accept(SOCK_CLOEXEC)) >= 0) {
     Handle(connection);
     close(connection);
   }
@@ -124,14 +108,10 @@ void HitSocket::Handle(int connection) {
 
 void HitSocket::Stop() {
   if (stopping_.exchange(true)) return;
-  const char byte = 0;
-  (void)!write(wake_write_, &byte, 1);  // stays readable: wakes every loop
+  acceptor_->Stop();
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
-  close(fd_);
-  close(wake_read_);
-  close(wake_write_);
   if (!path_.empty()) unlink(path_.c_str());
 }
 

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/net/acceptor.h"
 #include "server/net/peer_listener.h"
 
 namespace jitcache {
@@ -47,10 +48,10 @@ class HitSocket {
   void Stop();
 
  private:
-  HitSocket(std::string path, int fd, size_t max_request_bytes, Answer answer,
-            absl::Duration io_timeout)
+  HitSocket(std::string path, std::unique_ptr<Acceptor> acceptor,
+            size_t max_request_bytes, Answer answer, absl::Duration io_timeout)
       : path_(std::move(path)),
-        fd_(fd),
+        acceptor_(std::move(acceptor)),
         max_request_bytes_(max_request_bytes),
         answer_(std::move(answer)),
         io_timeout_(io_timeout) {}
@@ -61,8 +62,7 @@ class HitSocket {
   void Handle(int connection);
 
   const std::string path_;  // empty: not ours to remove
-  const int fd_;
-  int wake_read_ = -1, wake_write_ = -1;
+  const std::unique_ptr<Acceptor> acceptor_;
   const size_t max_request_bytes_;
   const Answer answer_;
   const absl::Duration io_timeout_;

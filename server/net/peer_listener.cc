@@ -68,7 +68,7 @@ absl::StatusOr<int> ListenUnix(const std::string& path) {
                      sizeof(addr.sun_path) - 1, " bytes at most)"));
   }
   std::memcpy(addr.sun_path, path.data(), path.size());
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
@@ -83,35 +83,18 @@ absl::StatusOr<int> ListenUnix(const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<PeerListener>> PeerListener::Start(
     int listen_fd, grpc::Server* server) {
-  int wake[2];
-  if (pipe2(wake, O_CLOEXEC) != 0) {
-    close(listen_fd);
-    return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
-  }
+  absl::StatusOr<std::unique_ptr<Acceptor>> acceptor =
+      Acceptor::Create(listen_fd);
+  if (!acceptor.ok()) return acceptor.status();
   auto listener = std::unique_ptr<PeerListener>(
-      new PeerListener(listen_fd, wake[0], wake[1], server));
+      new PeerListener(*std::move(acceptor), server));
   listener->thread_ = std::thread([l = listener.get()] { l->Accept(); });
   return listener;
 }
 
 void PeerListener::Accept() {
-  while (true) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_read_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      JITCACHE_LOG(Error) << "accept loop: poll: " << strerror(errno);
-      return;
-    }
-    if (fds[1].revents != 0) return;
-    const int fd =
-        accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
-      // Out of descriptors, say: back off rather than spin.
-      JITCACHE_LOG(Warning) << "accept: " << strerror(errno);
-      poll(nullptr, 0, 100);
-      continue;
-    }
+  int fd;
+  while ((fd = acceptor_->Accept(SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
     std::optional<PeerCredentials> peer = PeerOf(fd);
     if (!peer.has_value()) {
       close(fd);  // nobody is served anonymously
@@ -140,14 +123,8 @@ std::optional<PeerCredentials> PeerListener::Lookup(
 }
 
 void PeerListener::Stop() {
-  if (stopped_) return;
-  stopped_ = true;
-  const char byte = 0;
-  (void)!write(wake_write_, &byte, 1);
-  thread_.join();
-  close(listen_fd_);
-  close(wake_read_);
-  close(wake_write_);
+  acceptor_->Stop();
+  if (thread_.joinable()) thread_.join();
 }
 
 PeerListener::~PeerListener() { Stop(); }

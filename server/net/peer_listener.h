@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "server/net/acceptor.h"
 
 namespace grpc {
 class Server;
@@ -41,7 +42,7 @@ struct AdminPolicy {
 bool IsAdmin(const PeerCredentials& peer, const AdminPolicy& policy);
 
 // Binds a Unix stream socket at `path` and listens (the caller has claimed
-// the path, see SocketGuard). Returns the listening fd, non-blocking.
+// the path, see SocketGuard). Returns the listening fd.
 absl::StatusOr<int> ListenUnix(const std::string& path);
 
 // Accepts the connections of a listening Unix socket itself and hands each
@@ -61,20 +62,14 @@ class PeerListener {
   std::optional<PeerCredentials> Lookup(absl::string_view peer) const;
 
  private:
-  PeerListener(int listen_fd, int wake_read, int wake_write,
-               grpc::Server* server)
-      : listen_fd_(listen_fd),
-        wake_read_(wake_read),
-        wake_write_(wake_write),
-        server_(server) {}
+  PeerListener(std::unique_ptr<Acceptor> acceptor, grpc::Server* server)
+      : acceptor_(std::move(acceptor)), server_(server) {}
   void Accept();
 
-  const int listen_fd_;
-  const int wake_read_, wake_write_;
+  const std::unique_ptr<Acceptor> acceptor_;
   grpc::Server* const server_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<int, PeerCredentials> peers_ ABSL_GUARDED_BY(mu_);
-  bool stopped_ = false;
   std::thread thread_;
 };
 

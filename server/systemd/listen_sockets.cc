@@ -48,9 +48,6 @@ absl::StatusOr<std::optional<InheritedSockets>> TakeInheritedSockets() {
     }
     // Not inherited by the compilers or anything else the daemon starts.
     fcntl(fd, F_SETFD, FD_CLOEXEC);
-    // Accept loops poll, then accept without blocking: a connection that
-    // goes away in between must not park an accept thread.
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     if (absl::EndsWith(path, ".hit")) {
       if (sockets.hit_fd.has_value()) {
         return absl::FailedPreconditionError(
