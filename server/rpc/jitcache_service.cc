@@ -164,6 +164,21 @@ absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
   return response;
 }
 
+UserStats::Counters& JitCacheService::CountRequest(uid_t uid) {
+  ++counters_.requests;
+  UserStats::Counters& user = users_.For(uid);
+  ++user.requests;
+  return user;
+}
+
+void JitCacheService::CountHit(UserStats::Counters& user,
+                               const v1::CompileResponse& response,
+                               absl::Time start) {
+  counters_.CountHit(response);
+  ++user.hits;
+  counters_.hit_latency.Observe(absl::Now() - start);
+}
+
 std::optional<std::string> JitCacheService::AnswerHit(
     const std::string& request_bytes, const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
@@ -177,26 +192,17 @@ std::optional<std::string> JitCacheService::AnswerHit(
   if (!hit.ok() || !hit->has_value()) return std::nullopt;
   v1::CompileResponse& response = **hit;
   response.set_served(v1::SERVED_HIT);
-  ++counters_.requests;
-  counters_.CountHit(response);
-  UserStats::Counters& user = users_.For(peer.uid);
-  ++user.requests;
-  ++user.hits;
-  std::string answer = response.SerializeAsString();
-  counters_.hit_latency.Observe(absl::Now() - start);
+  CountHit(CountRequest(peer.uid), response, start);
   JITCACHE_LOG(Debug) << "hit " << response.cache_key() << " uid " << peer.uid
                       << " (hit socket)";
-  return answer;
+  return response.SerializeAsString();
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Compile(
     grpc::CallbackServerContext* context, const v1::CompileRequest* request,
     v1::CompileResponse* response) {
-  ++counters_.requests;
   const uid_t uid = UserOfCall(*context);
-  UserStats::Counters& user = users_.For(uid);
-  ++user.requests;
-  auto* reactor = new CompileReactor(&counters_, &user);
+  auto* reactor = new CompileReactor(&counters_, &CountRequest(uid));
   absl::StatusOr<PreparedCompile> prepared =
       PrepareCompile(*request, options_.compiler->toolchain(), options_.limits);
   if (!prepared.ok()) {
@@ -226,12 +232,9 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
 grpc::ServerUnaryReactor* JitCacheService::Link(
     grpc::CallbackServerContext* context, const v1::LinkRequest* request,
     v1::CompileResponse* response) {
-  ++counters_.requests;
   ++counters_.link_requests;
   const uid_t uid = UserOfCall(*context);
-  UserStats::Counters& user = users_.For(uid);
-  ++user.requests;
-  auto* reactor = new CompileReactor(&counters_, &user);
+  auto* reactor = new CompileReactor(&counters_, &CountRequest(uid));
   absl::StatusOr<PreparedLink> prepared =
       PrepareLink(*request, options_.compiler->toolchain(), options_.limits);
   if (!prepared.ok()) {
@@ -299,9 +302,7 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
   if (hit->has_value()) {
     *response = **std::move(hit);
     response->set_served(v1::SERVED_HIT);
-    counters_.CountHit(*response);
-    ++reactor->user().hits;
-    counters_.hit_latency.Observe(absl::Now() - reactor->start());
+    CountHit(reactor->user(), *response, reactor->start());
     JITCACHE_LOG(Debug) << "hit " << response->cache_key() << " uid " << uid;
     reactor->FinishOnce(grpc::Status::OK);
     return reactor;

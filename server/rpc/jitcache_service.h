@@ -149,6 +149,13 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   std::optional<PeerCredentials> PeerOfCall(
       const grpc::CallbackServerContext& context) const;
   uid_t UserOfCall(const grpc::CallbackServerContext& context) const;
+  // A request from `uid` arrived: counted for the daemon and for the user,
+  // whose counters are returned.
+  UserStats::Counters& CountRequest(uid_t uid);
+  // A request that arrived at `start` was answered from the store (either
+  // socket).
+  void CountHit(UserStats::Counters& user, const v1::CompileResponse& response,
+                absl::Time start);
   // Everything GetStats answers; the per-user rows of `only_user` only,
   // when given.
   void FillStats(v1::StatsResponse* response,
