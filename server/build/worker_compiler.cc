@@ -108,40 +108,45 @@ absl::StatusOr<WorkerCompiler::Worker> WorkerCompiler::Acquire() {
   }
   absl::StatusOr<Worker> w = Spawn();
   if (!w.ok()) return w.status();
-  absl::MutexLock lock(&mu_);
-  if (stopping_) {
-    kill(w->pid, SIGKILL);
-    waitpid(w->pid, nullptr, 0);
-    close(w->fd);
-    return absl::UnavailableError("the daemon is shutting down");
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      busy_.push_back(*w);
+      return w;
+    }
   }
-  busy_.push_back(*w);
-  return w;
+  Reap(*w, /*dying=*/false);
+  return absl::UnavailableError("the daemon is shutting down");
 }
 
-void WorkerCompiler::Release(Worker worker) {
-  absl::MutexLock lock(&mu_);
+void WorkerCompiler::Forget(const Worker& worker) {
   busy_.erase(
       std::remove_if(busy_.begin(), busy_.end(),
                      [&](const Worker& w) { return w.pid == worker.pid; }),
       busy_.end());
-  if (stopping_) {
-    kill(worker.pid, SIGKILL);
-    waitpid(worker.pid, nullptr, 0);
-    close(worker.fd);
-    return;
+}
+
+void WorkerCompiler::Release(Worker worker) {
+  {
+    absl::MutexLock lock(&mu_);
+    Forget(worker);
+    if (!stopping_) {
+      idle_.push_back(worker);
+      return;
+    }
   }
-  idle_.push_back(worker);
+  Reap(worker, /*dying=*/false);
 }
 
 int WorkerCompiler::Kill(Worker worker, bool dying) {
   {
     absl::MutexLock lock(&mu_);
-    busy_.erase(
-        std::remove_if(busy_.begin(), busy_.end(),
-                       [&](const Worker& w) { return w.pid == worker.pid; }),
-        busy_.end());
+    Forget(worker);
   }
+  return Reap(worker, dying);
+}
+
+int WorkerCompiler::Reap(Worker worker, bool dying) {
   // A worker that is dying of its own signal (it closed its socket, or sent
   // its crash frame) gets a moment to finish, so that its status says which
   // signal; one that is merely late is killed at once.
@@ -250,19 +255,7 @@ void WorkerCompiler::CancelAll() {
     // Running jobs see their worker die and answer UNAVAILABLE.
     for (const Worker& w : busy_) kill(w.pid, SIGKILL);
   }
-  for (const Worker& w : idle) {
-    kill(w.pid, SIGKILL);
-    waitpid(w.pid, nullptr, 0);
-    close(w.fd);
-  }
-}
-
-std::vector<pid_t> WorkerCompiler::worker_pids() const {
-  absl::MutexLock lock(&mu_);
-  std::vector<pid_t> pids;
-  for (const Worker& w : idle_) pids.push_back(w.pid);
-  for (const Worker& w : busy_) pids.push_back(w.pid);
-  return pids;
+  for (const Worker& w : idle) Reap(w, /*dying=*/false);
 }
 
 CompilerStats WorkerCompiler::stats() const {

@@ -56,9 +56,6 @@ class WorkerCompiler final : public Compiler {
   // Kills every worker: running jobs answer UNAVAILABLE.
   void CancelAll() override;
 
-  // The worker processes alive now.
-  std::vector<pid_t> worker_pids() const;
-
  private:
   struct Worker {
     pid_t pid = -1;
@@ -73,8 +70,11 @@ class WorkerCompiler final : public Compiler {
                                     absl::string_view what);
   absl::StatusOr<Worker> Acquire();
   void Release(Worker worker);
-  // Kills and reaps `worker`; returns how it ended (waitpid status).
+  void Forget(const Worker& worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets, kills and reaps `worker`; returns how it ended (waitpid
+  // status). `dying`: it is ending by itself, give it a moment first.
   int Kill(Worker worker, bool dying);
+  static int Reap(Worker worker, bool dying);
   absl::StatusOr<Worker> Spawn();
 
   const WorkerOptions options_;
