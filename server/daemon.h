@@ -83,10 +83,6 @@ class Daemon {
 
   const ToolchainInfo& toolchain() const { return compiler_->toolchain(); }
   const std::string& socket_path() const { return socket_path_; }
-  // The metrics port (0 without --metrics_address).
-  int metrics_port() const {
-    return metrics_ != nullptr ? metrics_->port() : 0;
-  }
 
  private:
   Daemon() = default;

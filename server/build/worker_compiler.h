@@ -17,7 +17,6 @@ namespace jitcache {
 
 struct WorkerOptions {
   std::string binary;         // jitcache-worker
-  int max_workers = 1;        // processes at most (one per compile thread)
   uint64_t memory_limit = 0;  // address space per worker; 0: none
   // Shown in the DEADLINE_EXCEEDED of a compile it kills.
   absl::Duration time_limit = absl::Minutes(10);

@@ -295,7 +295,6 @@ void RedisTier::CountLeaseWait() { ++leases_waited_; }
 void RedisTier::Publish(const Digest& key, std::string entry) {
   absl::MutexLock lock(&mu_);
   if (entry.size() > options_.max_object) {
-    ++too_large_;
     to_release_.push_back(key);
     return;
   }
@@ -370,7 +369,6 @@ RemoteStats RedisTier::stats() const {
   s.leases_waited = leases_waited_;
   s.bytes_up = bytes_up_;
   s.bytes_down = bytes_down_;
-  s.too_large = too_large_;
   return s;
 }
 

@@ -29,7 +29,7 @@ struct RemoteOptions {
 
 struct RemoteStats {
   uint64_t hits = 0, misses = 0, errors = 0, corrupt = 0;
-  uint64_t leases_waited = 0, bytes_up = 0, bytes_down = 0, too_large = 0;
+  uint64_t leases_waited = 0, bytes_up = 0, bytes_down = 0;
 };
 
 // The cluster tier: a Redis server shared by every node of a team. The node's
@@ -73,7 +73,6 @@ class RedisTier {
   void Release(const Digest& key);
 
   RemoteStats stats() const;
-  const std::string& url() const { return options_.url; }
 
  private:
   // One connection with its own lock, reconnecting with backoff.
@@ -97,7 +96,7 @@ class RedisTier {
 
   std::atomic<uint64_t> errors_{0};  // the connections count these
   std::atomic<uint64_t> hits_{0}, misses_{0}, corrupt_{0}, leases_waited_{0};
-  std::atomic<uint64_t> bytes_up_{0}, bytes_down_{0}, too_large_{0};
+  std::atomic<uint64_t> bytes_up_{0}, bytes_down_{0};
 };
 
 // Frames a value for the remote tier: "JCR1" | u64 length | payload |

@@ -31,10 +31,6 @@ void ServiceNotifier::Ready(absl::string_view status) {
   sd_notify(0, absl::StrCat("READY=1\nSTATUS=", status).c_str());
 }
 
-void ServiceNotifier::Status(absl::string_view status) {
-  sd_notify(0, absl::StrCat("STATUS=", status).c_str());
-}
-
 void ServiceNotifier::Stopping() {
   sd_notify(0, "STOPPING=1\nSTATUS=shutting down");
 }

@@ -12,9 +12,9 @@
 
 namespace jitcache {
 
-// Tells the service manager how the daemon is doing (sd_notify: READY,
-// STATUS, STOPPING) and, when it asks for a watchdog (WatchdogSec=, seen as
-// WATCHDOG_USEC), pings it at a third of that interval, but only while
+// Tells the service manager how the daemon is doing (sd_notify: READY
+// with a STATUS line, STOPPING) and, when it asks for a watchdog (WatchdogSec=,
+// seen as WATCHDOG_USEC), pings it at a third of that interval, but only while
 // `healthy` answers true: a daemon wedged on its store stops pinging and is
 // restarted. Without NOTIFY_SOCKET every call does nothing.
 // Thread-safety: all methods from any thread; the destructor stops the
@@ -27,11 +27,7 @@ class ServiceNotifier {
   ServiceNotifier& operator=(const ServiceNotifier&) = delete;
 
   void Ready(absl::string_view status);
-  void Status(absl::string_view status);
   void Stopping();
-
-  // The watchdog interval asked for; zero when none.
-  absl::Duration watchdog_interval() const { return interval_; }
 
  private:
   void Watch();
