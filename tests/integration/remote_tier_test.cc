@@ -28,19 +28,13 @@ std::string Kernel(int n, int unroll = 1) {
   return kernels::UnrolledKernel(n, unroll);
 }
 
-// "name value" lines of `jitcache stats`.
-std::map<std::string, double> Stats(const std::string& socket) {
-  std::map<std::string, double> stats;
-  ProcessResult r =
-      testing::RunProcess({testing::CliBinary(), "--socket", socket, "stats"});
-  for (absl::string_view line : absl::StrSplit(r.output, '\n')) {
-    std::vector<absl::string_view> words = absl::StrSplit(line, ' ');
-    double value = 0;
-    if (words.size() == 2 && absl::SimpleAtod(words[1], &value)) {
-      stats[std::string(words[0])] = value;
-    }
-  }
-  return stats;
+// A node's counters, through the client library.
+DaemonStats Stats(const std::string& socket) {
+  absl::StatusOr<Client> client = Client::Connect({.socket_path = socket});
+  absl::StatusOr<DaemonStats> stats =
+      client.ok() ? client->Stats() : client.status();
+  EXPECT_TRUE(stats.ok()) << stats.status();
+  return stats.ok() ? *stats : DaemonStats{};
 }
 
 class RemoteTier : public ::testing::Test {
@@ -89,19 +83,19 @@ TEST_F(RemoteTier, AnotherNodesCompileIsARemoteHitThenALocalHit) {
   const std::string first = Compile(a, Kernel(1), "a1");
   EXPECT_TRUE(absl::StartsWith(first, "MISS key")) << first;
   // Published in the background, after A's requester had its answer.
-  ASSERT_TRUE(testing::WaitFor(
-      [&] { return Stats(a.socket())["remote_bytes_up"] > 0; }));
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return Stats(a.socket()).remote_bytes_up > 0; }));
   const std::string remote = Compile(b, Kernel(1), "b1");
   EXPECT_TRUE(absl::StartsWith(remote, "MISS (remote) key")) << remote;
   EXPECT_EQ(testing::ReadFile(dir_.Sub("a1.cubin")),
             testing::ReadFile(dir_.Sub("b1.cubin")));
   const std::string local = Compile(b, Kernel(1), "b2");
   EXPECT_TRUE(absl::StartsWith(local, "HIT key")) << local;
-  std::map<std::string, double> stats = Stats(b.socket());
-  EXPECT_EQ(stats["builds_run"], 0);
-  EXPECT_EQ(stats["remote_hits"], 1);
-  EXPECT_EQ(stats["store_entries"], 1);
-  EXPECT_GT(stats["remote_bytes_down"], 3000);
+  DaemonStats stats = Stats(b.socket());
+  EXPECT_EQ(stats.compiles, 0u);
+  EXPECT_EQ(stats.remote_hits, 1u);
+  EXPECT_EQ(stats.store_entries, 1u);
+  EXPECT_GT(stats.remote_bytes_down, 3000u);
   // The lease was let go once the result was published.
   EXPECT_EQ(redis_->Cli({"KEYS", "jitcache:v1:lease:*"}), "\n");
 }
@@ -134,11 +128,11 @@ TEST_F(RemoteTier, FourNodesWithEightProcessesEachCompileTenKernelsOnce) {
   }
   double compiles = 0, remote_hits = 0, waited = 0;
   for (auto* node : nodes) {
-    std::map<std::string, double> stats = Stats(node->socket());
-    compiles += stats["builds_run"];
-    remote_hits += stats["remote_hits"];
-    waited += stats["remote_leases_waited"];
-    EXPECT_EQ(stats["store_entries"], 10);
+    DaemonStats stats = Stats(node->socket());
+    compiles += stats.compiles;
+    remote_hits += stats.remote_hits;
+    waited += stats.remote_leases_waited;
+    EXPECT_EQ(stats.store_entries, 10u);
   }
   std::printf(
       "%.0f compiles in the cluster, %.0f remote hits, %.0f waits on "
@@ -167,8 +161,8 @@ TEST_F(RemoteTier, RedisKilledUnderLoadFailsNoRequestAndIsUsedAgain) {
     EXPECT_TRUE(absl::StrContains(out, " unexpected=0 ")) << out;
     EXPECT_TRUE(absl::StrContains(out, "sent=3000")) << out;
   }
-  std::map<std::string, double> down = Stats(node.socket());
-  EXPECT_GT(down["remote_errors"], 0);
+  DaemonStats down = Stats(node.socket());
+  EXPECT_GT(down.remote_errors, 0u);
   EXPECT_TRUE(absl::StrContains(node.Log(), "remote tier unusable"))
       << node.Log();
 
@@ -188,8 +182,8 @@ TEST_F(RemoteTier, ATamperedValueIsNeverServedAndIsReplaced) {
   auto& b = Node("b");
   auto& c = Node("c");
   const std::string first = Compile(a, Kernel(7), "a");
-  ASSERT_TRUE(testing::WaitFor(
-      [&] { return Stats(a.socket())["remote_bytes_up"] > 0; }));
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return Stats(a.socket()).remote_bytes_up > 0; }));
   const std::string key = first.substr(first.find("key ") + 4, 64);
   const std::string name = "jitcache:v1:entry:" + key;
   // One changed byte inside the object; the length stays.
@@ -198,14 +192,14 @@ TEST_F(RemoteTier, ATamperedValueIsNeverServedAndIsReplaced) {
 
   const std::string second = Compile(b, Kernel(7), "b");
   EXPECT_TRUE(absl::StartsWith(second, "MISS key")) << second;  // compiled
-  std::map<std::string, double> stats = Stats(b.socket());
-  EXPECT_EQ(stats["remote_corrupt"], 1);
-  EXPECT_EQ(stats["builds_run"], 1);
+  DaemonStats stats = Stats(b.socket());
+  EXPECT_EQ(stats.remote_corrupt, 1u);
+  EXPECT_EQ(stats.compiles, 1u);
   EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),
             testing::ReadFile(dir_.Sub("b.cubin")));
   // B's good result replaced the damaged one: C gets it from Redis.
-  ASSERT_TRUE(testing::WaitFor(
-      [&] { return Stats(b.socket())["remote_bytes_up"] > 0; }));
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return Stats(b.socket()).remote_bytes_up > 0; }));
   const std::string third = Compile(c, Kernel(7), "c");
   EXPECT_TRUE(absl::StartsWith(third, "MISS (remote)")) << third;
   EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),
