@@ -22,6 +22,7 @@ import tempfile
 import time
 
 from results_section import write_section
+from run import Daemon
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -52,18 +53,11 @@ def cold_start(build, nodes, remote, seed):
         if remote:
             redis, url = start_redis(work)
             flags = ["--remote=" + url]
-        daemons = []
-        for n in range(nodes):
-            sock = os.path.join(work, f"n{n}.sock")
-            daemons.append((sock, subprocess.Popen(
-                [os.path.join(build, "server/jitcached"), "--socket=" + sock,
-                 "--store=:memory:", *flags],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
-        cli = os.path.join(build, "client/jitcache")
-        for sock, _ in daemons:
-            while subprocess.run([cli, "--socket", sock, "ping"],
-                                 capture_output=True).returncode != 0:
-                time.sleep(0.05)
+        daemons = [Daemon(build, work, f"n{n}",
+                          extra=["--store=:memory:", *flags])
+                   for n in range(nodes)]
+        for daemon in daemons:
+            daemon.start()
         lines = []
         for k in range(10):
             path = os.path.join(work, f"k{k}.cu")
@@ -75,22 +69,17 @@ def cold_start(build, nodes, remote, seed):
             f.write("\n".join(lines) + "\n")
         env = dict(os.environ, JITCACHE_NO_FALLBACK="1")
         start = time.monotonic()
-        procs = [subprocess.Popen([cli + "-full", "--socket", sock, "precompile",
-                                   manifest], env=env, stdout=subprocess.DEVNULL,
+        full = os.path.join(build, "client/jitcache-full")
+        procs = [subprocess.Popen([full, "--socket", daemon.socket,
+                                   "precompile", manifest], env=env,
+                                  stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
-                 for sock, _ in daemons for _ in range(8)]
+                 for daemon in daemons for _ in range(8)]
         failed = sum(p.wait() != 0 for p in procs)
         wall = time.monotonic() - start
-        compiles = 0
-        for sock, _ in daemons:
-            out = subprocess.run([cli, "--socket", sock, "stats"],
-                                 capture_output=True, text=True).stdout
-            for line in out.splitlines():
-                if line.startswith("builds_run "):
-                    compiles += int(line.split()[1])
-        for _, proc in daemons:
-            proc.terminate()
-            proc.wait()
+        compiles = int(sum(daemon.stats()["builds_run"] for daemon in daemons))
+        for daemon in daemons:
+            daemon.stop()
         if redis:
             redis.terminate()
             redis.wait()

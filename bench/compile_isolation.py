@@ -25,6 +25,7 @@ import tempfile
 import time
 
 from results_section import write_section
+from run import Daemon
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,36 +46,14 @@ def children(pid):
     return out
 
 
-class Daemon:
-    def __init__(self, build, workdir, flags):
-        self.build = build
-        self.socket = os.path.join(workdir, "s.sock")
-        self.proc = subprocess.Popen(
-            [os.path.join(build, "server/jitcached"), "--socket=" + self.socket,
-             "--store=:memory:", *flags],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(600):
-            if self.cli("ping").returncode == 0:
-                return
-            time.sleep(0.05)
-        raise RuntimeError("daemon did not start")
-
-    def cli(self, *args):
-        return subprocess.run([os.path.join(self.build, "client/jitcache"),
-                               "--socket", self.socket, *args],
-                              capture_output=True, text=True)
-
-    def compile_ms(self, source_path, *flags):
-        r = self.cli("compile", source_path, "--arch", "sm_90", "--target",
-                     "cubin", "-o", source_path + ".cubin", *flags)
-        m = re.search(r"^(MISS|HIT) .* total ([0-9.]+) ms", r.stdout)
-        if not m:
-            raise RuntimeError(r.stdout + r.stderr)
-        return m.group(1), float(m.group(2))
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait()
+def compile_ms(daemon, source_path, *flags):
+    """How `jitcache compile` was served and its "total" time."""
+    r = daemon.cli("compile", source_path, "--arch", "sm_90", "--target",
+                   "cubin", "-o", source_path + ".cubin", *flags)
+    m = re.search(r"^(MISS|HIT) .* total ([0-9.]+) ms", r.stdout)
+    if not m:
+        raise RuntimeError(r.stdout + r.stderr)
+    return m.group(1), float(m.group(2))
 
 
 def measure(build, work, flags, seed):
@@ -84,23 +63,24 @@ def measure(build, work, flags, seed):
         f.write(subprocess.run([os.path.join(build, "bench/jitcache_bench"),
                                 "source", "cub"], capture_output=True,
                                text=True, check=True).stdout)
-    daemon = Daemon(build, work, flags)
+    daemon = Daemon(build, work, "s", extra=["--store=:memory:", *flags])
+    daemon.start()
     try:
         def write_small(i):
             with open(small, "w") as f:
                 f.write(f'extern "C" __global__ void k(int* x) '
                         f'{{ x[0] = {seed * 1000 + i}; }}\n')
         write_small(0)
-        _, first = daemon.compile_ms(small)
+        _, first = compile_ms(daemon, small)
         small_ms = []
         for i in range(1, 21):
             write_small(i)
-            served, ms = daemon.compile_ms(small)
+            served, ms = compile_ms(daemon, small)
             assert served == "MISS"
             small_ms.append(ms)
         cub_ms = []
         for i in range(3):
-            served, ms = daemon.compile_ms(cub, f"-DJITCACHE_BENCH_SEED={seed * 10 + i}")
+            served, ms = compile_ms(daemon, cub, f"-DJITCACHE_BENCH_SEED={seed * 10 + i}")
             assert served == "MISS"
             cub_ms.append(ms)
         lat = subprocess.run([os.path.join(build, "bench/jitcache_bench"),

@@ -37,22 +37,21 @@ def log(msg):
 class Daemon:
     """A jitcached on its own socket and store."""
 
-    def __init__(self, build, workdir, name, extra=()):
+    def __init__(self, build, workdir, name, extra=(), binary=None):
         self.socket = os.path.join(workdir, name + ".sock")
         self.store = os.path.join(workdir, name + ".store")
         self.build = build
+        self.binary = binary or os.path.join(build, "server/jitcached")
         self.extra = list(extra)
         self.proc = None
 
     def start(self):
         t0 = time.monotonic()
         self.proc = subprocess.Popen(
-            [os.path.join(self.build, "server/jitcached"),
-             "--socket=" + self.socket, "--store=" + self.store] + self.extra,
+            [self.binary, "--socket=" + self.socket, "--store=" + self.store]
+            + self.extra,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        cli = os.path.join(self.build, "client/jitcache")
-        while subprocess.run([cli, "--socket", self.socket, "ping"],
-                             capture_output=True).returncode != 0:
+        while self.cli("ping").returncode != 0:
             if self.proc.poll() is not None:
                 raise RuntimeError("jitcached exited during start")
             time.sleep(0.02)
@@ -63,10 +62,16 @@ class Daemon:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def cli(self, *args):
+        """`jitcache --socket SOCKET ARGS...`, its output captured."""
+        return subprocess.run([os.path.join(self.build, "client/jitcache"),
+                               "--socket", self.socket, *args],
+                              capture_output=True, text=True)
+
     def stats(self):
-        out = subprocess.run([os.path.join(self.build, "client/jitcache"),
-                              "--socket", self.socket, "stats"],
-                             capture_output=True, text=True, check=True).stdout
+        r = self.cli("stats")
+        r.check_returncode()
+        out = r.stdout
         # "name value" lines, then "user UID NAME key=value..." lines.
         return {k: float(v) for k, v in (l.split() for l in out.splitlines()
                                          if not l.startswith("user "))}

@@ -18,7 +18,7 @@ import argparse
 import json
 import os
 import platform
-import re
+import socket
 import statistics
 import subprocess
 import tempfile
@@ -27,6 +27,7 @@ import time
 import urllib.request
 
 from results_section import write_section
+from run import Daemon
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -37,29 +38,10 @@ def bench(build, *args):
     return json.loads(out)
 
 
-class Daemon:
-    def __init__(self, binary, build, workdir, flags):
-        self.socket = os.path.join(workdir, "s.sock")
-        self.log = open(os.path.join(workdir, "daemon.log"), "w+")
-        self.proc = subprocess.Popen(
-            [binary, "--socket=" + self.socket, "--store=:memory:", *flags],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        cli = os.path.join(build, "client/jitcache")
-        for _ in range(600):
-            if subprocess.run([cli, "--socket", self.socket, "ping"],
-                              capture_output=True).returncode == 0:
-                return
-            time.sleep(0.05)
-        raise RuntimeError("daemon did not start")
-
-    def metrics_port(self):
-        self.log.seek(0)
-        m = re.search(r"/metrics \(port (\d+)\)", self.log.read())
-        return int(m.group(1)) if m else None
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait()
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def measure(build, daemon):
@@ -82,26 +64,28 @@ def main():
     args = ap.parse_args()
     new = os.path.join(args.build, "server/jitcached")
     variants = [
-        ("baseline", args.baseline, []),
-        ("this build", new, []),
-        ("this build, /metrics scraped every 100 ms", new,
-         ["--metrics_address=127.0.0.1:0"]),
+        ("baseline", args.baseline, False),
+        ("this build", new, False),
+        ("this build, /metrics scraped every 100 ms", new, True),
     ]
     results = {name: [] for name, _, _ in variants}
     for r in range(args.rounds):
         order = variants if r % 2 == 0 else list(reversed(variants))
-        for name, binary, flags in order:
+        for name, binary, metrics in order:
             with tempfile.TemporaryDirectory(dir="/tmp") as work:
-                daemon = Daemon(binary, args.build, work, flags)
+                port = free_port() if metrics else None
+                extra = ["--store=:memory:"]
+                if port:
+                    extra.append(f"--metrics_address=127.0.0.1:{port}")
+                daemon = Daemon(args.build, work, "s", extra=extra,
+                                binary=binary)
+                daemon.start()
                 stop = threading.Event()
-                scrapes = [0]
-                port = daemon.metrics_port()
 
                 def scrape():
                     while not stop.wait(0.1):
                         urllib.request.urlopen(
                             f"http://127.0.0.1:{port}/metrics").read()
-                        scrapes[0] += 1
                 scraper = threading.Thread(target=scrape) if port else None
                 if scraper:
                     scraper.start()
