@@ -283,7 +283,8 @@ TEST(SocketActivation, RestartsUnderLoadRefuseNoRequest) {
   for (int restart = 0; restart < 3; ++restart) {
     absl::SleepFor(absl::Milliseconds(1500));
     kill(daemon, SIGTERM);
-    ASSERT_EQ(testing::WaitProcess(daemon, absl::Minutes(1)), 0);
+    ASSERT_EQ(testing::WaitProcess(daemon, absl::Minutes(1)), 0)
+        << testing::ReadFile(dir.Sub(absl::StrCat("log", generation - 1)));
     daemon = start();
   }
   absl::SleepFor(absl::Milliseconds(1500));
