@@ -118,6 +118,20 @@ ABSL_FLAG(int, shutdown_grace_seconds, 1,
           "requests get this long to finish before they are cancelled");
 
 int main(int argc, char** argv) {
+  // First of all: block the stop signals in every thread (this one waits for
+  // them), so that a SIGTERM that arrives while the daemon starts (a restart
+  // under load) is answered by a clean shutdown once it serves, not by
+  // death.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  // A write past a file-size limit must be a failed write (the store stays
+  // sound and the daemon keeps serving), not the daemon's death.
+  std::signal(SIGXFSZ, SIG_IGN);
+
   absl::FlagsUsageConfig usage_config;
   // --help lists this file's flags (not Abseil's or gRPC's own).
   usage_config.contains_help_flags = [](absl::string_view path) {
@@ -148,17 +162,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   jitcache::SetLogLevel(*log_level);
-
-  // Block the stop signals in every thread; this one waits for them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
-  // A write past a file-size limit must be a failed write (the store stays
-  // sound and the daemon keeps serving), not the daemon's death.
-  std::signal(SIGXFSZ, SIG_IGN);
 
   jitcache::DaemonOptions options;
   options.socket_path = absl::GetFlag(FLAGS_socket);

@@ -286,6 +286,13 @@ TEST(SocketActivation, RestartsUnderLoadRefuseNoRequest) {
     ASSERT_EQ(testing::WaitProcess(daemon, absl::Minutes(1)), 0)
         << testing::ReadFile(dir.Sub(absl::StrCat("log", generation - 1)));
     daemon = start();
+    // The next restart comes once this daemon serves, as an operator's
+    // would (clients keep going meanwhile).
+    ASSERT_TRUE(testing::WaitFor([&] {
+      return absl::StrContains(
+          testing::ReadFile(dir.Sub(absl::StrCat("log", generation - 1))),
+          "jitcached: ready on");
+    }));
   }
   absl::SleepFor(absl::Milliseconds(1500));
   stop = true;
