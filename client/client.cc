@@ -18,10 +18,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "client/included_files.h"
 #include "client/local_compiler.h"
 #include "client/rpc_channel.h"
 #include "client/wire_types.h"
 #include "common/paths.h"
+#include "common/wire_constants.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
 
 namespace jitcache {
@@ -120,6 +122,9 @@ struct Client::Impl {
   absl::Mutex mu;
   std::thread poller ABSL_GUARDED_BY(mu);
   absl::flat_hash_set<PendingCall*> in_flight ABSL_GUARDED_BY(mu);
+  // The daemon's toolkit include directories, asked once, when a request
+  // first names -I directories.
+  std::optional<std::vector<std::string>> toolkit_dirs ABSL_GUARDED_BY(mu);
 
   // Every call has a deadline. (Who is asking, the daemon learns from the
   // kernel, not from the call.)
@@ -139,6 +144,46 @@ struct Client::Impl {
     Prepare(context, d);
     return FromGrpc((stub.get()->*method)(&context, request, response),
                     socket_path);
+  }
+
+  absl::StatusOr<std::vector<std::string>> ToolkitDirs() {
+    {
+      absl::MutexLock lock(&mu);
+      if (toolkit_dirs) return *toolkit_dirs;
+    }
+    v1::PingResponse pong;
+    if (absl::Status s = Call(options.ping_deadline, &v1::JitCache::Stub::Ping,
+                              v1::PingRequest(), &pong);
+        !s.ok()) {
+      return s;
+    }
+    std::vector<std::string> dirs(pong.include_dirs().begin(),
+                                  pong.include_dirs().end());
+    absl::MutexLock lock(&mu);
+    toolkit_dirs = dirs;
+    return dirs;
+  }
+
+  // The request for a compile, with the files it includes from -I
+  // directories of its own (their contents too if `with_contents`).
+  absl::StatusOr<v1::CompileRequest> CompileRequest(
+      const Program& program, const ProgramOptions& program_options,
+      CodeType target, bool with_contents) {
+    v1::CompileRequest request =
+        CompileRequestFor(program, program_options, target);
+    if (!internal::MayNameIncludeDirs(request)) return request;
+    absl::StatusOr<std::vector<std::string>> dirs = ToolkitDirs();
+    if (!dirs.ok()) return dirs.status();
+    if (absl::Status s = internal::ResolveIncludes(*dirs, &request); !s.ok()) {
+      return s;
+    }
+    if (with_contents && request.includes_resolved()) {
+      if (absl::Status s = internal::AttachIncludedContents(&request);
+          !s.ok()) {
+        return s;
+      }
+    }
+    return request;
   }
 
   // Registers an asynchronous call; the first one starts the poller, so a
@@ -287,13 +332,31 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
                                            const ProgramOptions& options,
                                            CodeType target) const {
   // Blocking on the calling thread: a hit costs no hand-off to the poller.
-  const v1::CompileRequest request =
-      CompileRequestFor(program, options, target);
+  // Included files go by digest; their bytes only when the daemon misses.
+  absl::StatusOr<v1::CompileRequest> made =
+      impl_->CompileRequest(program, options, target, false);
+  if (!made.ok()) {
+    if (impl_->options.local_fallback && absl::IsUnavailable(made.status())) {
+      return internal::CompileLocally(program, options, target);
+    }
+    return made.status();
+  }
+  v1::CompileRequest& request = *made;
   grpc::ClientContext context;
   const absl::Time deadline =
       impl_->Prepare(context, impl_->options.compile_deadline);
   v1::CompileResponse response;
   grpc::Status status = impl_->stub->Compile(&context, request, &response);
+  if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+      context.GetServerTrailingMetadata().count(grpc::string_ref(
+          kSendIncludedMetadata.data(), kSendIncludedMetadata.size())) > 0) {
+    if (absl::Status s = internal::AttachIncludedContents(&request); !s.ok()) {
+      return s;
+    }
+    grpc::ClientContext with_contents;
+    with_contents.set_deadline(absl::ToChronoTime(deadline));
+    status = impl_->stub->Compile(&with_contents, request, &response);
+  }
   // A daemon that is restarting (socket activation keeps its socket, and
   // the next one answers) is asked again; one that is gone refuses the
   // connection, which is not retried.
@@ -316,9 +379,20 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
 AsyncResult<ObjectCode> Client::CompileAsync(const Program& program,
                                              const ProgramOptions& options,
                                              CodeType target) const {
-  const v1::CompileRequest request =
-      CompileRequestFor(program, options, target);
   auto state = std::make_shared<AsyncResult<ObjectCode>::State>();
+  // Mostly misses (precompiling): included files go with their bytes.
+  absl::StatusOr<v1::CompileRequest> made =
+      impl_->CompileRequest(program, options, target, true);
+  if (!made.ok()) {
+    if (impl_->options.local_fallback && absl::IsUnavailable(made.status())) {
+      state->result = internal::CompileLocally(program, options, target);
+    } else {
+      state->result = made.status();
+    }
+    state->done.Notify();
+    return AsyncResult<ObjectCode>(std::move(state));
+  }
+  const v1::CompileRequest& request = *made;
   auto* call = new UnaryCall<v1::CompileResponse>();
   const absl::Time deadline =
       impl_->Prepare(call->context, impl_->options.compile_deadline);

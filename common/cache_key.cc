@@ -23,6 +23,9 @@ enum CompileTag : uint32_t {
   kTagHeaderBody = 12,
   kTagNameExpressions = 13,
   kTagNameExpression = 14,
+  kTagIncludedFiles = 15,
+  kTagIncludedPath = 16,
+  kTagIncludedDigest = 17,
 };
 
 // Field tags of the link key.
@@ -83,6 +86,16 @@ Digest ComputeCompileKey(const CompileKeyInput& input) {
   names.erase(std::unique(names.begin(), names.end()), names.end());
   key.Count(kTagNameExpressions, names.size());
   for (absl::string_view name : names) key.Field(kTagNameExpression, name);
+
+  if (input.includes_resolved) {
+    auto files = input.included_files;
+    std::sort(files.begin(), files.end());
+    key.Count(kTagIncludedFiles, files.size());
+    for (const auto& [path, digest] : files) {
+      key.Field(kTagIncludedPath, path);
+      key.Field(kTagIncludedDigest, digest);
+    }
+  }
   return key.Finish();
 }
 

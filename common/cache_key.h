@@ -35,6 +35,12 @@ struct CompileKeyInput {
   std::vector<std::pair<absl::string_view, absl::string_view>> headers;
   // Any order, duplicates allowed: the key uses the sorted set.
   std::vector<absl::string_view> name_expressions;
+  // Files included from -I directories outside the toolkit: path and raw
+  // SHA-256, any order (the key sorts them). Only a request that resolved
+  // its includes has this field in its key, so keys of requests without it
+  // are what they always were.
+  bool includes_resolved = false;
+  std::vector<std::pair<absl::string_view, absl::string_view>> included_files;
 };
 
 Digest ComputeCompileKey(const CompileKeyInput& input);

@@ -140,7 +140,13 @@ absl::StatusOr<std::string> CheckValue(const Spec& spec,
       std::filesystem::path path =
           std::filesystem::path(std::string(value)).lexically_normal();
       if (!path.has_filename()) path = path.parent_path();  // "dir/" == "dir"
+      if (path.is_relative() && !policy.relative_include_base.empty()) {
+        path = (std::filesystem::path(policy.relative_include_base) / path)
+                   .lexically_normal();
+        if (!path.has_filename()) path = path.parent_path();
+      }
       if (path.is_absolute()) {
+        if (policy.any_absolute_include_dir) return path.string();
         for (const std::string& dir : policy.allowed_include_dirs) {
           if (UnderDirectory(path,
                              std::filesystem::path(dir).lexically_normal())) {
@@ -151,9 +157,12 @@ absl::StatusOr<std::string> CheckValue(const Spec& spec,
       return Invalid(option,
                      absl::StrCat("include directory '", value,
                                   "' is refused: only the toolkit's include "
-                                  "directories may be named, because other "
-                                  "headers are not part of the cache key; "
-                                  "send them as in-memory headers instead"));
+                                  "directories may be named, unless the "
+                                  "request carries the files the program "
+                                  "includes (includes_resolved, as "
+                                  "libjitcache sends), or they are sent as "
+                                  "in-memory headers; other directories "
+                                  "must be absolute"));
     }
   }
   return Invalid(option, "cannot be checked");

@@ -20,6 +20,12 @@ struct OptionPolicy {
   // Directories that -I may name: the toolkit's own include trees, whose
   // content the toolchain fingerprint covers. Absolute, normalised.
   std::vector<std::string> allowed_include_dirs;
+  // Any absolute directory may be named too: the request carries the files
+  // the program includes from it (CompileRequest.includes_resolved).
+  bool any_absolute_include_dir = false;
+  // Where a relative -I is taken from (the client's working directory);
+  // empty: a relative -I is refused.
+  std::string relative_include_base = {};
 };
 
 // The engine under CanonicalizeCompileOptions and CanonicalizeLinkOptions:

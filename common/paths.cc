@@ -51,4 +51,24 @@ std::string DefaultStorePath() {
   return HomeDirectory() + "/.cache/jitcache";
 }
 
+bool IsNormalAbsolutePath(std::string_view path) {
+  if (path.size() < 2 || path[0] != '/' || path.back() == '/') return false;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    const std::string_view part = path.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+bool IsUnder(std::string_view path, std::string_view dir, bool or_equal) {
+  if (path == dir) return or_equal;
+  if (dir == "/") return path.size() > 1 && path[0] == '/';
+  return path.size() > dir.size() && path.substr(0, dir.size()) == dir &&
+         path[dir.size()] == '/';
+}
+
 }  // namespace jitcache

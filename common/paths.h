@@ -2,6 +2,7 @@
 #define JITCACHE_COMMON_PATHS_H_
 
 #include <string>
+#include <string_view>
 
 namespace jitcache {
 
@@ -18,6 +19,14 @@ std::string DefaultClientSocketPath();
 
 // $JITCACHE_STORE, else $XDG_CACHE_HOME/jitcache, else ~/.cache/jitcache.
 std::string DefaultStorePath();
+
+// "/a/b": begins with '/', and has no empty, "." or ".." component and no
+// trailing '/'. No file system access.
+bool IsNormalAbsolutePath(std::string_view path);
+
+// Whether `path` lies inside directory `dir` (both normal), or is `dir`
+// itself when `or_equal`. By text: "/a/bc" is not under "/a/b".
+bool IsUnder(std::string_view path, std::string_view dir, bool or_equal);
 
 }  // namespace jitcache
 

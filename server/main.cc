@@ -81,6 +81,9 @@ ABSL_FLAG(int64_t, max_source_bytes, int64_t{16} << 20,
 ABSL_FLAG(int64_t, max_header_bytes, int64_t{16} << 20,
           "Largest in-memory header accepted, in bytes");
 ABSL_FLAG(int, max_headers, 4096, "Most in-memory headers in one request");
+ABSL_FLAG(int, max_included_files, 16384,
+          "Most files one request may include from -I directories outside "
+          "the toolkit (each at most --max_header_bytes)");
 ABSL_FLAG(int, max_options, 512, "Most options in one request");
 ABSL_FLAG(int, max_name_expressions, 4096,
           "Most name expressions in one request");
@@ -186,6 +189,7 @@ int main(int argc, char** argv) {
   options.limits.max_source_bytes = absl::GetFlag(FLAGS_max_source_bytes);
   options.limits.max_header_bytes = absl::GetFlag(FLAGS_max_header_bytes);
   options.limits.max_headers = absl::GetFlag(FLAGS_max_headers);
+  options.limits.max_included_files = absl::GetFlag(FLAGS_max_included_files);
   options.limits.max_options = absl::GetFlag(FLAGS_max_options);
   options.limits.max_name_expressions =
       absl::GetFlag(FLAGS_max_name_expressions);
@@ -299,6 +303,7 @@ int main(int argc, char** argv) {
       {"max_source_bytes", absl::StrCat(options.limits.max_source_bytes)},
       {"max_header_bytes", absl::StrCat(options.limits.max_header_bytes)},
       {"max_headers", absl::StrCat(options.limits.max_headers)},
+      {"max_included_files", absl::StrCat(options.limits.max_included_files)},
       {"max_options", absl::StrCat(options.limits.max_options)},
       {"max_name_expressions",
        absl::StrCat(options.limits.max_name_expressions)},

@@ -27,6 +27,11 @@ struct CompileJob {
   std::vector<std::string> options;  // canonical (see compile_options.h)
   std::vector<std::string> name_expressions;  // sorted, unique
   ObjectKind target = ObjectKind::kPtx;
+  // Files the program includes from -I directories outside the toolkit
+  // (path, contents), and those directories: an IncludeTree writes them
+  // where NVRTC finds them before a compiler sees the job.
+  std::vector<std::pair<std::string, std::string>> included_files;
+  std::vector<std::string> user_include_dirs;
   // Not part of the key: when to give up (DEADLINE_EXCEEDED), and a flag
   // that, once set, cancels the compile (UNAVAILABLE).
   absl::Time deadline = absl::InfiniteFuture();

@@ -40,6 +40,14 @@ class CompileReactor final : public grpc::ServerUnaryReactor {
   void FinishOnce(const grpc::Status& status) {
     FinishOnce(this, finished_, status);
   }
+  // Finishes a request that the client is told to send again, differently
+  // (an included file's contents): it is counted once, when sent again.
+  void FinishToResend(const grpc::Status& status) {
+    if (finished_->exchange(true)) return;
+    --counters_->requests;
+    --user_->requests;
+    Finish(status);
+  }
 
   void OnCancel() override { FinishOnce(grpc::Status::CANCELLED); }
   void OnDone() override { delete this; }

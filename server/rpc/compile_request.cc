@@ -4,19 +4,102 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/cache_key.h"
 #include "common/compile_options.h"
+#include "common/paths.h"
 #include "server/rpc/wire_target.h"
 
 namespace jitcache {
+namespace {
+
+constexpr absl::string_view kIncludePathOption = "--include-path=";
+// SHA-256 of nothing: an empty included file has nothing to send.
+constexpr absl::string_view kEmptySha256(
+    "\xe3\xb0\xc4\x42\x98\xfc\x1c\x14\x9a\xfb\xf4\xc8\x99\x6f\xb9\x24"
+    "\x27\xae\x41\xe4\x64\x9b\x93\x4c\xa4\x95\x99\x1b\x78\x52\xb8\x55",
+    32);
+
+// The canonical options' -I directories that are not the toolkit's.
+std::vector<std::string> UserIncludeDirs(
+    const std::vector<std::string>& options, const ToolchainInfo& toolchain) {
+  std::vector<std::string> dirs;
+  for (const std::string& option : options) {
+    if (!absl::StartsWith(option, kIncludePathOption)) continue;
+    const std::string dir = option.substr(kIncludePathOption.size());
+    const bool toolkit = std::any_of(
+        toolchain.include_dirs.begin(), toolchain.include_dirs.end(),
+        [&](const std::string& t) { return IsUnder(dir, t, true); });
+    if (!toolkit) dirs.push_back(dir);
+  }
+  return dirs;
+}
+
+// Each path absolute, lexically normal, unique and under one of `dirs`;
+// each digest 32 bytes and, where contents are given, theirs.
+absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
+                                const std::vector<std::string>& dirs,
+                                const RequestLimits& limits,
+                                bool* has_contents) {
+  if (absl::Status s =
+          CheckCount("included files", request.included_files_size(),
+                     limits.max_included_files);
+      !s.ok()) {
+    return s;
+  }
+  absl::flat_hash_set<absl::string_view> paths;
+  *has_contents = true;
+  for (const v1::IncludedFile& file : request.included_files()) {
+    const std::string& path = file.path();
+    if (!IsNormalAbsolutePath(path)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "included file '", path, "' is not an absolute, normal path"));
+    }
+    if (std::none_of(dirs.begin(), dirs.end(), [&](const std::string& d) {
+          return IsUnder(path, d, false);
+        })) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("included file '", path,
+                       "' is under none of the request's -I directories "
+                       "outside the toolkit"));
+    }
+    if (!paths.insert(path).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("included file '", path, "' is given twice"));
+    }
+    if (file.sha256().size() != 32) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("included file '", path, "' has no 32-byte sha256"));
+    }
+    if (absl::Status s =
+            CheckSize(absl::StrCat("included file '", path, "'"),
+                      file.contents().size(), limits.max_header_bytes);
+        !s.ok()) {
+      return s;
+    }
+    if (file.contents().empty() && file.sha256() != kEmptySha256) {
+      *has_contents = false;
+      continue;
+    }
+    if (Digest::Of(file.contents()).AsBytes() != file.sha256()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "included file '", path, "': contents do not match its sha256"));
+    }
+    if (file.contents().find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("included file '", path, "' contains a NUL byte"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<PreparedCompile> PrepareCompile(
     const v1::CompileRequest& request, const ToolchainInfo& toolchain,
     const RequestLimits& limits) {
-  if (request.source().empty()) {
-    return absl::InvalidArgumentError("source is empty");
-  }
   if (absl::Status s =
           CheckSize("source", request.source().size(), limits.max_source_bytes);
       !s.ok()) {
@@ -75,10 +158,24 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
 
   const std::vector<std::string> raw_options(request.options().begin(),
                                              request.options().end());
-  OptionPolicy policy{toolchain.supported_archs, toolchain.include_dirs};
+  OptionPolicy policy;
+  policy.supported_archs = toolchain.supported_archs;
+  policy.allowed_include_dirs = toolchain.include_dirs;
+  policy.any_absolute_include_dir = request.includes_resolved();
   absl::StatusOr<CanonicalOptions> options =
       CanonicalizeCompileOptions(raw_options, *target, policy);
   if (!options.ok()) return options.status();
+  if (request.includes_resolved()) {
+    out.user_include_dirs = UserIncludeDirs(options->options, toolchain);
+  } else if (request.included_files_size() > 0) {
+    return absl::InvalidArgumentError(
+        "included_files are given but includes_resolved is not set");
+  }
+  if (absl::Status s = CheckIncludedFiles(request, out.user_include_dirs,
+                                          limits, &out.has_included_contents);
+      !s.ok()) {
+    return s;
+  }
 
   out.options = std::move(options->options);
   out.arch = options->arch;
@@ -105,6 +202,10 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   }
   for (const std::string& e : out.name_expressions)
     key.name_expressions.push_back(e);
+  key.includes_resolved = request.includes_resolved();
+  for (const v1::IncludedFile& file : request.included_files()) {
+    key.included_files.emplace_back(file.path(), file.sha256());
+  }
   out.key = ComputeCompileKey(key);
   return out;
 }
@@ -117,6 +218,10 @@ CompileJob MakeCompileJob(const v1::CompileRequest& request,
   for (const v1::Header& header : request.headers()) {
     job.headers.emplace_back(header.name(), header.contents());
   }
+  for (const v1::IncludedFile& file : request.included_files()) {
+    job.included_files.emplace_back(file.path(), file.contents());
+  }
+  job.user_include_dirs = prepared.user_include_dirs;
   job.options = prepared.options;
   job.name_expressions = prepared.name_expressions;
   job.target = prepared.target;

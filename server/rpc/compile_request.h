@@ -19,6 +19,11 @@ struct PreparedCompile {
   uint64_t source_bytes = 0;                  // source and headers
   std::vector<std::string> options;           // canonical
   std::vector<std::string> name_expressions;  // sorted, unique
+  // -I directories outside the toolkit (includes_resolved requests only),
+  // and whether every included file came with its contents: a miss
+  // cannot be compiled without them.
+  std::vector<std::string> user_include_dirs;
+  bool has_included_contents = true;
 };
 
 // Validates a request against the limits and the toolchain, canonicalises its
@@ -28,8 +33,8 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
     const v1::CompileRequest& request, const ToolchainInfo& toolchain,
     const RequestLimits& limits);
 
-// The compile to run on a miss: `prepared` plus the request's source and
-// headers.
+// The compile to run on a miss: `prepared` plus the request's source,
+// headers and included files.
 CompileJob MakeCompileJob(const v1::CompileRequest& request,
                           const PreparedCompile& prepared);
 

@@ -1,10 +1,14 @@
 #include "server/rpc/jitcache_service.h"
 
+#include <filesystem>
+
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/cache_key.h"
 #include "common/log.h"
+#include "common/wire_constants.h"
+#include "server/build/include_tree.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/wire_target.h"
 
@@ -53,6 +57,8 @@ grpc::ServerUnaryReactor* JitCacheService::Ping(
     response->add_supported_archs(absl::StrCat("sm_", arch));
   }
   response->set_store_path(options_.store_path);
+  for (const std::string& dir : tc.include_dirs)
+    response->add_include_dirs(dir);
   auto* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
@@ -209,24 +215,33 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
-  return Serve(uid, response, reactor, prepared->key, [&] {
-    auto job =
-        std::make_shared<CompileJob>(MakeCompileJob(*request, *prepared));
-    Build build;
-    build.key = prepared->key;
-    build.target = prepared->target;
-    build.arch = prepared->arch;
-    build.program_name = prepared->program_name;
-    build.options = prepared->options;
-    build.source_bytes = prepared->source_bytes;
-    build.run = [this, job](absl::Time deadline) {
-      CompileJob run = *job;
-      run.deadline = deadline;
-      run.cancelled = &shutting_down_;
-      return options_.compiler->Compile(run);
-    };
-    return build;
-  });
+  return Serve(
+      uid, response, reactor, prepared->key,
+      [&] {
+        auto job =
+            std::make_shared<CompileJob>(MakeCompileJob(*request, *prepared));
+        Build build;
+        build.key = prepared->key;
+        build.target = prepared->target;
+        build.arch = prepared->arch;
+        build.program_name = prepared->program_name;
+        build.options = prepared->options;
+        build.source_bytes = prepared->source_bytes;
+        build.run =
+            [this, job](absl::Time deadline) -> absl::StatusOr<CompileResult> {
+          CompileJob run = *job;
+          run.deadline = deadline;
+          run.cancelled = &shutting_down_;
+          std::error_code ec;
+          absl::StatusOr<std::unique_ptr<IncludeTree>> tree =
+              IncludeTree::Apply(
+                  std::filesystem::temp_directory_path(ec).string(), &run);
+          if (!tree.ok()) return tree.status();
+          return options_.compiler->Compile(run);
+        };
+        return build;
+      },
+      prepared->has_included_contents ? nullptr : context);
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Link(
@@ -293,7 +308,8 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
 
 grpc::ServerUnaryReactor* JitCacheService::Serve(
     uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
-    const Digest& key, const std::function<Build()>& make_build) {
+    const Digest& key, const std::function<Build()>& make_build,
+    grpc::CallbackServerContext* resend_context) {
   absl::StatusOr<std::optional<v1::CompileResponse>> hit = LookUp(key);
   if (!hit.ok()) {
     reactor->FinishOnce(ToGrpcStatus(hit.status()));
@@ -305,6 +321,14 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
     CountHit(reactor->user(), *response, reactor->start());
     JITCACHE_LOG(Debug) << "hit " << response->cache_key() << " uid " << uid;
     reactor->FinishOnce(grpc::Status::OK);
+    return reactor;
+  }
+  if (resend_context != nullptr) {
+    resend_context->AddTrailingMetadata(std::string(kSendIncludedMetadata),
+                                        "1");
+    reactor->FinishToResend(
+        grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                     "a miss: send the included files' contents to compile"));
     return reactor;
   }
 

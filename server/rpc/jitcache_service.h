@@ -191,10 +191,12 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // The common path of Compile and Link once the key is known: hit, or join
   // the flight and, leading, queue the build.
   // `make_build` runs only for the request that leads a miss: a hit copies
-  // nothing out of its request.
-  grpc::ServerUnaryReactor* Serve(uid_t uid, v1::CompileResponse* response,
-                                  CompileReactor* reactor, const Digest& key,
-                                  const std::function<Build()>& make_build);
+  // nothing out of its request. A request that cannot lead (its included
+  // files came without contents) is told to send them on a miss.
+  grpc::ServerUnaryReactor* Serve(
+      uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
+      const Digest& key, const std::function<Build()>& make_build,
+      grpc::CallbackServerContext* resend_context = nullptr);
   // Runs on a pool worker: builds, stores, and answers the flight.
   void RunBuild(const Build& build);
   absl::StatusOr<CompileResult> RunLink(const PreparedLink& link,

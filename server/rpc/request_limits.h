@@ -14,6 +14,7 @@ struct RequestLimits {
   size_t max_source_bytes = size_t{16} << 20;
   size_t max_header_bytes = size_t{16} << 20;
   size_t max_headers = 4096;
+  size_t max_included_files = 16384;
   size_t max_options = 512;
   size_t max_name_expressions = 4096;
   size_t max_request_bytes = size_t{64} << 20;

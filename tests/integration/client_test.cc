@@ -2,6 +2,7 @@
 // handles, batch precompile, the in-process fallback.
 #include "jitcache/client.h"
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_env.h"
 
 namespace jitcache {
 namespace {
@@ -59,6 +61,41 @@ TEST_F(ClientTest, HundredAsyncCompilesFromOneThread) {
     EXPECT_TRUE(handles[i].is_complete());
   }
   EXPECT_EQ(client_->Stats()->compiles, static_cast<uint64_t>(kCalls));
+}
+
+// ProgramOptions::include_path outside the toolkit: the headers go to the
+// daemon by content, blocking or asynchronous, and a changed one misses.
+TEST_F(ClientTest, IncludePathOutsideTheToolkitIsKeyedByTheFilesIncluded) {
+  std::filesystem::create_directories(dir_.Sub("inc/sub"));
+  testing::WriteFile(dir_.Sub("inc/sub/value.h"), "#define VALUE 7\n");
+  testing::WriteFile(dir_.Sub("inc/other.h"), "#error not included\n");
+  const Program program(
+      "#include <sub/value.h>\n"
+      "extern \"C\" __global__ void k(int* x) { *x = VALUE; }\n",
+      "k.cu");
+  ProgramOptions options;
+  options.include_path = {dir_.Sub("inc")};
+
+  absl::StatusOr<ObjectCode> miss =
+      client_->Compile(program, options, CodeType::kPtx);
+  ASSERT_TRUE(miss.ok()) << miss.status();
+  EXPECT_TRUE(miss->compiled) << miss->log;
+  EXPECT_EQ(miss->served, Served::kMiss);
+  EXPECT_THAT(miss->bytes, HasSubstr(", 7;"));
+
+  AsyncResult<ObjectCode> async =
+      client_->CompileAsync(program, options, CodeType::kPtx);
+  ASSERT_TRUE(async.wait(absl::Minutes(2)));
+  ASSERT_TRUE(async.get().ok()) << async.get().status();
+  EXPECT_EQ(async.get()->served, Served::kHit);
+  EXPECT_EQ(async.get()->bytes, miss->bytes);
+
+  testing::WriteFile(dir_.Sub("inc/sub/value.h"), "#define VALUE 8\n");
+  absl::StatusOr<ObjectCode> changed =
+      client_->Compile(program, options, CodeType::kPtx);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(changed->served, Served::kMiss);
+  EXPECT_THAT(changed->bytes, HasSubstr(", 8;"));
 }
 
 TEST_F(ClientTest, PrecompileAManifestOfTwentyKernelsForTwoArchs) {

@@ -163,15 +163,16 @@ TEST_F(DaemonTest, BadInputsAreClearErrorsAndTheDaemonKeepsServing) {
   bad_arch.arch = "sm_42";
   ProgramOptions missing_name;
   missing_name.name_expressions = {"no_such_kernel<int>"};
-  ProgramOptions user_include;
-  user_include.extra_options = {"-I/home/user/include"};
   Program templated(kernels::kScaleWithHeader);
   templated.AddHeader("scale.h", "#define SCALE 2");
   Program big_header(kernels::kSaxpy);
   big_header.AddHeader("big.h", std::string((16 << 20) + 1, ' '));
   std::vector<Case> cases;
-  cases.push_back(
-      {"empty source", Program(""), {}, CodeType::kPtx, "source is empty"});
+  cases.push_back({"NUL in the source",
+                   Program(std::string("a\0b", 3)),
+                   {},
+                   CodeType::kPtx,
+                   "source contains a NUL byte"});
   cases.push_back({"source over 16 MiB",
                    Program(std::string((16 << 20) + 1, ' ')),
                    {},
@@ -195,9 +196,6 @@ TEST_F(DaemonTest, BadInputsAreClearErrorsAndTheDaemonKeepsServing) {
                    "sm_XX"});
   cases.push_back({"missing name expression", templated, missing_name,
                    CodeType::kPtx, "no_such_kernel"});
-  cases.push_back({"include outside the toolkit", Program(kernels::kSaxpy),
-                   user_include, CodeType::kPtx,
-                   "'/home/user/include' is refused"});
   for (int round = 0; round < 2; ++round) {  // the second time is no hit either
     for (const Case& c : cases) {
       SCOPED_TRACE(c.what);

@@ -89,13 +89,76 @@ TEST_F(NvrtcShim, SameBytesAsNvrtcTheSecondProcessHitsAndNoDaemonStillWorks) {
   ExpectSameOutputs("real", "alone");
 }
 
-// -I with a directory outside the toolkit: the daemon does not take it, so
-// the real NVRTC compiles, with the same results.
-TEST_F(NvrtcShim, WhatTheDaemonRefusesTheRealNvrtcCompiles) {
-  std::filesystem::create_directories(dir_.Sub("include"));
-  testing::WriteFile(dir_.Sub("include/user_header.h"),
+// A program that includes headers from an -I directory of its own: the
+// daemon compiles it from the files the library sends (by content), with
+// the same bytes as the real NVRTC, file names in -lineinfo and __FILE__
+// included; a changed header is a miss, an unrelated file changes nothing.
+TEST_F(NvrtcShim, IncludeDirectoriesAreKeyedByTheFilesIncluded) {
+  const std::string inc = dir_.Sub("include");
+  std::filesystem::create_directories(inc + "/lib/detail");
+  testing::WriteFile(inc + "/lib/api.h",
+                     "#pragma once\n#include \"detail/impl.h\"\n");
+  testing::WriteFile(inc + "/lib/detail/impl.h",
+                     "#include \"../config.h\"\n"
+                     "#define USER_FACTOR (BASE_FACTOR * 1)\n"
+                     "__device__ const char* impl_file = __FILE__;\n");
+  testing::WriteFile(inc + "/lib/config.h",
+                     "#define FACTOR_HEADER <lib/factor.h>\n"
+                     "#include FACTOR_HEADER\n");
+  testing::WriteFile(inc + "/lib/factor.h", "#define BASE_FACTOR 3\n");
+  testing::WriteFile(inc + "/unrelated.h", "#error never included\n");
+  const std::vector<std::string> include = {"-I", inc};
+
+  ProcessResult real = Run("real", std::nullopt, include);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  EXPECT_TRUE(
+      absl::StrContains(testing::ReadFile(dir_.Sub("real/sm90.ptx")), ".file"));
+  testing::DaemonProcess daemon(dir_.Sub("jc.sock"), ":memory:");
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon.socket()});
+
+  ProcessResult first = Run("first", daemon.socket(), include);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(first.output, real.output);
+  ExpectSameOutputs("real", "first");
+  EXPECT_EQ(client->Stats()->misses, 4u) << "none went to the real NVRTC";
+
+  ProcessResult second = Run("second", daemon.socket(), include);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  ExpectSameOutputs("real", "second");
+  EXPECT_EQ(client->Stats()->hits, 4u);
+
+  // Files the program does not include, changed or new, change nothing.
+  testing::WriteFile(inc + "/unrelated.h", "#error still never included\n");
+  testing::WriteFile(inc + "/lib/new.h", "int new_file;\n");
+  ProcessResult unrelated = Run("unrelated", daemon.socket(), include);
+  ASSERT_EQ(unrelated.exit_code, 0) << unrelated.output;
+  ExpectSameOutputs("real", "unrelated");
+  EXPECT_EQ(client->Stats()->hits, 8u);
+  EXPECT_EQ(client->Stats()->misses, 4u);
+
+  // One byte in a header reached only through a macro #include.
+  testing::WriteFile(inc + "/lib/factor.h", "#define BASE_FACTOR 4\n");
+  ProcessResult real_changed = Run("real_changed", std::nullopt, include);
+  ASSERT_EQ(real_changed.exit_code, 0) << real_changed.output;
+  ProcessResult changed = Run("changed", daemon.socket(), include);
+  ASSERT_EQ(changed.exit_code, 0) << changed.output;
+  EXPECT_EQ(client->Stats()->misses, 8u);
+  ExpectSameOutputs("real_changed", "changed");
+  EXPECT_NE(testing::ReadFile(dir_.Sub("real/sm90.cubin")),
+            testing::ReadFile(dir_.Sub("changed/sm90.cubin")));
+}
+
+// What the include scan cannot give the daemon (here a macro #include no
+// #define names) goes to the real NVRTC, with the same results.
+TEST_F(NvrtcShim, WhatTheDaemonCannotTakeTheRealNvrtcCompiles) {
+  const std::string inc = dir_.Sub("include");
+  std::filesystem::create_directories(inc + "/lib");
+  testing::WriteFile(inc + "/lib/api.h",
+                     "#ifdef NEVER\n#include NEVER_HEADER\n#endif\n"
                      "#define USER_FACTOR 3\n");
-  const std::vector<std::string> include = {"-I", dir_.Sub("include")};
+  const std::vector<std::string> include = {"-I", inc};
   ProcessResult real = Run("real", std::nullopt, include);
   ASSERT_EQ(real.exit_code, 0) << real.output;
   testing::DaemonProcess daemon(dir_.Sub("jc.sock"), ":memory:");
@@ -104,6 +167,9 @@ TEST_F(NvrtcShim, WhatTheDaemonRefusesTheRealNvrtcCompiles) {
   ASSERT_EQ(shim.exit_code, 0) << shim.output;
   EXPECT_EQ(shim.output, real.output);
   ExpectSameOutputs("real", "shim");
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon.socket()});
+  EXPECT_EQ(client->Stats()->misses, 0u);
 }
 
 }  // namespace

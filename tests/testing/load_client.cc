@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
       source = WarmKernel(0);
       options.extra_options = {"--no-such-option"};
     } else if (kind == 17) {
-      source = "";
+      source = std::string("__global__ void k() {}\0", 23);
     } else if (kind == 18) {
       source = WarmKernel(1);
       options.arch = "sm_1";

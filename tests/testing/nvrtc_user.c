@@ -5,7 +5,8 @@
    for sm_90 (then also reads its PTX), PTX for compute_90, and LTO-IR with
    -dlto; writes OUTDIR/sm90.cubin, sm90.ptx, compute90.ptx, lto.ltoir and
    prints each lowered name and log size. Exit status 1 on any NVRTC
-   error. With -I DIR the source includes "user_header.h" from DIR. */
+   error. With -I DIR the source includes <lib/api.h> from DIR, and
+   compiles with -lineinfo, so that file names show in the output. */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@ static const char* kSource =
     "  x[threadIdx.x] *= a;\n"
     "}\n";
 static const char* kSourceWithHeader =
-    "#include \"user_header.h\"\n"
+    "#include <lib/api.h>\n"
     "template <typename T> __global__ void scale(T* x, T a) {\n"
     "  x[threadIdx.x] *= a * USER_FACTOR;\n"
     "}\n";
@@ -49,14 +50,17 @@ static int Compile(const char* dir, int kind, const char* include_option) {
     return 0;
   }
   if (!Check(nvrtcAddNameExpression(prog, "scale<float>"), "name")) return 0;
-  const char* options[4];
+  const char* options[5];
   int n = 0;
   options[n++] = kind == 1 ? "-arch=compute_90" : "-arch=sm_90";
   if (kind == 2) {
     options[n++] = "-dlto";
     options[n++] = "-rdc=true";
   }
-  if (include_option) options[n++] = include_option;
+  if (include_option) {
+    options[n++] = include_option;
+    options[n++] = "-lineinfo";
+  }
   nvrtcResult compiled = nvrtcCompileProgram(prog, n, options);
   size_t log_size = 0;
   nvrtcGetProgramLogSize(prog, &log_size);

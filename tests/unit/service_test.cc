@@ -1,7 +1,9 @@
 // The service over an in-process channel, with a fake compiler and the
 // in-memory store.
 #include <grpcpp/grpcpp.h>
+#include <stdlib.h>
 
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -12,11 +14,13 @@
 #include "server/rpc/jitcache_service.h"
 #include "server/store/verifying_store.h"
 #include "tests/testing/fake_compiler.h"
+#include "tests/testing/temp_dir.h"
 
 namespace jitcache {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class ServiceTest : public ::testing::Test {
  protected:
@@ -151,7 +155,7 @@ TEST_F(ServiceTest, InfrastructureErrorIsNotCached) {
 
 TEST_F(ServiceTest, BadRequestsAreInvalidArgumentAndStoreNothing) {
   v1::CompileResponse response;
-  EXPECT_EQ(Call(Request(""), &response).error_code(),
+  EXPECT_EQ(Call(Request(std::string("a\0b", 3)), &response).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   grpc::Status big = Call(Request(std::string(1001, 'x')), &response);
   EXPECT_EQ(big.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -167,6 +171,92 @@ TEST_F(ServiceTest, BadRequestsAreInvalidArgumentAndStoreNothing) {
   }
   grpc::Status dup_status = Call(dup, &response);
   EXPECT_THAT(dup_status.error_message(), HasSubstr("'a.h' is given twice"));
+  EXPECT_EQ(compiler_.calls(), 0);
+  EXPECT_EQ(store_->Stats().actions, 0u);
+}
+
+// A request naming its own -I directory: keyed by its files' digests, told
+// to send their bytes on a miss, compiled with them laid out where the
+// compiler looks, and a hit by digests alone afterwards.
+TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
+  testing::TempDir scratch;
+  setenv("TMPDIR", scratch.path().c_str(), 1);
+  v1::CompileRequest request = Request("#include <lib/a.h>");
+  request.add_options("-I/home/user/inc");
+  request.set_includes_resolved(true);
+  v1::IncludedFile* file = request.add_included_files();
+  file->set_path("/home/user/inc/lib/a.h");
+  file->set_sha256(std::string(Digest::Of("int a;").AsBytes()));
+
+  v1::CompileResponse response;
+  grpc::ClientContext ask;
+  grpc::Status asked = stub_->Compile(&ask, request, &response);
+  EXPECT_EQ(asked.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(ask.GetServerTrailingMetadata().count("jitcache-send-included"),
+            1u);
+  EXPECT_EQ(compiler_.calls(), 0);
+
+  file->set_contents("int a;");
+  ASSERT_TRUE(Call(request, &response).ok());
+  EXPECT_EQ(response.served(), v1::SERVED_MISS);
+  EXPECT_THAT(response.object(),
+              HasSubstr("[/lib/a.h]#line 1 "
+                        "\"/home/user/inc/lib/a.h\"\nint a;"));
+  EXPECT_THAT(response.object(), Not(HasSubstr(" --include-path=/home")));
+  EXPECT_TRUE(std::filesystem::is_empty(scratch.path()))
+      << "the laid-out files outlive the compile";
+
+  file->clear_contents();
+  ASSERT_TRUE(Call(request, &response).ok());
+  EXPECT_EQ(response.served(), v1::SERVED_HIT);
+  EXPECT_EQ(compiler_.calls(), 1);
+  EXPECT_EQ(Stats().requests(), 2u) << "asked-again requests count once";
+
+  file->set_sha256(std::string(Digest::Of("int b;").AsBytes()));
+  grpc::ClientContext changed;
+  EXPECT_EQ(stub_->Compile(&changed, request, &response).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION)
+      << "another file content is another key";
+  unsetenv("TMPDIR");
+}
+
+TEST_F(ServiceTest, IncludedFilesThatDoNotHoldAreRefused) {
+  auto with_file = [](const std::string& path, const std::string& contents) {
+    v1::CompileRequest r = Request("#include <a.h>");
+    r.add_options("-I/home/user/inc");
+    r.set_includes_resolved(true);
+    v1::IncludedFile* f = r.add_included_files();
+    f->set_path(path);
+    f->set_sha256(std::string(Digest::Of(contents).AsBytes()));
+    f->set_contents(contents);
+    return r;
+  };
+  v1::CompileResponse response;
+  auto refusal = [&](const v1::CompileRequest& r) {
+    grpc::Status s = Call(r, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    return s.error_message();
+  };
+  v1::CompileRequest forged = with_file("/home/user/inc/a.h", "int a;");
+  forged.mutable_included_files(0)->set_contents("int b;");
+  EXPECT_THAT(refusal(forged), HasSubstr("do not match"));
+  EXPECT_THAT(refusal(with_file("/etc/passwd", "x")),
+              HasSubstr("under none of"));
+  EXPECT_THAT(refusal(with_file("/home/user/inc/../x.h", "x")),
+              HasSubstr("not an absolute, normal path"));
+  EXPECT_THAT(refusal(with_file("inc/a.h", "x")),
+              HasSubstr("not an absolute, normal path"));
+  v1::CompileRequest twice = with_file("/home/user/inc/a.h", "x");
+  *twice.add_included_files() = twice.included_files(0);
+  EXPECT_THAT(refusal(twice), HasSubstr("given twice"));
+  v1::CompileRequest unresolved = with_file("/home/user/inc/a.h", "x");
+  unresolved.set_includes_resolved(false);
+  EXPECT_THAT(refusal(unresolved), HasSubstr("includes_resolved"));
+  unresolved.clear_included_files();
+  EXPECT_THAT(refusal(unresolved), HasSubstr("is refused"));
+  v1::CompileRequest toolkit = with_file("/fake/cuda/include/a.h", "x");
+  toolkit.add_options("-I/fake/cuda/include");
+  EXPECT_THAT(refusal(toolkit), HasSubstr("under none of"));
   EXPECT_EQ(compiler_.calls(), 0);
   EXPECT_EQ(store_->Stats().actions, 0u);
 }

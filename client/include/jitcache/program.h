@@ -47,6 +47,10 @@ struct ProgramOptions {
   bool debug = false;
   bool lineinfo = false;
   std::vector<std::string> define_macro;  // "NAME" or "NAME=VALUE"
+  // -I directories, searched in order. Those outside the toolkit are
+  // scanned here: the headers the program may include from them go to the
+  // daemon by content, and are part of the key.
+  std::vector<std::string> include_path;
   std::vector<std::string> pre_include;
   std::vector<std::string> name_expressions;
   std::vector<std::string> extra_options;

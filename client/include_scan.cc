@@ -1,0 +1,554 @@
+#include "client/include_scan.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <deque>
+#include <optional>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/cache_key.h"
+
+namespace jitcache::internal {
+namespace {
+
+// Expansions of one macro #include worth following before giving up.
+constexpr size_t kMaxExpansions = 256;
+constexpr int kMaxExpansionRounds = 8;
+
+// `dir`/`name` with "." and ".." resolved by text, as NVRTC names the file.
+std::string JoinNormal(absl::string_view dir, absl::string_view name) {
+  std::vector<absl::string_view> parts;
+  const bool absolute =
+      absl::StartsWith(name, "/") || (!dir.empty() && dir[0] == '/');
+  auto add = [&](absl::string_view path) {
+    for (absl::string_view part : absl::StrSplit(path, '/')) {
+      if (part.empty() || part == ".") continue;
+      if (part == "..") {
+        if (!parts.empty() && parts.back() != "..") {
+          parts.pop_back();
+        } else if (!absolute) {
+          parts.push_back(part);
+        }
+        continue;
+      }
+      parts.push_back(part);
+    }
+  };
+  if (!absl::StartsWith(name, "/")) add(dir);
+  add(name);
+  std::string out = absolute ? "/" : "";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += '/';
+    absl::StrAppend(&out, parts[i]);
+  }
+  return out.empty() ? "." : out;
+}
+
+absl::string_view DirName(absl::string_view path) {
+  const size_t slash = path.rfind('/');
+  if (slash == absl::string_view::npos) return "";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool Under(absl::string_view path, absl::string_view dir) {
+  if (dir == "/") return absl::StartsWith(path, "/");
+  return path.size() > dir.size() && absl::StartsWith(path, dir) &&
+         path[dir.size()] == '/';
+}
+
+bool IsIdentStart(char c) {
+  return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool IsIdent(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+absl::string_view SkipBlanks(absl::string_view s) {
+  while (!s.empty() && (s[0] == ' ' || s[0] == '\t')) s.remove_prefix(1);
+  return s;
+}
+
+absl::string_view TakeIdent(absl::string_view* s) {
+  size_t n = 0;
+  while (n < s->size() && IsIdent((*s)[n])) ++n;
+  absl::string_view ident = s->substr(0, n);
+  s->remove_prefix(n);
+  return ident;
+}
+
+// "<name>" or "\"name\"" at the start of `s`: the name, or false.
+bool TakeHeaderName(absl::string_view s, bool* angle, std::string* name) {
+  if (s.empty() || (s[0] != '<' && s[0] != '"')) return false;
+  const char close = s[0] == '<' ? '>' : '"';
+  const size_t end = s.find(close, 1);
+  if (end == absl::string_view::npos) return false;
+  *angle = s[0] == '<';
+  *name = std::string(s.substr(1, end - 1));
+  return true;
+}
+
+// The text of a directive's argument without a trailing comment.
+absl::string_view StripComment(absl::string_view s) {
+  for (absl::string_view marker : {"//", "/*"}) {
+    const size_t at = s.find(marker);
+    if (at != absl::string_view::npos) s = s.substr(0, at);
+  }
+  return absl::StripAsciiWhitespace(s);
+}
+
+bool StatFile(const std::string& path, struct stat* st) {
+  return ::stat(path.c_str(), st) == 0 && S_ISREG(st->st_mode);
+}
+
+int64_t Ns(const struct timespec& t) {
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// Whole scans remembered; programs beyond this start the count again.
+constexpr size_t kMaxMemos = 1024;
+
+// Every string `text` may become by replacing its identifiers with the
+// bodies `defines` gives them (or leaving them, as the macro may be
+// undefined where the #include is). False when there are too many.
+bool Expansions(
+    const std::string& text,
+    const absl::flat_hash_map<std::string, std::vector<std::string>>& defines,
+    absl::flat_hash_set<std::string>* out) {
+  std::vector<std::string> frontier = {text};
+  out->insert(text);
+  for (int round = 0; round < kMaxExpansionRounds && !frontier.empty();
+       ++round) {
+    std::vector<std::string> next;
+    for (const std::string& s : frontier) {
+      for (size_t i = 0; i < s.size();) {
+        if (!IsIdentStart(s[i]) || (i > 0 && IsIdent(s[i - 1]))) {
+          ++i;
+          continue;
+        }
+        size_t end = i;
+        while (end < s.size() && IsIdent(s[end])) ++end;
+        auto it = defines.find(s.substr(i, end - i));
+        if (it != defines.end()) {
+          for (const std::string& body : it->second) {
+            std::string variant =
+                absl::StrCat(s.substr(0, i), body, s.substr(end));
+            if (out->insert(variant).second) next.push_back(std::move(variant));
+            if (out->size() > kMaxExpansions) return false;
+          }
+        }
+        i = end;
+      }
+    }
+    frontier = std::move(next);
+  }
+  return true;
+}
+
+}  // namespace
+
+IncludeScanner::FileStamp IncludeScanner::StampOf(const struct stat& st) {
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+          static_cast<uint64_t>(st.st_size), Ns(st.st_mtim), Ns(st.st_ctim)};
+}
+
+// A file changed this recently may change again without its timestamps
+// moving (they tick coarsely): it is read again next time.
+bool IncludeScanner::Racy(const FileStamp& stamp) const {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return Ns(now) - std::max(stamp.mtime_ns, stamp.ctime_ns) < settle_ns_;
+}
+
+IncludeScanner& IncludeScanner::ForProcess() {
+  static auto* scanner = new IncludeScanner();
+  return *scanner;
+}
+
+void IncludeScanner::Parse(absl::string_view text,
+                           std::vector<Directive>* directives,
+                           std::vector<Define>* defines) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    line = SkipBlanks(line);
+    if (line.empty() || line[0] != '#') continue;
+    line = SkipBlanks(line.substr(1));
+    const absl::string_view word = TakeIdent(&line);
+    line = SkipBlanks(line);
+    if (word == "include" || word == "include_next" || word == "import") {
+      const bool next = word == "include_next";
+      bool angle = false;
+      std::string name;
+      if (TakeHeaderName(line, &angle, &name)) {
+        directives->push_back(
+            {angle ? (next ? Directive::kAngleNext : Directive::kAngle)
+                   : (next ? Directive::kQuoteNext : Directive::kQuote),
+             std::move(name)});
+      } else if (absl::string_view macro = StripComment(line); !macro.empty()) {
+        directives->push_back({Directive::kMacro, std::string(macro)});
+      }
+    } else if (word == "define") {
+      const absl::string_view name = TakeIdent(&line);
+      // Function-like macros never name a header in practice.
+      if (name.empty() || (!line.empty() && line[0] == '(')) continue;
+      absl::string_view body = StripComment(line);
+      if (absl::EndsWith(body, "\\")) continue;
+      defines->push_back({std::string(name), std::string(body)});
+    } else if (word == "if" || word == "elif" || word == "ifdef" ||
+               word == "elifdef") {
+      // __has_include(<x>) may make the compiler open x.
+      for (size_t at = line.find("__has_include"); at != line.npos;
+           at = line.find("__has_include", at + 1)) {
+        absl::string_view rest = line.substr(at + 13);
+        const bool next = absl::ConsumePrefix(&rest, "_next");
+        rest = SkipBlanks(rest);
+        if (!absl::ConsumePrefix(&rest, "(")) continue;
+        bool angle = false;
+        std::string name;
+        if (TakeHeaderName(SkipBlanks(rest), &angle, &name)) {
+          directives->push_back(
+              {angle ? (next ? Directive::kAngleNext : Directive::kAngle)
+                     : (next ? Directive::kQuoteNext : Directive::kQuote),
+               std::move(name)});
+        }
+      }
+    }
+  }
+}
+
+absl::StatusOr<std::string> IncludeScanner::Read(const std::string& path,
+                                                 Digest* digest) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot read included file ", path));
+  }
+  std::string data;
+  char buffer[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) data.append(buffer, n);
+  ::close(fd);
+  if (n < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot read included file ", path));
+  }
+  if (data.find('\0') != std::string::npos) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("included file ", path, " contains a NUL byte"));
+  }
+  if (digest != nullptr) *digest = Digest::Of(data);
+  return data;
+}
+
+absl::StatusOr<std::shared_ptr<const IncludeScanner::FileInfo>>
+IncludeScanner::Load(const std::string& path, const FileStamp& stamp) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = files_.find(path);
+    if (it != files_.end() && it->second->cacheable &&
+        it->second->stamp == stamp) {
+      return it->second;
+    }
+  }
+  auto info = std::make_shared<FileInfo>();
+  absl::StatusOr<std::string> text = Read(path, &info->digest);
+  if (!text.ok()) return text.status();
+  info->stamp = stamp;
+  info->cacheable = !Racy(stamp) && stamp.size == text->size();
+  Parse(*text, &info->directives, &info->defines);
+  absl::MutexLock lock(&mu_);
+  files_[path] = info;
+  return std::shared_ptr<const FileInfo>(std::move(info));
+}
+
+Digest IncludeScanner::ScanKey(const ScanInput& input) {
+  KeyHasher key(RequestKind::kCompile);
+  key.Field(1, input.program_name);
+  key.Field(2, input.source);
+  key.Count(3, input.header_names.size());
+  for (size_t i = 0; i < input.header_names.size(); ++i) {
+    key.Field(4, input.header_names[i]);
+    key.Field(5, input.header_bodies[i]);
+  }
+  key.Count(6, input.pre_includes.size());
+  for (const std::string& p : input.pre_includes) key.Field(7, p);
+  key.Count(8, input.defines.size());
+  for (const std::string& d : input.defines) key.Field(9, d);
+  key.Count(10, input.dirs.size());
+  for (const SearchDir& dir : input.dirs) {
+    key.Field(dir.toolkit ? 11 : 12, dir.path);
+  }
+  return key.Finish();
+}
+
+bool IncludeScanner::StillValid(const Memo& memo) {
+  struct stat st;
+  for (const auto& [path, stamp] : memo.files) {
+    if (!StatFile(path, &st) || !(StampOf(st) == stamp)) return false;
+  }
+  for (const auto& [path, stamp] : memo.dirs) {
+    if (::stat(path.c_str(), &st) != 0 || !(StampOf(st) == stamp)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::StatusOr<std::vector<ScannedFile>> IncludeScanner::Scan(
+    const ScanInput& input) {
+  const Digest scan_key = ScanKey(input);
+  std::shared_ptr<const Memo> last;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = memos_.find(scan_key);
+    if (it != memos_.end()) last = it->second;
+  }
+  if (last != nullptr && StillValid(*last)) return last->result;
+  walks_.fetch_add(1);
+  absl::StatusOr<std::vector<ScannedFile>> result = Walk(input);
+  if (!result.ok()) return result.status();
+  return result;
+}
+
+absl::StatusOr<std::vector<ScannedFile>> IncludeScanner::Walk(
+    const ScanInput& input) {
+  // Where a file was found: its directory's index (-1 for the program and
+  // in-memory headers), for #include_next and for what is sent.
+  struct Origin {
+    std::string path;  // "" for the program and in-memory headers
+    int dir = -1;
+    absl::string_view memory_name;  // in-memory header or program name
+  };
+  absl::flat_hash_map<std::string, std::vector<std::string>> defines;
+  for (const std::string& d : input.defines) {
+    const size_t eq = d.find('=');
+    if (eq == std::string::npos) {
+      defines[d].push_back("1");
+    } else {
+      defines[d.substr(0, eq)].push_back(d.substr(eq + 1));
+    }
+  }
+  std::vector<ScannedFile> out;
+  auto memo = std::make_shared<Memo>();
+  absl::flat_hash_set<std::string> memo_dirs;
+  // An absent path stays absent while the deepest directory on its way
+  // that exists does not change.
+  auto note_absent = [&](const std::string& path) {
+    absl::string_view up = path;
+    for (;;) {
+      up = DirName(up);
+      const std::string dir = up.empty() ? "." : std::string(up);
+      if (!memo_dirs.insert(dir).second) return;
+      struct stat st;
+      if (::stat(dir.c_str(), &st) == 0) {
+        const FileStamp stamp = StampOf(st);
+        if (Racy(stamp)) memo->cacheable = false;
+        memo->dirs.emplace_back(dir, stamp);
+        return;
+      }
+      if (dir == "." || dir == "/") return;
+    }
+  };
+  // Each path is looked at once per scan; a header included from a hundred
+  // files costs one stat.
+  absl::flat_hash_map<std::string, std::optional<struct stat>> probed;
+  auto probe = [&](const std::string& path, struct stat* st) {
+    auto [it, inserted] = probed.try_emplace(path);
+    if (inserted) {
+      struct stat s;
+      if (StatFile(path, &s)) {
+        it->second = s;
+      } else {
+        note_absent(path);
+      }
+    }
+    if (!it->second) return false;
+    *st = *it->second;
+    return true;
+  };
+  absl::flat_hash_set<std::string> seen_files;
+  absl::flat_hash_set<absl::string_view> seen_memory;
+  std::deque<std::pair<Origin, std::shared_ptr<const std::vector<Directive>>>>
+      queue;
+  std::vector<std::pair<Origin, Directive>> macros;
+  absl::flat_hash_set<std::string> macros_done;
+
+  auto enqueue_text = [&](Origin origin, absl::string_view text) {
+    std::vector<Directive> directives;
+    std::vector<Define> file_defines;
+    Parse(text, &directives, &file_defines);
+    for (Define& d : file_defines) {
+      defines[d.name].push_back(std::move(d.body));
+    }
+    queue.emplace_back(
+        std::move(origin),
+        std::make_shared<const std::vector<Directive>>(std::move(directives)));
+  };
+
+  // The directory the file at `path` belongs to: the longest that holds it.
+  auto dir_of = [&](const std::string& path) -> const SearchDir* {
+    const SearchDir* best = nullptr;
+    for (const SearchDir& dir : input.dirs) {
+      if (Under(path, dir.path) &&
+          (best == nullptr || dir.path.size() > best->path.size())) {
+        best = &dir;
+      }
+    }
+    return best;
+  };
+
+  auto found = [&](const std::string& path, int dir,
+                   const struct stat& st) -> absl::Status {
+    if (!seen_files.insert(path).second) return absl::OkStatus();
+    const SearchDir* owner = dir_of(path);
+    if (owner == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the program includes ", path, ", outside its include directories"));
+    }
+    const FileStamp stamp = StampOf(st);
+    absl::StatusOr<std::shared_ptr<const FileInfo>> info = Load(path, stamp);
+    if (!info.ok()) return info.status();
+    memo->files.emplace_back(path, stamp);
+    if (!(*info)->cacheable) memo->cacheable = false;
+    if (!owner->toolkit) out.push_back({path, (*info)->digest});
+    for (const Define& d : (*info)->defines) defines[d.name].push_back(d.body);
+    queue.emplace_back(Origin{path, dir, {}},
+                       std::shared_ptr<const std::vector<Directive>>(
+                           *info, &(*info)->directives));
+    return absl::OkStatus();
+  };
+
+  auto resolve = [&](const Origin& from, Directive::Kind kind,
+                     const std::string& name) -> absl::Status {
+    if (name.empty()) return absl::OkStatus();
+    const bool next =
+        kind == Directive::kAngleNext || kind == Directive::kQuoteNext;
+    const bool quote =
+        kind == Directive::kQuote || kind == Directive::kQuoteNext;
+    if (!next) {
+      for (size_t i = 0; i < input.header_names.size(); ++i) {
+        if (input.header_names[i] != name) continue;
+        if (seen_memory.insert(input.header_names[i]).second) {
+          enqueue_text(Origin{"", -1, input.header_names[i]},
+                       input.header_bodies[i]);
+        }
+        return absl::OkStatus();
+      }
+    }
+    struct stat st;
+    if (name[0] == '/') {
+      if (!probe(name, &st)) return absl::OkStatus();
+      return absl::FailedPreconditionError(
+          absl::StrCat("the program includes the absolute path ", name));
+    }
+    if (quote && !next) {
+      if (!from.path.empty()) {
+        std::string candidate = JoinNormal(DirName(from.path), name);
+        if (probe(candidate, &st)) return found(candidate, from.dir, st);
+      } else {
+        // NVRTC looks next to the program's name, in the working directory:
+        // a place the daemon does not see.
+        const std::string candidate =
+            JoinNormal(DirName(from.memory_name), name);
+        if (probe(candidate, &st)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "the program includes \"", name, "\" from ",
+              candidate[0] == '/' ? "" : "the working directory: ", candidate));
+        }
+      }
+    }
+    const int start = next ? from.dir + 1 : 0;
+    for (int i = std::max(start, 0); i < static_cast<int>(input.dirs.size());
+         ++i) {
+      std::string candidate = JoinNormal(input.dirs[i].path, name);
+      if (probe(candidate, &st)) return found(candidate, i, st);
+    }
+    return absl::OkStatus();  // not there: not there for the daemon either
+  };
+
+  enqueue_text(Origin{"", -1, input.program_name}, input.source);
+  {
+    std::vector<Directive> pre;
+    for (const std::string& p : input.pre_includes) {
+      pre.push_back({Directive::kQuote, p});
+    }
+    queue.emplace_back(
+        Origin{"", -1, input.program_name},
+        std::make_shared<const std::vector<Directive>>(std::move(pre)));
+  }
+  for (;;) {
+    while (!queue.empty()) {
+      auto [origin, directives] = std::move(queue.front());
+      queue.pop_front();
+      for (const Directive& d : *directives) {
+        if (d.kind == Directive::kMacro) {
+          macros.emplace_back(origin, d);
+          continue;
+        }
+        if (absl::Status s = resolve(origin, d.kind, d.text); !s.ok()) {
+          return s;
+        }
+      }
+    }
+    // Macro #includes, with every #define seen so far; a file they add may
+    // define more, so go round until nothing new is found.
+    const size_t files_before = seen_files.size() + seen_memory.size();
+    std::string unnamed;  // a macro #include that names no header yet
+    for (const auto& [origin, d] : macros) {
+      absl::flat_hash_set<std::string> expansions;
+      const std::string where =
+          origin.path.empty() ? std::string(origin.memory_name) : origin.path;
+      if (!Expansions(d.text, defines, &expansions)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("#include ", d.text, " in ", where,
+                         " has too many possible expansions"));
+      }
+      bool named = false;
+      for (const std::string& e : expansions) {
+        bool angle = false;
+        std::string name;
+        if (!TakeHeaderName(absl::StripAsciiWhitespace(e), &angle, &name)) {
+          continue;
+        }
+        named = true;
+        if (!macros_done.insert(absl::StrCat(where, "\n", e)).second) continue;
+        if (absl::Status s = resolve(
+                origin, angle ? Directive::kAngle : Directive::kQuote, name);
+            !s.ok()) {
+          return s;
+        }
+      }
+      if (!named && unnamed.empty()) {
+        unnamed = absl::StrCat("#include ", d.text, " in ", where);
+      }
+    }
+    if (queue.empty() &&
+        seen_files.size() + seen_memory.size() == files_before) {
+      if (!unnamed.empty()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            unnamed, " names no header that the #defines seen can make"));
+      }
+      break;
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ScannedFile& a, const ScannedFile& b) {
+              return a.path < b.path;
+            });
+  if (memo->cacheable) {
+    memo->result = out;
+    absl::MutexLock lock(&mu_);
+    if (memos_.size() >= kMaxMemos) memos_.clear();
+    memos_[ScanKey(input)] = std::move(memo);
+  }
+  return out;
+}
+
+}  // namespace jitcache::internal

@@ -1,0 +1,143 @@
+#ifndef JITCACHE_CLIENT_INCLUDE_SCAN_H_
+#define JITCACHE_CLIENT_INCLUDE_SCAN_H_
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "common/digest.h"
+
+namespace jitcache::internal {
+
+// One directory of a compile's include search, in NVRTC's order.
+struct SearchDir {
+  std::string path;      // absolute, lexically normal
+  bool toolkit = false;  // the daemon's own headers: read, never sent
+};
+
+struct ScanInput {
+  absl::string_view program_name;
+  absl::string_view source;
+  // In-memory headers by the names #include uses; NVRTC looks there first.
+  std::vector<absl::string_view> header_names;
+  std::vector<absl::string_view> header_bodies;
+  std::vector<std::string> pre_includes;  // --pre-include, in order
+  std::vector<std::string> defines;       // -D values: NAME or NAME=VALUE
+  std::vector<SearchDir> dirs;
+};
+
+struct ScannedFile {
+  std::string path;  // absolute, lexically normal; under a non-toolkit dir
+  Digest digest;
+};
+
+// Finds every file a program may include from its include directories, the
+// way ccache's "direct mode" does without running the preprocessor: every
+// #include, #include_next and __has_include of every file reached is
+// followed, whatever #if says (so the set is a superset of what the
+// compiler reads), each resolved as NVRTC would (in-memory headers first,
+// then the including file's directory for "...", then the directories in
+// order). An #include of a macro is resolved to every expansion that the
+// object-like #defines seen anywhere in the scan (and -D) allow.
+//
+// What the daemon cannot reproduce is FAILED_PRECONDITION with the reason,
+// so that the caller compiles with the real NVRTC instead: a file next to
+// the program (NVRTC looks in the working directory), an absolute #include,
+// a file outside every directory, a macro that does not expand to a header
+// name, or a file that cannot be read.
+//
+// Files are hashed once per process while their size, times and inode stay
+// the same, and a whole scan is reused while none of the files it read
+// changed and no directory where it found a path absent changed (a header
+// created there would now be found): a repeated scan costs a stat per
+// file. A file or directory changed in the last two seconds is not
+// trusted this way, as its timestamps may not have moved yet.
+//
+// Thread-safety: Scan may be called from many threads at once.
+class IncludeScanner {
+ public:
+  // `settle`: how long ago a file must have changed to be trusted by its
+  // stamp (two seconds in ForProcess; tests may use less).
+  explicit IncludeScanner(int64_t settle_ns = 2'000'000'000)
+      : settle_ns_(settle_ns) {}
+
+  static IncludeScanner& ForProcess();
+
+  // Files under the non-toolkit directories, sorted by path.
+  absl::StatusOr<std::vector<ScannedFile>> Scan(const ScanInput& input);
+
+  // Scans that walked the include graph, not answered from the last scan.
+  uint64_t walks() const { return walks_.load(); }
+
+  // Reads `path` and returns its current bytes; `digest` is their hash.
+  static absl::StatusOr<std::string> Read(const std::string& path,
+                                          Digest* digest);
+
+  struct Directive {
+    enum Kind { kQuote, kAngle, kQuoteNext, kAngleNext, kMacro } kind;
+    std::string text;  // the name between the delimiters, or the macro text
+  };
+  struct Define {
+    std::string name;
+    std::string body;
+  };
+  // The directives and object-like #defines of one file's text.
+  static void Parse(absl::string_view text, std::vector<Directive>* directives,
+                    std::vector<Define>* defines);
+
+ private:
+  struct FileStamp {
+    uint64_t dev = 0, ino = 0, size = 0;
+    int64_t mtime_ns = 0, ctime_ns = 0;
+    bool operator==(const FileStamp&) const = default;
+  };
+  struct FileInfo {
+    FileStamp stamp;
+    bool cacheable = false;
+    Digest digest;
+    std::vector<Directive> directives;
+    std::vector<Define> defines;
+  };
+
+  // A whole scan's answer, and what must not have changed for it to hold:
+  // every file read, and for every path found absent, the nearest
+  // directory above it that exists.
+  struct Memo {
+    std::vector<std::pair<std::string, FileStamp>> files;
+    std::vector<std::pair<std::string, FileStamp>> dirs;
+    bool cacheable = true;
+    std::vector<ScannedFile> result;
+  };
+
+  static FileStamp StampOf(const struct stat& st);
+  bool Racy(const FileStamp& stamp) const;
+  static Digest ScanKey(const ScanInput& input);
+  static bool StillValid(const Memo& memo);
+  absl::StatusOr<std::vector<ScannedFile>> Walk(const ScanInput& input);
+
+  // The file's info, from the cache while its stamp holds.
+  absl::StatusOr<std::shared_ptr<const FileInfo>> Load(const std::string& path,
+                                                       const FileStamp& stamp);
+
+  const int64_t settle_ns_;
+  std::atomic<uint64_t> walks_{0};
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const FileInfo>> files_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Digest, std::shared_ptr<const Memo>> memos_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace jitcache::internal
+
+#endif  // JITCACHE_CLIENT_INCLUDE_SCAN_H_

@@ -1,0 +1,125 @@
+#include "client/included_files.h"
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "client/include_scan.h"
+#include "common/compile_options.h"
+#include "common/paths.h"
+
+namespace jitcache::internal {
+namespace {
+
+constexpr absl::string_view kIncludePath = "--include-path=";
+constexpr absl::string_view kPreInclude = "--pre-include=";
+constexpr absl::string_view kDefine = "--define-macro=";
+
+ObjectKind KindOfTarget(v1::Target target) {
+  switch (target) {
+    case v1::TARGET_CUBIN:
+      return ObjectKind::kCubin;
+    case v1::TARGET_LTOIR:
+      return ObjectKind::kLtoir;
+    default:
+      return ObjectKind::kPtx;
+  }
+}
+
+// The toolkit directory `dir` is, or lies in, by its real path; "" if none.
+std::string InToolkit(const std::string& dir,
+                      const std::vector<std::string>& toolkit_dirs) {
+  std::error_code ec;
+  const std::string real = std::filesystem::weakly_canonical(dir, ec).string();
+  if (ec) return "";
+  for (const std::string& t : toolkit_dirs) {
+    if (IsUnder(real, t, true)) return real;
+  }
+  return "";
+}
+
+}  // namespace
+
+bool MayNameIncludeDirs(const v1::CompileRequest& request) {
+  for (const std::string& o : request.options()) {
+    if (absl::StartsWith(o, "-I") || absl::StrContains(o, "include-path")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status ResolveIncludes(const std::vector<std::string>& toolkit_dirs,
+                             v1::CompileRequest* request) {
+  std::error_code ec;
+  OptionPolicy policy;
+  policy.allowed_include_dirs = toolkit_dirs;
+  policy.any_absolute_include_dir = true;
+  policy.relative_include_base = std::filesystem::current_path(ec).string();
+  const std::vector<std::string> raw(request->options().begin(),
+                                     request->options().end());
+  absl::StatusOr<CanonicalOptions> canonical =
+      CanonicalizeCompileOptions(raw, KindOfTarget(request->target()), policy);
+  // Options the daemon will refuse: let it say why.
+  if (!canonical.ok()) return absl::OkStatus();
+
+  ScanInput scan;
+  bool any_user_dir = false;
+  for (std::string& option : canonical->options) {
+    if (absl::StartsWith(option, kIncludePath)) {
+      const std::string dir = option.substr(kIncludePath.size());
+      if (std::string real = InToolkit(dir, toolkit_dirs); !real.empty()) {
+        option = std::string(kIncludePath) + real;
+        scan.dirs.push_back({real, true});
+      } else {
+        scan.dirs.push_back({dir, false});
+        any_user_dir = true;
+      }
+    } else if (absl::StartsWith(option, kPreInclude)) {
+      scan.pre_includes.push_back(option.substr(kPreInclude.size()));
+    } else if (absl::StartsWith(option, kDefine)) {
+      scan.defines.push_back(option.substr(kDefine.size()));
+    }
+  }
+  if (!any_user_dir) return absl::OkStatus();
+  // The daemon searches its toolkit after the program's directories.
+  for (const std::string& t : toolkit_dirs) scan.dirs.push_back({t, true});
+
+  scan.program_name = request->program_name().empty()
+                          ? absl::string_view("program.cu")
+                          : absl::string_view(request->program_name());
+  scan.source = request->source();
+  for (const v1::Header& h : request->headers()) {
+    scan.header_names.push_back(h.name());
+    scan.header_bodies.push_back(h.contents());
+  }
+  absl::StatusOr<std::vector<ScannedFile>> files =
+      IncludeScanner::ForProcess().Scan(scan);
+  if (!files.ok()) return files.status();
+
+  request->clear_options();
+  for (std::string& option : canonical->options) {
+    request->add_options(std::move(option));
+  }
+  request->set_includes_resolved(true);
+  request->clear_included_files();
+  for (const ScannedFile& file : *files) {
+    v1::IncludedFile* out = request->add_included_files();
+    out->set_path(file.path);
+    out->set_sha256(std::string(file.digest.AsBytes()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AttachIncludedContents(v1::CompileRequest* request) {
+  for (v1::IncludedFile& file : *request->mutable_included_files()) {
+    Digest digest;
+    absl::StatusOr<std::string> contents =
+        IncludeScanner::Read(file.path(), &digest);
+    if (!contents.ok()) return contents.status();
+    file.set_sha256(std::string(digest.AsBytes()));
+    file.set_contents(*std::move(contents));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace jitcache::internal

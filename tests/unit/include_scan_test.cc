@@ -1,0 +1,195 @@
+// The client's include scan on real directories: what it follows, what it
+// sends, when it reuses its last answer, and what it refuses.
+#include "client/include_scan.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_env.h"
+
+namespace jitcache::internal {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class IncludeScanTest : public ::testing::Test {
+ protected:
+  void Write(const std::string& relative, const std::string& text) {
+    const std::string path = dir_.Sub(relative);
+    std::filesystem::create_directories(
+        std::filesystem::path(path).parent_path());
+    testing::WriteFile(path, text);
+  }
+
+  std::vector<std::string> Paths(const std::vector<ScannedFile>& files) {
+    std::vector<std::string> out;
+    for (const ScannedFile& f : files) {
+      out.push_back(f.path.substr(dir_.path().size() + 1));
+    }
+    return out;
+  }
+
+  ScanInput Input(const std::string& source,
+                  const std::vector<std::string>& user_dirs,
+                  const std::string& toolkit_dir = "") {
+    source_ = source;
+    ScanInput input;
+    input.program_name = "prog.cu";
+    input.source = source_;
+    for (const std::string& d : user_dirs) {
+      std::filesystem::create_directories(dir_.Sub(d));
+      input.dirs.push_back({dir_.Sub(d), false});
+    }
+    if (!toolkit_dir.empty())
+      input.dirs.push_back({dir_.Sub(toolkit_dir), true});
+    return input;
+  }
+
+  testing::TempDir dir_;
+  std::string source_;
+};
+
+TEST_F(IncludeScanTest, FollowsEveryKindOfIncludeAndSendsOnlyUserFiles) {
+  Write("u/a.h",
+        "#include \"sub/b.h\"\n"
+        "#if __has_include(<opt.h>)\n#endif\n");
+  Write("u/sub/b.h",
+        "  #  include \"../c.h\" // relative to b.h\n#include <tk.h>\n");
+  Write("u/c.h", "#define HDR <m.h>\n#include HDR\n");
+  Write("u/m.h", "int m;\n");
+  Write("u/opt.h", "int opt;\n");
+  Write("u/n.h", "#include_next <n.h>\n");
+  Write("v/n.h", "int n;\n");
+  Write("u/d.h", "int d;\n");
+  Write("u/fromtoolkit.h", "int t;\n");
+  Write("u/unrelated.h", "#include <nowhere.h>\n");
+  Write("tk/tk.h", "#include <fromtoolkit.h>\n");
+  ScanInput input = Input(
+      "#include <a.h>\n#include \"mem.h\"\n#include <n.h>\n", {"u", "v"}, "tk");
+  const std::string mem_body = "#include <d.h>\n";
+  input.header_names = {"mem.h"};
+  input.header_bodies = {mem_body};
+
+  IncludeScanner scanner(0);
+  absl::StatusOr<std::vector<ScannedFile>> files = scanner.Scan(input);
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_THAT(Paths(*files),
+              ElementsAre("u/a.h", "u/c.h", "u/d.h", "u/fromtoolkit.h", "u/m.h",
+                          "u/n.h", "u/opt.h", "u/sub/b.h", "v/n.h"));
+  EXPECT_EQ((*files)[4].digest, Digest::Of("int m;\n"));
+}
+
+TEST_F(IncludeScanTest, ChangedAndShadowingFilesAreSeenUnrelatedOnesAreNot) {
+  Write("u/a.h", "#include \"c.h\"\n");
+  Write("u/c.h", "#define C 3\n");
+  Write("u/unrelated.h", "one\n");
+  ScanInput input = Input("#include <a.h>\n", {"s", "u"});
+  IncludeScanner scanner(0);
+  // Timestamps tick coarsely: let each change land on a later tick.
+  auto settle = [] { absl::SleepFor(absl::Milliseconds(30)); };
+  settle();
+
+  absl::StatusOr<std::vector<ScannedFile>> first = scanner.Scan(input);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_THAT(Paths(*first), ElementsAre("u/a.h", "u/c.h"));
+  ASSERT_TRUE(scanner.Scan(input).ok());
+  EXPECT_EQ(scanner.walks(), 1u) << "an unchanged tree is answered by stats";
+
+  Write("u/unrelated.h", "two\n");
+  settle();
+  absl::StatusOr<std::vector<ScannedFile>> unrelated = scanner.Scan(input);
+  ASSERT_TRUE(unrelated.ok());
+  EXPECT_EQ(scanner.walks(), 1u);
+  EXPECT_EQ((*unrelated)[1].digest, (*first)[1].digest);
+
+  Write("u/c.h", "#define C 4\n");  // one byte, same size
+  settle();
+  absl::StatusOr<std::vector<ScannedFile>> changed = scanner.Scan(input);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_EQ(scanner.walks(), 2u);
+  EXPECT_EQ((*changed)[1].digest, Digest::Of("#define C 4\n"));
+
+  Write("s/a.h", "int shadow;\n");  // earlier in the search order
+  settle();
+  absl::StatusOr<std::vector<ScannedFile>> shadowed = scanner.Scan(input);
+  ASSERT_TRUE(shadowed.ok());
+  EXPECT_THAT(Paths(*shadowed), ElementsAre("s/a.h"));
+}
+
+TEST_F(IncludeScanTest, WhatTheDaemonCannotSeeIsRefused) {
+  IncludeScanner scanner(0);
+  Write("u/sub/up.h", "#include \"../../outside.h\"\n");
+  Write("outside.h", "int o;\n");
+  absl::StatusOr<std::vector<ScannedFile>> outside =
+      scanner.Scan(Input("#include <sub/up.h>\n", {"u"}));
+  ASSERT_FALSE(outside.ok());
+  EXPECT_THAT(outside.status().message(), HasSubstr("outside its include"));
+
+  Write("next_to_program.h", "int p;\n");
+  ScanInput local = Input("#include \"next_to_program.h\"\n", {"u"});
+  const std::string program = dir_.Sub("prog.cu");
+  local.program_name = program;
+  absl::StatusOr<std::vector<ScannedFile>> beside = scanner.Scan(local);
+  ASSERT_FALSE(beside.ok());
+  EXPECT_THAT(beside.status().message(), HasSubstr("next_to_program.h"));
+
+  const std::string absolute = "#include \"" + dir_.Sub("outside.h") + "\"\n";
+  absl::StatusOr<std::vector<ScannedFile>> abs =
+      scanner.Scan(Input(absolute, {"u"}));
+  ASSERT_FALSE(abs.ok());
+  EXPECT_THAT(abs.status().message(), HasSubstr("absolute path"));
+
+  Write("u/macro.h", "#include SOMEWHERE_UNDEFINED\n");
+  absl::StatusOr<std::vector<ScannedFile>> macro =
+      scanner.Scan(Input("#include <macro.h>\n", {"u"}));
+  ASSERT_FALSE(macro.ok());
+  EXPECT_THAT(macro.status().message(), HasSubstr("SOMEWHERE_UNDEFINED"));
+
+  // Fine once -D gives the macro a header name.
+  Write("u/there.h", "int t;\n");
+  ScanInput defined = Input("#include <macro.h>\n", {"u"});
+  defined.defines = {"SOMEWHERE_UNDEFINED=<there.h>"};
+  absl::StatusOr<std::vector<ScannedFile>> ok = scanner.Scan(defined);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_THAT(Paths(*ok), ElementsAre("u/macro.h", "u/there.h"));
+}
+
+TEST(IncludeScanParse, DirectivesAndObjectLikeDefines) {
+  std::vector<IncludeScanner::Directive> directives;
+  std::vector<IncludeScanner::Define> defines;
+  IncludeScanner::Parse(
+      "#include <a.h>\n"
+      "  # include \"b.h\" /* comment */\n"
+      "#include_next <c.h>\n"
+      "#include HEADER // which\n"
+      "#elif defined(X) && __has_include_next( \"d.h\" )\n"
+      "#define HEADER <e.h>\n"
+      "#define FN(x) <f.h>\n"
+      "int x = 1; // #include <not_a_directive.h>\n",
+      &directives, &defines);
+  ASSERT_EQ(directives.size(), 5u);
+  EXPECT_EQ(directives[0].kind, IncludeScanner::Directive::kAngle);
+  EXPECT_EQ(directives[0].text, "a.h");
+  EXPECT_EQ(directives[1].kind, IncludeScanner::Directive::kQuote);
+  EXPECT_EQ(directives[1].text, "b.h");
+  EXPECT_EQ(directives[2].kind, IncludeScanner::Directive::kAngleNext);
+  EXPECT_EQ(directives[3].kind, IncludeScanner::Directive::kMacro);
+  EXPECT_EQ(directives[3].text, "HEADER");
+  EXPECT_EQ(directives[4].kind, IncludeScanner::Directive::kQuoteNext);
+  EXPECT_EQ(directives[4].text, "d.h");
+  ASSERT_EQ(defines.size(), 1u);
+  EXPECT_EQ(defines[0].name, "HEADER");
+  EXPECT_EQ(defines[0].body, "<e.h>");
+}
+
+}  // namespace
+}  // namespace jitcache::internal
