@@ -164,26 +164,32 @@ struct Client::Impl {
     return dirs;
   }
 
-  // The request for a compile, with the files it includes from -I
-  // directories of its own (their contents too if `with_contents`).
-  absl::StatusOr<v1::CompileRequest> CompileRequest(
-      const Program& program, const ProgramOptions& program_options,
-      CodeType target, bool with_contents) {
-    v1::CompileRequest request =
-        CompileRequestFor(program, program_options, target);
-    if (!internal::MayNameIncludeDirs(request)) return request;
+  // The request for a compile, and the files it includes from -I
+  // directories of its own (null if none): by their set's digest only,
+  // unless `with_contents` puts them in with their bytes.
+  struct Prepared {
+    v1::CompileRequest request;
+    std::shared_ptr<const internal::ScanResult> included;
+  };
+  absl::StatusOr<Prepared> CompileRequest(const Program& program,
+                                          const ProgramOptions& options_in,
+                                          CodeType target, bool with_contents) {
+    Prepared out{CompileRequestFor(program, options_in, target), nullptr};
+    if (!internal::MayNameIncludeDirs(out.request)) return out;
     absl::StatusOr<std::vector<std::string>> dirs = ToolkitDirs();
     if (!dirs.ok()) return dirs.status();
-    if (absl::Status s = internal::ResolveIncludes(*dirs, &request); !s.ok()) {
-      return s;
-    }
-    if (with_contents && request.includes_resolved()) {
-      if (absl::Status s = internal::AttachIncludedContents(&request);
+    absl::StatusOr<std::shared_ptr<const internal::ScanResult>> included =
+        internal::ResolveIncludes(*dirs, &out.request);
+    if (!included.ok()) return included.status();
+    out.included = *std::move(included);
+    if (with_contents && out.included != nullptr) {
+      if (absl::Status s =
+              internal::AttachIncludedFiles(*out.included, &out.request);
           !s.ok()) {
         return s;
       }
     }
-    return request;
+    return out;
   }
 
   // Registers an asynchronous call; the first one starts the poller, so a
@@ -333,7 +339,7 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
                                            CodeType target) const {
   // Blocking on the calling thread: a hit costs no hand-off to the poller.
   // Included files go by digest; their bytes only when the daemon misses.
-  absl::StatusOr<v1::CompileRequest> made =
+  absl::StatusOr<Impl::Prepared> made =
       impl_->CompileRequest(program, options, target, false);
   if (!made.ok()) {
     if (impl_->options.local_fallback && absl::IsUnavailable(made.status())) {
@@ -341,7 +347,7 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
     }
     return made.status();
   }
-  v1::CompileRequest& request = *made;
+  v1::CompileRequest& request = made->request;
   grpc::ClientContext context;
   const absl::Time deadline =
       impl_->Prepare(context, impl_->options.compile_deadline);
@@ -350,7 +356,9 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
       context.GetServerTrailingMetadata().count(grpc::string_ref(
           kSendIncludedMetadata.data(), kSendIncludedMetadata.size())) > 0) {
-    if (absl::Status s = internal::AttachIncludedContents(&request); !s.ok()) {
+    if (absl::Status s =
+            internal::AttachIncludedFiles(*made->included, &request);
+        !s.ok()) {
       return s;
     }
     grpc::ClientContext with_contents;
@@ -381,7 +389,7 @@ AsyncResult<ObjectCode> Client::CompileAsync(const Program& program,
                                              CodeType target) const {
   auto state = std::make_shared<AsyncResult<ObjectCode>::State>();
   // Mostly misses (precompiling): included files go with their bytes.
-  absl::StatusOr<v1::CompileRequest> made =
+  absl::StatusOr<Impl::Prepared> made =
       impl_->CompileRequest(program, options, target, true);
   if (!made.ok()) {
     if (impl_->options.local_fallback && absl::IsUnavailable(made.status())) {
@@ -392,7 +400,7 @@ AsyncResult<ObjectCode> Client::CompileAsync(const Program& program,
     state->done.Notify();
     return AsyncResult<ObjectCode>(std::move(state));
   }
-  const v1::CompileRequest& request = *made;
+  const v1::CompileRequest& request = made->request;
   auto* call = new UnaryCall<v1::CompileResponse>();
   const absl::Time deadline =
       impl_->Prepare(call->context, impl_->options.compile_deadline);

@@ -301,7 +301,7 @@ bool IncludeScanner::StillValid(const Memo& memo) {
   return true;
 }
 
-absl::StatusOr<std::vector<ScannedFile>> IncludeScanner::Scan(
+absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
     const ScanInput& input) {
   const Digest scan_key = ScanKey(input);
   std::shared_ptr<const Memo> last;
@@ -312,12 +312,10 @@ absl::StatusOr<std::vector<ScannedFile>> IncludeScanner::Scan(
   }
   if (last != nullptr && StillValid(*last)) return last->result;
   walks_.fetch_add(1);
-  absl::StatusOr<std::vector<ScannedFile>> result = Walk(input);
-  if (!result.ok()) return result.status();
-  return result;
+  return Walk(input);
 }
 
-absl::StatusOr<std::vector<ScannedFile>> IncludeScanner::Walk(
+absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
     const ScanInput& input) {
   // Where a file was found: its directory's index (-1 for the program and
   // in-memory headers), for #include_next and for what is sent.
@@ -542,13 +540,19 @@ absl::StatusOr<std::vector<ScannedFile>> IncludeScanner::Walk(
             [](const ScannedFile& a, const ScannedFile& b) {
               return a.path < b.path;
             });
+  auto result = std::make_shared<ScanResult>();
+  std::vector<std::pair<absl::string_view, absl::string_view>> pairs;
+  for (const ScannedFile& f : out)
+    pairs.emplace_back(f.path, f.digest.AsBytes());
+  result->set = IncludedSetDigest(std::move(pairs));
+  result->files = std::move(out);
   if (memo->cacheable) {
-    memo->result = out;
+    memo->result = result;
     absl::MutexLock lock(&mu_);
     if (memos_.size() >= kMaxMemos) memos_.clear();
     memos_[ScanKey(input)] = std::move(memo);
   }
-  return out;
+  return std::shared_ptr<const ScanResult>(std::move(result));
 }
 
 }  // namespace jitcache::internal

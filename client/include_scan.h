@@ -41,6 +41,11 @@ struct ScannedFile {
   Digest digest;
 };
 
+struct ScanResult {
+  std::vector<ScannedFile> files;  // sorted by path
+  Digest set;                      // IncludedSetDigest of the files
+};
+
 // Finds every file a program may include from its include directories, the
 // way ccache's "direct mode" does without running the preprocessor: every
 // #include, #include_next and __has_include of every file reached is
@@ -73,8 +78,9 @@ class IncludeScanner {
 
   static IncludeScanner& ForProcess();
 
-  // Files under the non-toolkit directories, sorted by path.
-  absl::StatusOr<std::vector<ScannedFile>> Scan(const ScanInput& input);
+  // The files under the non-toolkit directories.
+  absl::StatusOr<std::shared_ptr<const ScanResult>> Scan(
+      const ScanInput& input);
 
   // Scans that walked the include graph, not answered from the last scan.
   uint64_t walks() const { return walks_.load(); }
@@ -116,14 +122,15 @@ class IncludeScanner {
     std::vector<std::pair<std::string, FileStamp>> files;
     std::vector<std::pair<std::string, FileStamp>> dirs;
     bool cacheable = true;
-    std::vector<ScannedFile> result;
+    std::shared_ptr<const ScanResult> result;
   };
 
   static FileStamp StampOf(const struct stat& st);
   bool Racy(const FileStamp& stamp) const;
   static Digest ScanKey(const ScanInput& input);
   static bool StillValid(const Memo& memo);
-  absl::StatusOr<std::vector<ScannedFile>> Walk(const ScanInput& input);
+  absl::StatusOr<std::shared_ptr<const ScanResult>> Walk(
+      const ScanInput& input);
 
   // The file's info, from the cache while its stamp holds.
   absl::StatusOr<std::shared_ptr<const FileInfo>> Load(const std::string& path,

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "client/include_scan.h"
+#include "common/cache_key.h"
 #include "common/compile_options.h"
 #include "common/paths.h"
 
@@ -48,8 +49,8 @@ bool MayNameIncludeDirs(const v1::CompileRequest& request) {
   return false;
 }
 
-absl::Status ResolveIncludes(const std::vector<std::string>& toolkit_dirs,
-                             v1::CompileRequest* request) {
+absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
+    const std::vector<std::string>& toolkit_dirs, v1::CompileRequest* request) {
   std::error_code ec;
   OptionPolicy policy;
   policy.allowed_include_dirs = toolkit_dirs;
@@ -60,7 +61,7 @@ absl::Status ResolveIncludes(const std::vector<std::string>& toolkit_dirs,
   absl::StatusOr<CanonicalOptions> canonical =
       CanonicalizeCompileOptions(raw, KindOfTarget(request->target()), policy);
   // Options the daemon will refuse: let it say why.
-  if (!canonical.ok()) return absl::OkStatus();
+  if (!canonical.ok()) return nullptr;
 
   ScanInput scan;
   bool any_user_dir = false;
@@ -80,7 +81,7 @@ absl::Status ResolveIncludes(const std::vector<std::string>& toolkit_dirs,
       scan.defines.push_back(option.substr(kDefine.size()));
     }
   }
-  if (!any_user_dir) return absl::OkStatus();
+  if (!any_user_dir) return nullptr;
   // The daemon searches its toolkit after the program's directories.
   for (const std::string& t : toolkit_dirs) scan.dirs.push_back({t, true});
 
@@ -92,32 +93,32 @@ absl::Status ResolveIncludes(const std::vector<std::string>& toolkit_dirs,
     scan.header_names.push_back(h.name());
     scan.header_bodies.push_back(h.contents());
   }
-  absl::StatusOr<std::vector<ScannedFile>> files =
+  absl::StatusOr<std::shared_ptr<const ScanResult>> included =
       IncludeScanner::ForProcess().Scan(scan);
-  if (!files.ok()) return files.status();
+  if (!included.ok()) return included.status();
 
   request->clear_options();
   for (std::string& option : canonical->options) {
     request->add_options(std::move(option));
   }
   request->set_includes_resolved(true);
-  request->clear_included_files();
-  for (const ScannedFile& file : *files) {
-    v1::IncludedFile* out = request->add_included_files();
-    out->set_path(file.path);
-    out->set_sha256(std::string(file.digest.AsBytes()));
-  }
-  return absl::OkStatus();
+  request->set_included_set_sha256(std::string((*included)->set.AsBytes()));
+  return included;
 }
 
-absl::Status AttachIncludedContents(v1::CompileRequest* request) {
-  for (v1::IncludedFile& file : *request->mutable_included_files()) {
+absl::Status AttachIncludedFiles(const ScanResult& included,
+                                 v1::CompileRequest* request) {
+  request->clear_included_files();
+  request->clear_included_set_sha256();
+  for (const ScannedFile& file : included.files) {
     Digest digest;
     absl::StatusOr<std::string> contents =
-        IncludeScanner::Read(file.path(), &digest);
+        IncludeScanner::Read(file.path, &digest);
     if (!contents.ok()) return contents.status();
-    file.set_sha256(std::string(digest.AsBytes()));
-    file.set_contents(*std::move(contents));
+    v1::IncludedFile* out = request->add_included_files();
+    out->set_path(file.path);
+    out->set_sha256(std::string(digest.AsBytes()));
+    out->set_contents(*std::move(contents));
   }
   return absl::OkStatus();
 }

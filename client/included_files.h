@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "client/include_scan.h"
 #include "jitcache/v1/jitcache.pb.h"
 
 namespace jitcache::internal {
@@ -17,16 +19,19 @@ bool MayNameIncludeDirs(const v1::CompileRequest& request);
 // (`toolkit_dirs`, from Ping) one the daemon can key and compile: its -I
 // options become absolute (relative ones from the working directory; those
 // into the toolkit, its canonical path), and the files the program may
-// include from the other directories go into included_files, by digest
-// (IncludeScanner). A request with no such directory is left as it was.
-// FAILED_PRECONDITION, saying why, where the program includes what the
-// daemon cannot be given (see IncludeScanner). Thread-safe.
-absl::Status ResolveIncludes(const std::vector<std::string>& toolkit_dirs,
-                             v1::CompileRequest* request);
+// include from the other directories are found (IncludeScanner) and the
+// request carries their set's digest; they are returned, for
+// AttachIncludedFiles. A request with no such directory is left as it was
+// (nullptr). FAILED_PRECONDITION, saying why, where the program includes
+// what the daemon cannot be given. Thread-safe.
+absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
+    const std::vector<std::string>& toolkit_dirs, v1::CompileRequest* request);
 
-// Puts each included file's current bytes, and their digest, in the
-// request: what the daemon asks for to compile a miss.
-absl::Status AttachIncludedContents(v1::CompileRequest* request);
+// Puts the files in the request with their current bytes (what the daemon
+// asks for to compile a miss), and leaves the set's digest to the daemon,
+// as a file may have changed since it was scanned.
+absl::Status AttachIncludedFiles(const ScanResult& included,
+                                 v1::CompileRequest* request);
 
 }  // namespace jitcache::internal
 

@@ -23,9 +23,14 @@ enum CompileTag : uint32_t {
   kTagHeaderBody = 12,
   kTagNameExpressions = 13,
   kTagNameExpression = 14,
-  kTagIncludedFiles = 15,
-  kTagIncludedPath = 16,
-  kTagIncludedDigest = 17,
+  kTagIncludedSet = 15,
+};
+
+// Field tags of an included set.
+enum IncludedSetTag : uint32_t {
+  kSetTagFiles = 1,
+  kSetTagPath = 2,
+  kSetTagDigest = 3,
 };
 
 // Field tags of the link key.
@@ -88,15 +93,21 @@ Digest ComputeCompileKey(const CompileKeyInput& input) {
   for (absl::string_view name : names) key.Field(kTagNameExpression, name);
 
   if (input.includes_resolved) {
-    auto files = input.included_files;
-    std::sort(files.begin(), files.end());
-    key.Count(kTagIncludedFiles, files.size());
-    for (const auto& [path, digest] : files) {
-      key.Field(kTagIncludedPath, path);
-      key.Field(kTagIncludedDigest, digest);
-    }
+    key.Field(kTagIncludedSet, input.included_set.AsBytes());
   }
   return key.Finish();
+}
+
+Digest IncludedSetDigest(
+    std::vector<std::pair<absl::string_view, absl::string_view>> files) {
+  std::sort(files.begin(), files.end());
+  KeyHasher set(RequestKind::kIncludedSet);
+  set.Count(kSetTagFiles, files.size());
+  for (const auto& [path, digest] : files) {
+    set.Field(kSetTagPath, path);
+    set.Field(kSetTagDigest, digest);
+  }
+  return set.Finish();
 }
 
 Digest ComputeLinkKey(const LinkKeyInput& input) {

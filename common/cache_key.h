@@ -18,7 +18,7 @@ namespace jitcache {
 // store can never answer a request under a new meaning.
 inline constexpr uint32_t kKeySchemaVersion = 1;
 
-enum class RequestKind : uint32_t { kCompile = 1, kLink = 2 };
+enum class RequestKind : uint32_t { kCompile = 1, kLink = 2, kIncludedSet = 3 };
 
 // Everything that decides the output of one NVRTC compile. Views only: the
 // caller keeps the data alive while the key is computed.
@@ -35,15 +35,20 @@ struct CompileKeyInput {
   std::vector<std::pair<absl::string_view, absl::string_view>> headers;
   // Any order, duplicates allowed: the key uses the sorted set.
   std::vector<absl::string_view> name_expressions;
-  // Files included from -I directories outside the toolkit: path and raw
-  // SHA-256, any order (the key sorts them). Only a request that resolved
-  // its includes has this field in its key, so keys of requests without it
-  // are what they always were.
+  // The files included from -I directories outside the toolkit, as their
+  // IncludedSetDigest. Only a request that resolved its includes has this
+  // field in its key, so keys of requests without it are what they were.
   bool includes_resolved = false;
-  std::vector<std::pair<absl::string_view, absl::string_view>> included_files;
+  Digest included_set;
 };
 
 Digest ComputeCompileKey(const CompileKeyInput& input);
+
+// One digest for a set of included files (path, raw SHA-256 of the bytes),
+// in any order: what a client sends instead of the list when it hopes for
+// a hit, and what the daemon checks the list against on a miss.
+Digest IncludedSetDigest(
+    std::vector<std::pair<absl::string_view, absl::string_view>> files);
 
 // Everything that decides the output of one nvJitLink link: the inputs by
 // content (digest) and kind, in order. Input names are left out: they only

@@ -137,13 +137,12 @@ CodeType PrimaryTarget(const std::vector<std::string>& options) {
       lto = true;
     }
     std::string arch;
-    for (const char* flag :
-         {"-arch=", "--gpu-architecture=", "-arch", "--gpu-architecture"}) {
-      if (absl::StartsWith(o, flag) && o.size() > std::strlen(flag)) {
-        arch = o.substr(std::strlen(flag));
-      } else if (o == flag && i + 1 < options.size()) {
-        arch = options[i + 1];
-      }
+    if (absl::StartsWith(o, "-arch=") ||
+        absl::StartsWith(o, "--gpu-architecture=")) {
+      arch = o.substr(o.find('=') + 1);
+    } else if ((o == "-arch" || o == "--gpu-architecture") &&
+               i + 1 < options.size()) {
+      arch = options[i + 1];
     }
     if (!arch.empty()) real_arch = absl::StartsWith(arch, "sm_");
   }

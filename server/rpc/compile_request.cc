@@ -37,12 +37,27 @@ std::vector<std::string> UserIncludeDirs(
   return dirs;
 }
 
-// Each path absolute, lexically normal, unique and under one of `dirs`;
-// each digest 32 bytes and, where contents are given, theirs.
+// The set's digest, from the list when there is one (each path absolute,
+// lexically normal, unique and under one of `dirs`; each digest 32 bytes
+// and, where contents are given, theirs; the set's digest, if given too,
+// theirs), else as given. `has_contents`: whether a miss can be compiled.
 absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
                                 const std::vector<std::string>& dirs,
-                                const RequestLimits& limits,
+                                const RequestLimits& limits, Digest* set,
                                 bool* has_contents) {
+  static const Digest kEmptySet = IncludedSetDigest({});
+  if (request.included_files_size() == 0) {
+    absl::StatusOr<Digest> given =
+        Digest::FromBytes(request.included_set_sha256());
+    if (!given.ok()) {
+      return absl::InvalidArgumentError(
+          "includes_resolved needs included_set_sha256 (32 bytes) or "
+          "included_files");
+    }
+    *set = *given;
+    *has_contents = *set == kEmptySet;
+    return absl::OkStatus();
+  }
   if (absl::Status s =
           CheckCount("included files", request.included_files_size(),
                      limits.max_included_files);
@@ -91,6 +106,16 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
       return absl::InvalidArgumentError(
           absl::StrCat("included file '", path, "' contains a NUL byte"));
     }
+  }
+  std::vector<std::pair<absl::string_view, absl::string_view>> files;
+  for (const v1::IncludedFile& file : request.included_files()) {
+    files.emplace_back(file.path(), file.sha256());
+  }
+  *set = IncludedSetDigest(std::move(files));
+  if (!request.included_set_sha256().empty() &&
+      request.included_set_sha256() != set->AsBytes()) {
+    return absl::InvalidArgumentError(
+        "included_set_sha256 is not the digest of included_files");
   }
   return absl::OkStatus();
 }
@@ -171,10 +196,14 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
     return absl::InvalidArgumentError(
         "included_files are given but includes_resolved is not set");
   }
-  if (absl::Status s = CheckIncludedFiles(request, out.user_include_dirs,
-                                          limits, &out.has_included_contents);
-      !s.ok()) {
-    return s;
+  Digest included_set;
+  if (request.includes_resolved()) {
+    if (absl::Status s =
+            CheckIncludedFiles(request, out.user_include_dirs, limits,
+                               &included_set, &out.has_included_contents);
+        !s.ok()) {
+      return s;
+    }
   }
 
   out.options = std::move(options->options);
@@ -203,9 +232,7 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   for (const std::string& e : out.name_expressions)
     key.name_expressions.push_back(e);
   key.includes_resolved = request.includes_resolved();
-  for (const v1::IncludedFile& file : request.included_files()) {
-    key.included_files.emplace_back(file.path(), file.sha256());
-  }
+  key.included_set = included_set;
   out.key = ComputeCompileKey(key);
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/cache_key.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
@@ -20,6 +21,20 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+
+// The files of a scan, checking its set digest on the way.
+absl::StatusOr<std::vector<ScannedFile>> Files(IncludeScanner& scanner,
+                                               const ScanInput& input) {
+  absl::StatusOr<std::shared_ptr<const ScanResult>> result =
+      scanner.Scan(input);
+  if (!result.ok()) return result.status();
+  std::vector<std::pair<absl::string_view, absl::string_view>> pairs;
+  for (const ScannedFile& f : (*result)->files) {
+    pairs.emplace_back(f.path, f.digest.AsBytes());
+  }
+  EXPECT_EQ((*result)->set, IncludedSetDigest(pairs));
+  return (*result)->files;
+}
 
 class IncludeScanTest : public ::testing::Test {
  protected:
@@ -80,7 +95,7 @@ TEST_F(IncludeScanTest, FollowsEveryKindOfIncludeAndSendsOnlyUserFiles) {
   input.header_bodies = {mem_body};
 
   IncludeScanner scanner(0);
-  absl::StatusOr<std::vector<ScannedFile>> files = scanner.Scan(input);
+  absl::StatusOr<std::vector<ScannedFile>> files = Files(scanner, input);
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_THAT(Paths(*files),
               ElementsAre("u/a.h", "u/c.h", "u/d.h", "u/fromtoolkit.h", "u/m.h",
@@ -98,29 +113,29 @@ TEST_F(IncludeScanTest, ChangedAndShadowingFilesAreSeenUnrelatedOnesAreNot) {
   auto settle = [] { absl::SleepFor(absl::Milliseconds(30)); };
   settle();
 
-  absl::StatusOr<std::vector<ScannedFile>> first = scanner.Scan(input);
+  absl::StatusOr<std::vector<ScannedFile>> first = Files(scanner, input);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_THAT(Paths(*first), ElementsAre("u/a.h", "u/c.h"));
-  ASSERT_TRUE(scanner.Scan(input).ok());
+  ASSERT_TRUE(Files(scanner, input).ok());
   EXPECT_EQ(scanner.walks(), 1u) << "an unchanged tree is answered by stats";
 
   Write("u/unrelated.h", "two\n");
   settle();
-  absl::StatusOr<std::vector<ScannedFile>> unrelated = scanner.Scan(input);
+  absl::StatusOr<std::vector<ScannedFile>> unrelated = Files(scanner, input);
   ASSERT_TRUE(unrelated.ok());
   EXPECT_EQ(scanner.walks(), 1u);
   EXPECT_EQ((*unrelated)[1].digest, (*first)[1].digest);
 
   Write("u/c.h", "#define C 4\n");  // one byte, same size
   settle();
-  absl::StatusOr<std::vector<ScannedFile>> changed = scanner.Scan(input);
+  absl::StatusOr<std::vector<ScannedFile>> changed = Files(scanner, input);
   ASSERT_TRUE(changed.ok());
   EXPECT_EQ(scanner.walks(), 2u);
   EXPECT_EQ((*changed)[1].digest, Digest::Of("#define C 4\n"));
 
   Write("s/a.h", "int shadow;\n");  // earlier in the search order
   settle();
-  absl::StatusOr<std::vector<ScannedFile>> shadowed = scanner.Scan(input);
+  absl::StatusOr<std::vector<ScannedFile>> shadowed = Files(scanner, input);
   ASSERT_TRUE(shadowed.ok());
   EXPECT_THAT(Paths(*shadowed), ElementsAre("s/a.h"));
 }
@@ -130,7 +145,7 @@ TEST_F(IncludeScanTest, WhatTheDaemonCannotSeeIsRefused) {
   Write("u/sub/up.h", "#include \"../../outside.h\"\n");
   Write("outside.h", "int o;\n");
   absl::StatusOr<std::vector<ScannedFile>> outside =
-      scanner.Scan(Input("#include <sub/up.h>\n", {"u"}));
+      Files(scanner, Input("#include <sub/up.h>\n", {"u"}));
   ASSERT_FALSE(outside.ok());
   EXPECT_THAT(outside.status().message(), HasSubstr("outside its include"));
 
@@ -138,19 +153,19 @@ TEST_F(IncludeScanTest, WhatTheDaemonCannotSeeIsRefused) {
   ScanInput local = Input("#include \"next_to_program.h\"\n", {"u"});
   const std::string program = dir_.Sub("prog.cu");
   local.program_name = program;
-  absl::StatusOr<std::vector<ScannedFile>> beside = scanner.Scan(local);
+  absl::StatusOr<std::vector<ScannedFile>> beside = Files(scanner, local);
   ASSERT_FALSE(beside.ok());
   EXPECT_THAT(beside.status().message(), HasSubstr("next_to_program.h"));
 
   const std::string absolute = "#include \"" + dir_.Sub("outside.h") + "\"\n";
   absl::StatusOr<std::vector<ScannedFile>> abs =
-      scanner.Scan(Input(absolute, {"u"}));
+      Files(scanner, Input(absolute, {"u"}));
   ASSERT_FALSE(abs.ok());
   EXPECT_THAT(abs.status().message(), HasSubstr("absolute path"));
 
   Write("u/macro.h", "#include SOMEWHERE_UNDEFINED\n");
   absl::StatusOr<std::vector<ScannedFile>> macro =
-      scanner.Scan(Input("#include <macro.h>\n", {"u"}));
+      Files(scanner, Input("#include <macro.h>\n", {"u"}));
   ASSERT_FALSE(macro.ok());
   EXPECT_THAT(macro.status().message(), HasSubstr("SOMEWHERE_UNDEFINED"));
 
@@ -158,7 +173,7 @@ TEST_F(IncludeScanTest, WhatTheDaemonCannotSeeIsRefused) {
   Write("u/there.h", "int t;\n");
   ScanInput defined = Input("#include <macro.h>\n", {"u"});
   defined.defines = {"SOMEWHERE_UNDEFINED=<there.h>"};
-  absl::StatusOr<std::vector<ScannedFile>> ok = scanner.Scan(defined);
+  absl::StatusOr<std::vector<ScannedFile>> ok = Files(scanner, defined);
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_THAT(Paths(*ok), ElementsAre("u/macro.h", "u/there.h"));
 }

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cache_key.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
@@ -181,12 +182,15 @@ TEST_F(ServiceTest, BadRequestsAreInvalidArgumentAndStoreNothing) {
 TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
   testing::TempDir scratch;
   setenv("TMPDIR", scratch.path().c_str(), 1);
+  const std::string path = "/home/user/inc/lib/a.h";
+  auto set_of = [&](const std::string& contents) {
+    const Digest d = Digest::Of(contents);
+    return std::string(IncludedSetDigest({{path, d.AsBytes()}}).AsBytes());
+  };
   v1::CompileRequest request = Request("#include <lib/a.h>");
   request.add_options("-I/home/user/inc");
   request.set_includes_resolved(true);
-  v1::IncludedFile* file = request.add_included_files();
-  file->set_path("/home/user/inc/lib/a.h");
-  file->set_sha256(std::string(Digest::Of("int a;").AsBytes()));
+  request.set_included_set_sha256(set_of("int a;"));
 
   v1::CompileResponse response;
   grpc::ClientContext ask;
@@ -196,27 +200,35 @@ TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
             1u);
   EXPECT_EQ(compiler_.calls(), 0);
 
+  v1::CompileRequest full = request;
+  v1::IncludedFile* file = full.add_included_files();
+  file->set_path(path);
+  file->set_sha256(std::string(Digest::Of("int a;").AsBytes()));
   file->set_contents("int a;");
-  ASSERT_TRUE(Call(request, &response).ok());
+  ASSERT_TRUE(Call(full, &response).ok());
   EXPECT_EQ(response.served(), v1::SERVED_MISS);
-  EXPECT_THAT(response.object(),
-              HasSubstr("[/lib/a.h]#line 1 "
-                        "\"/home/user/inc/lib/a.h\"\nint a;"));
+  EXPECT_THAT(
+      response.object(),
+      HasSubstr("[/lib/a.h]#line 1 \"/home/user/inc/lib/a.h\"\nint a;"));
   EXPECT_THAT(response.object(), Not(HasSubstr(" --include-path=/home")));
   EXPECT_TRUE(std::filesystem::is_empty(scratch.path()))
       << "the laid-out files outlive the compile";
 
-  file->clear_contents();
   ASSERT_TRUE(Call(request, &response).ok());
-  EXPECT_EQ(response.served(), v1::SERVED_HIT);
+  EXPECT_EQ(response.served(), v1::SERVED_HIT) << "the set's digest suffices";
   EXPECT_EQ(compiler_.calls(), 1);
   EXPECT_EQ(Stats().requests(), 2u) << "asked-again requests count once";
 
-  file->set_sha256(std::string(Digest::Of("int b;").AsBytes()));
+  request.set_included_set_sha256(set_of("int b;"));
   grpc::ClientContext changed;
   EXPECT_EQ(stub_->Compile(&changed, request, &response).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION)
       << "another file content is another key";
+  v1::CompileRequest lying = full;
+  lying.set_included_set_sha256(set_of("int b;"));
+  EXPECT_EQ(Call(lying, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT)
+      << "a list that is not the set's";
   unsetenv("TMPDIR");
 }
 
