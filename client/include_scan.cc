@@ -16,6 +16,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/cache_key.h"
+#include "common/paths.h"
+#include "jitcache/v1/scan_memo.pb.h"
 
 namespace jitcache::internal {
 namespace {
@@ -169,8 +171,87 @@ bool IncludeScanner::Racy(const FileStamp& stamp) const {
 }
 
 IncludeScanner& IncludeScanner::ForProcess() {
-  static auto* scanner = new IncludeScanner();
+  static auto* scanner =
+      new IncludeScanner(2'000'000'000, DefaultScanCachePath());
   return *scanner;
+}
+
+namespace {
+
+void ToRecord(const std::string& path, const IncludeScanner::FileStamp& s,
+              v1::FileStampRecord* r) {
+  r->set_path(path);
+  r->set_dev(s.dev);
+  r->set_ino(s.ino);
+  r->set_size(s.size);
+  r->set_mtime_ns(s.mtime_ns);
+  r->set_ctime_ns(s.ctime_ns);
+}
+
+std::pair<std::string, IncludeScanner::FileStamp> FromRecord(
+    const v1::FileStampRecord& r) {
+  return {r.path(), {r.dev(), r.ino(), r.size(), r.mtime_ns(), r.ctime_ns()}};
+}
+
+constexpr uint32_t kMemoFormat = 1;
+
+}  // namespace
+
+std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::LoadMemo(
+    const Digest& key) const {
+  const int fd =
+      ::open((memo_dir_ + "/" + key.Hex()).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  v1::ScanMemo record;
+  const bool parsed = record.ParseFromFileDescriptor(fd);
+  ::close(fd);
+  if (!parsed || record.format_version() != kMemoFormat ||
+      record.result_paths_size() != record.result_sha256_size()) {
+    return nullptr;
+  }
+  auto memo = std::make_shared<Memo>();
+  for (const auto& r : record.files()) memo->files.push_back(FromRecord(r));
+  for (const auto& r : record.dirs()) memo->dirs.push_back(FromRecord(r));
+  auto result = std::make_shared<ScanResult>();
+  for (int i = 0; i < record.result_paths_size(); ++i) {
+    absl::StatusOr<Digest> d = Digest::FromBytes(record.result_sha256(i));
+    if (!d.ok()) return nullptr;
+    result->files.push_back({record.result_paths(i), *d});
+  }
+  absl::StatusOr<Digest> set = Digest::FromBytes(record.set_sha256());
+  if (!set.ok()) return nullptr;
+  result->set = *set;
+  memo->result = std::move(result);
+  return memo;
+}
+
+void IncludeScanner::SaveMemo(const Digest& key, const Memo& memo) const {
+  v1::ScanMemo record;
+  record.set_format_version(kMemoFormat);
+  for (const auto& [path, stamp] : memo.files) {
+    ToRecord(path, stamp, record.add_files());
+  }
+  for (const auto& [path, stamp] : memo.dirs) {
+    ToRecord(path, stamp, record.add_dirs());
+  }
+  for (const ScannedFile& f : memo.result->files) {
+    record.add_result_paths(f.path);
+    record.add_result_sha256(std::string(f.digest.AsBytes()));
+  }
+  record.set_set_sha256(std::string(memo.result->set.AsBytes()));
+  // Private to the user: whoever could write here could choose what the
+  // user's compiles are keyed on.
+  ::mkdir(memo_dir_.c_str(), 0700);
+  const std::string path = memo_dir_ + "/" + key.Hex();
+  const std::string temp = absl::StrCat(path, ".", getpid(), ".tmp");
+  const int fd =
+      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const bool written = record.SerializeToFileDescriptor(fd);
+  ::close(fd);
+  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
+    ::unlink(temp.c_str());
+  }
 }
 
 void IncludeScanner::Parse(absl::string_view text,
@@ -311,6 +392,14 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
     if (it != memos_.end()) last = it->second;
   }
   if (last != nullptr && StillValid(*last)) return last->result;
+  if (!memo_dir_.empty()) {
+    if (std::shared_ptr<const Memo> kept = LoadMemo(scan_key);
+        kept != nullptr && StillValid(*kept)) {
+      absl::MutexLock lock(&mu_);
+      memos_[scan_key] = kept;
+      return kept->result;
+    }
+  }
   walks_.fetch_add(1);
   return Walk(input);
 }
@@ -548,9 +637,11 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
   result->files = std::move(out);
   if (memo->cacheable) {
     memo->result = result;
+    const Digest key = ScanKey(input);
+    if (!memo_dir_.empty()) SaveMemo(key, *memo);
     absl::MutexLock lock(&mu_);
     if (memos_.size() >= kMaxMemos) memos_.clear();
-    memos_[ScanKey(input)] = std::move(memo);
+    memos_[key] = std::move(memo);
   }
   return std::shared_ptr<const ScanResult>(std::move(result));
 }

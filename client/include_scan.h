@@ -65,16 +65,22 @@ struct ScanResult {
 // the same, and a whole scan is reused while none of the files it read
 // changed and no directory where it found a path absent changed (a header
 // created there would now be found): a repeated scan costs a stat per
-// file. A file or directory changed in the last two seconds is not
-// trusted this way, as its timestamps may not have moved yet.
+// file. Scans are also kept on disk (DefaultScanCachePath, one small file
+// per program and options, private to the user), so that a new process's
+// first compile of a program scanned before costs the same stats, not
+// reading and hashing every header. A file or directory changed in the
+// last two seconds is not trusted this way, as its timestamps may not
+// have moved yet.
 //
 // Thread-safety: Scan may be called from many threads at once.
 class IncludeScanner {
  public:
-  // `settle`: how long ago a file must have changed to be trusted by its
-  // stamp (two seconds in ForProcess; tests may use less).
-  explicit IncludeScanner(int64_t settle_ns = 2'000'000'000)
-      : settle_ns_(settle_ns) {}
+  // `settle_ns`: how long ago a file must have changed to be trusted by
+  // its stamp (two seconds in ForProcess; tests may use less). `memo_dir`:
+  // where scans are kept for the next process ("" for nowhere).
+  explicit IncludeScanner(int64_t settle_ns = 2'000'000'000,
+                          std::string memo_dir = "")
+      : settle_ns_(settle_ns), memo_dir_(std::move(memo_dir)) {}
 
   static IncludeScanner& ForProcess();
 
@@ -89,6 +95,13 @@ class IncludeScanner {
   static absl::StatusOr<std::string> Read(const std::string& path,
                                           Digest* digest);
 
+  // What says a file or directory has not changed.
+  struct FileStamp {
+    uint64_t dev = 0, ino = 0, size = 0;
+    int64_t mtime_ns = 0, ctime_ns = 0;
+    bool operator==(const FileStamp&) const = default;
+  };
+
   struct Directive {
     enum Kind { kQuote, kAngle, kQuoteNext, kAngleNext, kMacro } kind;
     std::string text;  // the name between the delimiters, or the macro text
@@ -102,11 +115,6 @@ class IncludeScanner {
                     std::vector<Define>* defines);
 
  private:
-  struct FileStamp {
-    uint64_t dev = 0, ino = 0, size = 0;
-    int64_t mtime_ns = 0, ctime_ns = 0;
-    bool operator==(const FileStamp&) const = default;
-  };
   struct FileInfo {
     FileStamp stamp;
     bool cacheable = false;
@@ -129,6 +137,9 @@ class IncludeScanner {
   bool Racy(const FileStamp& stamp) const;
   static Digest ScanKey(const ScanInput& input);
   static bool StillValid(const Memo& memo);
+  // The memo kept on disk for `key`, if any and readable.
+  std::shared_ptr<const Memo> LoadMemo(const Digest& key) const;
+  void SaveMemo(const Digest& key, const Memo& memo) const;
   absl::StatusOr<std::shared_ptr<const ScanResult>> Walk(
       const ScanInput& input);
 
@@ -137,6 +148,7 @@ class IncludeScanner {
                                                        const FileStamp& stamp);
 
   const int64_t settle_ns_;
+  const std::string memo_dir_;
   std::atomic<uint64_t> walks_{0};
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const FileInfo>> files_

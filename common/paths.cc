@@ -51,6 +51,16 @@ std::string DefaultStorePath() {
   return HomeDirectory() + "/.cache/jitcache";
 }
 
+std::string DefaultScanCachePath() {
+  if (const char* set = getenv("JITCACHE_SCAN_CACHE"); set != nullptr) {
+    return std::string(set) == "off" ? "" : set;
+  }
+  if (std::string cache = Env("XDG_CACHE_HOME"); !cache.empty()) {
+    return cache + "/jitcache-scan";
+  }
+  return HomeDirectory() + "/.cache/jitcache-scan";
+}
+
 bool IsNormalAbsolutePath(std::string_view path) {
   if (path.size() < 2 || path[0] != '/' || path.back() == '/') return false;
   size_t start = 1;

@@ -20,6 +20,11 @@ std::string DefaultClientSocketPath();
 // $JITCACHE_STORE, else $XDG_CACHE_HOME/jitcache, else ~/.cache/jitcache.
 std::string DefaultStorePath();
 
+// Where libjitcache keeps its include scans between processes:
+// $JITCACHE_SCAN_CACHE ("off" for nowhere: ""), else
+// $XDG_CACHE_HOME/jitcache-scan, else ~/.cache/jitcache-scan.
+std::string DefaultScanCachePath();
+
 // "/a/b": begins with '/', and has no empty, "." or ".." component and no
 // trailing '/'. No file system access.
 bool IsNormalAbsolutePath(std::string_view path);

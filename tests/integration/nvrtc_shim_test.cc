@@ -34,6 +34,7 @@ class NvrtcShim : public ::testing::Test {
     std::vector<std::string> argv = {"/usr/bin/env"};
     if (socket.has_value()) {
       argv.push_back(std::string("LD_LIBRARY_PATH=") + JITCACHE_NVRTC_DIR);
+      argv.push_back("JITCACHE_SCAN_CACHE=" + dir_.Sub("scans"));
       argv.push_back("JITCACHE_SOCKET=" +
                      (socket->empty() ? dir_.Sub("nobody.sock") : *socket));
     }

@@ -140,6 +140,49 @@ TEST_F(IncludeScanTest, ChangedAndShadowingFilesAreSeenUnrelatedOnesAreNot) {
   EXPECT_THAT(Paths(*shadowed), ElementsAre("s/a.h"));
 }
 
+// A new process's first scan of a program scanned before is answered from
+// the kept memo (no reading, no hashing) while nothing it depends on moved.
+TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
+  Write("u/a.h", "#include \"c.h\"\n");
+  Write("u/c.h", "#define C 3\n");
+  const ScanInput input = Input("#include <a.h>\n", {"u"});
+  const std::string memos = dir_.Sub("memos");
+  absl::SleepFor(absl::Milliseconds(30));
+
+  IncludeScanner first(0, memos);
+  absl::StatusOr<std::vector<ScannedFile>> scanned = Files(first, input);
+  ASSERT_TRUE(scanned.ok()) << scanned.status();
+  EXPECT_EQ(first.walks(), 1u);
+  EXPECT_EQ(std::filesystem::status(memos).permissions() &
+                std::filesystem::perms::all,
+            std::filesystem::perms::owner_all);
+
+  IncludeScanner next(0, memos);
+  absl::StatusOr<std::vector<ScannedFile>> kept = Files(next, input);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(next.walks(), 0u) << "answered from the kept scan";
+  EXPECT_THAT(Paths(*kept), ElementsAre("u/a.h", "u/c.h"));
+  EXPECT_EQ((*kept)[1].digest, (*scanned)[1].digest);
+
+  Write("u/c.h", "#define C 4\n");
+  absl::SleepFor(absl::Milliseconds(30));
+  IncludeScanner after_change(0, memos);
+  absl::StatusOr<std::vector<ScannedFile>> changed = Files(after_change, input);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_EQ(after_change.walks(), 1u);
+  EXPECT_EQ((*changed)[1].digest, Digest::Of("#define C 4\n"));
+
+  for (const auto& entry : std::filesystem::directory_iterator(memos)) {
+    testing::WriteFile(entry.path().string(), "not a memo");
+  }
+  IncludeScanner after_damage(0, memos);
+  absl::StatusOr<std::vector<ScannedFile>> rescanned =
+      Files(after_damage, input);
+  ASSERT_TRUE(rescanned.ok());
+  EXPECT_EQ(after_damage.walks(), 1u);
+  EXPECT_EQ((*rescanned)[1].digest, Digest::Of("#define C 4\n"));
+}
+
 TEST_F(IncludeScanTest, WhatTheDaemonCannotSeeIsRefused) {
   IncludeScanner scanner(0);
   Write("u/sub/up.h", "#include \"../../outside.h\"\n");
