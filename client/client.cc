@@ -60,6 +60,7 @@ v1::CompileRequest CompileRequestFor(const Program& program,
     request.add_name_expressions(expr);
   }
   request.set_target(ToWireTarget(target));
+  request.set_exact_include_path(!options.toolkit_include_dirs);
   return request;
 }
 

@@ -81,9 +81,23 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
       scan.defines.push_back(option.substr(kDefine.size()));
     }
   }
-  if (!any_user_dir) return nullptr;
-  // The daemon searches its toolkit after the program's directories.
-  for (const std::string& t : toolkit_dirs) scan.dirs.push_back({t, true});
+  auto set_options = [&] {
+    request->clear_options();
+    for (std::string& option : canonical->options) {
+      request->add_options(std::move(option));
+    }
+  };
+  if (!any_user_dir) {
+    // Toolkit directories only, now by the real path the daemon knows
+    // them by (-I$CUDA_HOME/include through a symlink, say).
+    set_options();
+    return nullptr;
+  }
+  // The daemon searches its toolkit after the program's directories,
+  // unless told not to.
+  if (!request->exact_include_path()) {
+    for (const std::string& t : toolkit_dirs) scan.dirs.push_back({t, true});
+  }
 
   scan.program_name = request->program_name().empty()
                           ? absl::string_view("program.cu")
@@ -97,10 +111,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
       IncludeScanner::ForProcess().Scan(scan);
   if (!included.ok()) return included.status();
 
-  request->clear_options();
-  for (std::string& option : canonical->options) {
-    request->add_options(std::move(option));
-  }
+  set_options();
   request->set_includes_resolved(true);
   request->set_included_set_sha256(std::string((*included)->set.AsBytes()));
   return included;
@@ -111,13 +122,13 @@ absl::Status AttachIncludedFiles(const ScanResult& included,
   request->clear_included_files();
   request->clear_included_set_sha256();
   for (const ScannedFile& file : included.files) {
-    Digest digest;
+    // The daemon hashes what it is sent; hashing here too would only
+    // double the work of a miss.
     absl::StatusOr<std::string> contents =
-        IncludeScanner::Read(file.path, &digest);
+        IncludeScanner::Read(file.path, nullptr);
     if (!contents.ok()) return contents.status();
     v1::IncludedFile* out = request->add_included_files();
     out->set_path(file.path);
-    out->set_sha256(std::string(digest.AsBytes()));
     out->set_contents(*std::move(contents));
   }
   return absl::OkStatus();

@@ -28,8 +28,8 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
     const std::vector<std::string>& toolkit_dirs, v1::CompileRequest* request);
 
 // Puts the files in the request with their current bytes (what the daemon
-// asks for to compile a miss), and leaves the set's digest to the daemon,
-// as a file may have changed since it was scanned.
+// asks for to compile a miss), and leaves their digests to the daemon, as
+// a file may have changed since it was scanned.
 absl::Status AttachIncludedFiles(const ScanResult& included,
                                  v1::CompileRequest* request);
 

@@ -124,9 +124,6 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
       target != CodeType::kLtoir) {
     return absl::InvalidArgumentError("NVRTC compiles to ptx, cubin or ltoir");
   }
-  if (program.source().empty()) {
-    return absl::InvalidArgumentError("source is empty");
-  }
   const std::vector<std::string> raw = options.AsNvrtcOptions();
   absl::StatusOr<CanonicalOptions> canonical =
       CanonicalizeCompileOptions(raw, KindOf(target), loaded->policy);
@@ -141,7 +138,9 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
   input.source = &program.source();
   input.headers = &program.headers();
   input.options = canonical->options;
-  input.include_dirs = loaded->policy.allowed_include_dirs;
+  if (options.toolkit_include_dirs) {
+    input.include_dirs = loaded->policy.allowed_include_dirs;
+  }
   input.name_expressions = std::move(names);
   input.target = KindOf(target);
   absl::StatusOr<NvrtcOutput> out = RunNvrtc(loaded->api, input);

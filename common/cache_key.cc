@@ -24,6 +24,7 @@ enum CompileTag : uint32_t {
   kTagNameExpressions = 13,
   kTagNameExpression = 14,
   kTagIncludedSet = 15,
+  kTagExactIncludePath = 16,
 };
 
 // Field tags of an included set.
@@ -95,6 +96,7 @@ Digest ComputeCompileKey(const CompileKeyInput& input) {
   if (input.includes_resolved) {
     key.Field(kTagIncludedSet, input.included_set.AsBytes());
   }
+  if (input.exact_include_path) key.Count(kTagExactIncludePath, 1);
   return key.Finish();
 }
 

@@ -40,6 +40,9 @@ struct CompileKeyInput {
   // field in its key, so keys of requests without it are what they were.
   bool includes_resolved = false;
   Digest included_set;
+  // Only the options' include directories are searched (no toolkit ones
+  // added); in the key only when set.
+  bool exact_include_path = false;
 };
 
 Digest ComputeCompileKey(const CompileKeyInput& input);

@@ -159,6 +159,7 @@ bool AskDaemon(Shim& p, CodeType target) {
   jitcache::ProgramOptions options;
   options.extra_options = p.options;
   options.name_expressions = p.name_expressions;
+  options.toolkit_include_dirs = false;  // NVRTC searches what it is told
   absl::StatusOr<jitcache::ObjectCode> code =
       daemon->Compile(program, options, target);
   if (!code.ok() && getenv("JITCACHE_NVRTC_VERBOSE") != nullptr) {

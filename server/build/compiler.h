@@ -32,6 +32,9 @@ struct CompileJob {
   // where NVRTC finds them before a compiler sees the job.
   std::vector<std::pair<std::string, std::string>> included_files;
   std::vector<std::string> user_include_dirs;
+  // The toolkit's include directories after the options' (false: exactly
+  // the options' search path, as NVRTC has it).
+  bool toolkit_include_dirs = true;
   // Not part of the key: when to give up (DEADLINE_EXCEEDED), and a flag
   // that, once set, cancels the compile (UNAVAILABLE).
   absl::Time deadline = absl::InfiniteFuture();

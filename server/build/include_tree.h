@@ -14,12 +14,18 @@ namespace jitcache {
 // directory ROOT, each at ROOT + its absolute path, and the job's -I
 // options pointed there: NVRTC then finds exactly those files, relative
 // #includes between them work as on the client, and a file the client did
-// not send is not found, as it was not on the client. Each file starts with
-// a #line naming its real path, so that __FILE__, diagnostics and line
-// information name the client's file, not ROOT.
+// not send is not found, as it was not on the client. Each file has a
+// #line naming its real path (after its include guard, where it opens with
+// one), so that __FILE__, diagnostics and line information name the
+// client's file, not ROOT.
 //
 // The directory is removed when the tree is destroyed. Not thread-safe;
 // one per compile.
+// /dev/shm where it is a writable directory (memory: laying out CUB's 700
+// headers takes 20 ms there, and can take half a second on a disk), else
+// $TMPDIR, else /tmp.
+std::string DefaultScratchDir();
+
 class IncludeTree {
  public:
   // Writes `job`'s included files under `parent` and rewrites its options;

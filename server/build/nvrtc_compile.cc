@@ -214,7 +214,7 @@ absl::StatusOr<CompileResult> CudaCompiler::Compile(const CompileJob& job) {
   input.source = &job.source;
   input.headers = &job.headers;
   input.options = job.options;
-  input.include_dirs = toolchain_.include_dirs;
+  if (job.toolkit_include_dirs) input.include_dirs = toolchain_.include_dirs;
   input.name_expressions = job.name_expressions;
   input.target = job.target;
   input.flow_callback = &FlowCallback;

@@ -17,6 +17,7 @@ v1::WorkerRequest ToWorkerRequest(const CompileJob& job) {
   }
   for (const std::string& o : job.options) c->add_options(o);
   for (const std::string& e : job.name_expressions) c->add_name_expressions(e);
+  c->set_exact_include_path(!job.toolkit_include_dirs);
   c->set_target(static_cast<int>(job.target));
   request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
   return request;
@@ -47,6 +48,7 @@ CompileJob CompileJobFrom(const v1::WorkerCompile& c, absl::Time deadline) {
   job.options.assign(c.options().begin(), c.options().end());
   job.name_expressions.assign(c.name_expressions().begin(),
                               c.name_expressions().end());
+  job.toolkit_include_dirs = !c.exact_include_path();
   job.target = static_cast<ObjectKind>(c.target());
   job.deadline = deadline;
   return job;

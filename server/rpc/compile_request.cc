@@ -16,11 +16,6 @@ namespace jitcache {
 namespace {
 
 constexpr absl::string_view kIncludePathOption = "--include-path=";
-// SHA-256 of nothing: an empty included file has nothing to send.
-constexpr absl::string_view kEmptySha256(
-    "\xe3\xb0\xc4\x42\x98\xfc\x1c\x14\x9a\xfb\xf4\xc8\x99\x6f\xb9\x24"
-    "\x27\xae\x41\xe4\x64\x9b\x93\x4c\xa4\x95\x99\x1b\x78\x52\xb8\x55",
-    32);
 
 // The canonical options' -I directories that are not the toolkit's.
 std::vector<std::string> UserIncludeDirs(
@@ -37,10 +32,10 @@ std::vector<std::string> UserIncludeDirs(
   return dirs;
 }
 
-// The set's digest, from the list when there is one (each path absolute,
-// lexically normal, unique and under one of `dirs`; each digest 32 bytes
-// and, where contents are given, theirs; the set's digest, if given too,
-// theirs), else as given. `has_contents`: whether a miss can be compiled.
+// The set's digest: from the list when there is one (each path absolute,
+// lexically normal, unique and under one of `dirs`; the digests are the
+// contents', and must match any given), else as given, in which case only
+// a hit can be answered (`has_contents` false, unless the set is empty).
 absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
                                 const std::vector<std::string>& dirs,
                                 const RequestLimits& limits, Digest* set,
@@ -84,32 +79,30 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
       return absl::InvalidArgumentError(
           absl::StrCat("included file '", path, "' is given twice"));
     }
-    if (file.sha256().size() != 32) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("included file '", path, "' has no 32-byte sha256"));
-    }
     if (absl::Status s =
             CheckSize(absl::StrCat("included file '", path, "'"),
                       file.contents().size(), limits.max_header_bytes);
         !s.ok()) {
       return s;
     }
-    if (file.contents().empty() && file.sha256() != kEmptySha256) {
-      *has_contents = false;
-      continue;
-    }
-    if (Digest::Of(file.contents()).AsBytes() != file.sha256()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "included file '", path, "': contents do not match its sha256"));
-    }
     if (file.contents().find('\0') != std::string::npos) {
       return absl::InvalidArgumentError(
           absl::StrCat("included file '", path, "' contains a NUL byte"));
     }
   }
+  std::vector<Digest> digests;
+  digests.reserve(request.included_files_size());
   std::vector<std::pair<absl::string_view, absl::string_view>> files;
   for (const v1::IncludedFile& file : request.included_files()) {
-    files.emplace_back(file.path(), file.sha256());
+    digests.push_back(Digest::Of(file.contents()));
+    if (!file.sha256().empty() && file.sha256() != digests.back().AsBytes()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("included file '", file.path(),
+                       "': contents do not match its sha256"));
+    }
+  }
+  for (size_t i = 0; i < digests.size(); ++i) {
+    files.emplace_back(request.included_files(i).path(), digests[i].AsBytes());
   }
   *set = IncludedSetDigest(std::move(files));
   if (!request.included_set_sha256().empty() &&
@@ -233,6 +226,8 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
     key.name_expressions.push_back(e);
   key.includes_resolved = request.includes_resolved();
   key.included_set = included_set;
+  key.exact_include_path = request.exact_include_path();
+  out.exact_include_path = request.exact_include_path();
   out.key = ComputeCompileKey(key);
   return out;
 }
@@ -249,6 +244,7 @@ CompileJob MakeCompileJob(const v1::CompileRequest& request,
     job.included_files.emplace_back(file.path(), file.contents());
   }
   job.user_include_dirs = prepared.user_include_dirs;
+  job.toolkit_include_dirs = !prepared.exact_include_path;
   job.options = prepared.options;
   job.name_expressions = prepared.name_expressions;
   job.target = prepared.target;

@@ -24,6 +24,7 @@ struct PreparedCompile {
   // cannot be compiled without them.
   std::vector<std::string> user_include_dirs;
   bool has_included_contents = true;
+  bool exact_include_path = false;
 };
 
 // Validates a request against the limits and the toolchain, canonicalises its

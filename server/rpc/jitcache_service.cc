@@ -232,10 +232,8 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
           CompileJob run = *job;
           run.deadline = deadline;
           run.cancelled = &shutting_down_;
-          std::error_code ec;
           absl::StatusOr<std::unique_ptr<IncludeTree>> tree =
-              IncludeTree::Apply(
-                  std::filesystem::temp_directory_path(ec).string(), &run);
+              IncludeTree::Apply(options_.scratch_dir, &run);
           if (!tree.ok()) return tree.status();
           return options_.compiler->Compile(run);
         };

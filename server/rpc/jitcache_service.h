@@ -43,6 +43,8 @@ struct ServiceOptions {
   std::vector<std::pair<std::string, std::string>> config;
   // A compile running longer is cancelled and answered DEADLINE_EXCEEDED.
   absl::Duration compile_time_limit = absl::Minutes(10);
+  // Where a compile's included files are laid out (IncludeTree).
+  std::string scratch_dir = "/tmp";
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 

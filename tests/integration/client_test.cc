@@ -2,6 +2,7 @@
 // handles, batch precompile, the in-process fallback.
 #include "jitcache/client.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -96,6 +97,38 @@ TEST_F(ClientTest, IncludePathOutsideTheToolkitIsKeyedByTheFilesIncluded) {
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_EQ(changed->served, Served::kMiss);
   EXPECT_THAT(changed->bytes, HasSubstr(", 8;"));
+}
+
+// By default the daemon adds the toolkit's include directories, as nvcc
+// would; toolkit_include_dirs = false searches only what is named, as NVRTC
+// does (the NVRTC library asks for that), and is another key.
+TEST_F(ClientTest, ExactIncludePathSearchesOnlyTheDirectoriesNamed) {
+  const Program program(
+      "#include <cuda/std/cstdint>\n"
+      "extern \"C\" __global__ void k(cuda::std::uint32_t* x) { *x = 1; }\n",
+      "k.cu");
+  absl::StatusOr<ObjectCode> added =
+      client_->Compile(program, {}, CodeType::kPtx);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_TRUE(added->compiled) << added->log;
+
+  ProgramOptions exact;
+  exact.toolkit_include_dirs = false;
+  absl::StatusOr<ObjectCode> alone =
+      client_->Compile(program, exact, CodeType::kPtx);
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_FALSE(alone->compiled);
+  EXPECT_EQ(alone->served, Served::kMiss);
+  EXPECT_THAT(alone->log, HasSubstr("cuda/std/cstdint"));
+
+  const char* cuda = std::getenv("CUDA_HOME");
+  exact.include_path = {
+      std::string(cuda != nullptr ? cuda : "/usr/local/cuda") +
+      "/include/cccl"};
+  absl::StatusOr<ObjectCode> named =
+      client_->Compile(program, exact, CodeType::kPtx);
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_TRUE(named->compiled) << named->log;
 }
 
 TEST_F(ClientTest, PrecompileAManifestOfTwentyKernelsForTwoArchs) {

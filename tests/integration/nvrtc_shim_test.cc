@@ -99,10 +99,13 @@ TEST_F(NvrtcShim, IncludeDirectoriesAreKeyedByTheFilesIncluded) {
   std::filesystem::create_directories(inc + "/lib/detail");
   testing::WriteFile(inc + "/lib/api.h",
                      "#pragma once\n#include \"detail/impl.h\"\n");
+  // An include guard (the daemon's #line goes after it) and __LINE__.
   testing::WriteFile(inc + "/lib/detail/impl.h",
+                     "/* impl */\n#ifndef IMPL_H\n#define IMPL_H\n"
                      "#include \"../config.h\"\n"
                      "#define USER_FACTOR (BASE_FACTOR * 1)\n"
-                     "__device__ const char* impl_file = __FILE__;\n");
+                     "__device__ const char* impl_file = __FILE__;\n"
+                     "__device__ int impl_line = __LINE__;\n#endif\n");
   testing::WriteFile(inc + "/lib/config.h",
                      "#define FACTOR_HEADER <lib/factor.h>\n"
                      "#include FACTOR_HEADER\n");

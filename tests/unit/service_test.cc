@@ -35,6 +35,7 @@ class ServiceTest : public ::testing::Test {
     options.compiler = &compiler_;
     options.pool = pool_.get();
     options.limits.max_source_bytes = 1000;
+    options.scratch_dir = scratch_dir_;
     service_ = std::make_unique<JitCacheService>(std::move(options));
     grpc::ServerBuilder builder;
     builder.RegisterService(service_.get());
@@ -97,6 +98,7 @@ class ServiceTest : public ::testing::Test {
     return out;
   }
 
+  std::string scratch_dir_ = "/tmp";
   testing::FakeCompiler compiler_;
   std::unique_ptr<VerifyingStore> store_;
   std::unique_ptr<CompilePool> pool_;
@@ -181,7 +183,9 @@ TEST_F(ServiceTest, BadRequestsAreInvalidArgumentAndStoreNothing) {
 // compiler looks, and a hit by digests alone afterwards.
 TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
   testing::TempDir scratch;
-  setenv("TMPDIR", scratch.path().c_str(), 1);
+  TearDown();
+  scratch_dir_ = scratch.path();
+  SetUp();
   const std::string path = "/home/user/inc/lib/a.h";
   auto set_of = [&](const std::string& contents) {
     const Digest d = Digest::Of(contents);
@@ -229,7 +233,6 @@ TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
   EXPECT_EQ(Call(lying, &response).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT)
       << "a list that is not the set's";
-  unsetenv("TMPDIR");
 }
 
 TEST_F(ServiceTest, IncludedFilesThatDoNotHoldAreRefused) {

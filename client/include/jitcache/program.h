@@ -51,6 +51,10 @@ struct ProgramOptions {
   // scanned here: the headers the program may include from them go to the
   // daemon by content, and are part of the key.
   std::vector<std::string> include_path;
+  // The daemon adds the toolkit's include/ and include/cccl after the
+  // include directories named, as nvcc would (so that <cub/...> needs no
+  // -I). False: exactly the directories named, as NVRTC itself searches.
+  bool toolkit_include_dirs = true;
   std::vector<std::string> pre_include;
   std::vector<std::string> name_expressions;
   std::vector<std::string> extra_options;
