@@ -29,9 +29,13 @@ class NvrtcShim : public ::testing::Test {
   // Runs the program into OUT (a new directory); through our library when
   // `socket` is given (empty: the daemon is down).
   ProcessResult Run(const std::string& out, std::optional<std::string> socket,
-                    std::vector<std::string> extra = {}) {
+                    std::vector<std::string> extra = {},
+                    const std::string& program_name = "") {
     std::filesystem::create_directories(dir_.Sub(out));
     std::vector<std::string> argv = {"/usr/bin/env"};
+    if (!program_name.empty()) {
+      argv.push_back("JC_PROGRAM_NAME=" + program_name);
+    }
     if (socket.has_value()) {
       argv.push_back(std::string("LD_LIBRARY_PATH=") + JITCACHE_NVRTC_DIR);
       argv.push_back("JITCACHE_SCAN_CACHE=" + dir_.Sub("scans"));
@@ -152,6 +156,34 @@ TEST_F(NvrtcShim, IncludeDirectoriesAreKeyedByTheFilesIncluded) {
   ExpectSameOutputs("real_changed", "changed");
   EXPECT_NE(testing::ReadFile(dir_.Sub("real/sm90.cubin")),
             testing::ReadFile(dir_.Sub("changed/sm90.cubin")));
+}
+
+// CuPy names each program by a fresh temporary directory (Python's
+// tempfile: /tmp/tmpXXXXXXXX/kern.cu). Such a directory cannot matter to
+// the program, so it is not part of the key (except for LTO-IR, which
+// records the name); any other name is.
+TEST_F(NvrtcShim, ProgramsInFreshTemporaryDirectoriesShareAKey) {
+  testing::DaemonProcess daemon(dir_.Sub("jc.sock"), ":memory:");
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon.socket()});
+  ProcessResult a = Run("a", daemon.socket(), {}, "/tmp/tmpab_cd123/kern.cu");
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  EXPECT_EQ(client->Stats()->misses, 4u);
+  ProcessResult b = Run("b", daemon.socket(), {}, "/tmp/tmpzz9yy876/kern.cu");
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  EXPECT_EQ(client->Stats()->hits, 3u) << "cubin, its PTX, PTX";
+  EXPECT_EQ(client->Stats()->misses, 5u) << "LTO-IR";
+  ProcessResult real =
+      Run("real", std::nullopt, {}, "/tmp/tmpzz9yy876/kern.cu");
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  ExpectSameOutputs("real", "b");
+
+  ProcessResult named = Run("named", daemon.socket(), {}, "/tmp/mine/kern.cu");
+  ASSERT_EQ(named.exit_code, 0) << named.output;
+  ProcessResult other = Run("other", daemon.socket(), {}, "/tmp/ours/kern.cu");
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_EQ(client->Stats()->misses, 13u) << "other names are other keys";
 }
 
 // What the include scan cannot give the daemon (here a macro #include no

@@ -6,7 +6,8 @@
    -dlto; writes OUTDIR/sm90.cubin, sm90.ptx, compute90.ptx, lto.ltoir and
    prints each lowered name and log size. Exit status 1 on any NVRTC
    error. With -I DIR the source includes <lib/api.h> from DIR, and
-   compiles with -lineinfo, so that file names show in the output. */
+   compiles with -lineinfo, so that file names show in the output.
+   $JC_PROGRAM_NAME names the program (default scale.cu). */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,9 @@ static int Save(const char* dir, const char* name, const char* data,
 static int Compile(const char* dir, int kind, const char* include_option) {
   nvrtcProgram prog;
   const char* source = include_option ? kSourceWithHeader : kSource;
-  if (!Check(nvrtcCreateProgram(&prog, source, "scale.cu", 0, NULL, NULL),
+  const char* name = getenv("JC_PROGRAM_NAME");
+  if (!Check(nvrtcCreateProgram(&prog, source, name ? name : "scale.cu", 0,
+                                NULL, NULL),
              "create")) {
     return 0;
   }

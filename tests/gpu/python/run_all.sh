@@ -22,7 +22,7 @@ export JITCACHE_SCAN_CACHE="$dir/scans"
 # numba-cuda imports np.row_stack, which the NumPy on that machine no
 # longer has; an alias in the environment (not in numba-cuda) lets it load.
 compat=""
-if ! python3 -c "import numba.cuda" >/dev/null 2>&1; then
+if ! python3 -c "import numpy; numpy.row_stack" >/dev/null 2>&1; then
   mkdir -p "$dir/compat"
   printf 'import numpy\nif not hasattr(numpy, "row_stack"):\n    numpy.row_stack = numpy.vstack\n' > "$dir/compat/sitecustomize.py"
   compat="$dir/compat"
