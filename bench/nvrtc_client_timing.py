@@ -7,8 +7,8 @@ DRIVER is "ctypes" (NVRTC's C API through ctypes, on LIBNVRTC), "cupy"
 (RawModule(...).get_function) or "cuda_core" (Program.compile). Whichever
 libnvrtc the process has (LD_PRELOAD decides for the packages) answers.
 SEED goes into a -D option: a new seed is a new cache key (with JC_VARY=1
-each compile takes the next seed, so each is a miss). CuPy's own
-kernel caches are defeated by a fresh CUPY_CACHE_DIR per compile.
+each compile takes the next seed, so each is a miss). CuPy compiles once
+per process (see cupy_compiler).
 """
 import ctypes
 import json
@@ -64,12 +64,16 @@ def ctypes_compiler(lib_path, include_dir, arch):
 
 
 def cupy_compiler(include_dir):
+    # CuPy keeps what it compiles on disk (CUPY_CACHE_DIR, read once) and
+    # in the process: only a process's first compile of a kernel, in an
+    # empty cache directory, reaches NVRTC. So the bench runs one compile
+    # per process. JC_CUPY_CACHE names a directory to keep instead (CuPy's
+    # own cache, for comparison).
+    os.environ["CUPY_CACHE_DIR"] = (os.environ.get("JC_CUPY_CACHE")
+                                    or tempfile.mkdtemp(prefix="jccupy."))
     import cupy as cp
 
     def compile_once(seed):
-        # CuPy keeps compiled kernels on disk and in the module object: a
-        # fresh directory and a new RawModule make it call NVRTC each time.
-        os.environ["CUPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="jccupy.")
         module = cp.RawModule(code=SOURCE, options=("-std=c++17",
                                                     f"-DJC_SEED={seed}"),
                               name_expressions=[NAME])

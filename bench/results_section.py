@@ -6,9 +6,11 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def write_section(name, lines):
-    """`lines` are the section's body; the markers are added here."""
-    section = "\n".join([f"<!-- {name}: written by bench/{name.replace('-', '_')}.py -->",
+def write_section(name, lines, script=None):
+    """`lines` are the section's body; the markers are added here. `script`:
+    what wrote it (default: bench/NAME.py, '-' read as '_')."""
+    script = script or f"bench/{name.replace('-', '_')}.py"
+    section = "\n".join([f"<!-- {name}: written by {script} -->",
                          *lines, f"<!-- /{name} -->"]) + "\n"
     print(section)
     path = os.path.join(ROOT, "bench/RESULTS.md")
