@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "client/include_scan.h"
+#include "client/wire_types.h"
 #include "common/cache_key.h"
 #include "common/compile_options.h"
 #include "common/paths.h"
@@ -14,17 +15,6 @@ namespace {
 constexpr absl::string_view kIncludePath = "--include-path=";
 constexpr absl::string_view kPreInclude = "--pre-include=";
 constexpr absl::string_view kDefine = "--define-macro=";
-
-ObjectKind KindOfTarget(v1::Target target) {
-  switch (target) {
-    case v1::TARGET_CUBIN:
-      return ObjectKind::kCubin;
-    case v1::TARGET_LTOIR:
-      return ObjectKind::kLtoir;
-    default:
-      return ObjectKind::kPtx;
-  }
-}
 
 // The toolkit directory `dir` is, or lies in, by its real path; "" if none.
 std::string InToolkit(const std::string& dir,
@@ -58,8 +48,8 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
   policy.relative_include_base = std::filesystem::current_path(ec).string();
   const std::vector<std::string> raw(request->options().begin(),
                                      request->options().end());
-  absl::StatusOr<CanonicalOptions> canonical =
-      CanonicalizeCompileOptions(raw, KindOfTarget(request->target()), policy);
+  absl::StatusOr<CanonicalOptions> canonical = CanonicalizeCompileOptions(
+      raw, ObjectKindOf(FromWireTarget(request->target())), policy);
   // Options the daemon will refuse: let it say why.
   if (!canonical.ok()) return nullptr;
 

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "client/wire_types.h"
 #include "common/compile_options.h"
 #include "common/digest.h"
 #include "common/nvrtc_program.h"
@@ -102,17 +103,6 @@ Loaded Load() {
   return loaded;
 }
 
-ObjectKind KindOf(CodeType type) {
-  switch (type) {
-    case CodeType::kCubin:
-      return ObjectKind::kCubin;
-    case CodeType::kLtoir:
-      return ObjectKind::kLtoir;
-    default:
-      return ObjectKind::kPtx;
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
@@ -126,7 +116,7 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
   }
   const std::vector<std::string> raw = options.AsNvrtcOptions();
   absl::StatusOr<CanonicalOptions> canonical =
-      CanonicalizeCompileOptions(raw, KindOf(target), loaded->policy);
+      CanonicalizeCompileOptions(raw, ObjectKindOf(target), loaded->policy);
   if (!canonical.ok()) return canonical.status();
   std::vector<std::string> names = options.name_expressions;
   std::sort(names.begin(), names.end());
@@ -142,7 +132,7 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
     input.include_dirs = loaded->policy.allowed_include_dirs;
   }
   input.name_expressions = std::move(names);
-  input.target = KindOf(target);
+  input.target = ObjectKindOf(target);
   absl::StatusOr<NvrtcOutput> out = RunNvrtc(loaded->api, input);
   if (!out.ok()) return out.status();
 

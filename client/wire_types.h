@@ -1,6 +1,7 @@
 #ifndef JITCACHE_CLIENT_WIRE_TYPES_H_
 #define JITCACHE_CLIENT_WIRE_TYPES_H_
 
+#include "common/object_kind.h"
 #include "jitcache/object_code.h"
 #include "jitcache/v1/jitcache.pb.h"
 
@@ -28,6 +29,18 @@ inline CodeType FromWireTarget(v1::Target target) {
       return CodeType::kLtoir;
     default:
       return CodeType::kPtx;
+  }
+}
+
+// The kind NVRTC is asked for, as the option rules name it.
+inline ObjectKind ObjectKindOf(CodeType type) {
+  switch (type) {
+    case CodeType::kCubin:
+      return ObjectKind::kCubin;
+    case CodeType::kLtoir:
+      return ObjectKind::kLtoir;
+    default:
+      return ObjectKind::kPtx;
   }
 }
 
