@@ -329,10 +329,84 @@ absl::StatusOr<std::string> IncludeScanner::Read(const std::string& path,
   return data;
 }
 
+constexpr uint32_t kFilesFormat = 1;
+// Headers kept on disk at most; past this the file starts again.
+constexpr size_t kMaxKeptFiles = 50000;
+
+void IncludeScanner::LoadKeptFiles() {
+  if (kept_files_loaded_ || memo_dir_.empty()) return;
+  kept_files_loaded_ = true;
+  const int fd = ::open((memo_dir_ + "/files").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  v1::ScannedFiles record;
+  const bool parsed = record.ParseFromFileDescriptor(fd);
+  ::close(fd);
+  if (!parsed || record.format_version() != kFilesFormat) return;
+  for (const v1::ScannedFileRecord& r : record.files()) {
+    absl::StatusOr<Digest> digest = Digest::FromBytes(r.sha256());
+    if (!digest.ok() || r.directive_kinds_size() != r.directive_texts_size() ||
+        r.define_names_size() != r.define_bodies_size()) {
+      continue;
+    }
+    auto info = std::make_shared<FileInfo>();
+    auto [path, stamp] = FromRecord(r.stamp());
+    info->stamp = stamp;
+    info->cacheable = true;
+    info->digest = *digest;
+    for (int i = 0; i < r.directive_kinds_size(); ++i) {
+      const int kind = r.directive_kinds(i);
+      if (kind < Directive::kQuote || kind > Directive::kMacro) continue;
+      info->directives.push_back(
+          {static_cast<Directive::Kind>(kind), r.directive_texts(i)});
+    }
+    for (int i = 0; i < r.define_names_size(); ++i) {
+      info->defines.push_back({r.define_names(i), r.define_bodies(i)});
+    }
+    files_.try_emplace(std::move(path), std::move(info));
+  }
+}
+
+void IncludeScanner::SaveKeptFiles() {
+  v1::ScannedFiles record;
+  record.set_format_version(kFilesFormat);
+  {
+    absl::MutexLock lock(&mu_);
+    if (memo_dir_.empty() || files_read_since_save_ == 0) return;
+    files_read_since_save_ = 0;
+    if (files_.size() > kMaxKeptFiles) files_.clear();
+    for (const auto& [path, info] : files_) {
+      if (!info->cacheable) continue;
+      v1::ScannedFileRecord* r = record.add_files();
+      ToRecord(path, info->stamp, r->mutable_stamp());
+      r->set_sha256(std::string(info->digest.AsBytes()));
+      for (const Directive& d : info->directives) {
+        r->add_directive_kinds(d.kind);
+        r->add_directive_texts(d.text);
+      }
+      for (const Define& d : info->defines) {
+        r->add_define_names(d.name);
+        r->add_define_bodies(d.body);
+      }
+    }
+  }
+  ::mkdir(memo_dir_.c_str(), 0700);
+  const std::string path = memo_dir_ + "/files";
+  const std::string temp = absl::StrCat(path, ".", getpid(), ".tmp");
+  const int fd =
+      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const bool written = record.SerializeToFileDescriptor(fd);
+  ::close(fd);
+  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
+    ::unlink(temp.c_str());
+  }
+}
+
 absl::StatusOr<std::shared_ptr<const IncludeScanner::FileInfo>>
 IncludeScanner::Load(const std::string& path, const FileStamp& stamp) {
   {
     absl::MutexLock lock(&mu_);
+    LoadKeptFiles();
     auto it = files_.find(path);
     if (it != files_.end() && it->second->cacheable &&
         it->second->stamp == stamp) {
@@ -340,12 +414,14 @@ IncludeScanner::Load(const std::string& path, const FileStamp& stamp) {
     }
   }
   auto info = std::make_shared<FileInfo>();
+  files_read_.fetch_add(1);
   absl::StatusOr<std::string> text = Read(path, &info->digest);
   if (!text.ok()) return text.status();
   info->stamp = stamp;
   info->cacheable = !Racy(stamp) && stamp.size == text->size();
   Parse(*text, &info->directives, &info->defines);
   absl::MutexLock lock(&mu_);
+  if (info->cacheable) ++files_read_since_save_;
   files_[path] = info;
   return std::shared_ptr<const FileInfo>(std::move(info));
 }
@@ -402,7 +478,9 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
     }
   }
   walks_.fetch_add(1);
-  return Walk(input);
+  absl::StatusOr<std::shared_ptr<const ScanResult>> result = Walk(input);
+  SaveKeptFiles();
+  return result;
 }
 
 absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(

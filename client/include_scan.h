@@ -68,7 +68,9 @@ struct ScanResult {
 // file. Scans are also kept on disk (DefaultScanCachePath, one small file
 // per program and options, private to the user), so that a new process's
 // first compile of a program scanned before costs the same stats, not
-// reading and hashing every header. A file or directory changed in the
+// reading and hashing every header; and every header read is kept there
+// by its stamp, so that a new program's first scan reads only headers no
+// scan read before. A file or directory changed in the
 // last two seconds is not trusted this way, as its timestamps may not
 // have moved yet.
 //
@@ -90,6 +92,8 @@ class IncludeScanner {
 
   // Scans that walked the include graph, not answered from the last scan.
   uint64_t walks() const { return walks_.load(); }
+  // Headers read (and hashed) rather than known by their stamp.
+  uint64_t files_read() const { return files_read_.load(); }
 
   // Reads `path` and returns its current bytes; `digest` is their hash.
   static absl::StatusOr<std::string> Read(const std::string& path,
@@ -143,6 +147,11 @@ class IncludeScanner {
   absl::StatusOr<std::shared_ptr<const ScanResult>> Walk(
       const ScanInput& input);
 
+  // The headers kept on disk, read into files_ once (mu_ held).
+  void LoadKeptFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes files_ to disk when a walk read headers that were not there.
+  void SaveKeptFiles();
+
   // The file's info, from the cache while its stamp holds.
   absl::StatusOr<std::shared_ptr<const FileInfo>> Load(const std::string& path,
                                                        const FileStamp& stamp);
@@ -150,11 +159,14 @@ class IncludeScanner {
   const int64_t settle_ns_;
   const std::string memo_dir_;
   std::atomic<uint64_t> walks_{0};
+  std::atomic<uint64_t> files_read_{0};
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const FileInfo>> files_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<Digest, std::shared_ptr<const Memo>> memos_
       ABSL_GUARDED_BY(mu_);
+  bool kept_files_loaded_ ABSL_GUARDED_BY(mu_) = false;
+  size_t files_read_since_save_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace jitcache::internal

@@ -141,6 +141,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   service.compile_time_limit = options.compile_time_limit;
   service.scratch_dir =
       options.scratch_dir.empty() ? DefaultScratchDir() : options.scratch_dir;
+  service.include_trees = options.kept_include_trees;
   service.store_path = options.store_path;
   service.janitor = daemon->janitor_.get();
   service.admin = admin;

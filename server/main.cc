@@ -86,6 +86,9 @@ ABSL_FLAG(std::string, scratch_dir, "",
           "Where a compile's included files (from -I directories outside "
           "the toolkit) are laid out while it runs; default /dev/shm when "
           "writable, else $TMPDIR, else /tmp");
+ABSL_FLAG(int, kept_include_trees, 8,
+          "Sets of included files kept laid out in --scratch_dir for the "
+          "next miss with the same files (each as large as its headers)");
 ABSL_FLAG(int, max_included_files, 16384,
           "Most files one request may include from -I directories outside "
           "the toolkit (each at most --max_header_bytes)");
@@ -196,6 +199,8 @@ int main(int argc, char** argv) {
   options.limits.max_headers = absl::GetFlag(FLAGS_max_headers);
   options.limits.max_included_files = absl::GetFlag(FLAGS_max_included_files);
   options.scratch_dir = absl::GetFlag(FLAGS_scratch_dir);
+  options.kept_include_trees =
+      static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_kept_include_trees)));
   options.limits.max_options = absl::GetFlag(FLAGS_max_options);
   options.limits.max_name_expressions =
       absl::GetFlag(FLAGS_max_name_expressions);
@@ -310,6 +315,7 @@ int main(int argc, char** argv) {
       {"max_header_bytes", absl::StrCat(options.limits.max_header_bytes)},
       {"max_headers", absl::StrCat(options.limits.max_headers)},
       {"max_included_files", absl::StrCat(options.limits.max_included_files)},
+      {"kept_include_trees", absl::StrCat(options.kept_include_trees)},
       {"scratch_dir", options.scratch_dir.empty()
                           ? jitcache::DefaultScratchDir()
                           : options.scratch_dir},

@@ -111,21 +111,16 @@ std::string DefaultScratchDir() {
   return ec ? "/tmp" : temp;
 }
 
-absl::StatusOr<std::unique_ptr<IncludeTree>> IncludeTree::Apply(
-    const std::string& parent, CompileJob* job) {
-  if (job->user_include_dirs.empty()) return nullptr;
+absl::StatusOr<std::unique_ptr<IncludeTree>> IncludeTree::Write(
+    const std::string& parent,
+    const std::vector<std::pair<std::string, std::string>>& files) {
   std::string pattern = parent + "/jitcache-include-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     return Errno("create a directory in", parent);
   }
   auto tree = std::unique_ptr<IncludeTree>(new IncludeTree(pattern));
   std::error_code ec;
-  for (const std::string& dir : job->user_include_dirs) {
-    // Every directory exists, as on the client, even one nothing came from.
-    std::filesystem::create_directories(tree->root_ + dir, ec);
-    if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir));
-  }
-  for (const auto& [path, contents] : job->included_files) {
+  for (const auto& [path, contents] : files) {
     const std::string target = tree->root_ + path;
     std::filesystem::create_directories(
         std::filesystem::path(target).parent_path(), ec);
@@ -142,17 +137,56 @@ absl::StatusOr<std::unique_ptr<IncludeTree>> IncludeTree::Apply(
     ::close(fd);
     if (!written) return Errno("write", target);
   }
+  return tree;
+}
+
+absl::Status IncludeTree::Apply(CompileJob* job) const {
+  std::error_code ec;
+  for (const std::string& dir : job->user_include_dirs) {
+    std::filesystem::create_directories(root_ + dir, ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir));
+  }
   for (std::string& option : job->options) {
     if (!absl::StartsWith(option, kIncludePathOption)) continue;
     const std::string dir = option.substr(kIncludePathOption.size());
     for (const std::string& user : job->user_include_dirs) {
       if (dir == user) {
-        option = absl::StrCat(kIncludePathOption, tree->root_, dir);
+        option = absl::StrCat(kIncludePathOption, root_, dir);
         break;
       }
     }
   }
   job->included_files.clear();
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const IncludeTree> IncludeTrees::Find(const Digest& set) {
+  absl::MutexLock lock(&mu_);
+  auto it = trees_.find(set);
+  if (it == trees_.end()) return nullptr;
+  order_.erase(std::find(order_.begin(), order_.end(), set));
+  order_.push_back(set);
+  return it->second;
+}
+
+absl::StatusOr<std::shared_ptr<const IncludeTree>> IncludeTrees::Make(
+    const Digest& set,
+    const std::vector<std::pair<std::string, std::string>>& files) {
+  if (std::shared_ptr<const IncludeTree> kept = Find(set)) return kept;
+  absl::StatusOr<std::unique_ptr<IncludeTree>> written =
+      IncludeTree::Write(scratch_dir_, files);
+  if (!written.ok()) return written.status();
+  std::shared_ptr<const IncludeTree> tree = *std::move(written);
+  std::vector<std::shared_ptr<const IncludeTree>> evicted;  // freed unlocked
+  absl::MutexLock lock(&mu_);
+  auto [it, inserted] = trees_.try_emplace(set, tree);
+  if (!inserted) return it->second;  // laid out meanwhile by another compile
+  order_.push_back(set);
+  while (order_.size() > keep_) {
+    evicted.push_back(std::move(trees_[order_.front()]));
+    trees_.erase(order_.front());
+    order_.pop_front();
+  }
   return tree;
 }
 

@@ -226,6 +226,7 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
     key.name_expressions.push_back(e);
   key.includes_resolved = request.includes_resolved();
   key.included_set = included_set;
+  out.included_set = included_set;
   key.exact_include_path = request.exact_include_path();
   out.exact_include_path = request.exact_include_path();
   out.key = ComputeCompileKey(key);

@@ -24,6 +24,7 @@ struct PreparedCompile {
   // cannot be compiled without them.
   std::vector<std::string> user_include_dirs;
   bool has_included_contents = true;
+  Digest included_set;  // of the included files (includes_resolved only)
   bool exact_include_path = false;
 };
 

@@ -215,6 +215,11 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
+  // A miss whose files were laid out for an earlier compile needs no bytes.
+  std::shared_ptr<const IncludeTree> kept;
+  if (!prepared->user_include_dirs.empty()) {
+    kept = include_trees_.Find(prepared->included_set);
+  }
   return Serve(
       uid, response, reactor, prepared->key,
       [&] {
@@ -227,19 +232,27 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
         build.program_name = prepared->program_name;
         build.options = prepared->options;
         build.source_bytes = prepared->source_bytes;
-        build.run =
-            [this, job](absl::Time deadline) -> absl::StatusOr<CompileResult> {
+        build.run = [this, job, kept, set = prepared->included_set](
+                        absl::Time deadline) -> absl::StatusOr<CompileResult> {
           CompileJob run = *job;
           run.deadline = deadline;
           run.cancelled = &shutting_down_;
-          absl::StatusOr<std::unique_ptr<IncludeTree>> tree =
-              IncludeTree::Apply(options_.scratch_dir, &run);
-          if (!tree.ok()) return tree.status();
+          if (run.user_include_dirs.empty()) {
+            return options_.compiler->Compile(run);
+          }
+          std::shared_ptr<const IncludeTree> tree = kept;
+          if (tree == nullptr) {
+            absl::StatusOr<std::shared_ptr<const IncludeTree>> made =
+                include_trees_.Make(set, run.included_files);
+            if (!made.ok()) return made.status();
+            tree = *std::move(made);
+          }
+          if (absl::Status s = tree->Apply(&run); !s.ok()) return s;
           return options_.compiler->Compile(run);
         };
         return build;
       },
-      prepared->has_included_contents ? nullptr : context);
+      prepared->has_included_contents || kept != nullptr ? nullptr : context);
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Link(

@@ -292,7 +292,11 @@ TEST(SocketActivation, RestartsUnderLoadRefuseNoRequest) {
       return absl::StrContains(
           testing::ReadFile(dir.Sub(absl::StrCat("log", generation - 1))),
           "jitcached: ready on");
-    }));
+    })) << "daemon "
+        << generation - 1 << " is not ready; its log:\n"
+        << testing::ReadFile(dir.Sub(absl::StrCat("log", generation - 1)))
+        << "\nthe one before:\n"
+        << testing::ReadFile(dir.Sub(absl::StrCat("log", generation - 2)));
   }
   absl::SleepFor(absl::Milliseconds(1500));
   stop = true;

@@ -164,12 +164,25 @@ TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
   EXPECT_THAT(Paths(*kept), ElementsAre("u/a.h", "u/c.h"));
   EXPECT_EQ((*kept)[1].digest, (*scanned)[1].digest);
 
+  // Another program with the same headers: walked, but nothing read.
+  IncludeScanner other_program(0, memos);
+  const std::string other_source = "#include <a.h>\nint other;\n";
+  ScanInput other_input = input;
+  other_input.source = other_source;
+  absl::StatusOr<std::vector<ScannedFile>> other =
+      Files(other_program, other_input);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other_program.walks(), 1u);
+  EXPECT_EQ(other_program.files_read(), 0u);
+  EXPECT_EQ((*other)[1].digest, (*scanned)[1].digest);
+
   Write("u/c.h", "#define C 4\n");
   absl::SleepFor(absl::Milliseconds(30));
   IncludeScanner after_change(0, memos);
   absl::StatusOr<std::vector<ScannedFile>> changed = Files(after_change, input);
   ASSERT_TRUE(changed.ok());
   EXPECT_EQ(after_change.walks(), 1u);
+  EXPECT_EQ(after_change.files_read(), 1u) << "c.h only";
   EXPECT_EQ((*changed)[1].digest, Digest::Of("#define C 4\n"));
 
   for (const auto& entry : std::filesystem::directory_iterator(memos)) {

@@ -215,13 +215,22 @@ TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
       response.object(),
       HasSubstr("[/lib/a.h]#line 1 \"/home/user/inc/lib/a.h\"\nint a;"));
   EXPECT_THAT(response.object(), Not(HasSubstr(" --include-path=/home")));
-  EXPECT_TRUE(std::filesystem::is_empty(scratch.path()))
-      << "the laid-out files outlive the compile";
+  EXPECT_FALSE(std::filesystem::is_empty(scratch.path()))
+      << "the laid-out files are kept for the next miss";
 
   ASSERT_TRUE(Call(request, &response).ok());
   EXPECT_EQ(response.served(), v1::SERVED_HIT) << "the set's digest suffices";
   EXPECT_EQ(compiler_.calls(), 1);
   EXPECT_EQ(Stats().requests(), 2u) << "asked-again requests count once";
+
+  // Another program with the same files: a miss, compiled without asking
+  // for their bytes again.
+  v1::CompileRequest sibling = request;
+  sibling.set_source("#include <lib/a.h>\n// another kernel");
+  ASSERT_TRUE(Call(sibling, &response).ok());
+  EXPECT_EQ(response.served(), v1::SERVED_MISS);
+  EXPECT_THAT(response.object(), HasSubstr("[/lib/a.h]#line 1"));
+  EXPECT_EQ(compiler_.calls(), 2);
 
   request.set_included_set_sha256(set_of("int b;"));
   grpc::ClientContext changed;
@@ -233,6 +242,12 @@ TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
   EXPECT_EQ(Call(lying, &response).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT)
       << "a list that is not the set's";
+  TearDown();
+  server_.reset();
+  service_.reset();
+  EXPECT_TRUE(std::filesystem::is_empty(scratch.path()))
+      << "the laid-out files outlive the service";
+  SetUp();
 }
 
 TEST_F(ServiceTest, IncludedFilesThatDoNotHoldAreRefused) {
