@@ -196,6 +196,25 @@ std::pair<std::string, IncludeScanner::FileStamp> FromRecord(
 
 constexpr uint32_t kMemoFormat = 1;
 
+// Writes `record` to DIR/NAME whole or not at all (a reader in another
+// process sees the old file or the new one). Best effort: it is a cache.
+void KeepFile(const std::string& dir, const std::string& name,
+              const google::protobuf::Message& record) {
+  // Private to the user: whoever could write here could choose what the
+  // user's compiles are keyed on.
+  ::mkdir(dir.c_str(), 0700);
+  const std::string path = dir + "/" + name;
+  const std::string temp = absl::StrCat(path, ".", getpid(), ".tmp");
+  const int fd =
+      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const bool written = record.SerializeToFileDescriptor(fd);
+  ::close(fd);
+  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
+    ::unlink(temp.c_str());
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::LoadMemo(
@@ -240,19 +259,7 @@ void IncludeScanner::SaveMemo(const Digest& key, const Memo& memo) const {
     record.add_result_sha256(std::string(f.digest.AsBytes()));
   }
   record.set_set_sha256(std::string(memo.result->set.AsBytes()));
-  // Private to the user: whoever could write here could choose what the
-  // user's compiles are keyed on.
-  ::mkdir(memo_dir_.c_str(), 0700);
-  const std::string path = memo_dir_ + "/" + key.Hex();
-  const std::string temp = absl::StrCat(path, ".", getpid(), ".tmp");
-  const int fd =
-      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  const bool written = record.SerializeToFileDescriptor(fd);
-  ::close(fd);
-  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
-    ::unlink(temp.c_str());
-  }
+  KeepFile(memo_dir_, key.Hex(), record);
 }
 
 void IncludeScanner::Parse(absl::string_view text,
@@ -389,17 +396,7 @@ void IncludeScanner::SaveKeptFiles() {
       }
     }
   }
-  ::mkdir(memo_dir_.c_str(), 0700);
-  const std::string path = memo_dir_ + "/files";
-  const std::string temp = absl::StrCat(path, ".", getpid(), ".tmp");
-  const int fd =
-      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  const bool written = record.SerializeToFileDescriptor(fd);
-  ::close(fd);
-  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
-    ::unlink(temp.c_str());
-  }
+  KeepFile(memo_dir_, "files", record);
 }
 
 absl::StatusOr<std::shared_ptr<const IncludeScanner::FileInfo>>
