@@ -115,8 +115,13 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
     return absl::InvalidArgumentError("NVRTC compiles to ptx, cubin or ltoir");
   }
   const std::vector<std::string> raw = options.AsNvrtcOptions();
+  // This process may read its own include directories: any will do.
+  OptionPolicy policy = loaded->policy;
+  policy.any_absolute_include_dir = true;
+  std::error_code ec;
+  policy.relative_include_base = std::filesystem::current_path(ec).string();
   absl::StatusOr<CanonicalOptions> canonical =
-      CanonicalizeCompileOptions(raw, ObjectKindOf(target), loaded->policy);
+      CanonicalizeCompileOptions(raw, ObjectKindOf(target), policy);
   if (!canonical.ok()) return canonical.status();
   std::vector<std::string> names = options.name_expressions;
   std::sort(names.begin(), names.end());

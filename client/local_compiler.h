@@ -11,7 +11,8 @@ namespace jitcache::internal {
 // $JITCACHE_LIBNVRTC overrides), the way the daemon does: the same
 // canonical options, the toolkit's include directories ($CUDA_HOME or
 // /usr/local/cuda) after them, name expressions sorted. For the same NVRTC
-// and toolkit the bytes and lowered names equal the daemon's. The result is
+// and toolkit the bytes and lowered names equal the daemon's (include
+// directories of the program's own are read here directly). The result is
 // served LOCAL and has no cache key. Thread-safe.
 absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
                                           const ProgramOptions& options,

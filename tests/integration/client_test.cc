@@ -198,6 +198,35 @@ TEST_F(ClientTest, FallbackWithoutDaemonMakesTheDaemonsBytes) {
   }
 }
 
+// Include directories of the program's own, compiled in the process when
+// the daemon is away: the same bytes as the daemon's from the files it was
+// sent, -lineinfo, __FILE__ and __LINE__ included.
+TEST_F(ClientTest, FallbackReadsIncludeDirectoriesWithTheDaemonsBytes) {
+  std::filesystem::create_directories(dir_.Sub("inc/sub"));
+  testing::WriteFile(dir_.Sub("inc/sub/v.h"),
+                     "#ifndef V_H\n#define V_H\n#define V 7\n"
+                     "__device__ const char* v_file = __FILE__;\n"
+                     "__device__ int v_line = __LINE__;\n#endif\n");
+  const Program program(
+      "#include <sub/v.h>\n"
+      "extern \"C\" __global__ void k(int* x) { *x = V; }\n",
+      "v.cu");
+  ProgramOptions options;
+  options.arch = "sm_90";
+  options.include_path = {dir_.Sub("inc")};
+  options.extra_options = {"-lineinfo"};
+  absl::StatusOr<ObjectCode> from_daemon =
+      client_->Compile(program, options, CodeType::kPtx);
+  ASSERT_TRUE(from_daemon.ok()) << from_daemon.status();
+  EXPECT_EQ(from_daemon->served, Served::kMiss);
+  auto offline = Client::Connect({.socket_path = dir_.Sub("nobody.sock")});
+  absl::StatusOr<ObjectCode> local =
+      offline->Compile(program, options, CodeType::kPtx);
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_EQ(local->served, Served::kLocal);
+  EXPECT_EQ(local->bytes, from_daemon->bytes);
+}
+
 TEST_F(ClientTest, FallbackAlsoCoversADaemonThatStopped) {
   EXPECT_EQ(daemon_->Stop(), 0);
   auto code = client_->Compile(Program(Kernel(7)), {}, CodeType::kPtx);
