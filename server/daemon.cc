@@ -147,7 +147,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   service.admin = admin;
   service.remote = daemon->remote_.get();
   service.config = options.config;
-  // Set once the listener exists; requests arrive only after that.
+  // listener_ is set before it accepts anything (see PeerListener::Create):
+  // under socket activation connections may be waiting already.
   Daemon* self = daemon.get();
   service.peer_credentials = [self](absl::string_view peer) {
     return self->listener_->Lookup(peer);
@@ -186,9 +187,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     return absl::UnavailableError("cannot start the gRPC server");
   }
   absl::StatusOr<std::unique_ptr<PeerListener>> listener =
-      PeerListener::Start(*listen_fd, daemon->server_.get());
+      PeerListener::Create(*listen_fd, daemon->server_.get());
   if (!listener.ok()) return listener.status();
   daemon->listener_ = *std::move(listener);
+  daemon->listener_->Start();
   if (options.hit_socket) {
     JitCacheService* answering = daemon->service_.get();
     HitSocket::Answer answer = [answering](const std::string& request,

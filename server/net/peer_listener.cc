@@ -81,15 +81,17 @@ absl::StatusOr<int> ListenUnix(const std::string& path) {
   return fd;
 }
 
-absl::StatusOr<std::unique_ptr<PeerListener>> PeerListener::Start(
+absl::StatusOr<std::unique_ptr<PeerListener>> PeerListener::Create(
     int listen_fd, grpc::Server* server) {
   absl::StatusOr<std::unique_ptr<Acceptor>> acceptor =
       Acceptor::Create(listen_fd);
   if (!acceptor.ok()) return acceptor.status();
-  auto listener = std::unique_ptr<PeerListener>(
+  return std::unique_ptr<PeerListener>(
       new PeerListener(*std::move(acceptor), server));
-  listener->thread_ = std::thread([l = listener.get()] { l->Accept(); });
-  return listener;
+}
+
+void PeerListener::Start() {
+  thread_ = std::thread([this] { Accept(); });
 }
 
 void PeerListener::Accept() {

@@ -49,13 +49,18 @@ absl::StatusOr<int> ListenUnix(const std::string& path);
 // to `server` (grpc::AddInsecureChannelFromFd), remembering each one's peer
 // credentials: gRPC names such a connection "fd:N" in
 // ServerContext::peer(), which Lookup maps back to the credentials.
-// Thread-safety: Lookup from any thread; Stop once (or destroy).
+// Thread-safety: Lookup from any thread; Start once, then Stop once (or
+// destroy).
 class PeerListener {
  public:
   // Takes ownership of `listen_fd` (this process's descriptor: a socket a
-  // service manager passed keeps listening after Stop).
-  static absl::StatusOr<std::unique_ptr<PeerListener>> Start(
+  // service manager passed keeps listening after Stop). Accepts nothing
+  // until Start: whoever answers Lookup must be reachable first, as a
+  // passed socket may hold connections already (a request on one would
+  // otherwise ask a listener that is not there yet).
+  static absl::StatusOr<std::unique_ptr<PeerListener>> Create(
       int listen_fd, grpc::Server* server);
+  void Start();
   ~PeerListener();
   void Stop();
 
