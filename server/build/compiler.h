@@ -27,11 +27,6 @@ struct CompileJob {
   std::vector<std::string> options;  // canonical (see compile_options.h)
   std::vector<std::string> name_expressions;  // sorted, unique
   ObjectKind target = ObjectKind::kPtx;
-  // Files the program includes from -I directories outside the toolkit
-  // (path, contents), and those directories: an IncludeTree writes them
-  // where NVRTC finds them before a compiler sees the job.
-  std::vector<std::pair<std::string, std::string>> included_files;
-  std::vector<std::string> user_include_dirs;
   // The toolkit's include directories after the options' (false: exactly
   // the options' search path, as NVRTC has it).
   bool toolkit_include_dirs = true;

@@ -112,8 +112,7 @@ std::string DefaultScratchDir() {
 }
 
 absl::StatusOr<std::unique_ptr<IncludeTree>> IncludeTree::Write(
-    const std::string& parent,
-    const std::vector<std::pair<std::string, std::string>>& files) {
+    const std::string& parent, const Files& files) {
   std::string pattern = parent + "/jitcache-include-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     return Errno("create a directory in", parent);
@@ -140,23 +139,23 @@ absl::StatusOr<std::unique_ptr<IncludeTree>> IncludeTree::Write(
   return tree;
 }
 
-absl::Status IncludeTree::Apply(CompileJob* job) const {
+absl::Status IncludeTree::Apply(const std::vector<std::string>& dirs,
+                                CompileJob* job) const {
   std::error_code ec;
-  for (const std::string& dir : job->user_include_dirs) {
+  for (const std::string& dir : dirs) {
     std::filesystem::create_directories(root_ + dir, ec);
     if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir));
   }
   for (std::string& option : job->options) {
     if (!absl::StartsWith(option, kIncludePathOption)) continue;
     const std::string dir = option.substr(kIncludePathOption.size());
-    for (const std::string& user : job->user_include_dirs) {
+    for (const std::string& user : dirs) {
       if (dir == user) {
         option = absl::StrCat(kIncludePathOption, root_, dir);
         break;
       }
     }
   }
-  job->included_files.clear();
   return absl::OkStatus();
 }
 
@@ -170,8 +169,7 @@ std::shared_ptr<const IncludeTree> IncludeTrees::Find(const Digest& set) {
 }
 
 absl::StatusOr<std::shared_ptr<const IncludeTree>> IncludeTrees::Make(
-    const Digest& set,
-    const std::vector<std::pair<std::string, std::string>>& files) {
+    const Digest& set, const IncludeTree::Files& files) {
   if (std::shared_ptr<const IncludeTree> kept = Find(set)) return kept;
   absl::StatusOr<std::unique_ptr<IncludeTree>> written =
       IncludeTree::Write(scratch_dir_, files);

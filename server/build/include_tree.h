@@ -37,15 +37,18 @@ std::string DefaultScratchDir();
 
 class IncludeTree {
  public:
-  // Writes `files` (path, contents) under a new directory in `parent`.
-  static absl::StatusOr<std::unique_ptr<IncludeTree>> Write(
-      const std::string& parent,
-      const std::vector<std::pair<std::string, std::string>>& files);
+  using Files = std::vector<std::pair<std::string, std::string>>;  // path,
+                                                                   // bytes
 
-  // Points `job`'s -I options outside the toolkit into the tree (each
-  // directory exists there, as on the client, even one nothing came from)
-  // and drops its included files, which the tree holds.
-  absl::Status Apply(CompileJob* job) const;
+  // Writes `files` under a new directory in `parent`.
+  static absl::StatusOr<std::unique_ptr<IncludeTree>> Write(
+      const std::string& parent, const Files& files);
+
+  // Points `job`'s -I options naming `dirs` (the request's own, outside the
+  // toolkit) into the tree; each exists there, as on the client, even one
+  // nothing came from.
+  absl::Status Apply(const std::vector<std::string>& dirs,
+                     CompileJob* job) const;
 
   ~IncludeTree();
   IncludeTree(const IncludeTree&) = delete;
@@ -74,8 +77,7 @@ class IncludeTrees {
   std::shared_ptr<const IncludeTree> Find(const Digest& set);
   // The tree for `set`: the kept one, else `files` laid out and kept.
   absl::StatusOr<std::shared_ptr<const IncludeTree>> Make(
-      const Digest& set,
-      const std::vector<std::pair<std::string, std::string>>& files);
+      const Digest& set, const IncludeTree::Files& files);
 
  private:
   const std::string scratch_dir_;

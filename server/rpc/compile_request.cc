@@ -241,10 +241,6 @@ CompileJob MakeCompileJob(const v1::CompileRequest& request,
   for (const v1::Header& header : request.headers()) {
     job.headers.emplace_back(header.name(), header.contents());
   }
-  for (const v1::IncludedFile& file : request.included_files()) {
-    job.included_files.emplace_back(file.path(), file.contents());
-  }
-  job.user_include_dirs = prepared.user_include_dirs;
   job.toolkit_include_dirs = !prepared.exact_include_path;
   job.options = prepared.options;
   job.name_expressions = prepared.name_expressions;

@@ -35,8 +35,8 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
     const v1::CompileRequest& request, const ToolchainInfo& toolchain,
     const RequestLimits& limits);
 
-// The compile to run on a miss: `prepared` plus the request's source,
-// headers and included files.
+// The compile to run on a miss: `prepared` plus the request's source and
+// headers (included files go to an IncludeTree, which rewrites the job).
 CompileJob MakeCompileJob(const v1::CompileRequest& request,
                           const PreparedCompile& prepared);
 

@@ -215,10 +215,19 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
-  // A miss whose files were laid out for an earlier compile needs no bytes.
+  // Files included from the program's own -I directories: on a miss (never
+  // on the hit path), the tree laid out for an earlier compile of the same
+  // files, else their bytes, which the client is asked for if it left
+  // them out.
   std::shared_ptr<const IncludeTree> kept;
+  std::function<bool()> ask_for_included;
   if (!prepared->user_include_dirs.empty()) {
-    kept = include_trees_.Find(prepared->included_set);
+    ask_for_included = [&] {
+      kept = include_trees_.Find(prepared->included_set);
+      if (kept != nullptr || prepared->has_included_contents) return false;
+      context->AddTrailingMetadata(std::string(kSendIncludedMetadata), "1");
+      return true;
+    };
   }
   return Serve(
       uid, response, reactor, prepared->key,
@@ -232,27 +241,33 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
         build.program_name = prepared->program_name;
         build.options = prepared->options;
         build.source_bytes = prepared->source_bytes;
-        build.run = [this, job, kept, set = prepared->included_set](
+        // The files' bytes go to the tree, not through the job.
+        auto files = std::make_shared<IncludeTree::Files>();
+        if (kept == nullptr) {
+          for (const v1::IncludedFile& file : request->included_files()) {
+            files->emplace_back(file.path(), file.contents());
+          }
+        }
+        build.run = [this, job, kept, files, set = prepared->included_set,
+                     dirs = prepared->user_include_dirs](
                         absl::Time deadline) -> absl::StatusOr<CompileResult> {
           CompileJob run = *job;
           run.deadline = deadline;
           run.cancelled = &shutting_down_;
-          if (run.user_include_dirs.empty()) {
-            return options_.compiler->Compile(run);
-          }
+          if (dirs.empty()) return options_.compiler->Compile(run);
           std::shared_ptr<const IncludeTree> tree = kept;
           if (tree == nullptr) {
             absl::StatusOr<std::shared_ptr<const IncludeTree>> made =
-                include_trees_.Make(set, run.included_files);
+                include_trees_.Make(set, *files);
             if (!made.ok()) return made.status();
             tree = *std::move(made);
           }
-          if (absl::Status s = tree->Apply(&run); !s.ok()) return s;
+          if (absl::Status s = tree->Apply(dirs, &run); !s.ok()) return s;
           return options_.compiler->Compile(run);
         };
         return build;
       },
-      prepared->has_included_contents || kept != nullptr ? nullptr : context);
+      ask_for_included);
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Link(
@@ -320,7 +335,7 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
 grpc::ServerUnaryReactor* JitCacheService::Serve(
     uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
     const Digest& key, const std::function<Build()>& make_build,
-    grpc::CallbackServerContext* resend_context) {
+    const std::function<bool()>& ask_for_inputs) {
   absl::StatusOr<std::optional<v1::CompileResponse>> hit = LookUp(key);
   if (!hit.ok()) {
     reactor->FinishOnce(ToGrpcStatus(hit.status()));
@@ -334,9 +349,7 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
     reactor->FinishOnce(grpc::Status::OK);
     return reactor;
   }
-  if (resend_context != nullptr) {
-    resend_context->AddTrailingMetadata(std::string(kSendIncludedMetadata),
-                                        "1");
+  if (ask_for_inputs && ask_for_inputs()) {
     reactor->FinishToResend(
         grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                      "a miss: send the included files' contents to compile"));

@@ -196,12 +196,13 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // The common path of Compile and Link once the key is known: hit, or join
   // the flight and, leading, queue the build.
   // `make_build` runs only for the request that leads a miss: a hit copies
-  // nothing out of its request. A request that cannot lead (its included
-  // files came without contents) is told to send them on a miss.
+  // nothing out of its request. On a miss, `ask_for_inputs` (if any) says
+  // whether the request lacks inputs it must be sent again with (having
+  // told the client so in its trailing metadata).
   grpc::ServerUnaryReactor* Serve(
       uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
       const Digest& key, const std::function<Build()>& make_build,
-      grpc::CallbackServerContext* resend_context = nullptr);
+      const std::function<bool()>& ask_for_inputs = nullptr);
   // Runs on a pool worker: builds, stores, and answers the flight.
   void RunBuild(const Build& build);
   absl::StatusOr<CompileResult> RunLink(const PreparedLink& link,
