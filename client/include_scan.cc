@@ -475,13 +475,14 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
     }
   }
   walks_.fetch_add(1);
-  absl::StatusOr<std::shared_ptr<const ScanResult>> result = Walk(input);
+  absl::StatusOr<std::shared_ptr<const ScanResult>> result =
+      Walk(input, scan_key);
   SaveKeptFiles();
   return result;
 }
 
 absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
-    const ScanInput& input) {
+    const ScanInput& input, const Digest& key) {
   // Where a file was found: its directory's index (-1 for the program and
   // in-memory headers), for #include_next and for what is sent.
   struct Origin {
@@ -713,7 +714,6 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
   result->files = std::move(out);
   if (memo->cacheable) {
     memo->result = result;
-    const Digest key = ScanKey(input);
     if (!memo_dir_.empty()) SaveMemo(key, *memo);
     absl::MutexLock lock(&mu_);
     if (memos_.size() >= kMaxMemos) memos_.clear();

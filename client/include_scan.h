@@ -144,8 +144,10 @@ class IncludeScanner {
   // The memo kept on disk for `key`, if any and readable.
   std::shared_ptr<const Memo> LoadMemo(const Digest& key) const;
   void SaveMemo(const Digest& key, const Memo& memo) const;
-  absl::StatusOr<std::shared_ptr<const ScanResult>> Walk(
-      const ScanInput& input);
+  // A scan from the files (their infos cached as Load says); kept as
+  // `key`'s memo when nothing it saw changed too recently.
+  absl::StatusOr<std::shared_ptr<const ScanResult>> Walk(const ScanInput& input,
+                                                         const Digest& key);
 
   // The headers kept on disk, read into files_ once (mu_ held).
   void LoadKeptFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

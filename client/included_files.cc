@@ -12,10 +12,6 @@
 namespace jitcache::internal {
 namespace {
 
-constexpr absl::string_view kIncludePath = "--include-path=";
-constexpr absl::string_view kPreInclude = "--pre-include=";
-constexpr absl::string_view kDefine = "--define-macro=";
-
 // The toolkit directory `dir` is, or lies in, by its real path; "" if none.
 std::string InToolkit(const std::string& dir,
                       const std::vector<std::string>& toolkit_dirs) {
@@ -56,19 +52,19 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
   ScanInput scan;
   bool any_user_dir = false;
   for (std::string& option : canonical->options) {
-    if (absl::StartsWith(option, kIncludePath)) {
-      const std::string dir = option.substr(kIncludePath.size());
+    if (absl::StartsWith(option, kIncludePathOption)) {
+      const std::string dir = option.substr(kIncludePathOption.size());
       if (std::string real = InToolkit(dir, toolkit_dirs); !real.empty()) {
-        option = std::string(kIncludePath) + real;
+        option = std::string(kIncludePathOption) + real;
         scan.dirs.push_back({real, true});
       } else {
         scan.dirs.push_back({dir, false});
         any_user_dir = true;
       }
-    } else if (absl::StartsWith(option, kPreInclude)) {
-      scan.pre_includes.push_back(option.substr(kPreInclude.size()));
-    } else if (absl::StartsWith(option, kDefine)) {
-      scan.defines.push_back(option.substr(kDefine.size()));
+    } else if (absl::StartsWith(option, kPreIncludeOption)) {
+      scan.pre_includes.push_back(option.substr(kPreIncludeOption.size()));
+    } else if (absl::StartsWith(option, kDefineMacroOption)) {
+      scan.defines.push_back(option.substr(kDefineMacroOption.size()));
     }
   }
   auto set_options = [&] {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/compile_options.h"
 #include "jitcache/object_code.h"
 
 namespace jitcache {
@@ -29,7 +30,7 @@ std::vector<std::string> ProgramOptions::AsNvrtcOptions() const {
   if (lineinfo) out.push_back("-lineinfo");
   for (const auto& d : define_macro) out.push_back(absl::StrCat("-D", d));
   for (const auto& d : include_path) {
-    out.push_back(absl::StrCat("--include-path=", d));
+    out.push_back(absl::StrCat(kIncludePathOption, d));
   }
   for (const auto& h : pre_include) out.push_back(absl::StrCat("-include=", h));
   out.insert(out.end(), extra_options.begin(), extra_options.end());

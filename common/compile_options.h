@@ -6,10 +6,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/object_kind.h"
 #include "common/option_parser.h"
 
 namespace jitcache {
+
+// Canonical spellings (see CanonicalizeCompileOptions) that others read.
+inline constexpr absl::string_view kIncludePathOption = "--include-path=";
+inline constexpr absl::string_view kPreIncludeOption = "--pre-include=";
+inline constexpr absl::string_view kDefineMacroOption = "--define-macro=";
 
 struct CanonicalOptions {
   std::string arch;                  // "sm_90", "compute_80a"; "" if absent

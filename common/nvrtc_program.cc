@@ -1,6 +1,7 @@
 #include "common/nvrtc_program.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/compile_options.h"
 
 namespace jitcache {
 namespace {
@@ -125,7 +126,7 @@ absl::StatusOr<NvrtcOutput> RunNvrtc(const NvrtcApi& api,
   }
   std::vector<std::string> args = input.options;
   for (const std::string& dir : input.include_dirs) {
-    args.push_back(absl::StrCat("--include-path=", dir));
+    args.push_back(absl::StrCat(kIncludePathOption, dir));
   }
   std::vector<const char*> argv;
   for (const std::string& a : args) argv.push_back(a.c_str());

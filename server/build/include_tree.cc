@@ -12,12 +12,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/compile_options.h"
 #include "common/fd_io.h"
 
 namespace jitcache {
 namespace {
-
-constexpr absl::string_view kIncludePathOption = "--include-path=";
 
 // `path` as a C string literal's contents.
 std::string Escaped(absl::string_view path) {

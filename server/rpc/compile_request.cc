@@ -15,8 +15,6 @@
 namespace jitcache {
 namespace {
 
-constexpr absl::string_view kIncludePathOption = "--include-path=";
-
 // The canonical options' -I directories that are not the toolkit's.
 std::vector<std::string> UserIncludeDirs(
     const std::vector<std::string>& options, const ToolchainInfo& toolchain) {
