@@ -54,8 +54,6 @@ class IncludeTree {
   IncludeTree(const IncludeTree&) = delete;
   IncludeTree& operator=(const IncludeTree&) = delete;
 
-  const std::string& root() const { return root_; }
-
  private:
   explicit IncludeTree(std::string root) : root_(std::move(root)) {}
 
