@@ -1,8 +1,13 @@
 #include "server/build/worker_main.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -15,6 +20,44 @@
 #include "server/build/worker_sandbox.h"
 
 namespace jitcache {
+
+namespace {
+
+// One job's answer, in the child that runs it.
+absl::StatusOr<CompileResult> RunJob(const std::string& frame,
+                                     CudaCompiler& compiler,
+                                     const WorkerHooks& hooks,
+                                     uint64_t memory_limit) {
+  v1::WorkerRequest request;
+  absl::StatusOr<CompileResult> result =
+      absl::InvalidArgumentError("unreadable worker request");
+  if (request.ParseFromString(frame)) {
+    const absl::Time deadline =
+        request.deadline_unix_us() > 0
+            ? absl::FromUnixMicros(request.deadline_unix_us())
+            : absl::InfiniteFuture();
+    if (request.has_compile()) {
+      const CompileJob job = CompileJobFrom(request.compile(), deadline);
+      std::optional<absl::StatusOr<CompileResult>> faked;
+      if (hooks.compile) faked = hooks.compile(job);
+      result = faked.has_value() ? *std::move(faked) : compiler.Compile(job);
+    } else if (request.has_link()) {
+      const LinkJob job = LinkJobFrom(request.link(), deadline);
+      std::optional<absl::StatusOr<CompileResult>> faked;
+      if (hooks.link) faked = hooks.link(job);
+      result = faked.has_value() ? *std::move(faked) : compiler.Link(job);
+    }
+  }
+  if (!result.ok() && absl::IsResourceExhausted(result.status()) &&
+      memory_limit > 0) {
+    result = absl::ResourceExhaustedError(absl::StrCat(
+        result.status().message(), " (the compile is limited to ", memory_limit,
+        " bytes of address space: --compile_memory_limit)"));
+  }
+  return result;
+}
+
+}  // namespace
 
 int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
   int fd = -1;
@@ -60,35 +103,42 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
     std::optional<uint64_t> unused;
     std::optional<std::string> frame = ReadFrame(fd, kMaxFrame, &unused);
     if (!frame.has_value()) return 0;  // the daemon closed: done
-    v1::WorkerRequest request;
-    absl::StatusOr<CompileResult> result =
-        absl::InvalidArgumentError("unreadable worker request");
-    if (request.ParseFromString(*frame)) {
-      const absl::Time deadline =
-          request.deadline_unix_us() > 0
-              ? absl::FromUnixMicros(request.deadline_unix_us())
-              : absl::InfiniteFuture();
-      if (request.has_compile()) {
-        const CompileJob job = CompileJobFrom(request.compile(), deadline);
-        std::optional<absl::StatusOr<CompileResult>> faked;
-        if (hooks.compile) faked = hooks.compile(job);
-        result = faked.has_value() ? *std::move(faked) : compiler->Compile(job);
-      } else if (request.has_link()) {
-        const LinkJob job = LinkJobFrom(request.link(), deadline);
-        std::optional<absl::StatusOr<CompileResult>> faked;
-        if (hooks.link) faked = hooks.link(job);
-        result = faked.has_value() ? *std::move(faked) : compiler->Link(job);
+    // This process has loaded NVRTC and nvJitLink but never compiles: each
+    // job runs in a child forked from it, which answers and exits. NVRTC
+    // keeps state between compiles in one process (after -restrict, later
+    // compiles load through ld.global.nc; -opt-info leaks into later logs),
+    // so a worker that served one user's options would change the bytes of
+    // the next user's kernel.
+    const pid_t child = fork();
+    if (child < 0) {
+      const absl::Status error = absl::ResourceExhaustedError(
+          absl::StrCat("fork for a compile: ", std::strerror(errno)));
+      if (!WriteFrame(fd, ToWorkerResponse(error).SerializeAsString())) {
+        return 0;
       }
+      continue;
     }
-    if (!result.ok() && absl::IsResourceExhausted(result.status()) &&
-        memory_limit > 0) {
-      result = absl::ResourceExhaustedError(absl::StrCat(
-          result.status().message(), " (the compile is limited to ",
-          memory_limit, " bytes of address space: --compile_memory_limit)"));
+    if (child == 0) {
+      // The daemon kills this process at a job's deadline: the compile
+      // must die with it.
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1) _exit(1);
+      const bool written = WriteFrame(
+          fd, ToWorkerResponse(RunJob(*frame, *compiler, hooks, memory_limit))
+                  .SerializeAsString());
+      _exit(written ? 0 : 1);
     }
-    if (!WriteFrame(fd, ToWorkerResponse(result).SerializeAsString())) {
-      return 0;
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
+    if (WIFSIGNALED(status)) {
+      // The child sent its crash frame: die of the same signal, so that
+      // the daemon sees what it would see from a worker compiling in
+      // process (and replaces this one).
+      signal(WTERMSIG(status), SIG_DFL);
+      raise(WTERMSIG(status));
+      _exit(128 + WTERMSIG(status));
+    }
+    if (WEXITSTATUS(status) != 0) return 0;  // the daemon has gone
   }
 }
 
