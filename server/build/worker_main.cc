@@ -109,6 +109,7 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
     // compiles load through ld.global.nc; -opt-info leaks into later logs),
     // so a worker that served one user's options would change the bytes of
     // the next user's kernel.
+    const pid_t worker = getpid();
     const pid_t child = fork();
     if (child < 0) {
       const absl::Status error = absl::ResourceExhaustedError(
@@ -120,12 +121,15 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
     }
     if (child == 0) {
       // The daemon kills this process at a job's deadline: the compile
-      // must die with it.
-      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1) _exit(1);
-      const bool written = WriteFrame(
-          fd, ToWorkerResponse(RunJob(*frame, *compiler, hooks, memory_limit))
-                  .SerializeAsString());
-      _exit(written ? 0 : 1);
+      // must die with it (and not start if that already happened).
+      absl::StatusOr<CompileResult> result =
+          absl::InternalError("the compile could not be tied to its worker");
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == worker) {
+        result = RunJob(*frame, *compiler, hooks, memory_limit);
+      }
+      // Exit status 1: the answer could not be written, the daemon is gone.
+      _exit(WriteFrame(fd, ToWorkerResponse(result).SerializeAsString()) ? 0
+                                                                         : 1);
     }
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
