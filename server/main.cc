@@ -69,8 +69,9 @@ ABSL_FLAG(std::string, compile_memory_limit, "8G",
           "no limit");
 ABSL_FLAG(bool, in_process_compiles, false,
           "Compile inside the daemon instead of in jitcache-worker "
-          "processes: no crash, memory or hard time isolation (for "
-          "benchmarks and debugging)");
+          "processes: no crash, memory or hard time isolation, and one "
+          "NVRTC for every compile, whose state from one compile can change "
+          "the next one's output (for benchmarks and debugging only)");
 ABSL_FLAG(std::string, worker_binary, "",
           "The compile worker to run; default: jitcache-worker next to "
           "jitcached");
