@@ -9,10 +9,13 @@ interleaved:
 - hit p50 through the client library (bench/jitcache_bench hit-latency);
 - memory: the daemon's RSS, and each worker's RSS after the compiles.
 
+With --baseline-worker PATH, a third mode runs that worker binary (for
+example one built from an earlier commit) in the same interleaved rounds.
+
 Writes a section into bench/RESULTS.md between <!-- compile-isolation -->
 markers.
 
-  python3 bench/compile_isolation.py [--rounds 3]
+  python3 bench/compile_isolation.py [--rounds 3] [--baseline-worker PATH]
 """
 import argparse
 import json
@@ -109,9 +112,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--baseline-worker", default="",
+                    help="another jitcache-worker binary to measure alongside")
+    ap.add_argument("--baseline-name", default="baseline worker",
+                    help="how the results name --baseline-worker")
     args = ap.parse_args()
     modes = [("in process (--in_process_compiles)", ["--in_process_compiles"]),
              ("jitcache-worker processes (default)", [])]
+    if args.baseline_worker:
+        modes.append((args.baseline_name,
+                      [f"--worker_binary={args.baseline_worker}"]))
     results = {name: [] for name, _ in modes}
     for r in range(args.rounds):
         for name, flags in (modes if r % 2 == 0 else list(reversed(modes))):
@@ -126,7 +136,9 @@ def main():
     lines = [
         "## Compiles in worker processes vs in the daemon",
         "",
-        f"Command: `python3 bench/compile_isolation.py --rounds {args.rounds}`  ",
+        f"Command: `python3 bench/compile_isolation.py --rounds {args.rounds}"
+        + (f" --baseline-worker WORKER --baseline-name '{args.baseline_name}'"
+           if args.baseline_worker else "") + "`  ",
         f"Machine: {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores, {platform.platform()}  ",
         f"Date: {time.strftime('%Y-%m-%d')}",
@@ -148,7 +160,7 @@ def main():
             f"{med(name, 'cub_ms'):.0f} ms | {med(name, 'first_ms'):.0f} ms | "
             f"{med(name, 'hit_small_us'):.0f} / {med(name, 'hit_cub_us'):.0f} µs | "
             f"{med(name, 'daemon_rss_mib'):.0f} MiB | {worker} |")
-    a, b = (name for name, _ in modes)
+    a, b = modes[0][0], modes[1][0]
     lines += [
         "",
         f"Workers add {med(b, 'small_ms') - med(a, 'small_ms'):+.1f} ms to a "
@@ -156,6 +168,15 @@ def main():
         f"CUB miss (goal: at most 5 ms or 5%). Hits never reach a worker: "
         f"the hit columns show this shared machine's run-to-run spread.",
     ]
+    if args.baseline_worker:
+        c = modes[2][0]
+        lines += [
+            "",
+            f"Against {c}: the default adds "
+            f"{med(b, 'small_ms') - med(c, 'small_ms'):+.1f} ms to a small "
+            f"miss and {med(b, 'cub_ms') - med(c, 'cub_ms'):+.0f} ms to a CUB "
+            f"miss.",
+        ]
     write_section("compile-isolation", lines)
 
 if __name__ == "__main__":
