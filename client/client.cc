@@ -53,7 +53,7 @@ v1::CompileRequest CompileRequestFor(const Program& program,
     header->set_name(name);
     header->set_contents(contents);
   }
-  for (std::string& option : options.AsNvrtcOptions()) {
+  for (std::string& option : internal::NvrtcOptionsFor(options, target)) {
     request.add_options(std::move(option));
   }
   for (const std::string& expr : options.name_expressions) {
@@ -176,7 +176,6 @@ struct Client::Impl {
                                           const ProgramOptions& options_in,
                                           CodeType target, bool with_contents) {
     Prepared out{CompileRequestFor(program, options_in, target), nullptr};
-    if (!internal::MayNameIncludeDirs(out.request)) return out;
     absl::StatusOr<std::vector<std::string>> dirs = ToolkitDirs();
     if (!dirs.ok()) return dirs.status();
     absl::StatusOr<std::shared_ptr<const internal::ScanResult>> included =

@@ -17,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "common/cache_key.h"
 #include "common/paths.h"
+#include "common/resolve_path.h"
 #include "jitcache/v1/scan_memo.pb.h"
 
 namespace jitcache::internal {
@@ -440,6 +441,7 @@ Digest IncludeScanner::ScanKey(const ScanInput& input) {
   for (const SearchDir& dir : input.dirs) {
     key.Field(dir.toolkit ? 11 : 12, dir.path);
   }
+  key.Field(13, input.cwd);
   return key.Finish();
 }
 
@@ -572,16 +574,24 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
                    const struct stat& st) -> absl::Status {
     if (!seen_files.insert(path).second) return absl::OkStatus();
     const SearchDir* owner = dir_of(path);
-    if (owner == nullptr) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the program includes ", path, ", outside its include directories"));
+    const bool toolkit = owner != nullptr && owner->toolkit;
+    if (!toolkit) {
+      // The daemon lays the file out at this path: through a symbolic
+      // link the compile would find nothing, or another file.
+      absl::StatusOr<std::string> real = ResolvePath(path, nullptr);
+      if (!real.ok()) return real.status();
+      if (*real != path) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("the program includes ", path,
+                         " through a symbolic link (", *real, ")"));
+      }
     }
     const FileStamp stamp = StampOf(st);
     absl::StatusOr<std::shared_ptr<const FileInfo>> info = Load(path, stamp);
     if (!info.ok()) return info.status();
     memo->files.emplace_back(path, stamp);
     if (!(*info)->cacheable) memo->cacheable = false;
-    if (!owner->toolkit) out.push_back({path, (*info)->digest});
+    if (!toolkit) out.push_back({path, (*info)->digest});
     for (const Define& d : (*info)->defines) defines[d.name].push_back(d.body);
     queue.emplace_back(Origin{path, dir, {}},
                        std::shared_ptr<const std::vector<Directive>>(
@@ -608,30 +618,25 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
     }
     struct stat st;
     if (name[0] == '/') {
-      if (!probe(name, &st)) return absl::OkStatus();
-      return absl::FailedPreconditionError(
-          absl::StrCat("the program includes the absolute path ", name));
+      const std::string path = JoinNormal("", name);
+      if (!probe(path, &st)) return absl::OkStatus();
+      return found(path, -1, st);
     }
     if (quote && !next) {
-      if (!from.path.empty()) {
-        std::string candidate = JoinNormal(DirName(from.path), name);
-        if (probe(candidate, &st)) return found(candidate, from.dir, st);
-      } else {
-        // NVRTC looks next to the program's name, in the working directory:
-        // a place the daemon does not see.
-        const std::string candidate =
-            JoinNormal(DirName(from.memory_name), name);
-        if (probe(candidate, &st)) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "the program includes \"", name, "\" from ",
-              candidate[0] == '/' ? "" : "the working directory: ", candidate));
-        }
-      }
+      // Next to the including file; for the program (or -include), next to
+      // its name, from the working directory.
+      const std::string candidate =
+          from.path.empty()
+              ? JoinNormal(JoinNormal(input.cwd, DirName(from.memory_name)),
+                           name)
+              : JoinNormal(DirName(from.path), name);
+      if (probe(candidate, &st)) return found(candidate, from.dir, st);
     }
     const int start = next ? from.dir + 1 : 0;
     for (int i = std::max(start, 0); i < static_cast<int>(input.dirs.size());
          ++i) {
-      std::string candidate = JoinNormal(input.dirs[i].path, name);
+      std::string candidate =
+          JoinNormal(JoinNormal(input.cwd, input.dirs[i].path), name);
       if (probe(candidate, &st)) return found(candidate, i, st);
     }
     return absl::OkStatus();  // not there: not there for the daemon either

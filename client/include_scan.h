@@ -34,10 +34,13 @@ struct ScanInput {
   std::vector<std::string> pre_includes;  // --pre-include, in order
   std::vector<std::string> defines;       // -D values: NAME or NAME=VALUE
   std::vector<SearchDir> dirs;
+  // Where relative names resolve (the caller's working directory).
+  std::string cwd;
 };
 
 struct ScannedFile {
-  std::string path;  // absolute, lexically normal; under a non-toolkit dir
+  std::string path;  // absolute, lexically normal, no symbolic link; not
+                     // the toolkit's
   Digest digest;
 };
 
@@ -55,11 +58,14 @@ struct ScanResult {
 // order). An #include of a macro is resolved to every expansion that the
 // object-like #defines seen anywhere in the scan (and -D) allow.
 //
-// What the daemon cannot reproduce is FAILED_PRECONDITION with the reason,
-// so that the caller compiles with the real NVRTC instead: a file next to
-// the program (NVRTC looks in the working directory), an absolute #include,
-// a file outside every directory, a macro that does not expand to a header
-// name, or a file that cannot be read.
+// Every file found counts, wherever it is: next to the program or in the
+// working directory, by absolute path, through -include or an -I
+// directory; toolkit files are read but not returned (the daemon has
+// them). What the daemon cannot reproduce is FAILED_PRECONDITION with the
+// reason, so that the caller compiles with the real NVRTC instead: a path
+// through a symbolic link (the daemon lays files out at their real
+// paths), a macro that does not expand to a header name, or a file that
+// cannot be read.
 //
 // Files are hashed once per process while their size, times and inode stay
 // the same, and a whole scan is reused while none of the files it read

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "client/include_scan.h"
 #include "client/wire_types.h"
 #include "common/cache_key.h"
@@ -26,40 +27,29 @@ std::string InToolkit(const std::string& dir,
 
 }  // namespace
 
-bool MayNameIncludeDirs(const v1::CompileRequest& request) {
-  for (const std::string& o : request.options()) {
-    if (absl::StartsWith(o, "-I") || absl::StrContains(o, "include-path")) {
-      return true;
-    }
-  }
-  return false;
-}
-
 absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
     const std::vector<std::string>& toolkit_dirs, v1::CompileRequest* request) {
   std::error_code ec;
-  OptionPolicy policy;
-  policy.allowed_include_dirs = toolkit_dirs;
-  policy.any_absolute_include_dir = true;
-  policy.relative_include_base = std::filesystem::current_path(ec).string();
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the working directory is unknown: ", ec.message()));
+  }
   const std::vector<std::string> raw(request->options().begin(),
                                      request->options().end());
-  absl::StatusOr<CanonicalOptions> canonical = CanonicalizeCompileOptions(
-      raw, ObjectKindOf(FromWireTarget(request->target())), policy);
+  absl::StatusOr<std::vector<std::string>> ordered = OrderedCompileOptions(raw);
   // Options the daemon will refuse: let it say why.
-  if (!canonical.ok()) return nullptr;
+  if (!ordered.ok()) return nullptr;
 
   ScanInput scan;
-  bool any_user_dir = false;
-  for (std::string& option : canonical->options) {
+  scan.cwd = cwd;
+  for (const std::string& option : *ordered) {
     if (absl::StartsWith(option, kIncludePathOption)) {
       const std::string dir = option.substr(kIncludePathOption.size());
       if (std::string real = InToolkit(dir, toolkit_dirs); !real.empty()) {
-        option = std::string(kIncludePathOption) + real;
         scan.dirs.push_back({real, true});
       } else {
-        scan.dirs.push_back({dir, false});
-        any_user_dir = true;
+        scan.dirs.push_back({std::filesystem::path(cwd) / dir, false});
       }
     } else if (absl::StartsWith(option, kPreIncludeOption)) {
       scan.pre_includes.push_back(option.substr(kPreIncludeOption.size()));
@@ -67,17 +57,11 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
       scan.defines.push_back(option.substr(kDefineMacroOption.size()));
     }
   }
-  auto set_options = [&] {
-    request->clear_options();
-    for (std::string& option : canonical->options) {
-      request->add_options(std::move(option));
+  for (SearchDir& dir : scan.dirs) {
+    if (!dir.toolkit) {
+      dir.path = std::filesystem::path(dir.path).lexically_normal().string();
+      while (dir.path.size() > 1 && dir.path.back() == '/') dir.path.pop_back();
     }
-  };
-  if (!any_user_dir) {
-    // Toolkit directories only, now by the real path the daemon knows
-    // them by (-I$CUDA_HOME/include through a symlink, say).
-    set_options();
-    return nullptr;
   }
   // The daemon searches its toolkit after the program's directories,
   // unless told not to.
@@ -97,7 +81,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
       IncludeScanner::ForProcess().Scan(scan);
   if (!included.ok()) return included.status();
 
-  set_options();
+  request->set_working_directory(cwd);
   request->set_includes_resolved(true);
   request->set_included_set_sha256(std::string((*included)->set.AsBytes()));
   return included;

@@ -11,19 +11,14 @@
 
 namespace jitcache::internal {
 
-// Whether the request's options may name an include directory (cheap; a
-// request without any needs no ResolveIncludes).
-bool MayNameIncludeDirs(const v1::CompileRequest& request);
-
-// Makes a request that names -I directories outside the daemon's toolkit
-// (`toolkit_dirs`, from Ping) one the daemon can key and compile: its -I
-// options become absolute (relative ones from the working directory; those
-// into the toolkit, its canonical path), and the files the program may
-// include from the other directories are found (IncludeScanner) and the
-// request carries their set's digest; they are returned, for
-// AttachIncludedFiles. A request with no such directory is left as it was
-// (nullptr). FAILED_PRECONDITION, saying why, where the program includes
-// what the daemon cannot be given. Thread-safe.
+// Makes a request one the daemon can key and compile exactly as NVRTC
+// would in this process: its working directory, and the files the program
+// may read outside the daemon's toolkit (`toolkit_dirs`, from Ping), found
+// by IncludeScanner and carried as their set's digest; they are returned,
+// for AttachIncludedFiles. The options stay as spelled. A request whose
+// options the daemon will refuse is left as it was (nullptr).
+// FAILED_PRECONDITION, saying why, where the program reads what the daemon
+// cannot be given. Thread-safe.
 absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
     const std::vector<std::string>& toolkit_dirs, v1::CompileRequest* request);
 

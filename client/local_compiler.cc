@@ -22,7 +22,8 @@ namespace {
 // dependency on NVRTC. The call sequence is the daemon's (RunNvrtc).
 struct Loaded {
   NvrtcApi api;
-  OptionPolicy policy;  // supported archs and the toolkit's include dirs
+  OptionPolicy policy;                    // supported archs
+  std::vector<std::string> include_dirs;  // the toolkit's
   absl::Status status;
 };
 
@@ -94,16 +95,28 @@ Loaded Load() {
   // options; so must we, for the same bytes.
   std::error_code ec;
   const std::filesystem::path include = std::filesystem::path(root) / "include";
-  loaded.policy.allowed_include_dirs.push_back(
+  loaded.include_dirs.push_back(
       std::filesystem::canonical(include, ec).string());
   if (std::filesystem::exists(include / "cccl")) {
-    loaded.policy.allowed_include_dirs.push_back(
+    loaded.include_dirs.push_back(
         std::filesystem::canonical(include / "cccl", ec).string());
   }
   return loaded;
 }
 
 }  // namespace
+
+std::vector<std::string> NvrtcOptionsFor(const ProgramOptions& options,
+                                         CodeType target) {
+  std::vector<std::string> out = options.AsNvrtcOptions();
+  if (target == CodeType::kLtoir &&
+      std::none_of(out.begin(), out.end(), [](const std::string& o) {
+        return o == "-dlto" || o == "--dlink-time-opt";
+      })) {
+    out.push_back("-dlto");
+  }
+  return out;
+}
 
 absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
                                           const ProgramOptions& options,
@@ -114,14 +127,9 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
       target != CodeType::kLtoir) {
     return absl::InvalidArgumentError("NVRTC compiles to ptx, cubin or ltoir");
   }
-  const std::vector<std::string> raw = options.AsNvrtcOptions();
-  // This process may read its own include directories: any will do.
-  OptionPolicy policy = loaded->policy;
-  policy.any_absolute_include_dir = true;
-  std::error_code ec;
-  policy.relative_include_base = std::filesystem::current_path(ec).string();
+  const std::vector<std::string> raw = NvrtcOptionsFor(options, target);
   absl::StatusOr<CanonicalOptions> canonical =
-      CanonicalizeCompileOptions(raw, ObjectKindOf(target), policy);
+      CanonicalizeCompileOptions(raw, ObjectKindOf(target), loaded->policy);
   if (!canonical.ok()) return canonical.status();
   std::vector<std::string> names = options.name_expressions;
   std::sort(names.begin(), names.end());
@@ -133,9 +141,7 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
   input.source = &program.source();
   input.headers = &program.headers();
   input.options = canonical->options;
-  if (options.toolkit_include_dirs) {
-    input.include_dirs = loaded->policy.allowed_include_dirs;
-  }
+  if (options.toolkit_include_dirs) input.include_dirs = loaded->include_dirs;
   input.name_expressions = std::move(names);
   input.target = ObjectKindOf(target);
   absl::StatusOr<NvrtcOutput> out = RunNvrtc(loaded->api, input);

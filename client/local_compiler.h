@@ -14,6 +14,11 @@ namespace jitcache::internal {
 // and toolkit the bytes and lowered names equal the daemon's (include
 // directories of the program's own are read here directly). The result is
 // served LOCAL and has no cache key. Thread-safe.
+// The NVRTC options for `target`: the options' own, and -dlto for LTO-IR
+// unless they ask for it already (NVRTC makes LTO-IR only then).
+std::vector<std::string> NvrtcOptionsFor(const ProgramOptions& options,
+                                         CodeType target);
+
 absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
                                           const ProgramOptions& options,
                                           CodeType target);

@@ -25,6 +25,7 @@ enum CompileTag : uint32_t {
   kTagNameExpression = 14,
   kTagIncludedSet = 15,
   kTagExactIncludePath = 16,
+  kTagWorkingDirectory = 17,
 };
 
 // Field tags of an included set.
@@ -97,6 +98,9 @@ Digest ComputeCompileKey(const CompileKeyInput& input) {
     key.Field(kTagIncludedSet, input.included_set.AsBytes());
   }
   if (input.exact_include_path) key.Count(kTagExactIncludePath, 1);
+  if (!input.working_directory.empty()) {
+    key.Field(kTagWorkingDirectory, input.working_directory);
+  }
   return key.Finish();
 }
 

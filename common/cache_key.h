@@ -16,7 +16,7 @@ namespace jitcache {
 
 // Bumped whenever the fields below or their encoding change, so that an old
 // store can never answer a request under a new meaning.
-inline constexpr uint32_t kKeySchemaVersion = 1;
+inline constexpr uint32_t kKeySchemaVersion = 2;
 
 enum class RequestKind : uint32_t { kCompile = 1, kLink = 2, kIncludedSet = 3 };
 
@@ -43,6 +43,8 @@ struct CompileKeyInput {
   // Only the options' include directories are searched (no toolkit ones
   // added); in the key only when set.
   bool exact_include_path = false;
+  // The caller's working directory; in the key only when not empty.
+  absl::string_view working_directory;
 };
 
 Digest ComputeCompileKey(const CompileKeyInput& input);

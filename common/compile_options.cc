@@ -40,7 +40,7 @@ constexpr Spec kNvrtcSpecs[] = {
     {"gen-opt-lto", "", Arg::kNone, Check::kAny, Group::kFlag},
     {"define-macro", "D", Arg::kValue, Check::kAny, Group::kOrdered},
     {"undefine-macro", "U", Arg::kValue, Check::kAny, Group::kOrdered},
-    {"include-path", "I", Arg::kValue, Check::kIncludeDir, Group::kOrdered},
+    {"include-path", "I", Arg::kValue, Check::kAny, Group::kOrdered},
     {"pre-include", "include", Arg::kValue, Check::kAny, Group::kOrdered},
     {"no-source-include", "", Arg::kNone, Check::kAny, Group::kFlag},
     {"std", "", Arg::kValue, Check::kStd, Group::kSingle},
@@ -102,29 +102,32 @@ absl::StatusOr<CanonicalOptions> CanonicalizeCompileOptions(
   if (!parsed.ok()) return parsed.status();
   CanonicalOptions out;
   out.arch = parsed->single("gpu-architecture");
-  const bool has_dlto = parsed->has_flag("dlink-time-opt");
   switch (target) {
-    case ObjectKind::kLtoir:
-      parsed->flags.insert("dlink-time-opt");
-      break;
     case ObjectKind::kCubin:
       if (!absl::StartsWith(out.arch, "sm_")) {
         return absl::InvalidArgumentError(
             "target cubin needs a real architecture: add -arch=sm_XX");
       }
-      [[fallthrough]];
+      break;
     case ObjectKind::kPtx:
-      if (has_dlto) {
-        return absl::InvalidArgumentError(
-            "option '--dlink-time-opt' makes LTO-IR: ask for target ltoir");
-      }
+    case ObjectKind::kLtoir:
       break;
     default:
       return absl::InvalidArgumentError(
           "NVRTC compiles to ptx, cubin or ltoir only");
   }
-  out.options = option_parser::Render(*parsed, kNvrtc);
+  // NVRTC reads the options itself, exactly as given: two spellings are two
+  // keys, and a spelling NVRTC refuses is refused by NVRTC.
+  out.options.assign(raw.begin(), raw.end());
   return out;
+}
+
+absl::StatusOr<std::vector<std::string>> OrderedCompileOptions(
+    std::span<const std::string> raw) {
+  absl::StatusOr<option_parser::Parsed> parsed =
+      option_parser::Parse(raw, kNvrtc, OptionPolicy());
+  if (!parsed.ok()) return parsed.status();
+  return std::move(parsed->ordered);
 }
 
 }  // namespace jitcache

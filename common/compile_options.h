@@ -22,22 +22,26 @@ struct CanonicalOptions {
   std::vector<std::string> options;  // what NVRTC receives; part of the key
 };
 
-// Turns a user's NVRTC option list into one canonical list, so that options
-// meaning the same thing give the same key:
-//  - every spelling becomes "--long-name" or "--long-name=value"
-//    (-arch=sm_90, -arch sm_90, --gpu-architecture sm_90 are one option);
-//  - options whose position matters (-D, -U, -I, -include, -Xptxas and the
-//    diagnostic controls) keep their relative order;
-//  - the others are single-valued (the last occurrence wins, as in NVRTC)
-//    and are sorted by name;
-//  - the target implies its options (LTO-IR adds --dlink-time-opt).
-// Unknown or malformed options, an unsupported architecture, and options that
-// would make the output depend on files outside the key (PCH, -time, -I
-// outside the toolkit) are INVALID_ARGUMENT naming the option.
+// Checks a user's NVRTC option list and passes it on exactly as spelled:
+// NVRTC keeps state in how an option was written (-maxrregcount=032 is
+// octal to it, -ftz=TRUE an error), so two spellings share a key only if
+// they are the same text. The table (kNvrtcSpecs) is what the daemon
+// understands of them: the architecture, and options it refuses because
+// they write or read files outside the key (PCH, -time, dependency files).
+// Unknown options are INVALID_ARGUMENT naming the option, so that the
+// caller's own NVRTC compiles them instead; an option the table takes but
+// NVRTC refuses fails the compile, which is never cached.
 // Pure function; thread-safe.
 absl::StatusOr<CanonicalOptions> CanonicalizeCompileOptions(
     std::span<const std::string> raw, ObjectKind target,
     const OptionPolicy& policy);
+
+// The options whose order matters (-D, -U, -I, -include, ...), each in its
+// canonical spelling ("--include-path=DIR", "--pre-include=FILE",
+// "--define-macro=X=1"), in their order: what a scan of the files a
+// program may read needs to know. Only for reading: NVRTC gets `raw`.
+absl::StatusOr<std::vector<std::string>> OrderedCompileOptions(
+    std::span<const std::string> raw);
 
 }  // namespace jitcache
 

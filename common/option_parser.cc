@@ -59,13 +59,6 @@ std::optional<Arch> ParseArch(absl::string_view value) {
   return arch;
 }
 
-bool UnderDirectory(const std::filesystem::path& path,
-                    const std::filesystem::path& dir) {
-  auto [dir_end, path_it] =
-      std::mismatch(dir.begin(), dir.end(), path.begin(), path.end());
-  return dir_end == dir.end();
-}
-
 absl::StatusOr<std::string> OneOf(absl::string_view option,
                                   absl::string_view value,
                                   std::span<const absl::string_view> allowed) {
@@ -135,34 +128,6 @@ absl::StatusOr<std::string> CheckValue(const Spec& spec,
                                             absl::StrJoin(names, ", "), ")"));
       }
       return arch->canonical;
-    }
-    case Check::kIncludeDir: {
-      std::filesystem::path path =
-          std::filesystem::path(std::string(value)).lexically_normal();
-      if (!path.has_filename()) path = path.parent_path();  // "dir/" == "dir"
-      if (path.is_relative() && !policy.relative_include_base.empty()) {
-        path = (std::filesystem::path(policy.relative_include_base) / path)
-                   .lexically_normal();
-        if (!path.has_filename()) path = path.parent_path();
-      }
-      if (path.is_absolute()) {
-        if (policy.any_absolute_include_dir) return path.string();
-        for (const std::string& dir : policy.allowed_include_dirs) {
-          if (UnderDirectory(path,
-                             std::filesystem::path(dir).lexically_normal())) {
-            return path.string();
-          }
-        }
-      }
-      return Invalid(option,
-                     absl::StrCat("include directory '", value,
-                                  "' is refused: only the toolkit's include "
-                                  "directories may be named, unless the "
-                                  "request carries the files the program "
-                                  "includes (includes_resolved, as "
-                                  "libjitcache sends), or they are sent as "
-                                  "in-memory headers; other directories "
-                                  "must be absolute"));
     }
   }
   return Invalid(option, "cannot be checked");

@@ -17,15 +17,6 @@ namespace jitcache {
 struct OptionPolicy {
   // Numbers from nvrtcGetSupportedArchs (75, 80, 90, ...). Empty: any.
   std::vector<int> supported_archs;
-  // Directories that -I may name: the toolkit's own include trees, whose
-  // content the toolchain fingerprint covers. Absolute, normalised.
-  std::vector<std::string> allowed_include_dirs;
-  // Any absolute directory may be named too: the request carries the files
-  // the program includes from it (CompileRequest.includes_resolved).
-  bool any_absolute_include_dir = false;
-  // Where a relative -I is taken from (the client's working directory);
-  // empty: a relative -I is refused.
-  std::string relative_include_base = {};
 };
 
 // The engine under CanonicalizeCompileOptions and CanonicalizeLinkOptions:
@@ -42,7 +33,6 @@ enum class Check {
   kArch,
   kOfast,
   kOptLevel,
-  kIncludeDir
 };
 // kSingle: one value, the last wins, position free. kFlag: present or not.
 // kOrdered: repeatable and position matters. kSet: repeatable, order free.

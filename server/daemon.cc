@@ -16,7 +16,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "server/build/cuda_compiler.h"
-#include "server/build/include_tree.h"
 #include "server/build/worker_compiler.h"
 #include "server/store/rocksdb_kv.h"
 #include "server/store/verifying_store.h"
@@ -139,9 +138,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   service.pool = daemon->pool_.get();
   service.limits = options.limits;
   service.compile_time_limit = options.compile_time_limit;
-  service.scratch_dir =
-      options.scratch_dir.empty() ? DefaultScratchDir() : options.scratch_dir;
-  service.include_trees = options.kept_include_trees;
+  service.kept_file_sets = options.kept_file_sets;
   service.store_path = options.store_path;
   service.janitor = daemon->janitor_.get();
   service.admin = admin;

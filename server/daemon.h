@@ -51,8 +51,7 @@ struct DaemonOptions {
   // HOST:PORT for Prometheus metrics; empty: none.
   std::string metrics_address;
   absl::Duration compile_time_limit = absl::Minutes(10);
-  std::string scratch_dir;  // "": DefaultScratchDir()
-  size_t kept_include_trees = 8;
+  size_t kept_file_sets = 8;
   // Also answer hits on socket_path + ".hit" (see HitSocket).
   bool hit_socket = true;
   RequestLimits limits;

@@ -14,7 +14,6 @@
 #include "common/paths.h"
 #include "common/size_units.h"
 #include "server/build/cuda_compiler.h"
-#include "server/build/include_tree.h"
 #include "server/daemon.h"
 #include "server/systemd/listen_sockets.h"
 #include "server/verify_command.h"
@@ -83,16 +82,12 @@ ABSL_FLAG(int64_t, max_source_bytes, int64_t{16} << 20,
 ABSL_FLAG(int64_t, max_header_bytes, int64_t{16} << 20,
           "Largest in-memory header accepted, in bytes");
 ABSL_FLAG(int, max_headers, 4096, "Most in-memory headers in one request");
-ABSL_FLAG(std::string, scratch_dir, "",
-          "Where a compile's included files (from -I directories outside "
-          "the toolkit) are laid out while it runs; default /dev/shm when "
-          "writable, else $TMPDIR, else /tmp");
-ABSL_FLAG(int, kept_include_trees, 8,
-          "Sets of included files kept laid out in --scratch_dir for the "
-          "next miss with the same files (each as large as its headers)");
+ABSL_FLAG(int, kept_file_sets, 8,
+          "Sets of included files kept in memory for the next miss with the "
+          "same files (each as large as its headers)");
 ABSL_FLAG(int, max_included_files, 16384,
-          "Most files one request may include from -I directories outside "
-          "the toolkit (each at most --max_header_bytes)");
+          "Most files one request may carry for the compile to read (each "
+          "at most --max_header_bytes)");
 ABSL_FLAG(int, max_options, 512, "Most options in one request");
 ABSL_FLAG(int, max_name_expressions, 4096,
           "Most name expressions in one request");
@@ -199,9 +194,8 @@ int main(int argc, char** argv) {
   options.limits.max_header_bytes = absl::GetFlag(FLAGS_max_header_bytes);
   options.limits.max_headers = absl::GetFlag(FLAGS_max_headers);
   options.limits.max_included_files = absl::GetFlag(FLAGS_max_included_files);
-  options.scratch_dir = absl::GetFlag(FLAGS_scratch_dir);
-  options.kept_include_trees =
-      static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_kept_include_trees)));
+  options.kept_file_sets =
+      static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_kept_file_sets)));
   options.limits.max_options = absl::GetFlag(FLAGS_max_options);
   options.limits.max_name_expressions =
       absl::GetFlag(FLAGS_max_name_expressions);
@@ -316,10 +310,7 @@ int main(int argc, char** argv) {
       {"max_header_bytes", absl::StrCat(options.limits.max_header_bytes)},
       {"max_headers", absl::StrCat(options.limits.max_headers)},
       {"max_included_files", absl::StrCat(options.limits.max_included_files)},
-      {"kept_include_trees", absl::StrCat(options.kept_include_trees)},
-      {"scratch_dir", options.scratch_dir.empty()
-                          ? jitcache::DefaultScratchDir()
-                          : options.scratch_dir},
+      {"kept_file_sets", absl::StrCat(options.kept_file_sets)},
       {"max_options", absl::StrCat(options.limits.max_options)},
       {"max_name_expressions",
        absl::StrCat(options.limits.max_name_expressions)},

@@ -17,7 +17,6 @@
 #include <nvrtc.h>
 #include <stdlib.h>
 
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -28,7 +27,6 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_replace.h"
 #include "jitcache/client.h"
 
 namespace {
@@ -152,42 +150,11 @@ CodeType PrimaryTarget(const std::vector<std::string>& options) {
   return real_arch ? CodeType::kCubin : CodeType::kPtx;
 }
 
-// The name a program is keyed and compiled under. A program in a fresh
-// temporary directory of Python's tempfile ($TMPDIR or /tmp, then "tmp"
-// and 8 random characters: CuPy writes every program so) gets one fixed
-// directory instead: the program cannot depend on a directory chosen at
-// random, and with it in the key no compile would ever hit. Not for LTO-IR,
-// which records the program's name (the bitcode's source file name): its
-// bytes would differ from the real NVRTC's.
-std::string KeyName(const std::string& name, CodeType target) {
-  const size_t slash = name.rfind('/');
-  if (target == CodeType::kLtoir) return name;
-  if (slash == std::string::npos || slash < 12) return name;
-  const std::string dir = name.substr(0, slash);
-  const size_t up = dir.rfind('/');
-  const std::string parent = dir.substr(0, up), leaf = dir.substr(up + 1);
-  const char* tmpdir = getenv("TMPDIR");
-  const bool temp_root = parent == "/tmp" || parent == "/var/tmp" ||
-                         parent == "/dev/shm" ||
-                         (tmpdir != nullptr && parent == tmpdir);
-  if (!temp_root || leaf.size() != 11 || !absl::StartsWith(leaf, "tmp")) {
-    return name;
-  }
-  for (char c : leaf.substr(3)) {
-    if (!(std::islower(static_cast<unsigned char>(c)) ||
-          std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
-      return name;
-    }
-  }
-  return parent + "/tmpjitcache" + name.substr(slash);
-}
-
 // Asks the daemon for `target`; false when it cannot or will not answer.
 bool AskDaemon(Shim& p, CodeType target) {
   const jitcache::Client* daemon = Daemon();
   if (daemon == nullptr) return false;
-  const std::string key_name = KeyName(p.name, target);
-  jitcache::Program program(p.source, key_name);
+  jitcache::Program program(p.source, p.name);
   for (const auto& [n, c] : p.headers) program.AddHeader(n, c);
   jitcache::ProgramOptions options;
   options.extra_options = p.options;
@@ -211,10 +178,7 @@ bool AskDaemon(Shim& p, CodeType target) {
     }
     return false;
   }
-  // The log names the program as the caller did.
-  p.log = key_name == p.name
-              ? code->log
-              : absl::StrReplaceAll(code->log, {{key_name, p.name}});
+  p.log = std::move(code->log);
   if (code->compiled) {
     p.objects[target] = std::move(code->bytes);
     for (auto& [expr, low] : code->symbol_mapping) p.lowered[expr] = low;
@@ -325,6 +289,9 @@ nvrtcResult nvrtcCreateProgram(nvrtcProgram* prog, const char* src,
   for (int i = 0; i < num_headers; ++i) {
     if (headers[i] == nullptr || include_names[i] == nullptr) {
       return NVRTC_ERROR_INVALID_INPUT;
+    }
+    for (const auto& [n, unused] : shim->headers) {
+      if (n == include_names[i]) return NVRTC_ERROR_INVALID_INPUT;
     }
     shim->headers.emplace_back(include_names[i], headers[i]);
   }

@@ -18,14 +18,20 @@ struct ToolchainInfo {
   std::string description;  // "NVRTC 13.0, nvJitLink 13.0"
   std::vector<int> supported_archs;
   std::vector<std::string> include_dirs;  // on every compile's include path
+  std::string root;  // the toolkit's directory, as configured
 };
 
 struct CompileJob {
   std::string program_name;
   std::string source;
   std::vector<std::pair<std::string, std::string>> headers;  // name, contents
-  std::vector<std::string> options;  // canonical (see compile_options.h)
+  std::vector<std::string> options;           // as the caller spelled them
   std::vector<std::string> name_expressions;  // sorted, unique
+  // What the compile sees besides the toolkit (compile_view.h): the
+  // caller's working directory ("" for "/") and the files the request
+  // carried (absolute path, bytes).
+  std::string working_directory;
+  std::vector<std::pair<std::string, std::string>> files;
   ObjectKind target = ObjectKind::kPtx;
   // The toolkit's include directories after the options' (false: exactly
   // the options' search path, as NVRTC has it).

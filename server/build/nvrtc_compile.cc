@@ -1,3 +1,4 @@
+#include <dlfcn.h>
 #include <nvJitLink.h>
 #include <nvrtc.h>
 
@@ -130,6 +131,7 @@ std::string DefaultCudaRoot() {
 absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
     const std::string& cuda_root) {
   ToolchainInfo info;
+  info.root = cuda_root;
   int major = 0, minor = 0;
   if (absl::Status s = FromNvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");
       !s.ok()) {
@@ -201,6 +203,16 @@ absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
 
 std::unique_ptr<CudaCompiler> CudaCompiler::ForWorker(
     std::vector<std::string> include_dirs) {
+  // NVRTC opens its builtins library on the first compile, by name through
+  // the loader's search: inside a compile view (compile_view.h) there is
+  // no loader cache to find it by. Loaded now, the first compile finds it
+  // loaded. Loading compiles nothing: the process stays clean.
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS) {
+    const std::string builtins =
+        absl::StrCat("libnvrtc-builtins.so.", major, ".", minor);
+    dlopen(builtins.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   ToolchainInfo info;
   info.include_dirs = std::move(include_dirs);
   return std::unique_ptr<CudaCompiler>(new CudaCompiler(std::move(info)));

@@ -51,7 +51,8 @@ absl::StatusOr<std::unique_ptr<WorkerCompiler>> WorkerCompiler::Create(
       new WorkerCompiler(std::move(options), std::move(toolchain_source)));
   compiler->argv_ = {
       compiler->options_.binary, "--fd=3",
-      absl::StrCat("--memory_limit=", compiler->options_.memory_limit)};
+      absl::StrCat("--memory_limit=", compiler->options_.memory_limit),
+      "--cuda_root=" + compiler->toolchain().root};
   for (const std::string& dir : compiler->toolchain().include_dirs) {
     compiler->argv_.push_back("--include_dir=" + dir);
   }

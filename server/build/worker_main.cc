@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "server/build/compile_view.h"
 #include "server/build/cuda_compiler.h"
 #include "server/build/worker_protocol.h"
 #include "server/build/worker_sandbox.h"
@@ -25,6 +26,7 @@ namespace {
 
 // One job's answer, in the child that runs it.
 absl::StatusOr<CompileResult> RunJob(const std::string& frame,
+                                     const CompileView& view,
                                      CudaCompiler& compiler,
                                      const WorkerHooks& hooks,
                                      uint64_t memory_limit) {
@@ -36,6 +38,17 @@ absl::StatusOr<CompileResult> RunJob(const std::string& frame,
         request.deadline_unix_us() > 0
             ? absl::FromUnixMicros(request.deadline_unix_us())
             : absl::InfiniteFuture();
+    // The job sees the toolkit and what its request carried, nothing else.
+    const v1::WorkerCompile& c = request.compile();
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const v1::WorkerHeader& f : c.files()) {
+      files.emplace_back(f.name(), f.contents());
+    }
+    if (absl::Status s = EnterCompileView(view, c.working_directory(), files);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = LockDownCompile(); !s.ok()) return s;
     if (request.has_compile()) {
       const CompileJob job = CompileJobFrom(request.compile(), deadline);
       std::optional<absl::StatusOr<CompileResult>> faked;
@@ -63,6 +76,7 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
   int fd = -1;
   uint64_t memory_limit = 0;
   std::vector<std::string> include_dirs;
+  std::string cuda_root;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--fd=") && absl::SimpleAtoi(arg, &fd)) {
@@ -71,6 +85,11 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
     arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--memory_limit=") &&
         absl::SimpleAtoi(arg, &memory_limit)) {
+      continue;
+    }
+    arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--cuda_root=")) {
+      cuda_root = std::string(arg);
       continue;
     }
     arg = argv[i];
@@ -84,11 +103,17 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
                  argv[i]);
     return 2;
   }
-  if (fd < 0) {
+  if (fd < 0 || cuda_root.empty()) {
     std::fprintf(stderr,
-                 "jitcache-worker: needs --fd=N (started by "
-                 "jitcached, not by hand)\n");
+                 "jitcache-worker: needs --fd=N and --cuda_root=DIR (started "
+                 "by jitcached, not by hand)\n");
     return 2;
+  }
+  absl::StatusOr<CompileView> view = ToolkitView(cuda_root);
+  if (!view.ok()) {
+    std::fprintf(stderr, "jitcache-worker: %s\n",
+                 std::string(view.status().message()).c_str());
+    return 1;
   }
   if (absl::Status s = EnterWorkerSandbox(memory_limit, fd); !s.ok()) {
     std::fprintf(stderr, "jitcache-worker: %s\n",
@@ -125,7 +150,7 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
       absl::StatusOr<CompileResult> result =
           absl::InternalError("the compile could not be tied to its worker");
       if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == worker) {
-        result = RunJob(*frame, *compiler, hooks, memory_limit);
+        result = RunJob(*frame, *view, *compiler, hooks, memory_limit);
       }
       // Exit status 1: the answer could not be written, the daemon is gone.
       _exit(WriteFrame(fd, ToWorkerResponse(result).SerializeAsString()) ? 0

@@ -19,6 +19,12 @@ v1::WorkerRequest ToWorkerRequest(const CompileJob& job) {
   for (const std::string& e : job.name_expressions) c->add_name_expressions(e);
   c->set_exact_include_path(!job.toolkit_include_dirs);
   c->set_target(static_cast<int>(job.target));
+  c->set_working_directory(job.working_directory);
+  for (const auto& [path, bytes] : job.files) {
+    v1::WorkerHeader* f = c->add_files();
+    f->set_name(path);
+    f->set_contents(bytes);
+  }
   request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
   return request;
 }
@@ -50,6 +56,10 @@ CompileJob CompileJobFrom(const v1::WorkerCompile& c, absl::Time deadline) {
                               c.name_expressions().end());
   job.toolkit_include_dirs = !c.exact_include_path();
   job.target = static_cast<ObjectKind>(c.target());
+  job.working_directory = c.working_directory();
+  for (const v1::WorkerHeader& f : c.files()) {
+    job.files.emplace_back(f.name(), f.contents());
+  }
   job.deadline = deadline;
   return job;
 }

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
 
 #include "absl/strings/str_cat.h"
 #include "server/build/worker_protocol.h"
@@ -48,6 +49,27 @@ void OnFatalSignal(int signal) {
   raise(signal);
 }
 
+// Adds a seccomp filter answering EPERM to `syscalls` (filters stack: a
+// later one can only take more away).
+absl::Status DenySyscalls(std::initializer_list<int> syscalls) {
+  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+  if (filter == nullptr) return absl::InternalError("seccomp_init failed");
+  int failed = 0;
+  for (int syscall : syscalls) {
+    if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), syscall, 0) != 0) {
+      ++failed;
+    }
+  }
+  const int loaded = failed == 0 ? seccomp_load(filter) : -1;
+  seccomp_release(filter);
+  if (failed != 0 || loaded != 0) {
+    return absl::InternalError(
+        absl::StrCat("seccomp: ", failed, " rules refused, load ",
+                     loaded == 0 ? "ok" : std::strerror(-loaded)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status EnterWorkerSandbox(uint64_t memory_limit_bytes, int fd) {
@@ -85,46 +107,25 @@ absl::Status EnterWorkerSandbox(uint64_t memory_limit_bytes, int fd) {
     return absl::InternalError(
         absl::StrCat("PR_SET_NO_NEW_PRIVS: ", std::strerror(errno)));
   }
-  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-  if (filter == nullptr) return absl::InternalError("seccomp_init failed");
-  int failed = 0;
-  for (int syscall : {SCMP_SYS(socket),
-                      SCMP_SYS(socketpair),
-                      SCMP_SYS(connect),
-                      SCMP_SYS(bind),
-                      SCMP_SYS(listen),
-                      SCMP_SYS(accept),
-                      SCMP_SYS(accept4),
-                      SCMP_SYS(ptrace),
-                      SCMP_SYS(process_vm_readv),
-                      SCMP_SYS(process_vm_writev),
-                      SCMP_SYS(execve),
-                      SCMP_SYS(execveat),
-                      SCMP_SYS(mount),
-                      SCMP_SYS(umount2),
-                      SCMP_SYS(unshare),
-                      SCMP_SYS(setns),
-                      SCMP_SYS(init_module),
-                      SCMP_SYS(finit_module),
-                      SCMP_SYS(kexec_load),
-                      SCMP_SYS(bpf),
-                      SCMP_SYS(perf_event_open),
-                      SCMP_SYS(keyctl),
-                      SCMP_SYS(add_key),
-                      SCMP_SYS(request_key),
-                      SCMP_SYS(userfaultfd)}) {
-    if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), syscall, 0) != 0) {
-      ++failed;
-    }
-  }
-  const int loaded = failed == 0 ? seccomp_load(filter) : -1;
-  seccomp_release(filter);
-  if (failed != 0 || loaded != 0) {
-    return absl::InternalError(
-        absl::StrCat("seccomp: ", failed, " rules refused, load ",
-                     loaded == 0 ? "ok" : std::strerror(-loaded)));
-  }
-  return absl::OkStatus();
+  // Mounts and namespaces stay allowed until the job's child has entered
+  // its compile view (LockDownCompile).
+  return DenySyscalls({SCMP_SYS(socket),           SCMP_SYS(socketpair),
+                       SCMP_SYS(connect),          SCMP_SYS(bind),
+                       SCMP_SYS(listen),           SCMP_SYS(accept),
+                       SCMP_SYS(accept4),          SCMP_SYS(ptrace),
+                       SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
+                       SCMP_SYS(execve),           SCMP_SYS(execveat),
+                       SCMP_SYS(init_module),      SCMP_SYS(finit_module),
+                       SCMP_SYS(kexec_load),       SCMP_SYS(bpf),
+                       SCMP_SYS(perf_event_open),  SCMP_SYS(keyctl),
+                       SCMP_SYS(add_key),          SCMP_SYS(request_key),
+                       SCMP_SYS(userfaultfd)});
+}
+
+absl::Status LockDownCompile() {
+  return DenySyscalls({SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(unshare),
+                       SCMP_SYS(setns), SCMP_SYS(chroot),
+                       SCMP_SYS(pivot_root)});
 }
 
 }  // namespace jitcache

@@ -14,9 +14,13 @@ namespace jitcache {
 //    with its peak address space to `report_fd`, then dies of the signal;
 //  - PR_SET_NO_NEW_PRIVS, then a seccomp filter that answers EPERM to what
 //    a compiler never needs: sockets, ptrace and other processes' memory,
-//    exec, mounts and namespaces, kernel modules, BPF, keyrings.
+//    exec, kernel modules, BPF, keyrings.
 // An error names the step that failed; the worker must not run jobs then.
 absl::Status EnterWorkerSandbox(uint64_t memory_limit_bytes, int report_fd);
+
+// What a job's child does once it has entered its compile view
+// (compile_view.h): no more mounts, namespaces or root changes.
+absl::Status LockDownCompile();
 
 }  // namespace jitcache
 

@@ -15,27 +15,11 @@
 namespace jitcache {
 namespace {
 
-// The canonical options' -I directories that are not the toolkit's.
-std::vector<std::string> UserIncludeDirs(
-    const std::vector<std::string>& options, const ToolchainInfo& toolchain) {
-  std::vector<std::string> dirs;
-  for (const std::string& option : options) {
-    if (!absl::StartsWith(option, kIncludePathOption)) continue;
-    const std::string dir = option.substr(kIncludePathOption.size());
-    const bool toolkit = std::any_of(
-        toolchain.include_dirs.begin(), toolchain.include_dirs.end(),
-        [&](const std::string& t) { return IsUnder(dir, t, true); });
-    if (!toolkit) dirs.push_back(dir);
-  }
-  return dirs;
-}
-
 // The set's digest: from the list when there is one (each path absolute,
-// lexically normal, unique and under one of `dirs`; the digests are the
-// contents', and must match any given), else as given, in which case only
-// a hit can be answered (`has_contents` false, unless the set is empty).
+// lexically normal and unique; the digests are the contents', and must
+// match any given), else as given, in which case only a hit can be
+// answered (`has_contents` false, unless the set is empty).
 absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
-                                const std::vector<std::string>& dirs,
                                 const RequestLimits& limits, Digest* set,
                                 bool* has_contents) {
   static const Digest kEmptySet = IncludedSetDigest({});
@@ -64,14 +48,6 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
     if (!IsNormalAbsolutePath(path)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "included file '", path, "' is not an absolute, normal path"));
-    }
-    if (std::none_of(dirs.begin(), dirs.end(), [&](const std::string& d) {
-          return IsUnder(path, d, false);
-        })) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("included file '", path,
-                       "' is under none of the request's -I directories "
-                       "outside the toolkit"));
     }
     if (!paths.insert(path).second) {
       return absl::InvalidArgumentError(
@@ -176,26 +152,27 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
                                              request.options().end());
   OptionPolicy policy;
   policy.supported_archs = toolchain.supported_archs;
-  policy.allowed_include_dirs = toolchain.include_dirs;
-  policy.any_absolute_include_dir = request.includes_resolved();
   absl::StatusOr<CanonicalOptions> options =
       CanonicalizeCompileOptions(raw_options, *target, policy);
   if (!options.ok()) return options.status();
-  if (request.includes_resolved()) {
-    out.user_include_dirs = UserIncludeDirs(options->options, toolchain);
-  } else if (request.included_files_size() > 0) {
+  if (!request.includes_resolved() && request.included_files_size() > 0) {
     return absl::InvalidArgumentError(
         "included_files are given but includes_resolved is not set");
   }
+  const std::string& cwd = request.working_directory();
+  if (!cwd.empty() && cwd != "/" && !IsNormalAbsolutePath(cwd)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "working_directory '", cwd, "' is not an absolute, normal path"));
+  }
   Digest included_set;
   if (request.includes_resolved()) {
-    if (absl::Status s =
-            CheckIncludedFiles(request, out.user_include_dirs, limits,
-                               &included_set, &out.has_included_contents);
+    if (absl::Status s = CheckIncludedFiles(request, limits, &included_set,
+                                            &out.has_included_contents);
         !s.ok()) {
       return s;
     }
   }
+  out.working_directory = cwd;
 
   out.options = std::move(options->options);
   out.arch = options->arch;
@@ -226,6 +203,7 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   key.included_set = included_set;
   out.included_set = included_set;
   key.exact_include_path = request.exact_include_path();
+  key.working_directory = cwd;
   out.exact_include_path = request.exact_include_path();
   out.key = ComputeCompileKey(key);
   return out;
@@ -240,6 +218,7 @@ CompileJob MakeCompileJob(const v1::CompileRequest& request,
     job.headers.emplace_back(header.name(), header.contents());
   }
   job.toolkit_include_dirs = !prepared.exact_include_path;
+  job.working_directory = prepared.working_directory;
   job.options = prepared.options;
   job.name_expressions = prepared.name_expressions;
   job.target = prepared.target;

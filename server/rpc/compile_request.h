@@ -19,11 +19,11 @@ struct PreparedCompile {
   uint64_t source_bytes = 0;                  // source and headers
   std::vector<std::string> options;           // canonical
   std::vector<std::string> name_expressions;  // sorted, unique
-  // -I directories outside the toolkit (includes_resolved requests only),
-  // and whether every included file came with its contents: a miss
-  // cannot be compiled without them.
-  std::vector<std::string> user_include_dirs;
+  // Whether the request carries files (includes_resolved), and whether
+  // every one came with its contents: a miss cannot be compiled without
+  // them.
   bool has_included_contents = true;
+  std::string working_directory;
   Digest included_set;  // of the included files (includes_resolved only)
   bool exact_include_path = false;
 };
@@ -36,7 +36,7 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
     const RequestLimits& limits);
 
 // The compile to run on a miss: `prepared` plus the request's source and
-// headers (included files go to an IncludeTree, which rewrites the job).
+// headers (the caller adds the included files' bytes).
 CompileJob MakeCompileJob(const v1::CompileRequest& request,
                           const PreparedCompile& prepared);
 

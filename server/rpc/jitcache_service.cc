@@ -8,7 +8,6 @@
 #include "common/cache_key.h"
 #include "common/log.h"
 #include "common/wire_constants.h"
-#include "server/build/include_tree.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/wire_target.h"
 
@@ -215,15 +214,14 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
-  // Files included from the program's own -I directories: on a miss (never
-  // on the hit path), the tree laid out for an earlier compile of the same
-  // files, else their bytes, which the client is asked for if it left
-  // them out.
-  std::shared_ptr<const IncludeTree> kept;
+  // The files the program may read: on a miss (never on the hit path), the
+  // set kept from an earlier compile of the same files, else their bytes,
+  // which the client is asked for if it left them out.
+  std::shared_ptr<const FileSet> kept;
   std::function<bool()> ask_for_included;
-  if (!prepared->user_include_dirs.empty()) {
+  if (request->includes_resolved()) {
     ask_for_included = [&] {
-      kept = include_trees_.Find(prepared->included_set);
+      kept = kept_file_sets_.Find(prepared->included_set);
       if (kept != nullptr || prepared->has_included_contents) return false;
       context->AddTrailingMetadata(std::string(kSendIncludedMetadata), "1");
       return true;
@@ -234,6 +232,14 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
       [&] {
         auto job =
             std::make_shared<CompileJob>(MakeCompileJob(*request, *prepared));
+        if (kept == nullptr && request->includes_resolved()) {
+          FileSet files;
+          for (const v1::IncludedFile& file : request->included_files()) {
+            files.emplace_back(file.path(), file.contents());
+          }
+          kept = kept_file_sets_.Keep(prepared->included_set, std::move(files));
+        }
+        if (kept != nullptr) job->files = *kept;
         Build build;
         build.key = prepared->key;
         build.target = prepared->target;
@@ -241,28 +247,11 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
         build.program_name = prepared->program_name;
         build.options = prepared->options;
         build.source_bytes = prepared->source_bytes;
-        // The files' bytes go to the tree, not through the job.
-        auto files = std::make_shared<IncludeTree::Files>();
-        if (kept == nullptr) {
-          for (const v1::IncludedFile& file : request->included_files()) {
-            files->emplace_back(file.path(), file.contents());
-          }
-        }
-        build.run = [this, job, kept, files, set = prepared->included_set,
-                     dirs = prepared->user_include_dirs](
-                        absl::Time deadline) -> absl::StatusOr<CompileResult> {
+        build.run =
+            [this, job](absl::Time deadline) -> absl::StatusOr<CompileResult> {
           CompileJob run = *job;
           run.deadline = deadline;
           run.cancelled = &shutting_down_;
-          if (dirs.empty()) return options_.compiler->Compile(run);
-          std::shared_ptr<const IncludeTree> tree = kept;
-          if (tree == nullptr) {
-            absl::StatusOr<std::shared_ptr<const IncludeTree>> made =
-                include_trees_.Make(set, *files);
-            if (!made.ok()) return made.status();
-            tree = *std::move(made);
-          }
-          if (absl::Status s = tree->Apply(dirs, &run); !s.ok()) return s;
           return options_.compiler->Compile(run);
         };
         return build;

@@ -9,7 +9,7 @@
 #include "jitcache/v1/jitcache.grpc.pb.h"
 #include "server/build/compile_pool.h"
 #include "server/build/compiler.h"
-#include "server/build/include_tree.h"
+#include "server/build/kept_file_sets.h"
 #include "server/net/peer_listener.h"
 #include "server/remote/redis_tier.h"
 #include "server/rpc/compile_reactor.h"
@@ -44,10 +44,8 @@ struct ServiceOptions {
   std::vector<std::pair<std::string, std::string>> config;
   // A compile running longer is cancelled and answered DEADLINE_EXCEEDED.
   absl::Duration compile_time_limit = absl::Minutes(10);
-  // Where a compile's included files are laid out (IncludeTree), and how
-  // many sets of them are kept for the next miss.
-  std::string scratch_dir = "/tmp";
-  size_t include_trees = 8;
+  // How many sets of included files are kept for the next miss.
+  size_t kept_file_sets = 8;
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
@@ -209,7 +207,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
                                         absl::Time deadline);
 
   ServiceOptions options_;
-  IncludeTrees include_trees_{options_.scratch_dir, options_.include_trees};
+  KeptFileSets kept_file_sets_{options_.kept_file_sets};
   SingleFlight<SharedResult> flights_;
   ServiceCounters counters_;
   UserStats users_;

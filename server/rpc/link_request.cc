@@ -37,8 +37,7 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
                     return in.kind() == v1::OBJECT_KIND_LTOIR;
                   });
   absl::StatusOr<CanonicalLinkOptions> options = CanonicalizeLinkOptions(
-      raw, *target, ltoir_inputs,
-      {toolchain.supported_archs, toolchain.include_dirs});
+      raw, *target, ltoir_inputs, OptionPolicy{toolchain.supported_archs});
   if (!options.ok()) return options.status();
   out.options = std::move(options->options);
   out.arch = options->arch;

@@ -60,26 +60,14 @@ class FakeCompiler final : public Compiler {
         absl::StrCat("object[", ObjectKindName(job.target), "]:", job.source);
     for (const auto& option : job.options) {
       absl::StrAppend(&result.object, " ", option);
-      // What the compiler finds under an -I directory of the program's own
-      // (laid out by the daemon): each file's path there and its bytes.
-      if (absl::StartsWith(option, "--include-path=") &&
-          !absl::StrContains(option, toolchain_.include_dirs[0])) {
-        const std::string dir = option.substr(15);
-        std::error_code ec;
-        std::vector<std::string> files;
-        for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
-             it != std::filesystem::recursive_directory_iterator(); ++it) {
-          if (it->is_regular_file()) files.push_back(it->path().string());
-        }
-        std::sort(files.begin(), files.end());
-        for (const std::string& f : files) {
-          std::ifstream in(f);
-          std::stringstream text;
-          text << in.rdbuf();
-          absl::StrAppend(&result.object, " [", f.substr(dir.size()), "]",
-                          text.str());
-        }
-      }
+    }
+    // What the compile would see besides the toolkit: its working
+    // directory and each file the request carried.
+    if (!job.working_directory.empty()) {
+      absl::StrAppend(&result.object, " cwd=", job.working_directory);
+    }
+    for (const auto& [path, bytes] : job.files) {
+      absl::StrAppend(&result.object, " [", path, "]", bytes);
     }
     for (const auto& expr : job.name_expressions) {
       result.lowered_names.emplace_back(expr, absl::StrCat("_Z_", expr.size()));

@@ -12,7 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-const OptionPolicy kPolicy{{75, 80, 90}, {}};
+const OptionPolicy kPolicy{{75, 80, 90}};
 
 std::vector<std::string> Options(std::vector<std::string> raw,
                                  ObjectKind target = ObjectKind::kCubin,

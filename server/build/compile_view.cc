@@ -1,0 +1,135 @@
+#include "server/build/compile_view.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "common/fd_io.h"
+
+namespace jitcache {
+namespace {
+
+// Where the new root is built before the process enters it. Any directory
+// would do: the mount is private to this process's namespace.
+constexpr char kStage[] = "/tmp";
+
+absl::Status Errno(absl::string_view what, absl::string_view path = "") {
+  return absl::InternalError(absl::StrCat("compile view: ", what, " ", path,
+                                          ": ", std::strerror(errno)));
+}
+
+absl::Status WriteText(const char* path, absl::string_view text) {
+  const int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Errno("open", path);
+  const bool ok = WriteFully(fd, text.data(), text.size());
+  close(fd);
+  return ok ? absl::OkStatus() : Errno("write", path);
+}
+
+// mkdir -p of `path` under the stage.
+absl::Status MakeDirs(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(kStage + path, ec);
+  if (ec && !std::filesystem::is_directory(kStage + path)) {
+    return absl::InternalError(
+        absl::StrCat("compile view: mkdir ", path, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+std::string Parent(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+// A read-only bind of `dir` at its own path in the stage. The flags the
+// source mount has locked (nosuid, nodev, noexec) must be kept to remount.
+absl::Status BindReadOnly(const std::string& dir) {
+  if (absl::Status s = MakeDirs(dir); !s.ok()) return s;
+  const std::string target = kStage + dir;
+  if (mount(dir.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) !=
+      0) {
+    return Errno("bind", dir);
+  }
+  struct statvfs vfs;
+  unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
+  if (statvfs(dir.c_str(), &vfs) == 0) {
+    if (vfs.f_flag & ST_NOSUID) flags |= MS_NOSUID;
+    if (vfs.f_flag & ST_NODEV) flags |= MS_NODEV;
+    if (vfs.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+  }
+  if (mount(nullptr, target.c_str(), nullptr, flags, nullptr) != 0) {
+    return Errno("remount read-only", dir);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CompileView> ToolkitView(const std::string& cuda_root) {
+  CompileView view;
+  absl::StatusOr<std::string> root = ResolvePath(
+      std::filesystem::absolute(cuda_root).string(), &view.toolkit_links);
+  if (!root.ok()) return root.status();
+  view.toolkit_dirs.push_back(*root);
+  // Links inside the toolkit (lib64 -> targets/...) come with the bind.
+  return view;
+}
+
+absl::Status EnterCompileView(
+    const CompileView& view, const std::string& working_directory,
+    const std::vector<std::pair<std::string, std::string>>& files) {
+  const uid_t uid = getuid();
+  const gid_t gid = getgid();
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+    return Errno("unshare(CLONE_NEWUSER | CLONE_NEWNS)");
+  }
+  for (absl::Status s :
+       {WriteText("/proc/self/setgroups", "deny"),
+        WriteText("/proc/self/uid_map", absl::StrCat(uid, " ", uid, " 1\n")),
+        WriteText("/proc/self/gid_map", absl::StrCat(gid, " ", gid, " 1\n"))}) {
+    if (!s.ok()) return s;
+  }
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    return Errno("make / private");
+  }
+  if (mount("jitcache-compile", kStage, "tmpfs", MS_NOSUID | MS_NODEV,
+            "mode=0755") != 0) {
+    return Errno("mount tmpfs on", kStage);
+  }
+  for (const std::string& dir : view.toolkit_dirs) {
+    if (absl::Status s = BindReadOnly(dir); !s.ok()) return s;
+  }
+  for (const auto& [path, target] : view.toolkit_links) {
+    if (absl::Status s = MakeDirs(Parent(path)); !s.ok()) return s;
+    if (symlink(target.c_str(), (kStage + path).c_str()) != 0 &&
+        errno != EEXIST) {
+      return Errno("symlink", path);
+    }
+  }
+  for (const auto& [path, bytes] : files) {
+    if (absl::Status s = MakeDirs(Parent(path)); !s.ok()) return s;
+    const std::string staged = kStage + path;
+    const int fd =
+        open(staged.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return Errno("create", path);
+    const bool ok = WriteFully(fd, bytes.data(), bytes.size());
+    close(fd);
+    if (!ok) return Errno("write", path);
+  }
+  const std::string cwd = working_directory.empty() ? "/" : working_directory;
+  if (absl::Status s = MakeDirs(cwd); !s.ok()) return s;
+  if (chroot(kStage) != 0) return Errno("chroot");
+  if (chdir(cwd.c_str()) != 0) return Errno("chdir", cwd);
+  return absl::OkStatus();
+}
+
+}  // namespace jitcache

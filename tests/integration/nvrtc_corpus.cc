@@ -1,0 +1,277 @@
+#include "tests/integration/nvrtc_corpus.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+
+namespace jitcache::testing {
+namespace {
+
+// Loads through b twice: -restrict makes them ld.global.nc, and NVRTC used
+// to carry that into the next compile of the process.
+constexpr char kRestrict[] =
+    "extern \"C\" __global__ void rs(float* a, float* b, int n) {\n"
+    "  for (int i = 0; i < n; ++i) a[i] += b[i] * b[i + 1];\n"
+    "}\n";
+
+// A template, a name expression, and __FILE__ in the object.
+constexpr char kTemplate[] =
+    "extern \"C\" __device__ const char kWhere[] = __FILE__;\n"
+    "template <typename T, int N> __global__ void scale(T* x, T a) {\n"
+    "  for (int i = 0; i < N; ++i) x[threadIdx.x * N + i] *= a;\n"
+    "}\n";
+
+// A warning: the log names the program.
+constexpr char kWarning[] =
+    "__global__ void w(int* x) { int unused; x[0] = 1; }\n";
+
+// An error: the log names the program and the line.
+constexpr char kError[] = "__global__ void e(int* x) { x[0] = nope; }\n";
+
+void Write(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+class Builder {
+ public:
+  explicit Builder(std::string root) : root_(std::move(root)) {}
+
+  Variant& Add(const std::string& id, const std::string& source,
+               std::vector<std::string> options) {
+    Variant v;
+    v.id = id;
+    v.name = "corpus.cu";
+    v.source = source;
+    v.options = std::move(options);
+    corpus_.push_back(std::move(v));
+    return corpus_.back();
+  }
+
+  // One variant per spelling, each with -arch=sm_90 first unless it is
+  // an architecture spelling itself.
+  void Spellings(const std::string& group, const std::string& source,
+                 const std::vector<std::vector<std::string>>& spellings,
+                 bool with_arch = true) {
+    int n = 0;
+    for (const auto& spelling : spellings) {
+      std::vector<std::string> options;
+      if (with_arch) options.push_back("-arch=sm_90");
+      options.insert(options.end(), spelling.begin(), spelling.end());
+      Variant& v = Add(absl::StrCat(group, "-", n++), source, options);
+      if (source == kTemplate) v.exprs = {"scale<float, 4>"};
+    }
+  }
+
+  void File(const std::string& rel, const std::string& text) {
+    Write(std::filesystem::path(root_) / rel, text);
+  }
+  const std::string& root() const { return root_; }
+  std::vector<Variant> Take() { return std::move(corpus_); }
+
+ private:
+  std::string root_;
+  std::vector<Variant> corpus_;
+};
+
+// The same option (or flag) in every spelling a user might try: NVRTC
+// decides which it takes; the cache must answer each the way NVRTC does.
+void OptionSpellings(Builder& b) {
+  b.Spellings("base", kRestrict, {{}});
+  b.Spellings("restrict", kRestrict,
+              {{"-restrict"}, {"--restrict"}, {"-restrict", "-restrict"}});
+  b.Spellings("arch", kRestrict,
+              {{"-arch=sm_90"},
+               {"-arch", "sm_90"},
+               {"--gpu-architecture=sm_90"},
+               {"--gpu-architecture", "sm_90"},
+               {"-gpu-architecture=sm_90"},
+               {"--arch=sm_90"},
+               {"-arch=sm_090"},
+               {"-arch=SM_90"},
+               {"-arch=compute_90"},
+               {"-arch=sm_90a"},
+               {"-arch=sm_80", "-arch=sm_90"},
+               {"-arch=sm_99"},
+               {"-arch=native"},
+               {}},
+              false);
+  b.Spellings("G", kTemplate,
+              {{"-G"}, {"--G"}, {"--device-debug"}, {"-device-debug"}});
+  b.Spellings("lineinfo", kTemplate,
+              {{"-lineinfo"},
+               {"--generate-line-info"},
+               {"-generate-line-info"},
+               {"--lineinfo"}});
+  b.Spellings("ftz", kRestrict,
+              {{"-ftz=true"},
+               {"--ftz=true"},
+               {"-ftz=TRUE"},
+               {"-ftz=1"},
+               {"-ftz", "true"},
+               {"-ftz=false"},
+               {"--ftz", "false"}});
+  b.Spellings("std", kTemplate,
+              {{"-std=c++17"},
+               {"--std=c++17"},
+               {"-std=C++17"},
+               {"-std", "c++17"},
+               {"--std", "c++17"},
+               {"-std=c++20"},
+               {"-std=c++03"}});
+  b.Spellings("dopt", kRestrict,
+              {{"-dopt=on"}, {"-dopt=ON"}, {"--dopt=on"}, {"-dopt", "on"}});
+  b.Spellings("maxrreg", kRestrict,
+              {{"-maxrregcount=32"},
+               {"-maxrregcount=032"},
+               {"-maxrregcount=+32"},
+               {"-maxrregcount= 32"},
+               {"--maxrregcount=32"},
+               {"-maxrregcount", "32"},
+               {"-maxrregcount=0x20"},
+               {"-maxrregcount=26"}});
+  b.Spellings("define", kTemplate,
+              {{"-DFRESH=1"},
+               {"-D", "FRESH=1"},
+               {"--define-macro=FRESH=1"},
+               {"--define-macro", "FRESH=1"},
+               {"-define-macro=FRESH=1"},
+               {"--D", "FRESH=1"},
+               {"-DFRESH"},
+               {"-DFRESH=1", "-UFRESH"},
+               {"-UFRESH", "-DFRESH=1"}});
+  b.Spellings(
+      "dlto", kRestrict,
+      {{"-dlto"}, {"--dlto"}, {"--dlink-time-opt"}, {"-dlink-time-opt"}});
+  b.Spellings("rdc", kTemplate,
+              {{"-rdc=true"},
+               {"--relocatable-device-code=true"},
+               {"-rdc", "true"},
+               {"-rdc=TRUE"},
+               {"-dc"},
+               {"--device-c"}});
+  b.Spellings("fastmath", kRestrict,
+              {{"-use_fast_math"},
+               {"--use_fast_math"},
+               {"-use-fast-math"},
+               {"--fmad=false"},
+               {"-prec-div=false"},
+               {"-prec-sqrt=false"}});
+  b.Spellings("optinfo", kTemplate,
+              {{"-opt-info=inline"}, {"--optimization-info=inline"}});
+  b.Spellings("misc", kWarning,
+              {{"-w"},
+               {"--disable-warnings"},
+               {"-err-no"},
+               {"--display-error-number"},
+               {"-no-err-no"},
+               {"--diag-suppress=177"},
+               {"-diag-suppress=177"},
+               {"--diag-error=177"},
+               {"-Xptxas=-v"},
+               {"-Xptxas", "-v"},
+               {"--ptxas-options=-O1"},
+               {"-default-device"},
+               {"-extra-device-vectorization"},
+               {"-device-int128"},
+               {"--split-compile=2"},
+               {"-fdevice-syntax-only"},
+               {"--minimal"},
+               {"-Ofast-compile=max"},
+               {"-no-source-include"},
+               {"--brief-diagnostics=true"},
+               {"-builtin-move-forward=false"},
+               {"--not-an-option"},
+               {"-time=-"},
+               {"-pch"},
+               {"", "-w"}});
+  b.Spellings("error", kError, {{}, {"-w"}, {"-err-no"}});
+}
+
+// The state NVRTC keeps between compiles of one process: a variant that
+// sets it, then the base again (and the same in reverse order).
+void CompilerState(Builder& b) {
+  b.Spellings(
+      "state", kRestrict,
+      {{"-restrict"}, {"-DFRESH=1"}, {"-opt-info=inline"}, {"-DFRESH=2"}});
+}
+
+// Program names: NULL, empty, relative, absolute.
+void ProgramNames(Builder& b) {
+  int n = 0;
+  for (std::optional<std::string> name :
+       {std::optional<std::string>(), std::optional<std::string>(""),
+        std::optional<std::string>("kern.cu"),
+        std::optional<std::string>("dir/kern.cu"),
+        std::optional<std::string>(b.root() + "/abs/kern.cu")}) {
+    for (const char* source : {kTemplate, kWarning, kError}) {
+      Variant& v = b.Add(absl::StrCat("name-", n++), source,
+                         {"-arch=sm_90", "-lineinfo"});
+      v.name = name;
+      if (source == kTemplate) v.exprs = {"scale<float, 4>"};
+    }
+  }
+  // Duplicate in-memory header names; a header shadowing a file.
+  Variant& dup =
+      b.Add("headers-dup", "#include \"h.h\"\n" + std::string(kRestrict),
+            {"-arch=sm_90"});
+  dup.headers = {{"h.h", "#define A 1\n"}, {"h.h", "#define A 2\n"}};
+  b.File("h.h", "#error the in-memory header comes first\n");
+  Variant& shadow =
+      b.Add("headers-shadow", "#include \"h.h\"\n" + std::string(kRestrict),
+            {"-arch=sm_90"});
+  shadow.headers = {{"h.h", "#define A 1\n"}};
+}
+
+}  // namespace
+
+std::string Variant::Describe() const {
+  return absl::StrCat("name ", name.has_value() ? "'" + *name + "'" : "NULL",
+                      ", options [", absl::StrJoin(options, " "), "]",
+                      dir.empty() ? "" : ", in " + dir);
+}
+
+std::vector<Variant> BuildCorpus(const std::string& root) {
+  Builder b(root);
+  CompilerState(b);
+  OptionSpellings(b);
+  ProgramNames(b);
+  return b.Take();
+}
+
+void WriteCaseFile(const std::vector<Variant>& corpus, const std::string& path,
+                   bool reversed) {
+  const std::filesystem::path dir =
+      std::filesystem::path(path).parent_path() / "case-files";
+  std::string text;
+  std::vector<const Variant*> order;
+  for (const Variant& v : corpus) order.push_back(&v);
+  if (reversed) std::reverse(order.begin(), order.end());
+  for (const Variant* v : order) {
+    const std::filesystem::path source = dir / (v->id + ".cu");
+    Write(source, v->source);
+    absl::StrAppend(&text, "case ", v->id, "\n");
+    if (v->name.has_value()) absl::StrAppend(&text, "name ", *v->name, "\n");
+    absl::StrAppend(&text, "source ", source.string(), "\n");
+    for (size_t i = 0; i < v->headers.size(); ++i) {
+      const std::filesystem::path header = dir / absl::StrCat(v->id, ".h", i);
+      Write(header, v->headers[i].second);
+      absl::StrAppend(&text, "header ", v->headers[i].first, "\t",
+                      header.string(), "\n");
+    }
+    for (const std::string& o : v->options)
+      absl::StrAppend(&text, "opt ", o, "\n");
+    for (const std::string& e : v->exprs)
+      absl::StrAppend(&text, "expr ", e, "\n");
+    const std::string cwd = std::filesystem::path(path).parent_path().string();
+    absl::StrAppend(&text, "chdir ", v->dir.empty() ? cwd : cwd + "/" + v->dir,
+                    "\n");
+    absl::StrAppend(&text, "end\n");
+  }
+  Write(path, text);
+}
+
+}  // namespace jitcache::testing

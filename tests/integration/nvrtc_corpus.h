@@ -1,0 +1,35 @@
+#ifndef JITCACHE_TESTS_INTEGRATION_NVRTC_CORPUS_H_
+#define JITCACHE_TESTS_INTEGRATION_NVRTC_CORPUS_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace jitcache::testing {
+
+// One compile of the differential corpus, as a caller of NVRTC makes it.
+struct Variant {
+  std::string id;                   // unique; names its result file
+  std::optional<std::string> name;  // nullopt: NULL, NVRTC's default name
+  std::string source;
+  std::vector<std::pair<std::string, std::string>> headers;  // name, text
+  std::vector<std::string> options;
+  std::vector<std::string> exprs;
+  std::string dir;  // working directory; "" for the corpus root
+
+  std::string Describe() const;
+};
+
+// The corpus, with the files its variants read written under `root`
+// (which becomes their working directory unless a variant names another).
+std::vector<Variant> BuildCorpus(const std::string& root);
+
+// The case file tests/testing/nvrtc_case.c reads; `reversed`: last first.
+// Sources and headers go to files beside it.
+void WriteCaseFile(const std::vector<Variant>& corpus, const std::string& path,
+                   bool reversed);
+
+}  // namespace jitcache::testing
+
+#endif  // JITCACHE_TESTS_INTEGRATION_NVRTC_CORPUS_H_

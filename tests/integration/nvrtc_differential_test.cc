@@ -1,0 +1,165 @@
+// The real NVRTC is the oracle. Every variant of the corpus (option
+// spellings, files a program may read, working directories, program names)
+// is compiled by the real NVRTC, each in a fresh process, and through
+// jitcache's libnvrtc.so.13 against one long-lived daemon: in corpus order,
+// in reverse order against a second daemon, and again after a restart
+// (from the store). Every observable must match: result codes, logs, PTX,
+// cubin, LTO-IR and lowered names (apart from the process id NVRTC writes
+// into _INTERNAL_ names). A false hit (another variant's entry served) or a
+// wrong compile (the daemon's compile seeing other options, files or
+// directories than the caller's NVRTC) shows as a difference.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <future>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "jitcache/client.h"
+#include "tests/integration/nvrtc_corpus.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_env.h"
+
+namespace jitcache {
+namespace {
+
+using testing::ProcessResult;
+
+// NVRTC writes its process id into the names of internal-linkage symbols.
+std::string WithoutProcessIds(std::string text) {
+  static const std::regex kInternal("_INTERNAL_[0-9a-f]{8}");
+  return std::regex_replace(text, kInternal, "_INTERNAL_xxxxxxxx");
+}
+
+class NvrtcDifferential : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    corpus_ = testing::BuildCorpus(root_.path());
+    ASSERT_FALSE(corpus_.empty());
+    forward_ = root_.Sub("forward.cases");
+    reverse_ = root_.Sub("reverse.cases");
+    testing::WriteCaseFile(corpus_, forward_, false);
+    testing::WriteCaseFile(corpus_, reverse_, true);
+  }
+
+  std::vector<std::string> Env(const std::string& socket) const {
+    return {"/usr/bin/env",
+            std::string("LD_LIBRARY_PATH=") + JITCACHE_NVRTC_DIR,
+            "JITCACHE_SCAN_CACHE=" + root_.Sub("scans"),
+            "JITCACHE_SOCKET=" + socket};
+  }
+
+  // The real NVRTC, one fresh process per case, two at a time.
+  void RunOracle(const std::string& out) {
+    std::filesystem::create_directories(out);
+    constexpr size_t kParallel = 2;
+    std::vector<std::future<std::string>> runs;
+    for (size_t lane = 0; lane < kParallel; ++lane) {
+      runs.push_back(std::async(std::launch::async, [&, lane] {
+        std::string failures;
+        for (size_t i = lane; i < corpus_.size(); i += kParallel) {
+          ProcessResult r = testing::RunProcess(
+              {JITCACHE_NVRTC_CASE, forward_, out, corpus_[i].id});
+          if (r.exit_code != 0) {
+            absl::StrAppend(&failures, corpus_[i].id, ": ", r.output, "\n");
+          }
+        }
+        return failures;
+      }));
+    }
+    for (auto& run : runs) ASSERT_EQ(run.get(), "");
+  }
+
+  // Every case through our library in one process, in the file's order.
+  void RunOurs(const std::string& socket, const std::string& cases,
+               const std::string& out) {
+    std::filesystem::create_directories(out);
+    std::vector<std::string> argv = Env(socket);
+    argv.insert(argv.end(), {JITCACHE_NVRTC_CASE, cases, out});
+    ProcessResult r = testing::RunProcess(argv, absl::Minutes(10));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  // The cases whose results differ from the oracle's, with the first
+  // difference of each.
+  std::vector<std::string> Differences(const std::string& oracle,
+                                       const std::string& ours) {
+    std::vector<std::string> bad;
+    for (const testing::Variant& v : corpus_) {
+      const std::string want =
+          WithoutProcessIds(testing::ReadFile(oracle + "/" + v.id));
+      const std::string got =
+          WithoutProcessIds(testing::ReadFile(ours + "/" + v.id));
+      if (want.empty()) {
+        bad.push_back(v.id + ": the oracle wrote nothing");
+        continue;
+      }
+      if (want == got) continue;
+      const auto [w, g] =
+          std::mismatch(want.begin(), want.end(), got.begin(), got.end());
+      const size_t at = w - want.begin();
+      const size_t from = at < 80 ? 0 : at - 80;
+      bad.push_back(absl::StrCat(v.id, " (", v.Describe(),
+                                 "): differs at byte ", at, "\n    real: ...",
+                                 want.substr(from, 200), "\n    ours: ...",
+                                 got.substr(from, 200)));
+    }
+    return bad;
+  }
+
+  testing::TempDir root_;
+  std::vector<testing::Variant> corpus_;
+  std::string forward_, reverse_;
+};
+
+TEST_F(NvrtcDifferential,
+       EveryVariantMatchesTheRealNvrtcInBothOrdersAndAfterARestart) {
+  RunOracle(root_.Sub("real"));
+
+  const std::string store = root_.Sub("store");
+  testing::DaemonProcess daemon(root_.Sub("a.sock"), store, {"--workers=2"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  RunOurs(daemon.socket(), forward_, root_.Sub("forward"));
+  std::vector<std::string> bad =
+      Differences(root_.Sub("real"), root_.Sub("forward"));
+  EXPECT_TRUE(bad.empty()) << bad.size() << " of " << corpus_.size()
+                           << " variants differ (corpus order):\n"
+                           << absl::StrJoin(bad, "\n");
+
+  {
+    testing::DaemonProcess other(root_.Sub("b.sock"),
+                                 ":memory:", {"--workers=2"});
+    ASSERT_TRUE(other.Start().ok()) << other.Log();
+    RunOurs(other.socket(), reverse_, root_.Sub("reverse"));
+    bad = Differences(root_.Sub("real"), root_.Sub("reverse"));
+    EXPECT_TRUE(bad.empty()) << bad.size() << " of " << corpus_.size()
+                             << " variants differ (reverse order):\n"
+                             << absl::StrJoin(bad, "\n");
+  }
+
+  ASSERT_EQ(daemon.Stop(), 0);
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  RunOurs(daemon.socket(), forward_, root_.Sub("again"));
+  bad = Differences(root_.Sub("real"), root_.Sub("again"));
+  EXPECT_TRUE(bad.empty()) << bad.size() << " of " << corpus_.size()
+                           << " variants differ (after a restart):\n"
+                           << absl::StrJoin(bad, "\n");
+  // The restarted daemon answered most from its store (not all: what it
+  // cannot key goes to the real NVRTC, and errors are not cached).
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon.socket()});
+  ASSERT_TRUE(client.ok());
+  absl::StatusOr<DaemonStats> stats = client->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_GT(stats->hits, corpus_.size() / 2);
+}
+
+}  // namespace
+}  // namespace jitcache
