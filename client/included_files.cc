@@ -90,6 +90,8 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
 absl::Status AttachIncludedFiles(const ScanResult& included,
                                  v1::CompileRequest* request) {
   request->clear_included_files();
+  // An empty set is sent by its digest: there are no files to send.
+  if (included.files.empty()) return absl::OkStatus();
   request->clear_included_set_sha256();
   for (const ScannedFile& file : included.files) {
     // The daemon hashes what it is sent; hashing here too would only

@@ -138,10 +138,13 @@ absl::StatusOr<NvrtcOutput> RunNvrtc(const NvrtcApi& api,
   if (api.GetProgramLogSize(prog.get(), &log_size) == NVRTC_SUCCESS &&
       log_size > 1) {
     out.log.resize(log_size);
-    if (api.GetProgramLog(prog.get(), out.log.data()) != NVRTC_SUCCESS) {
+    // Only the terminator goes: with -Xptxas -v the text itself ends in a
+    // NUL, which a caller of NVRTC sees in the log's size and bytes.
+    if (api.GetProgramLog(prog.get(), out.log.data()) == NVRTC_SUCCESS) {
+      out.log.pop_back();
+    } else {
       out.log.clear();
     }
-    TrimNuls(out.log);
   }
   if (out.compiled == NVRTC_ERROR_COMPILATION ||
       out.compiled == NVRTC_ERROR_CANCELLED) {

@@ -160,6 +160,7 @@ bool AskDaemon(Shim& p, CodeType target) {
   options.extra_options = p.options;
   options.name_expressions = p.name_expressions;
   options.toolkit_include_dirs = false;  // NVRTC searches what it is told
+  options.dlto_for_ltoir = false;        // nor adds options
   absl::StatusOr<jitcache::ObjectCode> code =
       daemon->Compile(program, options, target);
   if (!code.ok() && getenv("JITCACHE_NVRTC_VERBOSE") != nullptr) {
@@ -233,7 +234,9 @@ nvrtcResult GetSize(nvrtcProgram prog, size_t* size, CodeType kind,
   std::lock_guard<std::mutex> lock(p->mu);
   const std::optional<std::string>* object = Object(*p, kind);
   if (object == nullptr) return (RealNvrtc().*real_fn)(p->real, size);
-  *size = object->has_value() ? (*object)->size() + (text ? 1 : 0) : 0;
+  // Text (PTX) is a C string even when there is none: NVRTC gives "".
+  const size_t bytes = object->has_value() ? (*object)->size() : 0;
+  *size = bytes + (text ? 1 : 0);
   return NVRTC_SUCCESS;
 }
 
@@ -245,10 +248,9 @@ nvrtcResult Get(nvrtcProgram prog, char* out, CodeType kind, GetFn real_fn,
   std::lock_guard<std::mutex> lock(p->mu);
   const std::optional<std::string>* object = Object(*p, kind);
   if (object == nullptr) return (RealNvrtc().*real_fn)(p->real, out);
-  if (object->has_value()) {
-    std::memcpy(out, (*object)->data(), (*object)->size());
-    if (text) out[(*object)->size()] = '\0';
-  }
+  const size_t bytes = object->has_value() ? (*object)->size() : 0;
+  if (bytes > 0) std::memcpy(out, (*object)->data(), bytes);
+  if (text) out[bytes] = '\0';
   return NVRTC_SUCCESS;
 }
 
@@ -285,7 +287,8 @@ nvrtcResult nvrtcCreateProgram(nvrtcProgram* prog, const char* src,
   }
   auto shim = std::make_unique<Shim>();
   shim->source = src;
-  shim->name = name != nullptr ? name : "default_program";
+  // NVRTC names a program without a name (NULL or "") default_program.
+  shim->name = name != nullptr && *name != '\0' ? name : "default_program";
   for (int i = 0; i < num_headers; ++i) {
     if (headers[i] == nullptr || include_names[i] == nullptr) {
       return NVRTC_ERROR_INVALID_INPUT;

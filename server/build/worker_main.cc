@@ -44,6 +44,7 @@ absl::StatusOr<CompileResult> RunJob(const std::string& frame,
     for (const v1::WorkerHeader& f : c.files()) {
       files.emplace_back(f.name(), f.contents());
     }
+    if (absl::Status s = KeepCrashReportSource(); !s.ok()) return s;
     if (absl::Status s = EnterCompileView(view, c.working_directory(), files);
         !s.ok()) {
       return s;

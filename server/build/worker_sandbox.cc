@@ -18,14 +18,19 @@ namespace jitcache {
 namespace {
 
 int report_fd = -1;
+// This process's /proc/self/status, opened before a compile view hides
+// /proc; -1: open it when needed.
+int status_fd = -1;
 
 // Async-signal-safe: open/read/write only, no allocation.
 uint64_t PeakAddressSpaceBytes() {
-  const int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  const int fd = status_fd >= 0
+                     ? status_fd
+                     : open("/proc/self/status", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   char buffer[4096];
-  const ssize_t n = read(fd, buffer, sizeof(buffer) - 1);
-  close(fd);
+  const ssize_t n = pread(fd, buffer, sizeof(buffer) - 1, 0);
+  if (fd != status_fd) close(fd);
   if (n <= 0) return 0;
   buffer[n] = '\0';
   const char* at = strstr(buffer, "VmPeak:");
@@ -120,6 +125,15 @@ absl::Status EnterWorkerSandbox(uint64_t memory_limit_bytes, int fd) {
                        SCMP_SYS(perf_event_open),  SCMP_SYS(keyctl),
                        SCMP_SYS(add_key),          SCMP_SYS(request_key),
                        SCMP_SYS(userfaultfd)});
+}
+
+absl::Status KeepCrashReportSource() {
+  status_fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (status_fd < 0) {
+    return absl::InternalError(
+        absl::StrCat("/proc/self/status: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status LockDownCompile() {

@@ -18,6 +18,10 @@ namespace jitcache {
 // An error names the step that failed; the worker must not run jobs then.
 absl::Status EnterWorkerSandbox(uint64_t memory_limit_bytes, int report_fd);
 
+// What a job's child does before it enters its compile view, which has no
+// /proc: opens its own status file, for the peak its crash frame reports.
+absl::Status KeepCrashReportSource();
+
 // What a job's child does once it has entered its compile view
 // (compile_view.h): no more mounts, namespaces or root changes.
 absl::Status LockDownCompile();

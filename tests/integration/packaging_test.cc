@@ -170,7 +170,7 @@ TEST_F(Packaging, TheDaemonNeedsNothingItsSandboxForbids) {
   const std::set<std::string> allowed = AllowedSyscalls(
       *analyze, testing::ReadFile(root_ + kUnitDir + "/jitcached.service"));
   ASSERT_GT(allowed.size(), 100u);
-  ASSERT_TRUE(allowed.count("read") && !allowed.count("mount"));
+  ASSERT_TRUE(allowed.count("read") && !allowed.count("reboot"));
 
   testing::TempDir work;
   const std::string socket = work.Sub("jc.sock");
@@ -221,6 +221,24 @@ TEST_F(Packaging, TheDaemonNeedsNothingItsSandboxForbids) {
 
   std::set<std::string> used;
   std::vector<std::string> executable_memory;
+  // RestrictNamespaces= names what unshare(2) may create.
+  const std::string unit =
+      testing::ReadFile(root_ + kUnitDir + "/jitcached.service");
+  std::set<std::string> namespaces;
+  for (absl::string_view line : absl::StrSplit(unit, '\n')) {
+    if (absl::ConsumePrefix(&line, "RestrictNamespaces=")) {
+      for (absl::string_view n : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+        namespaces.insert(std::string(n));
+      }
+    }
+  }
+  const std::vector<std::pair<std::string, std::string>> kFlags = {
+      {"CLONE_NEWUSER", "user"}, {"CLONE_NEWNS", "mnt"},
+      {"CLONE_NEWPID", "pid"},   {"CLONE_NEWNET", "net"},
+      {"CLONE_NEWIPC", "ipc"},   {"CLONE_NEWUTS", "uts"},
+      {"CLONE_NEWCGROUP", "cgroup"}};
+  std::vector<std::string> refused_namespaces;
+  int unshares = 0;
   for (absl::string_view line :
        absl::StrSplit(testing::ReadFile(trace), '\n')) {
     // "PID name(args..." ; "PID <... name resumed>..." repeats a name.
@@ -236,6 +254,14 @@ TEST_F(Packaging, TheDaemonNeedsNothingItsSandboxForbids) {
       continue;
     }
     used.insert(std::string(call.substr(0, paren)));
+    if (absl::StartsWith(call, "unshare(")) {
+      ++unshares;
+      for (const auto& [flag, name] : kFlags) {
+        if (absl::StrContains(call, flag) && !namespaces.count(name)) {
+          refused_namespaces.push_back(std::string(call));
+        }
+      }
+    }
     const bool writable_and_executable =
         absl::StrContains(call, "PROT_WRITE|PROT_EXEC") ||
         absl::StrContains(call, "PROT_EXEC|PROT_WRITE");
@@ -253,6 +279,11 @@ TEST_F(Packaging, TheDaemonNeedsNothingItsSandboxForbids) {
   EXPECT_TRUE(forbidden.empty())
       << "syscalls the unit's SystemCallFilter forbids: "
       << absl::StrJoin(forbidden, " ");
+  // Every compile entered namespaces of its own, all of them permitted.
+  EXPECT_GT(unshares, 0);
+  EXPECT_TRUE(refused_namespaces.empty())
+      << "RestrictNamespaces= would refuse: "
+      << absl::StrJoin(refused_namespaces, "\n");
   EXPECT_TRUE(executable_memory.empty())
       << "MemoryDenyWriteExecute= would refuse: "
       << absl::StrJoin(executable_memory, "\n");

@@ -9,7 +9,8 @@
 namespace jitcache::testing {
 
 // A fresh directory under /tmp (short, so Unix socket paths fit), removed
-// with everything in it on destruction.
+// with everything in it on destruction (kept, for a look after a failure,
+// when JITCACHE_KEEP_TEST_DIRS is set).
 class TempDir {
  public:
   TempDir() {
@@ -17,6 +18,7 @@ class TempDir {
     path_ = mkdtemp(templ.data());
   }
   ~TempDir() {
+    if (getenv("JITCACHE_KEEP_TEST_DIRS") != nullptr) return;
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }

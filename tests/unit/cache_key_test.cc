@@ -20,6 +20,7 @@ struct Fields {
   std::vector<std::pair<std::string, std::string>> headers = {
       {"a.h", "#define A 1"}, {"b.h", "#define B 2"}};
   std::vector<std::string> names = {"k", "k2"};
+  std::string working_directory = "/home/ada/project";
 
   Digest Key() const {
     CompileKeyInput in;
@@ -31,6 +32,7 @@ struct Fields {
     in.source = source;
     for (const auto& [n, b] : headers) in.headers.emplace_back(n, b);
     for (const auto& n : names) in.name_expressions.push_back(n);
+    in.working_directory = working_directory;
     return ComputeCompileKey(in);
   }
 };
@@ -40,7 +42,7 @@ struct Fields {
 // (Python's hashlib over the documented field encoding).
 TEST(CacheKey, GoldenValue) {
   EXPECT_EQ(Fields().Key().Hex(),
-            "bee03d564cc7bc4a9b745d48993df963dd678b9acaad6d5f80610afc082fe98c");
+            "8f7f01608e56fa947f5c99ce4379de39782f88b7d65ee355d292c2fa04ad7479");
 }
 
 TEST(CacheKey, SameInputSameKey) {
@@ -71,6 +73,10 @@ TEST(CacheKey, EveryFieldChangesTheKey) {
            }},
           {"name expression", [](Fields& f) { f.names[0] = "k3"; }},
           {"name expression added", [](Fields& f) { f.names.push_back("k4"); }},
+          {"working directory",
+           [](Fields& f) { f.working_directory = "/home/ada"; }},
+          {"no working directory",
+           [](Fields& f) { f.working_directory.clear(); }},
       };
   for (const auto& [what, edit] : edits) {
     Fields f;

@@ -55,6 +55,10 @@ struct ProgramOptions {
   // include directories named, as nvcc would (so that <cub/...> needs no
   // -I). False: exactly the directories named, as NVRTC itself searches.
   bool toolkit_include_dirs = true;
+  // Target LTO-IR adds -dlto unless the options hold it. False: the
+  // options exactly as NVRTC takes them (LTO-IR without -dlto is then no
+  // object: NVRTC makes none).
+  bool dlto_for_ltoir = true;
   std::vector<std::string> pre_include;
   std::vector<std::string> name_expressions;
   std::vector<std::string> extra_options;
