@@ -195,7 +195,11 @@ std::pair<std::string, IncludeScanner::FileStamp> FromRecord(
   return {r.path(), {r.dev(), r.ino(), r.size(), r.mtime_ns(), r.ctime_ns()}};
 }
 
-constexpr uint32_t kMemoFormat = 1;
+// Both formats go up whenever a scan finds other files for the same input
+// (2: files beside the program, by absolute path, -include; directives
+// behind comments, digraphs and continuations), so that no memo of an
+// older scanner answers for a newer one.
+constexpr uint32_t kMemoFormat = 2;
 
 // Writes `record` to DIR/NAME whole or not at all (a reader in another
 // process sees the old file or the new one). Best effort: it is a cache.
@@ -263,13 +267,81 @@ void IncludeScanner::SaveMemo(const Digest& key, const Memo& memo) const {
   KeepFile(memo_dir_, key.Hex(), record);
 }
 
+namespace {
+
+// `text` as the preprocessor reads its lines: continuations spliced,
+// comments replaced by a space. A block comment keeps its newlines, so that
+// a directive after one that spans lines is still seen (where text before
+// the comment makes it none, that is one file too many in the key: a
+// spurious miss at worst, never a stale hit).
+std::string Cleaned(absl::string_view text) {
+  std::string spliced;
+  spliced.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      size_t j = i + 1;
+      if (j < text.size() && text[j] == '\r') ++j;
+      if (j < text.size() && text[j] == '\n') {
+        i = j;
+        continue;
+      }
+    }
+    spliced.push_back(text[i]);
+  }
+  std::string out;
+  out.reserve(spliced.size());
+  char literal = 0;  // the quote of the literal we are in, if any
+  for (size_t i = 0; i < spliced.size(); ++i) {
+    const char c = spliced[i];
+    const char next = i + 1 < spliced.size() ? spliced[i + 1] : '\0';
+    if (literal != 0) {
+      out.push_back(c);
+      if (c == '\\' && next != '\n' && next != '\0') {
+        out.push_back(next);
+        ++i;
+      } else if (c == literal || c == '\n') {
+        literal = 0;  // an unterminated literal ends with its line
+      }
+    } else if (c == '/' && next == '/') {
+      while (i < spliced.size() && spliced[i] != '\n') ++i;
+      out.push_back(' ');
+      if (i < spliced.size()) out.push_back('\n');
+    } else if (c == '/' && next == '*') {
+      out.push_back(' ');
+      for (i += 2; i < spliced.size(); ++i) {
+        if (spliced[i] == '*' && i + 1 < spliced.size() &&
+            spliced[i + 1] == '/') {
+          ++i;
+          break;
+        }
+        if (spliced[i] == '\n') out.push_back('\n');
+      }
+    } else {
+      // A quote after a digit or letter is a digit separator (1'000) or
+      // part of a prefix, not a literal's start.
+      if ((c == '"' || c == '\'') &&
+          (c == '"' || out.empty() || !IsIdent(out.back()))) {
+        literal = c;
+      }
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void IncludeScanner::Parse(absl::string_view text,
                            std::vector<Directive>* directives,
                            std::vector<Define>* defines) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+  const std::string cleaned = Cleaned(text);
+  for (absl::string_view line : absl::StrSplit(cleaned, '\n')) {
     line = SkipBlanks(line);
-    if (line.empty() || line[0] != '#') continue;
-    line = SkipBlanks(line.substr(1));
+    // "%:" is the digraph of "#".
+    if (!absl::ConsumePrefix(&line, "#") && !absl::ConsumePrefix(&line, "%:")) {
+      continue;
+    }
+    line = SkipBlanks(line);
     const absl::string_view word = TakeIdent(&line);
     line = SkipBlanks(line);
     if (word == "include" || word == "include_next" || word == "import") {
@@ -337,7 +409,7 @@ absl::StatusOr<std::string> IncludeScanner::Read(const std::string& path,
   return data;
 }
 
-constexpr uint32_t kFilesFormat = 1;
+constexpr uint32_t kFilesFormat = 2;  // see kMemoFormat
 // Headers kept on disk at most; past this the file starts again.
 constexpr size_t kMaxKeptFiles = 50000;
 

@@ -226,6 +226,148 @@ void ProgramNames(Builder& b) {
   shadow.headers = {{"h.h", "#define A 1\n"}};
 }
 
+// A kernel whose bytes show which header it read (FA_VALUE) and, through
+// kHeaderFile, by what name.
+constexpr char kUsesHeader[] =
+    "extern \"C\" __global__ void fa(int* x) { x[0] = FA_VALUE; }\n";
+
+// A header: its value and its name (__FILE__) end up in the object.
+std::string Header(int id, int generation) {
+  return absl::StrCat("#define FA_VALUE ", id * 10 + generation,
+                      "\nextern \"C\" __device__ const char kHeaderFile[] = "
+                      "__FILE__;\n");
+}
+
+// Every way NVRTC reads a file of the caller's: beside the program, in the
+// working directory, by absolute path, -include, __has_include, -I in
+// every spelling, through symbolic links, directives written unusually;
+// and working directories that the output records. The headers' contents
+// depend on `generation`: a second generation shows a stale hit.
+void FileAccess(Builder& b, int generation) {
+  const std::string& root = b.root();
+  int n = 0;
+  auto add = [&](const std::string& tag, const std::string& source,
+                 std::vector<std::string> options) -> Variant& {
+    options.insert(options.begin(), "-arch=sm_90");
+    return b.Add(absl::StrCat("file-", tag), source, std::move(options));
+  };
+  auto header = [&](const std::string& rel) {
+    b.File(rel, Header(++n, generation));
+  };
+  // Quoted includes: beside the program (relative and absolute names), in
+  // the working directory, by absolute path.
+  header("fa_cwd.h");
+  add("cwd", "#include \"fa_cwd.h\"\n" + std::string(kUsesHeader), {})
+      .name = "kern.cu";
+  header("sub/fa_beside.h");
+  add("beside", "#include \"fa_beside.h\"\n" + std::string(kUsesHeader), {})
+      .name = "sub/kern.cu";
+  add("beside-abs", "#include \"fa_beside.h\"\n" + std::string(kUsesHeader),
+      {})
+      .name = root + "/sub/kern.cu";
+  header("abs/fa_abs.h");
+  add("abs",
+      "#include \"" + root + "/abs/fa_abs.h\"\n" + std::string(kUsesHeader),
+      {});
+  // A program in another working directory, named relative to it.
+  header("wd1/fa_wd.h");
+  Variant& wd = add(
+      "wd", "#include \"fa_wd.h\"\n" + std::string(kUsesHeader), {"-lineinfo"});
+  wd.name = "kern.cu";
+  wd.dir = "wd1";
+  Variant& up = add("wd-up", "#include \"fa_beside.h\"\n" +
+                                 std::string(kUsesHeader),
+                    {"-lineinfo"});
+  up.name = "../sub/kern.cu";
+  up.dir = "wd1";
+  // -include, relative and absolute, in each spelling.
+  header("fa_pre.h");
+  add("pre", kUsesHeader, {"-include", "fa_pre.h"});
+  add("pre-glued", kUsesHeader, {"-includefa_pre.h"});
+  add("pre-long", kUsesHeader, {"--pre-include=fa_pre.h"});
+  add("pre-abs", kUsesHeader, {"-include", root + "/fa_pre.h"});
+  // __has_include, of a file that is there and of one that is not.
+  header("fa_has.h");
+  add("has",
+      "#if __has_include(\"fa_has.h\")\n#include \"fa_has.h\"\n#endif\n"
+      "#if __has_include(\"fa_not_there.h\")\n#error found\n#endif\n" +
+          std::string(kUsesHeader),
+      {});
+  // -I in every spelling: the name NVRTC gives the header is the spelled
+  // directory joined to the include's name.
+  header("inc/fa_inc.h");
+  const std::string base = std::filesystem::path(root).filename().string();
+  const std::string uses_inc =
+      "#include <fa_inc.h>\n" + std::string(kUsesHeader);
+  add("I", uses_inc, {"-Iinc"});
+  add("I-space", uses_inc, {"-I", "inc"});
+  add("I-dot", uses_inc, {"-I./inc"});
+  add("I-slash", uses_inc, {"-Iinc/"});
+  add("I-up", uses_inc, {"-I../" + base + "/inc"});
+  add("I-abs", uses_inc, {"-I" + root + "/inc"});
+  add("I-abs-dot", uses_inc, {"-I" + root + "/./inc"});
+  add("I-long", uses_inc, {"--include-path=inc"});
+  add("I-quoted", "#include \"fa_inc.h\"\n" + std::string(kUsesHeader),
+      {"-Iinc"});
+  // One header including another beside it.
+  b.File("inc/nest/fa_outer.h", "#include \"fa_inner.h\"\n");
+  header("inc/nest/fa_inner.h");
+  add("nested", "#include <nest/fa_outer.h>\n" + std::string(kUsesHeader),
+      {"-Iinc"});
+  // A header NVRTC finds nowhere (in the second generation it is there),
+  // and one behind a symbolic link that leads to itself.
+  if (generation > 0) header("fa_missing.h");
+  add("missing", "#include \"fa_missing.h\"\n" + std::string(kUsesHeader),
+      {});
+  std::error_code loop_ec;
+  std::filesystem::create_directory_symlink(root + "/loop", root + "/loop",
+                                            loop_ec);
+  add("loop", "#include <fa_loop.h>\n" + std::string(kUsesHeader),
+      {"-Iloop"});
+  // Directives written as few scanners expect.
+  header("fa_digraph.h");
+  add("digraph", "%:include \"fa_digraph.h\"\n" + std::string(kUsesHeader),
+      {});
+  header("fa_comment.h");
+  add("comment",
+      "/* first */ # include \"fa_comment.h\"\n" + std::string(kUsesHeader),
+      {});
+  header("fa_inner_comment.h");
+  add("inner-comment",
+      "#/**/include \"fa_inner_comment.h\"\n" + std::string(kUsesHeader), {});
+  header("fa_continued.h");
+  add("continued",
+      "#inc\\\nlude \"fa_continued.h\"\n" + std::string(kUsesHeader), {});
+  header("fa_macro.h");
+  add("macro",
+      "#define FA_HEADER \"fa_macro.h\"\n#include FA_HEADER\n" +
+          std::string(kUsesHeader),
+      {});
+  // Symbolic links: a linked directory, and one followed by "..".
+  header("deep/a/fa_up.h");
+  header("fa_up.h");
+  std::error_code ec;
+  std::filesystem::create_directory_symlink(root + "/inc", root + "/linked",
+                                            ec);
+  std::filesystem::create_directories(root + "/deep/a/b");
+  std::filesystem::create_directory_symlink(root + "/deep/a/b",
+                                            root + "/jump", ec);
+  add("link", uses_inc, {"-Ilinked"});
+  add("link-up", "#include <fa_up.h>\n" + std::string(kUsesHeader),
+      {"-Ijump/.."});
+  // Outputs that record the working directory, from two directories.
+  for (const char* dir : {"wd1", "wd2"}) {
+    std::filesystem::create_directories(root + "/" + dir);
+    for (const char* option : {"-dlto", "-G", "-lineinfo"}) {
+      Variant& v = add(absl::StrCat("record-", dir, option), kTemplate,
+                       {option});
+      v.name = "kern.cu";
+      v.dir = dir;
+      v.exprs = {"scale<float, 4>"};
+    }
+  }
+}
+
 }  // namespace
 
 std::string Variant::Describe() const {
@@ -234,11 +376,12 @@ std::string Variant::Describe() const {
                       dir.empty() ? "" : ", in " + dir);
 }
 
-std::vector<Variant> BuildCorpus(const std::string& root) {
+std::vector<Variant> BuildCorpus(const std::string& root, int generation) {
   Builder b(root);
   CompilerState(b);
   OptionSpellings(b);
   ProgramNames(b);
+  FileAccess(b, generation);
   return b.Take();
 }
 

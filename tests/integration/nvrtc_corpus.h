@@ -23,7 +23,9 @@ struct Variant {
 
 // The corpus, with the files its variants read written under `root`
 // (which becomes their working directory unless a variant names another).
-std::vector<Variant> BuildCorpus(const std::string& root);
+// The variants are the same in every `generation`; the files they read
+// hold other contents in each.
+std::vector<Variant> BuildCorpus(const std::string& root, int generation = 0);
 
 // The case file tests/testing/nvrtc_case.c reads; `reversed`: last first.
 // Sources and headers go to files beside it.

@@ -170,6 +170,24 @@ TEST_F(NvrtcDifferential,
   absl::StatusOr<DaemonStats> stats = client->Stats();
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_GT(stats->hits, corpus_.size() / 2);
+
+  // Every file the corpus reads changes: the same daemon, holding entries
+  // for the old contents, must give what the real NVRTC gives now.
+  ASSERT_EQ(testing::BuildCorpus(root_.path(), 1).size(), corpus_.size());
+  RunOracle(root_.Sub("real-changed"));
+  RunOurs(daemon.socket(), forward_, root_.Sub("changed"));
+  bad = Differences(root_.Sub("real-changed"), root_.Sub("changed"));
+  EXPECT_TRUE(bad.empty()) << bad.size() << " of " << corpus_.size()
+                           << " variants differ (files changed):\n"
+                           << absl::StrJoin(bad, "\n");
+  // The two generations differ where a file was read (so the corpus does
+  // test what it reads).
+  int changed = 0;
+  for (const testing::Variant& v : corpus_) {
+    changed += testing::ReadFile(root_.Sub("real/" + v.id)) !=
+               testing::ReadFile(root_.Sub("real-changed/" + v.id));
+  }
+  EXPECT_GE(changed, 25);
 }
 
 }  // namespace

@@ -265,5 +265,34 @@ TEST(IncludeScanParse, DirectivesAndObjectLikeDefines) {
   EXPECT_EQ(defines[0].body, "<e.h>");
 }
 
+// Directives as the preprocessor reads them, however they are written:
+// digraphs, comments before and inside them, continuation lines; and no
+// directive inside a comment or a string.
+TEST(IncludeScanParse, DirectivesWrittenUnusually) {
+  std::vector<IncludeScanner::Directive> directives;
+  std::vector<IncludeScanner::Define> defines;
+  IncludeScanner::Parse(
+      "%:include \"digraph.h\"\n"
+      "/* first */ # include \"comment.h\"\n"
+      "#/**/include \"inner.h\"\n"
+      "#inc\\\nlude \"continued.h\"\n"
+      "/* a comment\n"
+      "   over lines */ #include \"after_comment.h\"\n"
+      "const char* s = \"/*\";\n"
+      "#include \"after_string.h\"\n"
+      "int n = 1'000'000; #include <not_a_directive.h>\n"
+      "/*\n#include <commented_out.h>\n*/\n"
+      "#define LONG \\\n  <long.h>\n",
+      &directives, &defines);
+  std::vector<std::string> names;
+  for (const auto& d : directives) names.push_back(d.text);
+  EXPECT_THAT(names, ElementsAre("digraph.h", "comment.h", "inner.h",
+                                 "continued.h", "after_comment.h",
+                                 "after_string.h"));
+  ASSERT_EQ(defines.size(), 1u);
+  EXPECT_EQ(defines[0].name, "LONG");
+  EXPECT_EQ(defines[0].body, "<long.h>");
+}
+
 }  // namespace
 }  // namespace jitcache::internal
