@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <deque>
 #include <optional>
@@ -110,6 +112,28 @@ absl::string_view StripComment(absl::string_view s) {
 
 bool StatFile(const std::string& path, struct stat* st) {
   return ::stat(path.c_str(), st) == 0 && S_ISREG(st->st_mode);
+}
+
+// `dir`/`name` as the compiler spells it: nothing resolved.
+std::string JoinSpelled(absl::string_view dir, absl::string_view name) {
+  if (absl::StartsWith(name, "/") || dir.empty()) return std::string(name);
+  return absl::StrCat(dir, "/", name);
+}
+
+// The directories an open of `spelled` must pass through before each "..":
+// they must exist (a compile whose view lacks one finds nothing).
+std::vector<std::string> DirsBeforeDotDot(absl::string_view spelled) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while ((at = spelled.find("..", at)) != absl::string_view::npos) {
+    const bool starts = at == 0 || spelled[at - 1] == '/';
+    const bool ends = at + 2 == spelled.size() || spelled[at + 2] == '/';
+    if (starts && ends && at > 0) {
+      out.push_back(JoinNormal("", spelled.substr(0, at)));
+    }
+    at += 2;
+  }
+  return out;
 }
 
 int64_t Ns(const struct timespec& t) {
@@ -512,6 +536,7 @@ Digest IncludeScanner::ScanKey(const ScanInput& input) {
   key.Count(10, input.dirs.size());
   for (const SearchDir& dir : input.dirs) {
     key.Field(dir.toolkit ? 11 : 12, dir.path);
+    key.Field(14, dir.spelled);
   }
   key.Field(13, input.cwd);
   return key.Finish();
@@ -595,22 +620,36 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
     }
   };
   // Each path is looked at once per scan; a header included from a hundred
-  // files costs one stat.
+  // files costs one stat. The kernel resolves the path as spelled (".."
+  // after a link goes up from the link's target); `path` is its lexical
+  // form. What the scan cannot tell apart from absent (a link loop, a
+  // directory it may not search) is an error: the compile must not guess.
   absl::flat_hash_map<std::string, std::optional<struct stat>> probed;
-  auto probe = [&](const std::string& path, struct stat* st) {
-    auto [it, inserted] = probed.try_emplace(path);
+  absl::Status probe_error;
+  auto probe = [&](const std::string& spelled, const std::string& path,
+                   struct stat* st) {
+    auto [it, inserted] = probed.try_emplace(spelled);
     if (inserted) {
       struct stat s;
-      if (StatFile(path, &s)) {
-        it->second = s;
-      } else {
-        note_absent(path);
+      if (::stat(spelled.c_str(), &s) == 0) {
+        if (S_ISREG(s.st_mode)) it->second = s;
+      } else if (errno != ENOENT && errno != ENOTDIR) {
+        if (probe_error.ok()) {
+          probe_error = absl::FailedPreconditionError(
+              absl::StrCat("cannot tell whether ", spelled,
+                           " exists: ", std::strerror(errno)));
+        }
       }
+      if (!it->second) note_absent(path);
     }
     if (!it->second) return false;
     *st = *it->second;
     return true;
   };
+  // Directories that opens went through before a "..": the compile's view
+  // has them only if a file sent or the working directory lies in them.
+  absl::flat_hash_set<std::string> passed_dirs;
+  absl::flat_hash_set<std::string> seen_spelled;
   absl::flat_hash_set<std::string> seen_files;
   absl::flat_hash_set<absl::string_view> seen_memory;
   std::deque<std::pair<Origin, std::shared_ptr<const std::vector<Directive>>>>
@@ -642,22 +681,27 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
     return best;
   };
 
-  auto found = [&](const std::string& path, int dir,
-                   const struct stat& st) -> absl::Status {
-    if (!seen_files.insert(path).second) return absl::OkStatus();
+  auto found = [&](const std::string& spelled, const std::string& path,
+                   int dir, const struct stat& st) -> absl::Status {
+    if (!seen_spelled.insert(spelled).second) return absl::OkStatus();
     const SearchDir* owner = dir_of(path);
     const bool toolkit = owner != nullptr && owner->toolkit;
     if (!toolkit) {
       // The daemon lays the file out at this path: through a symbolic
       // link the compile would find nothing, or another file.
-      absl::StatusOr<std::string> real = ResolvePath(path, nullptr);
+      std::vector<PathLink> links;
+      absl::StatusOr<std::string> real = ResolvePath(spelled, &links);
       if (!real.ok()) return real.status();
-      if (*real != path) {
+      if (*real != path || !links.empty()) {
         return absl::FailedPreconditionError(
-            absl::StrCat("the program includes ", path,
+            absl::StrCat("the program includes ", spelled,
                          " through a symbolic link (", *real, ")"));
       }
+      for (std::string& d : DirsBeforeDotDot(spelled)) {
+        passed_dirs.insert(std::move(d));
+      }
     }
+    if (!seen_files.insert(path).second) return absl::OkStatus();
     const FileStamp stamp = StampOf(st);
     absl::StatusOr<std::shared_ptr<const FileInfo>> info = Load(path, stamp);
     if (!info.ok()) return info.status();
@@ -689,29 +733,39 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
       }
     }
     struct stat st;
+    auto try_at = [&](const std::string& spelled) {
+      return probe(spelled, JoinNormal("", spelled), &st);
+    };
     if (name[0] == '/') {
-      const std::string path = JoinNormal("", name);
-      if (!probe(path, &st)) return absl::OkStatus();
-      return found(path, -1, st);
+      if (!try_at(name)) return probe_error;
+      return found(name, JoinNormal("", name), -1, st);
     }
     if (quote && !next) {
       // Next to the including file; for the program (or -include), next to
       // its name, from the working directory.
-      const std::string candidate =
+      const std::string spelled =
           from.path.empty()
-              ? JoinNormal(JoinNormal(input.cwd, DirName(from.memory_name)),
-                           name)
-              : JoinNormal(DirName(from.path), name);
-      if (probe(candidate, &st)) return found(candidate, from.dir, st);
+              ? JoinSpelled(JoinSpelled(input.cwd, DirName(from.memory_name)),
+                            name)
+              : JoinSpelled(DirName(from.path), name);
+      if (try_at(spelled)) {
+        return found(spelled, JoinNormal("", spelled), from.dir, st);
+      }
     }
     const int start = next ? from.dir + 1 : 0;
     for (int i = std::max(start, 0); i < static_cast<int>(input.dirs.size());
          ++i) {
-      std::string candidate =
-          JoinNormal(JoinNormal(input.cwd, input.dirs[i].path), name);
-      if (probe(candidate, &st)) return found(candidate, i, st);
+      const SearchDir& d = input.dirs[i];
+      const std::string spelled = JoinSpelled(
+          JoinSpelled(input.cwd, d.spelled.empty() ? d.path : d.spelled),
+          name);
+      if (try_at(spelled)) {
+        return found(spelled, JoinNormal("", spelled), i, st);
+      }
     }
-    return absl::OkStatus();  // not there: not there for the daemon either
+    // Not there: not there for the daemon either (unless the scan could
+    // not tell).
+    return probe_error;
   };
 
   enqueue_text(Origin{"", -1, input.program_name}, input.source);
@@ -777,6 +831,19 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
             unnamed, " names no header that the #defines seen can make"));
       }
       break;
+    }
+  }
+  if (!probe_error.ok()) return probe_error;
+  for (const std::string& d : passed_dirs) {
+    const bool seen = d == input.cwd || Under(input.cwd, d) ||
+                      std::any_of(out.begin(), out.end(),
+                                  [&](const ScannedFile& f) {
+                                    return Under(f.path, d);
+                                  });
+    if (!seen) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the program reaches a header through ", d,
+                       "/.., a directory none of its files is in"));
     }
   }
   std::sort(out.begin(), out.end(),

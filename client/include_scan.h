@@ -23,6 +23,10 @@ namespace jitcache::internal {
 struct SearchDir {
   std::string path;      // absolute, lexically normal
   bool toolkit = false;  // the daemon's own headers: read, never sent
+  // Absolute, as the options spell it ("/home/a/jump/.."): the kernel,
+  // and so NVRTC, resolves ".." after a symbolic link where `path` does
+  // not. Empty: `path`.
+  std::string spelled;
 };
 
 struct ScanInput {

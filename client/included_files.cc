@@ -47,9 +47,11 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
     if (absl::StartsWith(option, kIncludePathOption)) {
       const std::string dir = option.substr(kIncludePathOption.size());
       if (std::string real = InToolkit(dir, toolkit_dirs); !real.empty()) {
-        scan.dirs.push_back({real, true});
+        scan.dirs.push_back({real, true, ""});
       } else {
-        scan.dirs.push_back({std::filesystem::path(cwd) / dir, false});
+        const std::string spelled =
+            dir.empty() || dir[0] != '/' ? cwd + "/" + dir : dir;
+        scan.dirs.push_back({spelled, false, spelled});
       }
     } else if (absl::StartsWith(option, kPreIncludeOption)) {
       scan.pre_includes.push_back(option.substr(kPreIncludeOption.size()));
@@ -66,7 +68,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
   // The daemon searches its toolkit after the program's directories,
   // unless told not to.
   if (!request->exact_include_path()) {
-    for (const std::string& t : toolkit_dirs) scan.dirs.push_back({t, true});
+    for (const std::string& t : toolkit_dirs) scan.dirs.push_back({t, true, ""});
   }
 
   scan.program_name = request->program_name().empty()

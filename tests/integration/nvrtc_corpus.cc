@@ -307,6 +307,8 @@ void FileAccess(Builder& b, int generation) {
   add("I-abs", uses_inc, {"-I" + root + "/inc"});
   add("I-abs-dot", uses_inc, {"-I" + root + "/./inc"});
   add("I-long", uses_inc, {"--include-path=inc"});
+  std::filesystem::create_directories(root + "/empty");
+  add("I-through-empty", uses_inc, {"-Iempty/../inc"});
   add("I-quoted", "#include \"fa_inc.h\"\n" + std::string(kUsesHeader),
       {"-Iinc"});
   // One header including another beside it.

@@ -63,10 +63,10 @@ class IncludeScanTest : public ::testing::Test {
     input.source = source_;
     for (const std::string& d : user_dirs) {
       std::filesystem::create_directories(dir_.Sub(d));
-      input.dirs.push_back({dir_.Sub(d), false});
+      input.dirs.push_back({dir_.Sub(d), false, ""});
     }
     if (!toolkit_dir.empty())
-      input.dirs.push_back({dir_.Sub(toolkit_dir), true});
+      input.dirs.push_back({dir_.Sub(toolkit_dir), true, ""});
     return input;
   }
 
@@ -263,6 +263,47 @@ TEST(IncludeScanParse, DirectivesAndObjectLikeDefines) {
   ASSERT_EQ(defines.size(), 1u);
   EXPECT_EQ(defines[0].name, "HEADER");
   EXPECT_EQ(defines[0].body, "<e.h>");
+}
+
+// The kernel resolves a path as spelled: ".." after a symbolic link leaves
+// the link's target, and ".." needs the directory before it. What the
+// compile's view could not reproduce, and what the scan cannot tell from
+// absent, are errors (the caller's NVRTC then compiles), never a guess.
+std::string JoinNormalForTest(const std::string& path) {
+  return std::filesystem::path(path).lexically_normal().string();
+}
+
+TEST_F(IncludeScanTest, PathsTheViewCannotReproduceAreRefused) {
+  IncludeScanner scanner(0);
+  Write("inc/h.h", "int h;\n");
+  Write("deep/a/h.h", "int deep;\n");
+  std::filesystem::create_directories(dir_.Sub("deep/a/b"));
+  std::filesystem::create_directories(dir_.Sub("empty"));
+  std::filesystem::create_directory_symlink(dir_.Sub("deep/a/b"),
+                                            dir_.Sub("jump"));
+  std::filesystem::create_directory_symlink(dir_.Sub("loop"),
+                                            dir_.Sub("loop"));
+  auto scan_with = [&](const std::string& spelled) {
+    ScanInput input = Input("#include <h.h>\n", {});
+    input.dirs.push_back({JoinNormalForTest(dir_.Sub(spelled)), false,
+                          dir_.Sub(spelled)});
+    return Files(scanner, input);
+  };
+  absl::StatusOr<std::vector<ScannedFile>> plain = scan_with("inc/../inc");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_THAT(Paths(*plain), ElementsAre("inc/h.h"));
+
+  absl::StatusOr<std::vector<ScannedFile>> linked = scan_with("jump/..");
+  ASSERT_FALSE(linked.ok());
+  EXPECT_THAT(linked.status().message(), HasSubstr("symbolic link"));
+
+  absl::StatusOr<std::vector<ScannedFile>> empty = scan_with("empty/../inc");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(empty.status().message(), HasSubstr("none of its files"));
+
+  absl::StatusOr<std::vector<ScannedFile>> loop = scan_with("loop");
+  ASSERT_FALSE(loop.ok());
+  EXPECT_THAT(loop.status().message(), HasSubstr("cannot tell whether"));
 }
 
 // Directives as the preprocessor reads them, however they are written:
