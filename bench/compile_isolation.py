@@ -9,13 +9,13 @@ interleaved:
 - hit p50 through the client library (bench/jitcache_bench hit-latency);
 - memory: the daemon's RSS, and each worker's RSS after the compiles.
 
-With --baseline-worker PATH, a third mode runs that worker binary (for
+Each --baseline 'NAME=PATH' adds a mode that runs that worker binary (for
 example one built from an earlier commit) in the same interleaved rounds.
 
 Writes a section into bench/RESULTS.md between <!-- compile-isolation -->
 markers.
 
-  python3 bench/compile_isolation.py [--rounds 3] [--baseline-worker PATH]
+  python3 bench/compile_isolation.py [--rounds 3] [--baseline NAME=PATH]...
 """
 import argparse
 import json
@@ -112,16 +112,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--baseline-worker", default="",
-                    help="another jitcache-worker binary to measure alongside")
-    ap.add_argument("--baseline-name", default="baseline worker",
-                    help="how the results name --baseline-worker")
+    ap.add_argument("--baseline", action="append", default=[],
+                    metavar="NAME=PATH",
+                    help="another jitcache-worker binary to measure alongside "
+                         "(repeatable)")
     args = ap.parse_args()
     modes = [("in process (--in_process_compiles)", ["--in_process_compiles"]),
              ("jitcache-worker processes (default)", [])]
-    if args.baseline_worker:
-        modes.append((args.baseline_name,
-                      [f"--worker_binary={args.baseline_worker}"]))
+    baselines = []
+    for spec in args.baseline:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not os.access(path, os.X_OK):
+            ap.error(f"--baseline {spec!r}: want NAME=PATH of a worker binary")
+        baselines.append(name)
+        modes.append((name, [f"--worker_binary={path}"]))
     results = {name: [] for name, _ in modes}
     for r in range(args.rounds):
         for name, flags in (modes if r % 2 == 0 else list(reversed(modes))):
@@ -137,8 +141,7 @@ def main():
         "## Compiles in worker processes vs in the daemon",
         "",
         f"Command: `python3 bench/compile_isolation.py --rounds {args.rounds}"
-        + (f" --baseline-worker WORKER --baseline-name '{args.baseline_name}'"
-           if args.baseline_worker else "") + "`  ",
+        + "".join(f" --baseline '{n}=WORKER'" for n in baselines) + "`  ",
         f"Machine: {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores, {platform.platform()}  ",
         f"Date: {time.strftime('%Y-%m-%d')}",
@@ -168,8 +171,7 @@ def main():
         f"CUB miss (goal: at most 5 ms or 5%). Hits never reach a worker: "
         f"the hit columns show this shared machine's run-to-run spread.",
     ]
-    if args.baseline_worker:
-        c = modes[2][0]
+    for c in baselines:
         lines += [
             "",
             f"Against {c}: the default adds "

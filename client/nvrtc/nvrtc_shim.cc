@@ -117,6 +117,7 @@ struct Shim {
   std::vector<std::string> options;           // of the last compile
   nvrtcProgram real = nullptr;                // the real NVRTC's, when used
   bool compiled = false;                      // by the daemon
+  bool failed = false;  // and it did not compile: no lowered names
   std::string log;
   std::map<CodeType, std::optional<std::string>> objects;  // nullopt: none
   std::map<std::string, std::string> lowered;
@@ -180,6 +181,7 @@ bool AskDaemon(Shim& p, CodeType target) {
     return false;
   }
   p.log = std::move(code->log);
+  p.failed = !code->compiled;
   if (code->compiled) {
     p.objects[target] = std::move(code->bytes);
     for (auto& [expr, low] : code->symbol_mapping) p.lowered[expr] = low;
@@ -332,6 +334,7 @@ nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int num_options,
   std::lock_guard<std::mutex> lock(p.mu);
   p.options.assign(options, options + num_options);
   p.compiled = false;
+  p.failed = false;
   p.objects.clear();
   p.lowered.clear();
   const CodeType target = PrimaryTarget(p.options);
@@ -391,7 +394,10 @@ nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char* expr,
   if (p.real != nullptr) {
     return RealNvrtc().nvrtcGetLoweredName(p.real, expr, lowered);
   }
-  if (!p.compiled) return NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION;
+  // A program that did not compile has no lowered names, as in NVRTC.
+  if (!p.compiled || p.failed) {
+    return NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION;
+  }
   auto it = p.lowered.find(expr);
   if (it == p.lowered.end()) return NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID;
   *lowered = it->second.c_str();

@@ -11,13 +11,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nvrtc.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
+#include <set>
 #include <future>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
@@ -69,17 +74,28 @@ class NvrtcDifferential : public ::testing::Test {
 
   // The real NVRTC, one fresh process per case, two at a time.
   void RunOracle(const std::string& out) {
+    std::vector<std::string> ids;
+    for (const testing::Variant& v : corpus_) ids.push_back(v.id);
+    RunEach({}, forward_, out, ids);
+  }
+
+  // Each of `ids` of `cases` in a process of its own, two at a time, with
+  // `env` (an /usr/bin/env command line; empty: the real NVRTC alone).
+  static void RunEach(const std::vector<std::string>& env,
+                      const std::string& cases, const std::string& out,
+                      const std::vector<std::string>& ids) {
     std::filesystem::create_directories(out);
     constexpr size_t kParallel = 2;
     std::vector<std::future<std::string>> runs;
     for (size_t lane = 0; lane < kParallel; ++lane) {
       runs.push_back(std::async(std::launch::async, [&, lane] {
         std::string failures;
-        for (size_t i = lane; i < corpus_.size(); i += kParallel) {
-          ProcessResult r = testing::RunProcess(
-              {JITCACHE_NVRTC_CASE, forward_, out, corpus_[i].id});
+        for (size_t i = lane; i < ids.size(); i += kParallel) {
+          std::vector<std::string> argv = env;
+          argv.insert(argv.end(), {JITCACHE_NVRTC_CASE, cases, out, ids[i]});
+          ProcessResult r = testing::RunProcess(argv);
           if (r.exit_code != 0) {
-            absl::StrAppend(&failures, corpus_[i].id, ": ", r.output, "\n");
+            absl::StrAppend(&failures, ids[i], ": ", r.output, "\n");
           }
         }
         return failures;
@@ -188,6 +204,106 @@ TEST_F(NvrtcDifferential,
                testing::ReadFile(root_.Sub("real-changed/" + v.id));
   }
   EXPECT_GE(changed, 25);
+}
+
+// Option names as the real NVRTC library spells them in its own binary:
+// every printable run that looks like an option ("-x", "--x-y", "--x=").
+std::vector<std::string> OptionNamesInTheRealNvrtc() {
+  const std::string binary = testing::ReadFile(JITCACHE_REAL_NVRTC_LIBRARY);
+  static const std::regex kOption("--?[a-zA-Z][a-zA-Z0-9_-]*=?");
+  std::set<std::string> names;
+  std::string run;
+  for (char c : binary) {
+    if (c >= 0x20 && c < 0x7f) {
+      run.push_back(c);
+      continue;
+    }
+    if (run.size() >= 2 && std::regex_match(run, kOption)) names.insert(run);
+    run.clear();
+  }
+  return {names.begin(), names.end()};
+}
+
+// Every option the real NVRTC accepts, found by asking it (each name its
+// binary holds, tried alone on a small kernel), through our library and
+// through the real one, each in a fresh process, against one daemon: the
+// same result code, log, objects and lowered names. Names it refuses are
+// sampled too (they must reach the same refusal).
+TEST_F(NvrtcDifferential, EveryOptionTheRealNvrtcAcceptsMatches) {
+  const std::vector<std::string> names = OptionNamesInTheRealNvrtc();
+  ASSERT_GT(names.size(), 200u) << JITCACHE_REAL_NVRTC_LIBRARY;
+  std::vector<testing::Variant> probes;
+  for (size_t i = 0; i < names.size(); ++i) {
+    testing::Variant v;
+    v.id = absl::StrCat("probe-", i);
+    v.name = "probe.cu";
+    v.source =
+        "template <int N> __global__ void p(float* a, float* b) {\n"
+        "  for (int i = 0; i < N; ++i) a[i] += b[i] * b[i + 1];\n"
+        "}\n";
+    v.options = {"-arch=sm_90", names[i]};
+    v.exprs = {"p<4>"};
+    probes.push_back(std::move(v));
+  }
+  const std::string cases = root_.Sub("probes.cases");
+  testing::WriteCaseFile(probes, cases, false);
+  std::vector<std::string> all;
+  for (const testing::Variant& v : probes) all.push_back(v.id);
+  RunEach({}, cases, root_.Sub("probe-real"), all);
+
+  // Accepted: the real NVRTC did not answer NVRTC_ERROR_INVALID_OPTION.
+  std::vector<std::string> compared, accepted;
+  size_t refused = 0;
+  for (const testing::Variant& v : probes) {
+    const std::string real = testing::ReadFile(root_.Sub("probe-real/" + v.id));
+    ASSERT_TRUE(absl::StartsWith(real, "create 0\n")) << v.id << ": " << real;
+    const bool accepts = !absl::StrContains(
+        real, absl::StrCat("compile ", NVRTC_ERROR_INVALID_OPTION, "\n"));
+    if (accepts) {
+      accepted.push_back(v.options[1]);
+      compared.push_back(v.id);
+    } else if (refused++ % 20 == 0) {
+      compared.push_back(v.id);
+    }
+  }
+  std::cout << names.size() << " option names in the real NVRTC, "
+            << accepted.size() << " accepted alone: "
+            << absl::StrJoin(accepted, " ") << "\n";
+  EXPECT_GT(accepted.size(), 30u);
+
+  testing::DaemonProcess daemon(root_.Sub("p.sock"), ":memory:",
+                                {"--workers=2"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  RunEach(Env(daemon.socket()), cases, root_.Sub("probe-ours"), compared);
+  std::vector<std::string> bad;
+  for (const std::string& id : compared) {
+    const std::string want =
+        WithoutRunNoise(testing::ReadFile(root_.Sub("probe-real/" + id)));
+    const std::string got =
+        WithoutRunNoise(testing::ReadFile(root_.Sub("probe-ours/" + id)));
+    if (want == got) continue;
+    const auto [w, g] =
+        std::mismatch(want.begin(), want.end(), got.begin(), got.end());
+    const size_t at = w - want.begin();
+    const size_t from = at < 80 ? 0 : at - 80;
+    const size_t index = std::stoul(id.substr(6));
+    bad.push_back(absl::StrCat(names[index], ": differs at byte ", at,
+                               "\n    real: ...", want.substr(from, 200),
+                               "\n    ours: ...", got.substr(from, 200)));
+  }
+  EXPECT_TRUE(bad.empty()) << bad.size() << " of " << compared.size()
+                           << " options differ:\n"
+                           << absl::StrJoin(bad, "\n");
+  // The daemon compiled the accepted ones (what it refused, the caller's
+  // NVRTC did, and the comparison above holds either way).
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon.socket()});
+  ASSERT_TRUE(client.ok());
+  absl::StatusOr<DaemonStats> stats = client->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  std::cout << "the daemon answered " << stats->misses << " misses for "
+            << compared.size() << " options\n";
+  EXPECT_GT(stats->misses, accepted.size() / 2);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The client's include scan on real directories: what it follows, what it
 // sends, when it reuses its last answer, and what it refuses.
 #include "client/include_scan.h"
+#include "client/included_files.h"
 
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "common/cache_key.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jitcache/v1/jitcache.pb.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_env.h"
 
@@ -304,6 +306,32 @@ TEST_F(IncludeScanTest, PathsTheViewCannotReproduceAreRefused) {
   absl::StatusOr<std::vector<ScannedFile>> loop = scan_with("loop");
   ASSERT_FALSE(loop.ok());
   EXPECT_THAT(loop.status().message(), HasSubstr("cannot tell whether"));
+}
+
+// A miss sends the files as they are when it reads them: one that vanished
+// since the scan is an error (never a request without it), one that
+// changed goes with its new bytes, which the daemon hashes into the key.
+TEST_F(IncludeScanTest, FilesAreSentAsTheyAreWhenSentOrNotAtAll) {
+  IncludeScanner scanner(0);
+  Write("u/a.h", "#define A 1\n");
+  absl::StatusOr<std::shared_ptr<const ScanResult>> scanned =
+      scanner.Scan(Input("#include <a.h>\n", {"u"}));
+  ASSERT_TRUE(scanned.ok()) << scanned.status();
+  ASSERT_EQ((*scanned)->files.size(), 1u);
+
+  Write("u/a.h", "#define A 2\n");
+  v1::CompileRequest request;
+  ASSERT_TRUE(AttachIncludedFiles(**scanned, &request).ok());
+  ASSERT_EQ(request.included_files_size(), 1);
+  EXPECT_EQ(request.included_files(0).contents(), "#define A 2\n");
+  EXPECT_TRUE(request.included_set_sha256().empty())
+      << "the daemon computes the set's digest from what it is sent";
+
+  std::filesystem::remove(dir_.Sub("u/a.h"));
+  v1::CompileRequest after_removal;
+  absl::Status gone = AttachIncludedFiles(**scanned, &after_removal);
+  EXPECT_EQ(gone.code(), absl::StatusCode::kFailedPrecondition) << gone;
+  EXPECT_THAT(gone.message(), HasSubstr(dir_.Sub("u/a.h")));
 }
 
 // Directives as the preprocessor reads them, however they are written:
