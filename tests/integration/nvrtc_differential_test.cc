@@ -54,6 +54,23 @@ std::string WithoutRunNoise(std::string text) {
   return text;
 }
 
+// "" when the oracle's result file `real` and ours match (apart from run
+// noise); otherwise where they first differ, with the text around it.
+std::string FirstDifference(const std::string& real_path,
+                            const std::string& ours_path) {
+  const std::string want = WithoutRunNoise(testing::ReadFile(real_path));
+  const std::string got = WithoutRunNoise(testing::ReadFile(ours_path));
+  if (want.empty()) return "the oracle wrote nothing";
+  if (want == got) return "";
+  const auto [w, g] =
+      std::mismatch(want.begin(), want.end(), got.begin(), got.end());
+  const size_t at = w - want.begin();
+  const size_t from = at < 80 ? 0 : at - 80;
+  return absl::StrCat("differs at byte ", at, "\n    real: ...",
+                      want.substr(from, 200), "\n    ours: ...",
+                      got.substr(from, 200));
+}
+
 class NvrtcDifferential : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -120,23 +137,12 @@ class NvrtcDifferential : public ::testing::Test {
                                        const std::string& ours) {
     std::vector<std::string> bad;
     for (const testing::Variant& v : corpus_) {
-      const std::string want =
-          WithoutRunNoise(testing::ReadFile(oracle + "/" + v.id));
-      const std::string got =
-          WithoutRunNoise(testing::ReadFile(ours + "/" + v.id));
-      if (want.empty()) {
-        bad.push_back(v.id + ": the oracle wrote nothing");
-        continue;
+      const std::string difference =
+          FirstDifference(oracle + "/" + v.id, ours + "/" + v.id);
+      if (!difference.empty()) {
+        bad.push_back(
+            absl::StrCat(v.id, " (", v.Describe(), "): ", difference));
       }
-      if (want == got) continue;
-      const auto [w, g] =
-          std::mismatch(want.begin(), want.end(), got.begin(), got.end());
-      const size_t at = w - want.begin();
-      const size_t from = at < 80 ? 0 : at - 80;
-      bad.push_back(absl::StrCat(v.id, " (", v.Describe(),
-                                 "): differs at byte ", at, "\n    real: ...",
-                                 want.substr(from, 200), "\n    ours: ...",
-                                 got.substr(from, 200)));
     }
     return bad;
   }
@@ -277,19 +283,12 @@ TEST_F(NvrtcDifferential, EveryOptionTheRealNvrtcAcceptsMatches) {
   RunEach(Env(daemon.socket()), cases, root_.Sub("probe-ours"), compared);
   std::vector<std::string> bad;
   for (const std::string& id : compared) {
-    const std::string want =
-        WithoutRunNoise(testing::ReadFile(root_.Sub("probe-real/" + id)));
-    const std::string got =
-        WithoutRunNoise(testing::ReadFile(root_.Sub("probe-ours/" + id)));
-    if (want == got) continue;
-    const auto [w, g] =
-        std::mismatch(want.begin(), want.end(), got.begin(), got.end());
-    const size_t at = w - want.begin();
-    const size_t from = at < 80 ? 0 : at - 80;
-    const size_t index = std::stoul(id.substr(6));
-    bad.push_back(absl::StrCat(names[index], ": differs at byte ", at,
-                               "\n    real: ...", want.substr(from, 200),
-                               "\n    ours: ...", got.substr(from, 200)));
+    const std::string difference = FirstDifference(
+        root_.Sub("probe-real/" + id), root_.Sub("probe-ours/" + id));
+    if (!difference.empty()) {
+      bad.push_back(absl::StrCat(names[std::stoul(id.substr(6))], ": ",
+                                 difference));
+    }
   }
   EXPECT_TRUE(bad.empty()) << bad.size() << " of " << compared.size()
                            << " options differ:\n"
