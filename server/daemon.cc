@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/log.h"
 #include "server/build/cuda_compiler.h"
 #include "server/build/worker_compiler.h"
@@ -103,6 +104,24 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
           WorkerCompiler::Create(std::move(workers),
                                  std::move(daemon->compiler_));
       if (!isolated.ok()) return isolated.status();
+      // Each compile runs in a view of its own (user and mount namespaces):
+      // where the kernel refuses them, every miss would fail. Say so now.
+      CompileJob probe;
+      probe.program_name = "jitcache_view_probe.cu";
+      probe.source = "__global__ void jitcache_view_probe() {}\n";
+      probe.deadline = absl::Now() + absl::Minutes(2);
+      absl::StatusOr<CompileResult> checked = (*isolated)->Compile(probe);
+      if (!checked.ok() || !checked->ok) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "a compile worker cannot compile (",
+            checked.ok() ? checked->log : checked.status().ToString(),
+            "). Each compile runs in a user and mount namespace of its own: "
+            "the kernel must let this user make them (sysctl "
+            "user.max_user_namespaces > 0; on Ubuntu "
+            "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor "
+            "profile for jitcache-worker; RestrictNamespaces= must allow "
+            "user and mnt)"));
+      }
       daemon->compiler_ = *std::move(isolated);
     }
   }

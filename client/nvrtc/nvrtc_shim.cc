@@ -180,6 +180,13 @@ bool AskDaemon(Shim& p, CodeType target) {
     }
     return false;
   }
+  // A file the compile did not find may be one the scan could not foresee
+  // (the daemon's compile sees only what was sent): the real NVRTC, which
+  // sees the caller's disk, gives the true answer.
+  if (!code->compiled &&
+      absl::StrContains(code->log, "cannot open source file")) {
+    return false;
+  }
   p.log = std::move(code->log);
   p.failed = !code->compiled;
   if (code->compiled) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/cache_key.h"
@@ -25,6 +26,16 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
   if (!record.object_digest().empty()) {
     response->set_object_digest(absl::BytesToHexString(record.object_digest()));
   }
+}
+
+// A compile that failed because a file was not there. The compile sees
+// only what the client sent; a file the client's scan could not foresee is
+// missing for it but may be there for the caller. The requester gets the
+// answer (the NVRTC library then asks the real NVRTC), but it is never
+// stored: a later request, or the file appearing, must not meet it.
+bool FailedForAMissingFile(const CompileResult& result) {
+  return !result.ok &&
+         absl::StrContains(result.log, "cannot open source file");
 }
 
 }  // namespace
@@ -529,9 +540,11 @@ void JitCacheService::RunBuild(const Build& build) {
     record.set_object_size(result->object.size());
     objects.push_back({digest, build.target, result->object});
   }
+  const bool keep = build.is_link || !FailedForAMissingFile(*result);
   const absl::Status stored_locally =
-      options_.store->PutResult(key, record, objects);
-  if (!stored_locally.ok()) {
+      keep ? options_.store->PutResult(key, record, objects)
+           : absl::FailedPreconditionError("it failed for a missing file");
+  if (!stored_locally.ok() && keep) {
     // The answer is still right; it is just not cached.
     JITCACHE_LOG(Warning) << "cannot store " << key.Hex() << ": "
                           << stored_locally;

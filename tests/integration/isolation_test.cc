@@ -85,6 +85,19 @@ class Isolation : public ::testing::Test {
   std::unique_ptr<Client> client_;
 };
 
+// Where compile workers cannot compile at all (here a "worker" that exits at
+// once; in the field, a kernel that refuses the namespaces of a compile's
+// view), the daemon says so and does not start, rather than failing every
+// miss.
+TEST_F(Isolation, ADaemonWhoseWorkersCannotCompileSaysWhyAndDoesNotStart) {
+  testing::DaemonProcess daemon(dir_.Sub("jc.sock"), dir_.Sub("store"),
+                                {"--worker_binary=/bin/false"});
+  EXPECT_FALSE(daemon.Start().ok());
+  EXPECT_TRUE(absl::StrContains(daemon.Log(), "a compile worker cannot compile"))
+      << daemon.Log();
+  EXPECT_TRUE(absl::StrContains(daemon.Log(), "user and mount namespace"));
+}
+
 TEST_F(Isolation, ACrashAnswersEveryWaiterIsNotCachedAndIsTriedAgain) {
   Start({"--workers=1"});
   const pid_t daemon = daemon_->pid();

@@ -18,7 +18,8 @@ namespace jitcache::testing {
 
 // A Compiler that counts its calls and can be held at a gate. Its object is
 // a function of the job, so equal jobs give equal bytes. A source containing
-// "#error" gives a compile error; one containing "#infra" an INTERNAL error.
+// "#error" gives a compile error, "#missing" one for a file not found, and
+// "#infra" an INTERNAL error.
 class FakeCompiler final : public Compiler {
  public:
   FakeCompiler() {
@@ -53,6 +54,12 @@ class FakeCompiler final : public Compiler {
     if (absl::StrContains(job.source, "#error")) {
       result.ok = false;
       result.log = "fake.cu(1): error: #error directive";
+      return result;
+    }
+    if (absl::StrContains(job.source, "#missing")) {
+      result.ok = false;
+      result.log =
+          "fake.cu(1): catastrophic error: cannot open source file \"m.h\"";
       return result;
     }
     result.ok = true;

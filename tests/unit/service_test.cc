@@ -152,6 +152,20 @@ TEST_F(ServiceTest, CompileErrorIsACachedResult) {
   EXPECT_EQ(compiler_.calls(), 1);
 }
 
+// The compile sees only the files the client sent: "cannot open source
+// file" may be a file the client's scan did not foresee. Answered, never
+// stored.
+TEST_F(ServiceTest, ACompileThatMissedAFileIsAnsweredButNotCached) {
+  v1::CompileResponse first, second;
+  ASSERT_TRUE(Call(Request("#missing"), &first).ok());
+  ASSERT_TRUE(Call(Request("#missing"), &second).ok());
+  EXPECT_EQ(first.outcome(), v1::OUTCOME_COMPILE_ERROR);
+  EXPECT_THAT(first.log(), HasSubstr("cannot open source file"));
+  EXPECT_EQ(second.served(), v1::SERVED_MISS);
+  EXPECT_EQ(compiler_.calls(), 2);
+  EXPECT_EQ(store_->Stats().actions, 0u);
+}
+
 TEST_F(ServiceTest, InfrastructureErrorIsNotCached) {
   v1::CompileResponse response;
   EXPECT_EQ(Call(Request("#infra"), &response).error_code(),
