@@ -68,9 +68,11 @@ ABSL_FLAG(std::string, compile_memory_limit, "8G",
           "no limit");
 ABSL_FLAG(bool, in_process_compiles, false,
           "Compile inside the daemon instead of in jitcache-worker "
-          "processes: no crash, memory or hard time isolation, and one "
-          "NVRTC for every compile, whose state from one compile can change "
-          "the next one's output (for benchmarks and debugging only)");
+          "processes: no crash, memory or hard time isolation, no view of "
+          "its own for each compile (it reads the daemon's file system and "
+          "working directory), and one NVRTC for every compile, whose state "
+          "from one compile can change the next one's output (for "
+          "benchmarks and debugging only)");
 ABSL_FLAG(std::string, worker_binary, "",
           "The compile worker to run; default: jitcache-worker next to "
           "jitcached");
