@@ -52,7 +52,10 @@ def cold_start(build, nodes, remote, seed):
         flags = []
         if remote:
             redis, url = start_redis(work)
-            flags = ["--remote=" + url]
+            keys = os.path.join(work, "team.keys")
+            with open(os.open(keys, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+                f.write(os.urandom(32).hex() + "\n")
+            flags = ["--remote=" + url, "--remote_key_file=" + keys]
         daemons = [Daemon(build, work, f"n{n}",
                           extra=["--store=:memory:", *flags])
                    for n in range(nodes)]

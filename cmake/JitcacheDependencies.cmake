@@ -31,6 +31,8 @@ pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)
 # The cluster tier's Redis client.
 pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
+# HMAC-SHA-256 of what daemons write to the cluster tier (libssl-dev).
+find_package(OpenSSL REQUIRED)
 # The /metrics endpoint.
 find_package(prometheus-cpp CONFIG REQUIRED COMPONENTS pull)
 

@@ -12,7 +12,7 @@ packages=(
   # Socket activation and sd_notify; Prometheus metrics.
   libsystemd-dev prometheus-cpp-dev
   # The compile workers' seccomp filter; the cluster tier's Redis client.
-  libseccomp-dev libhiredis-dev
+  libseccomp-dev libhiredis-dev libssl-dev
   # The cluster tier's tests start a private Redis.
   redis-server
   # The service's own tests: systemd-analyze, systemd-socket-activate,

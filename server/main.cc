@@ -15,6 +15,7 @@
 #include "common/size_units.h"
 #include "server/build/cuda_compiler.h"
 #include "server/daemon.h"
+#include "server/remote/remote_keys.h"
 #include "server/systemd/listen_sockets.h"
 #include "server/verify_command.h"
 
@@ -59,6 +60,13 @@ ABSL_FLAG(std::string, remote, "",
           "compiles locally. Empty: none");
 ABSL_FLAG(std::string, remote_max_object, "64M",
           "Entries larger than this stay local");
+ABSL_FLAG(std::string, remote_key_file, "",
+          "With --remote: the team keys, one a line as hex (openssl rand "
+          "-hex 32), in a file of the daemon's user that no one else can "
+          "read. The first signs every value and lease this node writes to "
+          "Redis; any verifies (rotation: add the new key first, drop the "
+          "old one once every node has it). Values and leases that no key "
+          "verifies are ignored");
 ABSL_FLAG(std::string, log_level, "info",
           "Least level logged: debug (every request), info (every compile), "
           "warning or error");
@@ -223,6 +231,13 @@ int main(int argc, char** argv) {
       jitcache::ParseSize(absl::GetFlag(FLAGS_remote_max_object));
   if (!remote_max.ok()) return usage_error(remote_max.status());
   options.remote.max_object = *remote_max;
+  if (const std::string keys = absl::GetFlag(FLAGS_remote_key_file);
+      !keys.empty()) {
+    absl::StatusOr<std::vector<std::string>> loaded =
+        jitcache::LoadRemoteKeys(keys);
+    if (!loaded.ok()) return usage_error(loaded.status());
+    options.remote.keys = *std::move(loaded);
+  }
   options.janitor.high_watermark = absl::GetFlag(FLAGS_high_watermark);
   options.janitor.low_watermark = absl::GetFlag(FLAGS_low_watermark);
   if (!(options.janitor.low_watermark > 0 &&

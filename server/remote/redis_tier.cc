@@ -6,17 +6,18 @@
 #include <cstring>
 #include <random>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/log.h"
-#include "xxhash.h"
+#include "server/remote/remote_keys.h"
 
 namespace jitcache {
 namespace {
 
-constexpr char kMagic[] = "JCR1";
+constexpr char kMagic[] = "JCR2";
 
 struct ReplyDeleter {
   void operator()(redisReply* r) const {
@@ -90,37 +91,34 @@ uint64_t GetLe64(const char* p) {
   return v;
 }
 
-// The frame's checksum catches damage in transit or at rest, at memory
-// speed; every object's SHA-256 is checked again before it is stored.
-std::string Checksum(const char* data, size_t size) {
-  const XXH128_hash_t h = XXH3_128bits(data, size);
-  std::string out;
-  PutLe64(&out, h.low64);
-  PutLe64(&out, h.high64);
-  return out;
-}
+constexpr size_t kMacSize = 32;
 
 }  // namespace
 
-std::string FrameRemoteValue(const std::string& payload) {
+std::string FrameRemoteValue(absl::string_view name, absl::string_view payload,
+                             absl::string_view key) {
   std::string out(kMagic, 4);
   PutLe64(&out, payload.size());
-  out += payload;
-  out += Checksum(payload.data(), payload.size());
+  out.append(payload.data(), payload.size());
+  out += RemoteMac(key, {"jitcache entry", name, payload});
   return out;
 }
 
-std::optional<std::string> UnframeRemoteValue(const std::string& value) {
-  constexpr size_t kOverhead = 4 + 8 + 16;
-  if (value.size() < kOverhead || value.compare(0, 4, kMagic) != 0) {
+std::optional<std::string> UnframeRemoteValue(
+    absl::string_view name, absl::string_view value,
+    const std::vector<std::string>& keys) {
+  constexpr size_t kOverhead = 4 + 8 + kMacSize;
+  if (value.size() < kOverhead || value.substr(0, 4) != kMagic) {
     return std::nullopt;
   }
   const uint64_t n = GetLe64(value.data() + 4);
   if (n != value.size() - kOverhead) return std::nullopt;
-  if (Checksum(value.data() + 12, n) != value.substr(12 + n)) {
+  const absl::string_view payload = value.substr(12, n);
+  if (!RemoteMacMatches(value.substr(12 + n), keys,
+                        {"jitcache entry", name, payload})) {
     return std::nullopt;
   }
-  return value.substr(12, n);
+  return std::string(payload);
 }
 
 // A Redis connection that reconnects on demand, with backoff after a
@@ -207,6 +205,12 @@ absl::StatusOr<std::unique_ptr<RedisTier>> RedisTier::Create(
     RemoteOptions options) {
   absl::StatusOr<Endpoint> endpoint = ParseUrl(options.url);
   if (!endpoint.ok()) return endpoint.status();
+  if (options.keys.empty()) {
+    return absl::InvalidArgumentError(
+        "--remote needs --remote_key_file: the team key that signs what "
+        "daemons write to Redis, so that no one else can make a node serve "
+        "their kernel");
+  }
   auto tier = std::unique_ptr<RedisTier>(new RedisTier(std::move(options)));
   tier->foreground_ = std::make_unique<Connection>(
       *endpoint, tier->options_.timeout, &tier->errors_);
@@ -230,10 +234,43 @@ RedisTier::~RedisTier() {
 }
 
 std::string RedisTier::EntryKey(const Digest& key) const {
-  return absl::StrCat("jitcache:v1:entry:", key.Hex());
+  return absl::StrCat("jitcache:v2:entry:", key.Hex());
 }
 std::string RedisTier::LeaseKey(const Digest& key) const {
-  return absl::StrCat("jitcache:v1:lease:", key.Hex());
+  return absl::StrCat("jitcache:v2:lease:", key.Hex());
+}
+
+std::string RedisTier::LeaseValue(const std::string& name,
+                                  absl::Time expiry) const {
+  const std::string until = absl::StrCat(absl::ToUnixMillis(expiry));
+  return absl::StrCat(
+      node_, "|", until, "|",
+      absl::BytesToHexString(
+          RemoteMac(options_.keys.front(), {"jitcache lease", name, node_,
+                                            until})));
+}
+
+bool RedisTier::LeaseValid(const std::string& name,
+                           absl::string_view value) const {
+  const size_t mac_at = value.rfind('|');
+  if (mac_at == absl::string_view::npos || mac_at == 0) return false;
+  const size_t until_at = value.rfind('|', mac_at - 1);
+  if (until_at == absl::string_view::npos) return false;
+  const absl::string_view node = value.substr(0, until_at);
+  const absl::string_view until =
+      value.substr(until_at + 1, mac_at - until_at - 1);
+  int64_t until_ms = 0;
+  if (!absl::SimpleAtoi(until, &until_ms)) return false;
+  const std::string mac = absl::HexStringToBytes(value.substr(mac_at + 1));
+  if (!RemoteMacMatches(mac, options_.keys,
+                        {"jitcache lease", name, node, until})) {
+    return false;
+  }
+  // Expired, or further away than one lifetime (and a little clock skew):
+  // no longer a reason to wait.
+  const absl::Time expiry = absl::FromUnixMillis(until_ms);
+  const absl::Time now = absl::Now();
+  return expiry > now && expiry <= now + options_.lease_ttl + absl::Seconds(5);
 }
 
 std::optional<std::string> RedisTier::Get(const Digest& key) {
@@ -244,16 +281,12 @@ std::optional<std::string> RedisTier::Get(const Digest& key) {
     ++misses_;
     return std::nullopt;
   }
-  if (reply->type != REDIS_REPLY_STRING) {
-    CountCorrupt(key);
-    return std::nullopt;
+  std::optional<std::string> payload;
+  if (reply->type == REDIS_REPLY_STRING) {
+    payload = UnframeRemoteValue(
+        name, absl::string_view(reply->str, reply->len), options_.keys);
   }
-  std::optional<std::string> payload =
-      UnframeRemoteValue(std::string(reply->str, reply->len));
-  if (!payload.has_value()) {
-    CountCorrupt(key);
-    return std::nullopt;
-  }
+  if (!payload.has_value()) CountCorrupt(key);
   return payload;
 }
 
@@ -265,29 +298,53 @@ void RedisTier::CountHit(uint64_t bytes) {
 void RedisTier::CountCorrupt(const Digest& key) {
   ++corrupt_;
   JITCACHE_LOG(Warning) << "remote tier: the value of " << key.Hex()
-                        << " is damaged; not served, deleted";
-  const std::string name = EntryKey(key);
-  foreground_->Run("DEL %b", name.data(), name.size());
+                        << " is damaged or not signed by a team key; "
+                           "ignored";
 }
 
 RedisTier::Lease RedisTier::TryLease(const Digest& key) {
+  // Takes the lease where there is none, or where what is there does not
+  // verify or has expired (KEYS[1] still holding ARGV[1], what was read).
+  static constexpr char kTakeOverScript[] =
+      "local v = redis.call('GET', KEYS[1]) "
+      "if v == false or v == ARGV[1] then "
+      "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end "
+      "return 0";
   const std::string name = LeaseKey(key);
-  Reply reply = foreground_->Run(
-      "SET %b %b NX PX %lld", name.data(), name.size(), node_.data(),
-      node_.size(),
-      static_cast<long long>(absl::ToInt64Milliseconds(options_.lease_ttl)));
+  const std::string ttl_ms =
+      absl::StrCat(absl::ToInt64Milliseconds(options_.lease_ttl));
+  const std::string value = LeaseValue(name, absl::Now() + options_.lease_ttl);
+  Reply reply = foreground_->Run("SET %b %b NX PX %s", name.data(),
+                                 name.size(), value.data(), value.size(),
+                                 ttl_ms.c_str());
   if (reply == nullptr) return Lease::kUnavailable;
-  if (reply->type == REDIS_REPLY_NIL) return Lease::kHeldByOther;
+  if (reply->type == REDIS_REPLY_NIL) {
+    Reply held = foreground_->Run("GET %b", name.data(), name.size());
+    if (held == nullptr) return Lease::kUnavailable;
+    const std::string seen = held->type == REDIS_REPLY_STRING
+                                 ? std::string(held->str, held->len)
+                                 : std::string();
+    if (held->type == REDIS_REPLY_STRING && LeaseValid(name, seen)) {
+      return Lease::kHeldByOther;
+    }
+    Reply taken = foreground_->Run(
+        "EVAL %s 1 %b %b %b %s", kTakeOverScript, name.data(), name.size(),
+        seen.data(), seen.size(), value.data(), value.size(), ttl_ms.c_str());
+    if (taken == nullptr) return Lease::kUnavailable;
+    if (taken->type != REDIS_REPLY_INTEGER || taken->integer != 1) {
+      return Lease::kHeldByOther;  // someone else took it meanwhile
+    }
+  }
   absl::MutexLock lock(&mu_);
-  leases_.insert(key);
+  leases_[key] = value;
   return Lease::kTaken;
 }
 
 bool RedisTier::LeaseHeld(const Digest& key) {
   const std::string name = LeaseKey(key);
-  Reply reply = foreground_->Run("EXISTS %b", name.data(), name.size());
-  return reply != nullptr && reply->type == REDIS_REPLY_INTEGER &&
-         reply->integer == 1;
+  Reply reply = foreground_->Run("GET %b", name.data(), name.size());
+  return reply != nullptr && reply->type == REDIS_REPLY_STRING &&
+         LeaseValid(name, absl::string_view(reply->str, reply->len));
 }
 
 void RedisTier::CountLeaseWait() { ++leases_waited_; }
@@ -298,7 +355,8 @@ void RedisTier::Publish(const Digest& key, std::string entry) {
     to_release_.push_back(key);
     return;
   }
-  to_publish_.emplace_back(key, FrameRemoteValue(entry));
+  to_publish_.emplace_back(
+      key, FrameRemoteValue(EntryKey(key), entry, options_.keys.front()));
 }
 
 void RedisTier::Release(const Digest& key) {
@@ -307,7 +365,11 @@ void RedisTier::Release(const Digest& key) {
 }
 
 void RedisTier::Background() {
-  // Deletes the lease only if this node still holds it.
+  // Re-signs, or deletes, the lease only if this node's value is still it.
+  static constexpr char kRenewScript[] =
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+      "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 "
+      "else return 0 end";
   static constexpr char kReleaseScript[] =
       "if redis.call('GET', KEYS[1]) == ARGV[1] then "
       "return redis.call('DEL', KEYS[1]) else return 0 end";
@@ -315,7 +377,7 @@ void RedisTier::Background() {
   while (true) {
     std::optional<std::pair<Digest, std::string>> publish;
     std::optional<Digest> release;
-    std::vector<Digest> renew;
+    std::vector<std::pair<Digest, std::string>> renew;
     {
       absl::MutexLock lock(&mu_);
       auto work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -335,11 +397,25 @@ void RedisTier::Background() {
         next_renewal = absl::Now() + options_.lease_ttl / 3;
       }
     }
-    for (const Digest& key : renew) {
+    const std::string ttl_ms =
+        absl::StrCat(absl::ToInt64Milliseconds(options_.lease_ttl));
+    for (const auto& [key, old_value] : renew) {
       const std::string name = LeaseKey(key);
-      background_->Run("PEXPIRE %b %lld", name.data(), name.size(),
-                       static_cast<long long>(
-                           absl::ToInt64Milliseconds(options_.lease_ttl)));
+      const std::string value =
+          LeaseValue(name, absl::Now() + options_.lease_ttl);
+      Reply r = background_->Run("EVAL %s 1 %b %b %b %s", kRenewScript,
+                                 name.data(), name.size(), old_value.data(),
+                                 old_value.size(), value.data(), value.size(),
+                                 ttl_ms.c_str());
+      if (r == nullptr) continue;  // Redis away: try again next round
+      absl::MutexLock lock(&mu_);
+      auto it = leases_.find(key);
+      if (it == leases_.end() || it->second != old_value) continue;
+      if (r->type == REDIS_REPLY_INTEGER && r->integer == 1) {
+        it->second = value;
+      } else {
+        leases_.erase(it);  // taken over: it had expired
+      }
     }
     if (publish.has_value()) {
       const std::string name = EntryKey(publish->first);
@@ -351,11 +427,20 @@ void RedisTier::Background() {
       release = publish->first;
     }
     if (release.has_value()) {
-      const std::string name = LeaseKey(*release);
-      background_->Run("EVAL %s 1 %b %b", kReleaseScript, name.data(),
-                       name.size(), node_.data(), node_.size());
-      absl::MutexLock lock(&mu_);
-      leases_.erase(*release);
+      std::string held;
+      {
+        absl::MutexLock lock(&mu_);
+        auto it = leases_.find(*release);
+        if (it != leases_.end()) {
+          held = std::move(it->second);
+          leases_.erase(it);
+        }
+      }
+      if (!held.empty()) {
+        const std::string name = LeaseKey(*release);
+        background_->Run("EVAL %s 1 %b %b", kReleaseScript, name.data(),
+                         name.size(), held.data(), held.size());
+      }
     }
   }
 }

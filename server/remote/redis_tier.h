@@ -7,9 +7,10 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -25,6 +26,9 @@ struct RemoteOptions {
   uint64_t max_object = uint64_t{64} << 20;  // larger entries stay local
   absl::Duration timeout = absl::Milliseconds(500);  // connect and each command
   absl::Duration lease_ttl = absl::Seconds(10);      // renewed while held
+  // The team keys (remote_keys.h): the first signs every value and lease
+  // this node writes; a value or lease that none verifies is ignored.
+  std::vector<std::string> keys;
 };
 
 struct RemoteStats {
@@ -33,17 +37,24 @@ struct RemoteStats {
 };
 
 // The cluster tier: a Redis server shared by every node of a team. The node's
-// store stays in front; this is asked only on a local miss, and nothing in
-// it is trusted (values are framed and checksummed here, and the caller
-// checks every object's SHA-256 before storing). Every operation has a
+// store stays in front; this is asked only on a local miss. Whoever can
+// write to Redis is not trusted: every value and lease carries an
+// HMAC-SHA-256, under a team key only the daemons hold, over its Redis key
+// name and contents, so a value cannot be forged, altered or moved to
+// another key, and a lease cannot be forged or kept past the expiry it
+// names. What does not verify is ignored and counted as corrupt (not
+// deleted: a node with a stale key file must not wipe the others' work);
+// the caller also checks every object's SHA-256 before storing. Every operation has a
 // timeout; a Redis that is down, slow or answering garbage makes the
 // operations fail fast (counted, warned about once per outage, retried
 // with backoff), and the caller goes on locally: a request never fails
 // because of this tier.
 //
-// Keys: jitcache:v1:entry:HEX (a framed BundleEntry) and
-// jitcache:v1:lease:HEX (who compiles the key now: SET NX with an expiry,
-// renewed while the compile runs, deleted when its result is published).
+// Keys: jitcache:v2:entry:HEX (a signed frame of a BundleEntry) and
+// jitcache:v2:lease:HEX (who compiles the key now, until when, signed:
+// SET NX with an expiry, re-signed with a later one while the compile
+// runs, deleted when its result is published; a lease that does not
+// verify or has expired is taken over).
 // Thread-safety: every method from any thread.
 class RedisTier {
  public:
@@ -52,11 +63,11 @@ class RedisTier {
   ~RedisTier();
 
   // The entry for `key`, unframed and checked; nullopt when absent, when
-  // the tier is unreachable, or when the value is damaged (then it is
-  // deleted, and counted as corrupt).
+  // the tier is unreachable, or when the value is damaged or not signed by
+  // a team key (then it is counted as corrupt).
   std::optional<std::string> Get(const Digest& key);
   void CountHit(uint64_t bytes);
-  void CountCorrupt(const Digest& key);  // the caller found it bad
+  void CountCorrupt(const Digest& key);  // the caller found it bad (ignored)
 
   enum class Lease { kTaken, kHeldByOther, kUnavailable };
   // Takes the key's lease for this node (renewed in the background until
@@ -81,6 +92,11 @@ class RedisTier {
   void Background();
   std::string EntryKey(const Digest& key) const;
   std::string LeaseKey(const Digest& key) const;
+  // This node's signed lease value for `name`, valid until `expiry`.
+  std::string LeaseValue(const std::string& name, absl::Time expiry) const;
+  // Whether `value` is a lease a team node signed for `name` that has not
+  // expired (and names no expiry further than one lifetime away).
+  bool LeaseValid(const std::string& name, absl::string_view value) const;
 
   const RemoteOptions options_;
   std::string node_;  // this node's lease token: host:pid:random
@@ -90,7 +106,8 @@ class RedisTier {
   absl::Mutex mu_;
   std::deque<std::pair<Digest, std::string>> to_publish_ ABSL_GUARDED_BY(mu_);
   std::deque<Digest> to_release_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<Digest> leases_ ABSL_GUARDED_BY(mu_);
+  // The leases this node holds, with the value it last wrote for each.
+  absl::flat_hash_map<Digest, std::string> leases_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 
@@ -99,10 +116,15 @@ class RedisTier {
   std::atomic<uint64_t> bytes_up_{0}, bytes_down_{0};
 };
 
-// Frames a value for the remote tier: "JCR1" | u64 length | payload |
-// XXH3-128(payload). Unframe returns nullopt for anything else.
-std::string FrameRemoteValue(const std::string& payload);
-std::optional<std::string> UnframeRemoteValue(const std::string& value);
+// Frames a value for the remote tier under the Redis key `name`: "JCR2" |
+// u64 length | payload | HMAC-SHA-256(key; "jitcache entry", name,
+// payload). Unframe returns nullopt for anything else, and for a MAC that
+// none of `keys` gives.
+std::string FrameRemoteValue(absl::string_view name,
+                             absl::string_view payload, absl::string_view key);
+std::optional<std::string> UnframeRemoteValue(
+    absl::string_view name, absl::string_view value,
+    const std::vector<std::string>& keys);
 
 }  // namespace jitcache
 
