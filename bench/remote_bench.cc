@@ -1,6 +1,6 @@
 // The remote tier's share of a remote hit, on a Redis the caller started:
-// GET, unframe and check the frame's SHA-256, parse the entry, and check the
-// object's digest, which is what a node does before it stores and serves
+// GET, unframe and check the frame (its HMAC under a team key), parse the
+// entry, and check the object's digest, which is what a node does before it stores and serves
 // an entry from Redis (the local store write and the client's round trip
 // come on top). Prints one JSON object on stdout.
 //
@@ -34,6 +34,11 @@ int main(int argc, char** argv) {
   }
   jitcache::RemoteOptions options;
   options.url = argv[1];
+  // A team key as a daemon has one: every value is signed and verified.
+  std::mt19937_64 key_random(7);
+  std::string team_key(32, '\0');
+  for (char& c : team_key) c = static_cast<char>(key_random());
+  options.keys = {team_key};
   auto tier = jitcache::RedisTier::Create(options);
   if (!tier.ok()) return 3;
   const int iterations = std::atoi(argv[2]);
