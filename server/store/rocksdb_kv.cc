@@ -3,15 +3,19 @@
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "common/log.h"
 
@@ -212,10 +216,36 @@ absl::string_view CompressionName(Compression c) {
 absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
     const std::string& path, const RocksDbOptions& options) {
   std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
   std::filesystem::create_directories(path, ec);
   if (ec) {
     return absl::PermissionDeniedError(absl::StrCat(
         "cannot create store directory ", path, ": ", ec.message()));
+  }
+  // The store holds every user's programs' objects and logs: only the
+  // daemon's user may look in; and where others may write, anyone could
+  // plant or replace what the daemon serves.
+  if (!existed && chmod(path.c_str(), 0700) != 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cannot make store directory ", path, " private: ",
+        std::strerror(errno)));
+  }
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("store directory ", path, ": ", std::strerror(errno)));
+  }
+  if ((st.st_mode & 022) != 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "store directory ", path, " is writable by others (mode ",
+        absl::StrFormat("%04o", st.st_mode & 07777),
+        "): anyone could plant what the daemon serves; chmod go-w ", path));
+  }
+  if ((st.st_mode & 007) != 0) {
+    JITCACHE_LOG(Warning) << "store directory " << path
+                          << " is readable by others: every user's objects "
+                             "and logs are; chmod o-rwx "
+                          << path;
   }
   if (access(path.c_str(), W_OK | X_OK) != 0) {
     return absl::PermissionDeniedError(

@@ -83,6 +83,29 @@ Served ServedOf(const Client& client, int i) {
   return code.ok() ? code->served : Served::kLocal;
 }
 
+// The store holds every user's objects and logs: the daemon makes it its
+// own alone, and will not use one that others can write (they could plant
+// what it serves).
+TEST(StoreLifecycle, TheStoreIsPrivateAndOneOthersCanWriteIsRefused) {
+  testing::TempDir dir;
+  const std::string store = dir.Sub("deep/store");
+  {
+    testing::DaemonProcess daemon(dir.Sub("a.sock"), store);
+    ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+    struct stat st;
+    ASSERT_EQ(stat(store.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+  }
+  chmod(store.c_str(), 0777);
+  testing::DaemonProcess open(dir.Sub("b.sock"), store);
+  EXPECT_FALSE(open.Start().ok());
+  EXPECT_THAT(open.Log(), HasSubstr("is writable by others"));
+  chmod(store.c_str(), 0755);  // readable: served, with a warning
+  testing::DaemonProcess readable(dir.Sub("c.sock"), store);
+  EXPECT_TRUE(readable.Start().ok()) << readable.Log();
+  EXPECT_THAT(readable.Log(), HasSubstr("is readable by others"));
+}
+
 TEST(StoreLifecycle, TheCapHoldsRecentEntriesHitAndLinksNeverOutliveInputs) {
   testing::TempDir dir;
   constexpr uint64_t kCap = 3 << 20;
