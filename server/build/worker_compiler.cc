@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -97,15 +98,34 @@ absl::StatusOr<WorkerCompiler::Worker> WorkerCompiler::Spawn() {
 }
 
 absl::StatusOr<WorkerCompiler::Worker> WorkerCompiler::Acquire() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (stopping_) return absl::UnavailableError("the daemon is shutting down");
-    if (!idle_.empty()) {
-      Worker w = idle_.back();
+  while (true) {
+    std::optional<Worker> idle;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) {
+        return absl::UnavailableError("the daemon is shutting down");
+      }
+      if (idle_.empty()) break;
+      idle = idle_.back();
       idle_.pop_back();
-      busy_.push_back(w);
-      return w;
     }
+    // A worker that died while idle (killed, out of memory) is replaced:
+    // the job it would have been handed never sees it.
+    int status = 0;
+    if (waitpid(idle->pid, &status, WNOHANG) == idle->pid) {
+      close(idle->fd);
+      JITCACHE_LOG(Warning) << "compile worker " << idle->pid
+                            << " died while idle ("
+                            << (WIFSIGNALED(status)
+                                    ? SignalName(WTERMSIG(status))
+                                    : absl::StrCat("exit ",
+                                                   WEXITSTATUS(status)))
+                            << "); starting another";
+      continue;
+    }
+    absl::MutexLock lock(&mu_);
+    busy_.push_back(*idle);
+    return *idle;
   }
   absl::StatusOr<Worker> w = Spawn();
   if (!w.ok()) return w.status();

@@ -98,6 +98,30 @@ TEST_F(Isolation, ADaemonWhoseWorkersCannotCompileSaysWhyAndDoesNotStart) {
   EXPECT_TRUE(absl::StrContains(daemon.Log(), "user and mount namespace"));
 }
 
+// A worker killed while it waits for work (by an operator, the OOM killer)
+// is replaced before a job is handed to it: the next miss never sees it.
+TEST_F(Isolation, AWorkerKilledWhileIdleIsReplacedUnseen) {
+  Start({"--workers=1"});
+  ASSERT_TRUE(Compile(Kernel(40)).ok());
+  for (int round = 0; round < 3; ++round) {
+    const std::vector<pid_t> idle = Workers(daemon_->pid());
+    ASSERT_EQ(idle.size(), 1u);
+    ASSERT_EQ(kill(idle[0], SIGKILL), 0);
+    // Dead (a zombie of the daemon's) before the next job comes.
+    ASSERT_TRUE(testing::WaitFor([&] {
+      const std::string stat =
+          testing::ReadFile(absl::StrCat("/proc/", idle[0], "/stat"));
+      return stat.empty() || absl::StrContains(stat, ") Z ");
+    }));
+    absl::StatusOr<ObjectCode> code = Compile(Kernel(41 + round));
+    ASSERT_TRUE(code.ok()) << code.status();
+    EXPECT_TRUE(code->compiled);
+  }
+  DaemonStats stats = Stats();
+  EXPECT_EQ(stats.compiler_crashes, 0u);
+  EXPECT_EQ(stats.rejected["internal"], 0u);
+}
+
 TEST_F(Isolation, ACrashAnswersEveryWaiterIsNotCachedAndIsTriedAgain) {
   Start({"--workers=1"});
   const pid_t daemon = daemon_->pid();
