@@ -197,8 +197,16 @@ void VerifyingStore::NotifyWrite() {
   --listener_calls_;
 }
 
-absl::Status VerifyingStore::WriteUploads(std::span<const ObjectRef> objects) {
+absl::Status VerifyingStore::WriteUploads(
+    std::span<const ObjectRef> uploaded) {
   const int64_t now_ms = NowMs();
+  // Objects are immutable: bytes the store holds already (a compile's
+  // output, an earlier upload) keep the kind and entries they have; an
+  // upload of them, whatever kind it claims, changes nothing.
+  std::vector<ObjectRef> objects;
+  for (const ObjectRef& object : uploaded) {
+    if (!index_.HasObject(object.digest.AsBytes())) objects.push_back(object);
+  }
   std::vector<v1::UploadRecord> uploads(objects.size());
   std::vector<std::string> values;
   values.reserve(2 * objects.size());
@@ -215,6 +223,7 @@ absl::Status VerifyingStore::WriteUploads(std::span<const ObjectRef> objects) {
     writes.push_back(
         {Column::kUploads, object.digest.AsBytes(), values.back()});
   }
+  if (writes.empty()) return absl::OkStatus();
   if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
   for (size_t i = 0; i < objects.size(); ++i) {
     IndexUpload(objects[i].digest.AsBytes(), uploads[i],

@@ -87,7 +87,7 @@ class VerifyingStore final : public ObjectStore {
   // Deletes an entry and the objects only it named, in one batch.
   absl::Status RemoveEntry(StoreIndex::Kind kind, const Digest& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  absl::Status WriteUploads(std::span<const ObjectRef> objects)
+  absl::Status WriteUploads(std::span<const ObjectRef> uploaded)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status WriteResult(const Digest& key, const v1::ActionRecord& record,
                            std::span<const ObjectRef> objects)

@@ -269,6 +269,29 @@ TYPED_TEST(StoreConformance, ALinkWhoseInputWasEvictedIsNotStored) {
   EXPECT_FALSE(HasAction(*this->store_, link));
 }
 
+// Objects are immutable: uploading bytes the store holds, under another
+// kind, changes nothing the store records about them.
+TYPED_TEST(StoreConformance, AnUploadOfHeldBytesChangesNothing) {
+  const std::string bytes(900, 'c');
+  this->PutEntry(bytes);  // a compile's cubin
+  const ObjectRef relabel{Digest::Of(bytes), ObjectKind::kFatbin, bytes};
+  ASSERT_TRUE(this->store_->PutObjects({&relabel, 1}).ok());
+  auto object = this->store_->GetObject(Digest::Of(bytes));
+  ASSERT_TRUE(object.ok() && object->has_value());
+  EXPECT_EQ((*object)->kind, ObjectKind::kCubin);
+  EXPECT_EQ(this->store_->Stats().uploads, 0u);
+
+  const std::string up(700, 'v');
+  const ObjectRef first{Digest::Of(up), ObjectKind::kLtoir, up};
+  ASSERT_TRUE(this->store_->PutObjects({&first, 1}).ok());
+  const ObjectRef again{Digest::Of(up), ObjectKind::kPtx, up};
+  ASSERT_TRUE(this->store_->PutObjects({&again, 1}).ok());
+  auto uploaded = this->store_->GetObject(Digest::Of(up));
+  ASSERT_TRUE(uploaded.ok() && uploaded->has_value());
+  EXPECT_EQ((*uploaded)->kind, ObjectKind::kLtoir);
+  EXPECT_EQ(this->store_->Stats().uploads, 1u);
+}
+
 TYPED_TEST(StoreConformance, UploadsAreEntriesAndClearRemovesEverything) {
   const std::string up(700, 'u');
   const ObjectRef ref{Digest::Of(up), ObjectKind::kLtoir, up};
