@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -147,6 +148,14 @@ absl::StatusOr<Parsed> Parse(std::span<const std::string> raw,
   Parsed parsed;
   for (size_t i = 0; i < raw.size(); ++i) {
     const std::string& option = raw[i];
+    // NVRTC reads options as C strings: what follows a NUL it never sees,
+    // so the key must not hold it either.
+    if (option.find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "option ", i + 1, " contains a NUL byte (the compiler would read '",
+          absl::CEscape(option.substr(0, option.find('\0'))),
+          "' and nothing after it)"));
+    }
     if (option.size() < 2 || option[0] != '-') {
       return Invalid(option, "is not an option (options start with '-')");
     }

@@ -194,6 +194,12 @@ TEST_F(ServiceTest, BadRequestsAreInvalidArgumentAndStoreNothing) {
   }
   grpc::Status dup_status = Call(dup, &response);
   EXPECT_THAT(dup_status.error_message(), HasSubstr("'a.h' is given twice"));
+  // NVRTC would see "-DX=1" only: a NUL in an option is refused, not keyed.
+  v1::CompileRequest nul = Request("k");
+  nul.add_options(std::string("-DX=1\0-DY=2", 12));
+  grpc::Status nul_status = Call(nul, &response);
+  EXPECT_EQ(nul_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(nul_status.error_message(), HasSubstr("contains a NUL byte"));
   EXPECT_EQ(compiler_.calls(), 0);
   EXPECT_EQ(store_->Stats().actions, 0u);
 }
