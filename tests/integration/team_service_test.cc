@@ -3,6 +3,7 @@
 // metrics, health and logs. Real daemons, real NVRTC, real sockets; the
 // other users are uids this (root) test switches to.
 #include <fcntl.h>
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -22,8 +23,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "common/cache_key.h"
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
+#include "jitcache/v1/jitcache.grpc.pb.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"
@@ -420,6 +423,69 @@ TEST_F(TeamAccess, GroupMembersCompileAndHitOthersCannotConnect) {
   const auto own = UserRows(CliAs(daemon.socket(), {"stats"}, kMember).output);
   EXPECT_EQ(own.size(), 1u);
   EXPECT_TRUE(own.count(kNobody));
+}
+
+// A member of the socket group cannot read through the daemon a file they
+// cannot read themselves: a quoted include of a root-only file, -include of
+// it, and a request that names it without sending it. The daemon's compile
+// sees only what the request carried; the library cannot read the file to
+// send it, so the caller's own NVRTC (as that user) gets "cannot open".
+TEST_F(TeamAccess, AUserCannotReadThroughTheDaemonWhatTheyCannotRead) {
+  OpenDir dir;
+  const std::string secret_dir = dir.Sub("root-only");
+  ASSERT_EQ(mkdir(secret_dir.c_str(), 0700), 0);
+  const std::string secret = secret_dir + "/secret.h";
+  constexpr char kSecret[] = "the-root-only-secret-4711";
+  testing::WriteFile(secret, absl::StrCat("#error ", kSecret, "\n"));
+  chmod(secret.c_str(), 0600);
+  testing::DaemonProcess daemon(
+      dir.Sub("jc.sock"), dir.Sub("store"),
+      {"--socket_group=nogroup", "--socket_mode=0660"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+
+  const std::string quoted = dir.Sub("quoted.cu");
+  testing::WriteFile(quoted, absl::StrCat("#include \"", secret, "\"\n",
+                                          Kernel(60)));
+  chmod(quoted.c_str(), 0644);
+  const std::string plain = WriteKernel(dir, 61);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"compile", quoted, "--arch", "sm_90", "-o",
+                                 dir.Sub("out/q.ptx")},
+        std::vector<std::string>{"compile", plain, "--arch", "sm_90",
+                                 "-include", secret, "-o",
+                                 dir.Sub("out/p.ptx")}}) {
+    ProcessResult r = CliAs(daemon.socket(), args, kMember);
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_FALSE(absl::StrContains(r.output, kSecret)) << r.output;
+  }
+  // A request that names the file without sending it (as a client that
+  // claims to have scanned): the daemon's compile does not see it at all.
+  v1::CompileRequest request;
+  request.set_source(absl::StrCat("#include \"secret.h\"\n", Kernel(62)));
+  request.set_program_name("named.cu");
+  request.add_options("-arch=sm_90");
+  request.set_target(v1::TARGET_PTX);
+  request.set_exact_include_path(true);
+  request.set_working_directory(secret_dir);
+  request.set_includes_resolved(true);
+  request.set_included_set_sha256(
+      std::string(IncludedSetDigest({}).AsBytes()));
+  auto stub = v1::JitCache::NewStub(grpc::CreateChannel(
+      "unix:" + daemon.socket(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::CompileResponse response;
+  grpc::Status status = stub->Compile(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.outcome(), v1::OUTCOME_COMPILE_ERROR);
+  EXPECT_TRUE(absl::StrContains(response.log(), "cannot open source file"))
+      << response.log();
+  EXPECT_FALSE(absl::StrContains(response.log(), kSecret)) << response.log();
+
+  // Root, who can read it, gets it (the compile did read the file then).
+  ProcessResult root = CliAs(
+      daemon.socket(),
+      {"compile", quoted, "--arch", "sm_90", "-o", dir.Sub("out/r.ptx")});
+  EXPECT_TRUE(absl::StrContains(root.output, kSecret)) << root.output;
 }
 
 TEST_F(TeamAccess, CompileWorkersAreSharedPerUserNotPerBacklog) {
