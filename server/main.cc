@@ -15,6 +15,7 @@
 #include "common/size_units.h"
 #include "server/build/cuda_compiler.h"
 #include "server/daemon.h"
+#include "server/remote/redis_tier.h"
 #include "server/remote/remote_keys.h"
 #include "server/systemd/listen_sockets.h"
 #include "server/verify_command.h"
@@ -60,6 +61,10 @@ ABSL_FLAG(std::string, remote, "",
           "compiles locally. Empty: none");
 ABSL_FLAG(std::string, remote_max_object, "64M",
           "Entries larger than this stay local");
+ABSL_FLAG(std::string, remote_credentials_file, "",
+          "With --remote: a file with one line, PASSWORD or USER PASSWORD "
+          "(a Redis ACL user), private to the daemon's user; the daemon "
+          "authenticates each connection with it. Empty: no AUTH");
 ABSL_FLAG(std::string, remote_key_file, "",
           "With --remote: the team keys, one a line as hex (openssl rand "
           "-hex 32), in a file of the daemon's user that no one else can "
@@ -237,6 +242,15 @@ int main(int argc, char** argv) {
         jitcache::LoadRemoteKeys(keys);
     if (!loaded.ok()) return usage_error(loaded.status());
     options.remote.keys = *std::move(loaded);
+  }
+  if (const std::string credentials =
+          absl::GetFlag(FLAGS_remote_credentials_file);
+      !credentials.empty()) {
+    if (absl::Status s =
+            jitcache::LoadRedisCredentials(credentials, &options.remote);
+        !s.ok()) {
+      return usage_error(s);
+    }
   }
   options.janitor.high_watermark = absl::GetFlag(FLAGS_high_watermark);
   options.janitor.low_watermark = absl::GetFlag(FLAGS_low_watermark);

@@ -1,15 +1,20 @@
 #include "server/remote/redis_tier.h"
 
 #include <hiredis/hiredis.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/log.h"
 #include "server/remote/remote_keys.h"
@@ -125,9 +130,13 @@ std::optional<std::string> UnframeRemoteValue(
 // failure. Run() answers nullptr when Redis cannot be used now.
 class RedisTier::Connection {
  public:
-  Connection(Endpoint endpoint, absl::Duration timeout,
+  Connection(Endpoint endpoint, const RemoteOptions& options,
              std::atomic<uint64_t>* errors)
-      : endpoint_(std::move(endpoint)), timeout_(timeout), errors_(errors) {}
+      : endpoint_(std::move(endpoint)),
+        timeout_(options.timeout),
+        user_(options.user),
+        password_(options.password),
+        errors_(errors) {}
   ~Connection() {
     if (ctx_ != nullptr) redisFree(ctx_);
   }
@@ -161,6 +170,19 @@ class RedisTier::Connection {
       return false;
     }
     redisSetTimeout(ctx_, tv);
+    if (!password_.empty()) {
+      Reply r(static_cast<redisReply*>(
+          user_.empty()
+              ? redisCommand(ctx_, "AUTH %b", password_.data(),
+                             password_.size())
+              : redisCommand(ctx_, "AUTH %b %b", user_.data(), user_.size(),
+                             password_.data(), password_.size())));
+      if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
+        Fail(r == nullptr ? "AUTH: no answer"
+                          : absl::StrCat("AUTH: ", std::string(r->str, r->len)));
+        return false;
+      }
+    }
     if (endpoint_.db != 0) {
       Reply r(static_cast<redisReply*>(
           redisCommand(ctx_, "SELECT %d", endpoint_.db)));
@@ -193,6 +215,8 @@ class RedisTier::Connection {
 
   const Endpoint endpoint_;
   const absl::Duration timeout_;
+  const std::string user_;
+  const std::string password_;
   std::atomic<uint64_t>* const errors_;
   absl::Mutex mu_;
   redisContext* ctx_ ABSL_GUARDED_BY(mu_) = nullptr;
@@ -212,10 +236,10 @@ absl::StatusOr<std::unique_ptr<RedisTier>> RedisTier::Create(
         "their kernel");
   }
   auto tier = std::unique_ptr<RedisTier>(new RedisTier(std::move(options)));
-  tier->foreground_ = std::make_unique<Connection>(
-      *endpoint, tier->options_.timeout, &tier->errors_);
-  tier->background_ = std::make_unique<Connection>(
-      *endpoint, tier->options_.timeout, &tier->errors_);
+  tier->foreground_ =
+      std::make_unique<Connection>(*endpoint, tier->options_, &tier->errors_);
+  tier->background_ =
+      std::make_unique<Connection>(*endpoint, tier->options_, &tier->errors_);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   tier->node_ = absl::StrCat(host, ":", getpid(), ":", std::random_device()());
@@ -224,6 +248,37 @@ absl::StatusOr<std::unique_ptr<RedisTier>> RedisTier::Create(
 }
 
 RedisTier::RedisTier(RemoteOptions options) : options_(std::move(options)) {}
+
+absl::Status LoadRedisCredentials(const std::string& path,
+                                  RemoteOptions* options) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--remote_credentials_file=", path, ": ", std::strerror(errno)));
+  }
+  if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--remote_credentials_file=", path,
+        ": must belong to this daemon's user and be readable by no one else "
+        "(chmod 600)"));
+  }
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> words =
+      absl::StrSplit(absl::StripAsciiWhitespace(line), ' ', absl::SkipEmpty());
+  if (words.size() == 1) {
+    options->password = words[0];
+  } else if (words.size() == 2) {
+    options->user = words[0];
+    options->password = words[1];
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--remote_credentials_file=", path,
+        ": one line, PASSWORD or USER PASSWORD"));
+  }
+  return absl::OkStatus();
+}
 
 RedisTier::~RedisTier() {
   {

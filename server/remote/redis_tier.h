@@ -29,7 +29,17 @@ struct RemoteOptions {
   // The team keys (remote_keys.h): the first signs every value and lease
   // this node writes; a value or lease that none verifies is ignored.
   std::vector<std::string> keys;
+  // Redis AUTH after each connect: an ACL user (empty: the default user)
+  // and its password; no AUTH when the password is empty.
+  std::string user;
+  std::string password;
 };
+
+// Reads a Redis credentials file: one line, "PASSWORD" or "USER PASSWORD".
+// Like a key file, it must be the daemon user's and private (a password
+// on the command line would be in every process listing).
+absl::Status LoadRedisCredentials(const std::string& path,
+                                  RemoteOptions* options);
 
 struct RemoteStats {
   uint64_t hits = 0, misses = 0, errors = 0, corrupt = 0;

@@ -358,6 +358,45 @@ TEST_F(RemoteTier, ForgedOrExpiredLeasesDoNotStallAMiss) {
   }));
 }
 
+// A Redis that admits only an ACL user: nodes log in with the user and
+// password of a private credentials file; a node without it is refused by
+// Redis, says so, and serves alone.
+TEST_F(RemoteTier, NodesLogInWithACredentialsFile) {
+  redis_->Kill();
+  redis_ = std::make_unique<testing::RedisServer>(
+      dir_.Sub("acl.sock"),
+      std::vector<std::string>{"--user", "default", "off", "--user", "jc",
+                               "on", ">s3cret-pass", "~*", "&*", "+@all"},
+      std::vector<std::string>{"--user", "jc", "--pass", "s3cret-pass"});
+  ASSERT_TRUE(redis_->Start().ok());
+  const std::string credentials = dir_.Sub("redis.credentials");
+  testing::WriteFile(credentials, "jc s3cret-pass\n");
+  chmod(credentials.c_str(), 0600);
+
+  auto& a = Node("a", {"--remote_credentials_file=" + credentials});
+  Compile(a, Kernel(51), "a");
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return Stats(a.socket()).remote_bytes_up > 0; }));
+  auto& b = Node("b", {"--remote_credentials_file=" + credentials});
+  const std::string hit = Compile(b, Kernel(51), "b");
+  EXPECT_TRUE(absl::StartsWith(hit, "MISS (remote)")) << hit;
+
+  auto& c = Node("c");
+  const std::string alone = Compile(c, Kernel(51), "c");
+  EXPECT_TRUE(absl::StartsWith(alone, "MISS key")) << alone;
+  EXPECT_GT(Stats(c.socket()).remote_errors, 0u);
+  EXPECT_TRUE(absl::StrContains(c.Log(), "remote tier unusable")) << c.Log();
+
+  chmod(credentials.c_str(), 0644);
+  testing::DaemonProcess readable(
+      dir_.Sub("open.sock"), ":memory:",
+      {"--remote=" + redis_->url(), "--remote_key_file=" + key_file_,
+       "--remote_credentials_file=" + credentials});
+  EXPECT_FALSE(readable.Start().ok());
+  EXPECT_TRUE(absl::StrContains(readable.Log(), "readable by no one else"))
+      << readable.Log();
+}
+
 TEST_F(RemoteTier, TheRemoteTierNeedsAPrivateKeyFile) {
   testing::DaemonProcess none(dir_.Sub("none.sock"), ":memory:",
                               {"--remote=" + redis_->url()});

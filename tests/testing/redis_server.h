@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -22,7 +23,14 @@ namespace jitcache::testing {
 // Not thread-safe.
 class RedisServer {
  public:
-  explicit RedisServer(std::string socket) : socket_(std::move(socket)) {}
+  // `config`: more redis-server arguments (ACL users, say); `cli_auth`:
+  // what redis-cli needs to log in then (--user U --pass P).
+  explicit RedisServer(std::string socket,
+                       std::vector<std::string> config = {},
+                       std::vector<std::string> cli_auth = {})
+      : socket_(std::move(socket)),
+        config_(std::move(config)),
+        cli_auth_(std::move(cli_auth)) {}
   ~RedisServer() { Kill(); }
 
   static bool Available() {
@@ -32,10 +40,17 @@ class RedisServer {
 
   absl::Status Start() {
     unlink(socket_.c_str());
-    pid_ = SpawnProcess(
-        {.argv = {*FindProgram("redis-server"), "--port", "0", "--unixsocket",
-                  socket_, "--save", "", "--appendonly", "no"},
-         .output_path = socket_ + ".log"});
+    std::vector<std::string> argv = {*FindProgram("redis-server"),
+                                     "--port",
+                                     "0",
+                                     "--unixsocket",
+                                     socket_,
+                                     "--save",
+                                     "",
+                                     "--appendonly",
+                                     "no"};
+    argv.insert(argv.end(), config_.begin(), config_.end());
+    pid_ = SpawnProcess({.argv = argv, .output_path = socket_ + ".log"});
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
     while (absl::Now() < deadline) {
       if (Cli({"PING"}) == "PONG\n") return absl::OkStatus();
@@ -54,7 +69,9 @@ class RedisServer {
 
   // redis-cli's output for one command.
   std::string Cli(const std::vector<std::string>& command) const {
-    std::vector<std::string> argv = {*FindProgram("redis-cli"), "-s", socket_};
+    std::vector<std::string> argv = {*FindProgram("redis-cli"), "-s", socket_,
+                                     "--no-auth-warning"};
+    argv.insert(argv.end(), cli_auth_.begin(), cli_auth_.end());
     argv.insert(argv.end(), command.begin(), command.end());
     return RunProcess(argv).output;
   }
@@ -63,6 +80,8 @@ class RedisServer {
 
  private:
   std::string socket_;
+  std::vector<std::string> config_;
+  std::vector<std::string> cli_auth_;
   pid_t pid_ = -1;
 };
 
