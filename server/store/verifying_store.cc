@@ -85,15 +85,26 @@ absl::Status VerifyingStore::LoadIndex() {
         }
         return true;
       });
-  if (!s.ok()) return s;
-  return backend_->ForEach(Column::kUploads, [this](absl::string_view key,
-                                                    absl::string_view value) {
-    v1::UploadRecord upload;
-    if (upload.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
-      IndexUpload(key, upload, value.size());
-    }
-    return true;
-  });
+  if (s.ok()) {
+    s = backend_->ForEach(Column::kUploads, [this](absl::string_view key,
+                                                   absl::string_view value) {
+      v1::UploadRecord upload;
+      if (upload.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+        IndexUpload(key, upload, value.size());
+      }
+      return true;
+    });
+  }
+  // A damaged block ends the scan early: the store still serves. What lies
+  // past it is missing from the index (never evicted, not counted) until a
+  // lookup finds it unreadable and removes it, or a compile rewrites it.
+  if (absl::IsDataLoss(s)) {
+    JITCACHE_LOG(Warning) << "the store is damaged (" << s.message()
+                          << "); serving it, each unreadable entry a miss; "
+                             "jitcached --verify says what is affected";
+    return absl::OkStatus();
+  }
+  return s;
 }
 
 void VerifyingStore::RemoveCorrupt(Column column, const Digest& key) {
@@ -132,6 +143,14 @@ absl::StatusOr<std::optional<StoredObject>> VerifyingStore::GetObject(
     const Digest& digest) {
   absl::StatusOr<std::optional<std::string>> frame =
       backend_->Get(Column::kObjects, digest.AsBytes());
+  if (!frame.ok() && absl::IsDataLoss(frame.status())) {
+    // The backend's own checksum failed (a damaged block or blob file):
+    // a miss, like a frame that fails ours; the delete shadows it.
+    JITCACHE_LOG(Warning) << "object " << digest.Hex() << " is unreadable ("
+                          << frame.status().message() << "); removed";
+    RemoveCorrupt(Column::kObjects, digest);
+    return std::nullopt;
+  }
   if (!frame.ok()) return frame.status();
   if (!frame->has_value()) return std::nullopt;
   absl::StatusOr<DecodedObject> decoded = DecodeObjectFrame(**frame);
@@ -152,6 +171,13 @@ absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
     const Digest& key) {
   absl::StatusOr<std::optional<std::string>> raw =
       backend_->Get(Column::kActions, key.AsBytes());
+  if (!raw.ok() && absl::IsDataLoss(raw.status())) {
+    JITCACHE_LOG(Warning) << "action record " << key.Hex()
+                          << " is unreadable (" << raw.status().message()
+                          << "); removed";
+    RemoveCorrupt(Column::kActions, key);
+    return std::nullopt;
+  }
   if (!raw.ok()) return raw.status();
   if (!raw->has_value()) return std::nullopt;
   std::optional<v1::ActionRecord> record = ParseRecord(**raw);

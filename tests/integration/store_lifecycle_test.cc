@@ -106,6 +106,69 @@ TEST(StoreLifecycle, TheStoreIsPrivateAndOneOthersCanWriteIsRefused) {
   EXPECT_THAT(readable.Log(), HasSubstr("is readable by others"));
 }
 
+// Bytes flipped in RocksDB's data files (SST blocks and blob files, whose
+// own checksums then fail): each entry that cannot be read is a miss,
+// counted and removed, compiled again and a hit afterwards; never an error
+// on every request.
+TEST(StoreLifecycle, DamagedStoreFilesAreMissesThatHeal) {
+  testing::TempDir dir;
+  const std::string store = dir.Sub("store");
+  constexpr int kEntries = 8;
+  std::vector<std::string> objects(kEntries);
+  {
+    testing::DaemonProcess daemon(dir.Sub("a.sock"), store);
+    ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+    absl::StatusOr<Client> client =
+        Client::Connect({.socket_path = daemon.socket()});
+    ASSERT_TRUE(client.ok());
+    for (int i = 0; i < kEntries; ++i) {
+      auto code = client->Compile(Program(Kernel(2000 + i), "k.cu"), Sm90(),
+                                  CodeType::kCubin);
+      ASSERT_TRUE(code.ok() && code->compiled) << code.status();
+      objects[i] = code->bytes;
+    }
+  }  // stopped: everything flushed to SST and blob files
+  int damaged = 0;
+  for (const auto& f : std::filesystem::directory_iterator(store)) {
+    const std::string ext = f.path().extension();
+    if (ext != ".sst" && ext != ".blob") continue;
+    std::fstream file(f.path(), std::ios::in | std::ios::out |
+                                    std::ios::binary);
+    // Past the blob file's header, inside the first records or blocks.
+    for (std::streamoff at = 64; at < 64 + 32; ++at) {
+      file.seekg(at);
+      const char c = static_cast<char>(file.get() ^ 0x5a);
+      file.seekp(at);
+      file.put(c);
+    }
+    ++damaged;
+  }
+  ASSERT_GT(damaged, 0);
+
+  testing::DaemonProcess daemon(dir.Sub("b.sock"), store);
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon.socket()});
+  ASSERT_TRUE(client.ok());
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < kEntries; ++i) {
+      auto code = client->Compile(Program(Kernel(2000 + i), "k.cu"), Sm90(),
+                                  CodeType::kCubin);
+      ASSERT_TRUE(code.ok()) << "round " << round << ": " << code.status();
+      EXPECT_EQ(code->bytes, objects[i]);
+      if (round == 1) {
+        EXPECT_EQ(code->served, Served::kHit) << i;
+      }
+    }
+  }
+  absl::StatusOr<DaemonStats> stats = client->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_GT(stats->store_corrupt_removed, 0u);
+  EXPECT_GT(stats->compiles, 0u);
+  EXPECT_EQ(stats->rejected["data_loss"], 0u);
+  EXPECT_EQ(stats->rejected["internal"], 0u);
+}
+
 TEST(StoreLifecycle, TheCapHoldsRecentEntriesHitAndLinksNeverOutliveInputs) {
   testing::TempDir dir;
   constexpr uint64_t kCap = 3 << 20;
