@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -58,58 +59,157 @@ absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Serve(
   auto socket = std::unique_ptr<HitSocket>(
       new HitSocket(std::move(path), *std::move(acceptor), max_request_bytes,
                     std::move(answer), io_timeout));
-  for (int i = 0; i < threads; ++i) {
-    socket->threads_.emplace_back([raw = socket.get()] { raw->AcceptLoop(); });
+  {
+    absl::MutexLock lock(&socket->mu_);
+    for (int i = 0; i < std::clamp(threads, 1, kMaxThreads); ++i) {
+      socket->threads_.emplace_back([raw = socket.get()] { raw->ServeLoop(); });
+    }
   }
+  socket->acceptor_thread_ =
+      std::thread([raw = socket.get()] { raw->AcceptLoop(); });
   return socket;
 }
 
-void HitSocket::AcceptLoop() {
-  int connection;
-  while ((connection = acceptor_->Accept(SOCK_CLOEXEC)) >= 0) {
-    Handle(connection);
-    close(connection);
+namespace {
+
+// Waits until `fd` is ready for `events` or `deadline` passes.
+bool WaitReady(int fd, short events, absl::Time deadline) {
+  while (true) {
+    const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
+    if (ms <= 0) return false;
+    pollfd p{fd, events, 0};
+    const int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(ms, 1000)));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return false;
   }
 }
 
-void HitSocket::Handle(int connection) {
-  const timeval timeout{static_cast<time_t>(absl::ToInt64Seconds(io_timeout_)),
-                        static_cast<suseconds_t>(
-                            absl::ToInt64Microseconds(io_timeout_) % 1000000)};
-  setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  uint8_t header[4];
-  if (!ReadFully(connection, reinterpret_cast<char*>(header), sizeof(header))) {
-    return;
+// Appends exactly `size` bytes from `fd` to `out`, by `deadline`; the
+// buffer grows with what arrives.
+bool ReadBy(int fd, size_t size, absl::Time deadline, std::string* out) {
+  size_t got = 0;
+  char chunk[65536];
+  while (got < size) {
+    if (!WaitReady(fd, POLLIN, deadline)) return false;
+    const ssize_t n =
+        read(fd, chunk, std::min(sizeof(chunk), size - got));
+    if (n == 0) return false;
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return false;
+    }
+    out->append(chunk, static_cast<size_t>(n));
+    got += static_cast<size_t>(n);
   }
-  const uint32_t length = header[0] | (header[1] << 8) | (header[2] << 16) |
-                          (uint32_t{header[3]} << 24);
+  return true;
+}
+
+bool WriteBy(int fd, const char* data, size_t size, absl::Time deadline) {
+  while (size > 0) {
+    if (!WaitReady(fd, POLLOUT, deadline)) return false;
+    const ssize_t n = send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+void HitSocket::AcceptLoop() {
+  int fd;
+  while ((fd = acceptor_->Accept(SOCK_CLOEXEC)) >= 0) {
+    std::optional<PeerCredentials> peer = PeerOf(fd);
+    if (!peer.has_value()) {
+      close(fd);
+      continue;
+    }
+    absl::MutexLock lock(&mu_);
+    int& active = per_user_[peer->uid];
+    if (active >= kMaxPerUser) {
+      // This user holds enough of the socket already: the client asks
+      // gRPC, which has limits of its own.
+      close(fd);
+      continue;
+    }
+    ++active;
+    waiting_.push_back(
+        {fd, peer->uid, *peer, absl::Now() + io_timeout_});
+    if (idle_ == 0 && static_cast<int>(threads_.size()) < kMaxThreads) {
+      threads_.emplace_back([this] { ServeLoop(); });
+    }
+  }
+}
+
+void HitSocket::ServeLoop() {
+  while (true) {
+    Connection connection;
+    {
+      absl::MutexLock lock(&mu_);
+      ++idle_;
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stop_serving_ || !waiting_.empty();
+      };
+      mu_.Await(absl::Condition(&ready));
+      --idle_;
+      if (waiting_.empty()) return;  // stopping
+      connection = waiting_.front();
+      waiting_.pop_front();
+    }
+    Handle(connection);
+    close(connection.fd);
+    absl::MutexLock lock(&mu_);
+    if (--per_user_[connection.uid] == 0) per_user_.erase(connection.uid);
+  }
+}
+
+void HitSocket::Handle(const Connection& connection) {
+  const int fd = connection.fd;
+  std::string header;
+  if (!ReadBy(fd, 4, connection.deadline, &header)) return;
+  const auto* h = reinterpret_cast<const uint8_t*>(header.data());
+  const uint32_t length =
+      h[0] | (h[1] << 8) | (h[2] << 16) | (uint32_t{h[3]} << 24);
   const char kAskGrpc = 1;
+  // A stalled peer has had its time; answering takes at most this long.
+  const absl::Time write_by = absl::Now() + io_timeout_;
   if (length > max_request_bytes_) {
-    WriteFully(connection, &kAskGrpc, 1);  // the gRPC path names the limit
+    WriteBy(fd, &kAskGrpc, 1, write_by);  // the gRPC path names the limit
     return;
   }
-  std::string request(length, '\0');
-  if (!ReadFully(connection, request.data(), length)) return;
-  std::optional<PeerCredentials> peer = PeerOf(connection);
-  if (!peer.has_value()) return;
-  std::optional<std::string> response = answer_(request, *peer);
+  std::string request;
+  if (!ReadBy(fd, length, connection.deadline, &request)) return;
+  std::optional<std::string> response = answer_(request, connection.peer);
+  const absl::Time respond_by = absl::Now() + io_timeout_;
   if (!response.has_value()) {
-    WriteFully(connection, &kAskGrpc, 1);
+    WriteBy(fd, &kAskGrpc, 1, respond_by);
     return;
   }
   const uint32_t size = static_cast<uint32_t>(response->size());
   const char frame[5] = {
       0, static_cast<char>(size), static_cast<char>(size >> 8),
       static_cast<char>(size >> 16), static_cast<char>(size >> 24)};
-  if (!WriteFully(connection, frame, sizeof(frame))) return;
-  WriteFully(connection, response->data(), response->size());
+  if (!WriteBy(fd, frame, sizeof(frame), respond_by)) return;
+  WriteBy(fd, response->data(), response->size(), respond_by);
 }
 
 void HitSocket::Stop() {
   if (stopping_.exchange(true)) return;
   acceptor_->Stop();
-  for (std::thread& t : threads_) {
+  if (acceptor_thread_.joinable()) acceptor_thread_.join();
+  std::vector<std::thread> threads;
+  {
+    absl::MutexLock lock(&mu_);
+    stop_serving_ = true;
+    for (const Connection& c : waiting_) close(c.fd);
+    waiting_.clear();
+    threads = std::move(threads_);
+  }
+  for (std::thread& t : threads) {
     if (t.joinable()) t.join();
   }
   if (!path_.empty()) unlink(path_.c_str());

@@ -1,7 +1,10 @@
 #ifndef JITCACHE_SERVER_NET_HIT_SOCKET_H_
 #define JITCACHE_SERVER_NET_HIT_SOCKET_H_
 
+#include <sys/types.h>
+
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -9,7 +12,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/net/acceptor.h"
 #include "server/net/peer_listener.h"
@@ -27,7 +33,12 @@ namespace jitcache {
 //                                                    why)
 // Validation, limits and the key are the gRPC path's own (the `answer`
 // callback), and so is the peer's identity: the kernel's SO_PEERCRED.
-// A peer that stalls is dropped after `io_timeout`.
+// No peer can starve it: a connection has `io_timeout` in all to send its
+// request (not per read), memory grows with the bytes that arrive (never
+// from a declared length), one user holds at most kMaxPerUser connections
+// at once (more are closed at once: that client asks gRPC), and the
+// threads that serve grow from `threads` to kMaxThreads as connections
+// wait.
 // Thread-safety: Start or Adopt once, then Stop once (or destroy).
 class HitSocket {
  public:
@@ -47,6 +58,9 @@ class HitSocket {
   ~HitSocket();
   void Stop();
 
+  static constexpr int kMaxPerUser = 8;
+  static constexpr int kMaxThreads = 64;
+
  private:
   HitSocket(std::string path, std::unique_ptr<Acceptor> acceptor,
             size_t max_request_bytes, Answer answer, absl::Duration io_timeout)
@@ -58,8 +72,15 @@ class HitSocket {
   static absl::StatusOr<std::unique_ptr<HitSocket>> Serve(
       std::string path, int listen_fd, size_t max_request_bytes, Answer answer,
       int threads, absl::Duration io_timeout);
+  struct Connection {
+    int fd;
+    uid_t uid;
+    PeerCredentials peer;
+    absl::Time deadline;  // for the whole request
+  };
   void AcceptLoop();
-  void Handle(int connection);
+  void ServeLoop();
+  void Handle(const Connection& connection);
 
   const std::string path_;  // empty: not ours to remove
   const std::unique_ptr<Acceptor> acceptor_;
@@ -67,7 +88,14 @@ class HitSocket {
   const Answer answer_;
   const absl::Duration io_timeout_;
   std::atomic<bool> stopping_{false};
-  std::vector<std::thread> threads_;
+  std::thread acceptor_thread_;
+
+  absl::Mutex mu_;
+  std::deque<Connection> waiting_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uid_t, int> per_user_ ABSL_GUARDED_BY(mu_);
+  int idle_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_serving_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace jitcache

@@ -1,4 +1,5 @@
 // The daemon's hit socket and the `jitcache` front end that uses it.
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/daemon_fixture.h"
@@ -80,6 +82,77 @@ TEST_F(HitSocketTest, HostileRequestsAreAnsweredAskGrpcAndTheDaemonStaysUp) {
   EXPECT_EQ(first.exit_code, 0) << first.output;
   EXPECT_EQ(second.exit_code, 0) << second.output;
   EXPECT_THAT(second.output, StartsWith("HIT key "));
+  EXPECT_TRUE(client_->Ping().ok());
+}
+
+// The daemon's resident memory, in bytes.
+uint64_t Rss(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) << 10;
+  }
+  return 0;
+}
+
+// Slow and idle peers cannot starve the hit socket: a request has a few
+// seconds in all (not per read), memory follows the bytes that arrive (not
+// a declared length), and one user's connections past a few are closed at
+// once; hits go on being served meanwhile.
+TEST_F(HitSocketTest, SlowIdleAndGreedyPeersCannotStarveIt) {
+  const std::string hit = dir_.Sub("s.sock.hit");
+  ASSERT_EQ(testing::RunProcess(CompileArgs()).exit_code, 0);  // the entry
+
+  // A trickle: one byte every 500 ms. The daemon drops it once its time
+  // for the whole request is up (2 s), long before it could finish.
+  const int trickle = Connect(hit);
+  ASSERT_GE(trickle, 0);
+  const absl::Time start = absl::Now();
+  bool dropped = false;
+  for (int i = 0; i < 40 && !dropped; ++i) {
+    const char byte = 0x10;
+    dropped = send(trickle, &byte, 1, MSG_NOSIGNAL) != 1;
+    pollfd p{trickle, POLLIN, 0};
+    if (!dropped && poll(&p, 1, 500) == 1) {
+      char c;
+      dropped = read(trickle, &c, 1) <= 0;
+    }
+  }
+  close(trickle);
+  EXPECT_TRUE(dropped);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(15));
+
+  // Greedy: connections that each claim a 60 MB request and send nothing
+  // more. The daemon keeps at most a few of one user's, allocates nothing
+  // for the claims, and closes the rest at once.
+  const uint64_t rss_before = Rss(daemon_->pid());
+  std::vector<int> greedy;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = Connect(hit);
+    if (fd < 0) continue;
+    const uint32_t claim = 60u << 20;
+    const char header[4] = {static_cast<char>(claim), static_cast<char>(claim >> 8),
+                            static_cast<char>(claim >> 16),
+                            static_cast<char>(claim >> 24)};
+    send(fd, header, sizeof(header), MSG_NOSIGNAL);
+    greedy.push_back(fd);
+  }
+  int closed_by_daemon = 0;
+  for (int fd : greedy) {
+    // Closed at once (a held one would also end, after its 2 s: counted
+    // too, so the bound below allows for them).
+    pollfd p{fd, POLLIN, 0};
+    char c;
+    // (Closed with the claim unread, the peer may see a reset, not EOF.)
+    if (poll(&p, 1, 1000) == 1 && read(fd, &c, 1) <= 0) ++closed_by_daemon;
+  }
+  EXPECT_GE(closed_by_daemon, 64 - 8);
+  EXPECT_LT(Rss(daemon_->pid()), rss_before + (64u << 20));
+  // Hits are still answered (by this socket or, for this user, by gRPC).
+  auto during = testing::RunProcess(CompileArgs());
+  EXPECT_EQ(during.exit_code, 0) << during.output;
+  EXPECT_THAT(during.output, StartsWith("HIT key "));
+  for (int fd : greedy) close(fd);
   EXPECT_TRUE(client_->Ping().ok());
 }
 
