@@ -66,6 +66,30 @@ TEST_F(ClientTest, HundredAsyncCompilesFromOneThread) {
 
 // ProgramOptions::include_path outside the toolkit: the headers go to the
 // daemon by content, blocking or asynchronous, and a changed one misses.
+// NVRTC takes and gives bytes, not UTF-8: a Latin-1 source echoed in the
+// log, a name and an option that are not UTF-8 travel as they are (they
+// failed to parse as protobuf strings: an RPC error instead of the
+// answer).
+TEST_F(ClientTest, NamesOptionsAndLogsNeedNotBeUtf8) {
+  ProgramOptions options;
+  options.arch = "sm_90";
+  options.extra_options = {"-DLABEL=\"caf\xe9\""};
+  const std::string bad = "__global__ void k(int* x) { x[0] = caf\xe9; }\n";
+  absl::StatusOr<ObjectCode> error =
+      client_->Compile(Program(bad, "n\xe9.cu"), options, CodeType::kPtx);
+  ASSERT_TRUE(error.ok()) << error.status();
+  EXPECT_FALSE(error->compiled);
+  EXPECT_THAT(error->log, HasSubstr("caf\xe9"));
+  EXPECT_THAT(error->log, HasSubstr("n\xe9.cu"));
+  absl::StatusOr<ObjectCode> fine = client_->Compile(
+      Program("__device__ const char* label = LABEL;\n"
+              "__global__ void k(const char** x) { x[0] = label; }\n",
+              "n\xe9.cu"),
+      options, CodeType::kPtx);
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  EXPECT_TRUE(fine->compiled) << fine->log;
+}
+
 TEST_F(ClientTest, IncludePathOutsideTheToolkitIsKeyedByTheFilesIncluded) {
   std::filesystem::create_directories(dir_.Sub("inc/sub"));
   testing::WriteFile(dir_.Sub("inc/sub/value.h"), "#define VALUE 7\n");
