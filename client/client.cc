@@ -9,6 +9,8 @@
 #include <grpcpp/support/channel_arguments.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <optional>
 #include <thread>
@@ -68,6 +70,9 @@ v1::CompileRequest CompileRequestFor(const Program& program,
 // answer before this call's own deadline: cases where compiling locally is
 // the better answer. A DEADLINE_EXCEEDED the daemon sent (its compile-time
 // limit) arrives before that deadline, and is not one.
+// How long a blocking compile waits for a daemon that is restarting.
+constexpr absl::Duration kRestartWait = absl::Seconds(10);
+
 bool DaemonUnreachable(const grpc::Status& s, absl::Time deadline) {
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) return true;
   return s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
@@ -123,6 +128,9 @@ struct Client::Impl {
   absl::Mutex mu;
   std::thread poller ABSL_GUARDED_BY(mu);
   absl::flat_hash_set<PendingCall*> in_flight ABSL_GUARDED_BY(mu);
+  // Whether a compile of this process has had an answer from the daemon:
+  // then a refused connection is most likely a restart, worth waiting for.
+  std::atomic<bool> reached{false};
   // The daemon's toolkit include directories, asked once, when a request
   // first names -I directories.
   std::optional<std::vector<std::string>> toolkit_dirs ABSL_GUARDED_BY(mu);
@@ -365,19 +373,30 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
     with_contents.set_deadline(absl::ToChronoTime(deadline));
     status = impl_->stub->Compile(&with_contents, request, &response);
   }
-  // A daemon that is restarting (socket activation keeps its socket, and
-  // the next one answers) is asked again; one that is gone refuses the
-  // connection, which is not retried.
-  for (int attempt = 0; attempt < 20 && DaemonStopping(status) &&
-                        absl::Now() + absl::Milliseconds(100) < deadline;
+  // A daemon that is restarting is asked again, within this call's
+  // deadline: one that is stopping (socket activation keeps its socket, and
+  // the next one answers), and, where this process has reached the daemon
+  // before, one whose socket is gone for the moment (a restart outside
+  // socket activation: the next daemon binds it within seconds). A process
+  // that never reached a daemon does not wait for one.
+  const absl::Time restart_wait_ends =
+      std::min(deadline, absl::Now() + kRestartWait);
+  for (int attempt = 0;
+       (DaemonStopping(status) ||
+        (impl_->reached.load() &&
+         status.error_code() == grpc::StatusCode::UNAVAILABLE)) &&
+       absl::Now() + absl::Milliseconds(100) < restart_wait_ends;
        ++attempt) {
-    absl::SleepFor(absl::Milliseconds(attempt == 0 ? 10 : 100));
+    absl::SleepFor(absl::Milliseconds(std::min(10 << attempt, 200)));
     grpc::ClientContext retry;
     retry.set_deadline(absl::ToChronoTime(deadline));
     response.Clear();
     status = impl_->stub->Compile(&retry, request, &response);
   }
-  if (status.ok()) return ToObjectCode(response, target, program.name());
+  if (status.ok()) {
+    impl_->reached.store(true);
+    return ToObjectCode(response, target, program.name());
+  }
   if (impl_->options.local_fallback && DaemonUnreachable(status, deadline)) {
     return internal::CompileLocally(program, options, target);
   }

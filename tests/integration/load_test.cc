@@ -13,11 +13,13 @@
 #include "jitcache/client.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_env.h"
 
 namespace jitcache {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int kProcesses = 16;
 constexpr int kRequestsEach = 625;  // 10,000 in all
@@ -108,6 +110,38 @@ TEST(Load, TenThousandMixedRequestsLeaveASoundStore) {
               HasSubstr("0 bad objects, 0 bad records, 0 records "
                         "with a missing object"));
   std::cout << verify.output;
+}
+
+// A daemon restarted on its own (no service manager holding its socket)
+// while client processes that have reached it go on asking: their blocking
+// compiles wait for the next daemon within their deadline, with no local
+// fallback to hide a failure; no request is lost.
+TEST(Load, StandAloneRestartsFailNoRequestOfAClientThatReachedTheDaemon) {
+  testing::TempDir dir;
+  testing::DaemonProcess daemon(dir.Sub("s.sock"), dir.Sub("store"),
+                                {"--workers=2"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  constexpr int kClients = 2;
+  std::vector<pid_t> clients;
+  for (int p = 0; p < kClients; ++p) {
+    clients.push_back(testing::SpawnProcess(
+        {.argv = {JITCACHE_LOAD_CLIENT_BINARY, dir.Sub("s.sock"),
+                  std::to_string(100 + p), "100000", "12"},
+         .env = {"JITCACHE_NO_FALLBACK=1"},
+         .output_path = dir.Sub(absl::StrCat("client", p))}));
+  }
+  for (int restart = 0; restart < 3; ++restart) {
+    absl::SleepFor(absl::Seconds(2));
+    ASSERT_EQ(daemon.Stop(), 0);
+    ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  }
+  for (int p = 0; p < kClients; ++p) {
+    EXPECT_EQ(testing::WaitProcess(clients[p], absl::Minutes(2)), 0);
+    const std::string out =
+        testing::ReadFile(dir.Sub(absl::StrCat("client", p)));
+    EXPECT_THAT(out, HasSubstr("unexpected=0")) << out;
+    EXPECT_THAT(out, Not(HasSubstr("sent=0 "))) << out;
+  }
 }
 
 }  // namespace
