@@ -15,7 +15,6 @@
 #include "common/size_units.h"
 #include "server/build/cuda_compiler.h"
 #include "server/daemon.h"
-#include "server/remote/redis_tier.h"
 #include "server/remote/remote_keys.h"
 #include "server/systemd/listen_sockets.h"
 #include "server/verify_command.h"
@@ -246,11 +245,11 @@ int main(int argc, char** argv) {
   if (const std::string credentials =
           absl::GetFlag(FLAGS_remote_credentials_file);
       !credentials.empty()) {
-    if (absl::Status s =
-            jitcache::LoadRedisCredentials(credentials, &options.remote);
-        !s.ok()) {
-      return usage_error(s);
-    }
+    absl::StatusOr<jitcache::RedisCredentials> login =
+        jitcache::LoadRedisCredentials(credentials);
+    if (!login.ok()) return usage_error(login.status());
+    options.remote.user = login->user;
+    options.remote.password = login->password;
   }
   options.janitor.high_watermark = absl::GetFlag(FLAGS_high_watermark);
   options.janitor.low_watermark = absl::GetFlag(FLAGS_low_watermark);

@@ -1,20 +1,15 @@
 #include "server/remote/redis_tier.h"
 
 #include <hiredis/hiredis.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <random>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/log.h"
 #include "server/remote/remote_keys.h"
@@ -248,37 +243,6 @@ absl::StatusOr<std::unique_ptr<RedisTier>> RedisTier::Create(
 }
 
 RedisTier::RedisTier(RemoteOptions options) : options_(std::move(options)) {}
-
-absl::Status LoadRedisCredentials(const std::string& path,
-                                  RemoteOptions* options) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--remote_credentials_file=", path, ": ", std::strerror(errno)));
-  }
-  if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--remote_credentials_file=", path,
-        ": must belong to this daemon's user and be readable by no one else "
-        "(chmod 600)"));
-  }
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> words =
-      absl::StrSplit(absl::StripAsciiWhitespace(line), ' ', absl::SkipEmpty());
-  if (words.size() == 1) {
-    options->password = words[0];
-  } else if (words.size() == 2) {
-    options->user = words[0];
-    options->password = words[1];
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--remote_credentials_file=", path,
-        ": one line, PASSWORD or USER PASSWORD"));
-  }
-  return absl::OkStatus();
-}
 
 RedisTier::~RedisTier() {
   {

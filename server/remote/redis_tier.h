@@ -35,11 +35,6 @@ struct RemoteOptions {
   std::string password;
 };
 
-// Reads a Redis credentials file: one line, "PASSWORD" or "USER PASSWORD".
-// Like a key file, it must be the daemon user's and private (a password
-// on the command line would be in every process listing).
-absl::Status LoadRedisCredentials(const std::string& path,
-                                  RemoteOptions* options);
 
 struct RemoteStats {
   uint64_t hits = 0, misses = 0, errors = 0, corrupt = 0;

@@ -41,29 +41,45 @@ void PutLe64(unsigned char* out, uint64_t v) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> LoadRemoteKeys(
-    const std::string& path) {
+namespace {
+
+// The contents of a file that must be this user's and readable by no one
+// else (it holds a secret); `flag` names it in errors.
+absl::StatusOr<std::string> ReadPrivateFile(absl::string_view flag,
+                                            const std::string& path,
+                                            absl::string_view why) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--remote_key_file=", path, ": ", std::strerror(errno)));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--", flag, "=", path, ": ", std::strerror(errno)));
   }
   if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "--remote_key_file=", path,
+        "--", flag, "=", path,
         ": must belong to this daemon's user and be readable by no one else "
-        "(chmod 600); whoever can read a team key can sign entries"));
+        "(chmod 600)",
+        why));
   }
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   if (!in) {
     return absl::FailedPreconditionError(
-        absl::StrCat("--remote_key_file=", path, ": cannot read it"));
+        absl::StrCat("--", flag, "=", path, ": cannot read it"));
   }
+  return text.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> LoadRemoteKeys(
+    const std::string& path) {
+  absl::StatusOr<std::string> text = ReadPrivateFile(
+      "remote_key_file", path, "; whoever can read a team key can sign entries");
+  if (!text.ok()) return text.status();
   std::vector<std::string> keys;
   int line_number = 0;
-  for (absl::string_view line : absl::StrSplit(text.str(), '\n')) {
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
     ++line_number;
     line = absl::StripAsciiWhitespace(line);
     if (line.empty() || line[0] == '#') continue;
@@ -83,6 +99,21 @@ absl::StatusOr<std::vector<std::string>> LoadRemoteKeys(
         absl::StrCat("--remote_key_file=", path, ": no key in it"));
   }
   return keys;
+}
+
+absl::StatusOr<RedisCredentials> LoadRedisCredentials(
+    const std::string& path) {
+  absl::StatusOr<std::string> text =
+      ReadPrivateFile("remote_credentials_file", path, "");
+  if (!text.ok()) return text.status();
+  const std::string first = text->substr(0, text->find('\n'));
+  std::vector<std::string> words = absl::StrSplit(
+      absl::StripAsciiWhitespace(first), ' ', absl::SkipEmpty());
+  if (words.size() == 1) return RedisCredentials{"", words[0]};
+  if (words.size() == 2) return RedisCredentials{words[0], words[1]};
+  return absl::InvalidArgumentError(
+      absl::StrCat("--remote_credentials_file=", path,
+                   ": one line, PASSWORD or USER PASSWORD"));
 }
 
 std::string RemoteMac(absl::string_view key,

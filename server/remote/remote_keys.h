@@ -19,6 +19,16 @@ namespace jitcache {
 absl::StatusOr<std::vector<std::string>> LoadRemoteKeys(
     const std::string& path);
 
+// The remote tier's Redis login (remote_credentials_file): an ACL user
+// (empty: the default user) and its password.
+struct RedisCredentials {
+  std::string user;
+  std::string password;
+};
+// One line, "PASSWORD" or "USER PASSWORD", in a file private to this user
+// (a password on the command line would be in every process listing).
+absl::StatusOr<RedisCredentials> LoadRedisCredentials(const std::string& path);
+
 // HMAC-SHA-256 under `key` of the concatenation of `parts`, each preceded
 // by its length (so that no two lists of parts give the same input).
 std::string RemoteMac(absl::string_view key,

@@ -17,6 +17,7 @@
 #include "jitcache/client.h"
 #include "server/remote/redis_tier.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/daemon_stats.h"
 #include "tests/testing/kernels.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/temp_dir.h"
@@ -31,13 +32,9 @@ std::string Kernel(int n, int unroll = 1) {
   return kernels::UnrolledKernel(n, unroll);
 }
 
-// A node's counters, through the client library.
+// A node's counters.
 DaemonStats Stats(const std::string& socket) {
-  absl::StatusOr<Client> client = Client::Connect({.socket_path = socket});
-  absl::StatusOr<DaemonStats> stats =
-      client.ok() ? client->Stats() : client.status();
-  EXPECT_TRUE(stats.ok()) << stats.status();
-  return stats.ok() ? *stats : DaemonStats{};
+  return testing::StatsOf(socket);
 }
 
 class RemoteTier : public ::testing::Test {
