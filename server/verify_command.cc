@@ -12,6 +12,9 @@ int RunVerify(const std::string& path) {
                  "jitcached: an in-memory store has nothing to verify\n");
     return 1;
   }
+  // First, before a normal open replays it (and drops what follows any
+  // damage): the write-ahead log, with no tolerance.
+  const absl::Status wal = CheckWriteAheadLog(path);
   auto store = OpenRocksDbStore(path);
   if (!store.ok()) {
     std::fprintf(stderr, "jitcached: %s\n",
@@ -36,6 +39,10 @@ int RunVerify(const std::string& path) {
       static_cast<unsigned long long>(report->unreferenced_objects));
   for (const std::string& p : report->problems)
     std::printf("  %s\n", p.c_str());
+  if (!wal.ok()) {
+    std::printf("  %s\n", std::string(wal.message()).c_str());
+    return 1;
+  }
   return report->ok() ? 0 : 1;
 }
 

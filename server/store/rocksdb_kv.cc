@@ -311,6 +311,31 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
                                      std::move(handles));
 }
 
+absl::Status CheckWriteAheadLog(const std::string& path) {
+  rocksdb::DBOptions options;
+  options.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+  std::vector<std::string> names;
+  rocksdb::Status s =
+      rocksdb::DB::ListColumnFamilies(rocksdb::Options(), path, &names);
+  if (!s.ok()) return FromRocks(s, absl::StrCat("store ", path));
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const std::string& name : names) {
+    families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  s = rocksdb::DB::OpenForReadOnly(options, path, families, &handles, &raw);
+  if (!s.ok()) {
+    return FromRocks(
+        s, absl::StrCat("the write-ahead log of store ", path,
+                        " is damaged: records logged after the damage are "
+                        "lost when the store opens"));
+  }
+  for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+  delete raw;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<VerifyingStore>> OpenRocksDbStore(
     const std::string& path, const RocksDbOptions& options,
     StoreOptions store_options) {

@@ -35,6 +35,12 @@ struct RocksDbOptions {
 absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
     const std::string& path, const RocksDbOptions& options = {});
 
+// Replays the store's write-ahead log without opening it for writing, and
+// with no tolerance for damage: DATA_LOSS, naming the damage, where a
+// normal open would silently drop the records logged after it. The store
+// must not be in use.
+absl::Status CheckWriteAheadLog(const std::string& path);
+
 absl::StatusOr<std::unique_ptr<VerifyingStore>> OpenRocksDbStore(
     const std::string& path, const RocksDbOptions& options = {},
     StoreOptions store_options = {});

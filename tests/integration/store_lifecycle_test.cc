@@ -169,6 +169,47 @@ TEST(StoreLifecycle, DamagedStoreFilesAreMissesThatHeal) {
   EXPECT_EQ(stats->rejected["internal"], 0u);
 }
 
+// Damage in the write-ahead log of a daemon that crashed: a normal open
+// drops the records logged after it without a word; --verify says so.
+TEST(StoreLifecycle, VerifyReportsAWriteAheadLogThatWouldDropRecords) {
+  testing::TempDir dir;
+  const std::string store = dir.Sub("store");
+  {
+    testing::DaemonProcess daemon(dir.Sub("a.sock"), store);
+    ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+    absl::StatusOr<Client> client =
+        Client::Connect({.socket_path = daemon.socket()});
+    ASSERT_TRUE(client.ok());
+    for (int i = 0; i < 6; ++i) {
+      auto code = client->Compile(Program(Kernel(3000 + i), "k.cu"), Sm90(),
+                                  CodeType::kCubin);
+      ASSERT_TRUE(code.ok() && code->compiled) << code.status();
+    }
+    daemon.Kill();  // nothing flushed: the records are in the log only
+  }
+  std::string log;
+  for (const auto& f : std::filesystem::directory_iterator(store)) {
+    if (f.path().extension() == ".log" && f.file_size() > 4096) {
+      log = f.path().string();
+    }
+  }
+  ASSERT_FALSE(log.empty()) << "no write-ahead log with records";
+  {
+    std::fstream file(log, std::ios::in | std::ios::out | std::ios::binary);
+    const std::streamoff middle =
+        static_cast<std::streamoff>(std::filesystem::file_size(log) / 2);
+    for (std::streamoff at = middle; at < middle + 16; ++at) {
+      file.seekg(at);
+      const char c = static_cast<char>(file.get() ^ 0x5a);
+      file.seekp(at);
+      file.put(c);
+    }
+  }
+  std::string output;
+  EXPECT_EQ(Verify(store, &output), 1) << output;
+  EXPECT_THAT(output, HasSubstr("write-ahead log"));
+}
+
 TEST(StoreLifecycle, TheCapHoldsRecentEntriesHitAndLinksNeverOutliveInputs) {
   testing::TempDir dir;
   constexpr uint64_t kCap = 3 << 20;
