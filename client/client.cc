@@ -5,6 +5,7 @@
 #include <grpcpp/completion_queue.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
+#include <grpcpp/alarm.h>
 #include <grpcpp/support/async_unary_call.h>
 #include <grpcpp/support/channel_arguments.h>
 #include <unistd.h>
@@ -115,6 +116,18 @@ struct PendingCall {
   virtual void Done() = 0;
   grpc::ClientContext context;
   grpc::Status status;
+  bool ok = false;  // what the completion queue said of this tag
+};
+
+// A retry waiting on the client's completion queue: `fire(true)` when it is
+// due, `fire(false)` when the client shuts down first.
+struct RetryAlarm final : PendingCall {
+  grpc::Alarm alarm;
+  std::function<void(bool)> fire;
+  void Done() override {
+    fire(ok);
+    delete this;
+  }
 };
 
 // Asynchronous calls use gRPC's completion-queue API with one poller thread
@@ -128,6 +141,7 @@ struct Client::Impl {
   absl::Mutex mu;
   std::thread poller ABSL_GUARDED_BY(mu);
   absl::flat_hash_set<PendingCall*> in_flight ABSL_GUARDED_BY(mu);
+  bool shutting_down ABSL_GUARDED_BY(mu) = false;
   // Whether a compile of this process has had an answer from the daemon:
   // then a refused connection is most likely a restart, worth waiting for.
   std::atomic<bool> reached{false};
@@ -208,6 +222,31 @@ struct Client::Impl {
     in_flight.insert(call);
   }
 
+  // One attempt of an asynchronous compile; a daemon that is restarting is
+  // asked again later (as a blocking compile would), from the poller.
+  void StartCompile(std::shared_ptr<const v1::CompileRequest> request,
+                    std::shared_ptr<AsyncResult<ObjectCode>::State> state,
+                    Program program, ProgramOptions program_options,
+                    CodeType target, absl::Time deadline,
+                    absl::Time restart_wait_ends, int attempt);
+
+  // Calls `again` after `delay` on the poller, unless the client is
+  // shutting down (then false, and `again` is never called).
+  bool RetryLater(absl::Duration delay, std::function<void()> again) {
+    auto* retry = new RetryAlarm();
+    retry->fire = [again = std::move(again)](bool due) {
+      if (due) again();
+    };
+    absl::MutexLock lock(&mu);
+    if (shutting_down) {
+      delete retry;
+      return false;
+    }
+    in_flight.insert(retry);
+    retry->alarm.Set(&cq, absl::ToChronoTime(absl::Now() + delay), retry);
+    return true;
+  }
+
   void Poll() {
     void* tag = nullptr;
     bool ok = false;
@@ -217,6 +256,7 @@ struct Client::Impl {
         absl::MutexLock lock(&mu);
         in_flight.erase(call);
       }
+      call->ok = ok;
       call->Done();  // deletes the call
     }
   }
@@ -226,7 +266,13 @@ struct Client::Impl {
       // Calls still in flight end now (CANCELLED) rather than at their
       // deadline; their handles see the cancellation.
       absl::MutexLock lock(&mu);
-      for (PendingCall* call : in_flight) call->context.TryCancel();
+      shutting_down = true;
+      for (PendingCall* call : in_flight) {
+        call->context.TryCancel();
+        if (auto* retry = dynamic_cast<RetryAlarm*>(call)) {
+          retry->alarm.Cancel();
+        }
+      }
     }
     cq.Shutdown();
     std::thread done;
@@ -403,6 +449,53 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   return FromGrpc(status, impl_->socket_path);
 }
 
+void Client::Impl::StartCompile(
+    std::shared_ptr<const v1::CompileRequest> request,
+    std::shared_ptr<AsyncResult<ObjectCode>::State> state, Program program,
+    ProgramOptions program_options, CodeType target, absl::Time deadline,
+    absl::Time restart_wait_ends, int attempt) {
+  Impl* const impl = this;
+  auto* call = new UnaryCall<v1::CompileResponse>();
+  call->context.set_deadline(absl::ToChronoTime(deadline));
+  call->finish = [=](UnaryCall<v1::CompileResponse>& done) {
+    if (done.status.ok()) {
+      impl->reached.store(true);
+      state->result = ToObjectCode(done.response, target, program.name());
+      state->done.Notify();
+      return;
+    }
+    const absl::Duration backoff =
+        absl::Milliseconds(std::min(10 << attempt, 200));
+    // (CANCELLED is also what this client's own shutdown gives its calls:
+    // RetryLater refuses then.)
+    const bool restarting =
+        DaemonStopping(done.status) ||
+        (impl->reached.load() &&
+         done.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+    if (restarting && absl::Now() + backoff < restart_wait_ends &&
+        impl->RetryLater(backoff, [=] {
+          impl->StartCompile(request, state, program, program_options, target,
+                             deadline, restart_wait_ends, attempt + 1);
+        })) {
+      return;
+    }
+    if (impl->options.local_fallback &&
+        DaemonUnreachable(done.status, deadline)) {
+      // NVRTC takes seconds: not on the poller thread.
+      std::thread([state, program, program_options, target] {
+        state->result = internal::CompileLocally(program, program_options, target);
+        state->done.Notify();
+      }).detach();
+      return;
+    }
+    state->result = FromGrpc(done.status, impl->socket_path);
+    state->done.Notify();
+  };
+  impl->Track(call);
+  call->reader = impl->stub->AsyncCompile(&call->context, *request, &impl->cq);
+  call->reader->Finish(&call->response, &call->status, call);
+}
+
 AsyncResult<ObjectCode> Client::CompileAsync(const Program& program,
                                              const ProgramOptions& options,
                                              CodeType target) const {
@@ -419,33 +512,11 @@ AsyncResult<ObjectCode> Client::CompileAsync(const Program& program,
     state->done.Notify();
     return AsyncResult<ObjectCode>(std::move(state));
   }
-  const v1::CompileRequest& request = made->request;
-  auto* call = new UnaryCall<v1::CompileResponse>();
-  const absl::Time deadline =
-      impl_->Prepare(call->context, impl_->options.compile_deadline);
-  call->finish =
-      [state, program, options, target, deadline,
-       fallback = impl_->options.local_fallback,
-       socket = impl_->socket_path](UnaryCall<v1::CompileResponse>& done) {
-        if (done.status.ok()) {
-          state->result = ToObjectCode(done.response, target, program.name());
-          state->done.Notify();
-          return;
-        }
-        if (fallback && DaemonUnreachable(done.status, deadline)) {
-          // NVRTC takes seconds: not on the poller thread.
-          std::thread([state, program, options, target] {
-            state->result = internal::CompileLocally(program, options, target);
-            state->done.Notify();
-          }).detach();
-          return;
-        }
-        state->result = FromGrpc(done.status, socket);
-        state->done.Notify();
-      };
-  impl_->Track(call);
-  call->reader = impl_->stub->AsyncCompile(&call->context, request, &impl_->cq);
-  call->reader->Finish(&call->response, &call->status, call);
+  const absl::Time deadline = absl::Now() + impl_->options.compile_deadline;
+  impl_->StartCompile(
+      std::make_shared<v1::CompileRequest>(std::move(made->request)), state,
+      program, options, target, deadline,
+      std::min(deadline, absl::Now() + kRestartWait), 0);
   return AsyncResult<ObjectCode>(std::move(state));
 }
 

@@ -1,5 +1,6 @@
 // 10,000 requests from 16 client processes against one daemon on a local
 // socket: bounded in count and in time, loopback only.
+#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -142,6 +143,49 @@ TEST(Load, StandAloneRestartsFailNoRequestOfAClientThatReachedTheDaemon) {
     EXPECT_THAT(out, HasSubstr("unexpected=0")) << out;
     EXPECT_THAT(out, Not(HasSubstr("sent=0 "))) << out;
   }
+}
+
+// The same for asynchronous compiles: a call refused while the daemon
+// restarts is asked again from the client's poller, within its deadline.
+TEST(Load, AsyncCompilesRideThroughStandAloneRestarts) {
+  testing::TempDir dir;
+  testing::DaemonProcess daemon(dir.Sub("s.sock"), dir.Sub("store"));
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  absl::StatusOr<Client> client = Client::Connect(
+      {.socket_path = dir.Sub("s.sock"), .local_fallback = false});
+  ASSERT_TRUE(client.ok());
+  const Program program("extern \"C\" __global__ void ride(int* x) "
+                        "{ x[0] = 7; }",
+                        "ride.cu");
+  ASSERT_TRUE(client->Compile(program, {}, CodeType::kPtx).ok());
+  std::atomic<bool> restarting{true};
+  std::thread restarts([&] {
+    for (int i = 0; i < 3; ++i) {
+      absl::SleepFor(absl::Seconds(1));
+      EXPECT_EQ(daemon.Stop(), 0);
+      EXPECT_TRUE(daemon.Start().ok()) << daemon.Log();
+    }
+    restarting = false;
+  });
+  int answered = 0, failed = 0;
+  std::string first_failure;
+  while (restarting.load()) {
+    std::vector<AsyncResult<ObjectCode>> batch;
+    for (int i = 0; i < 16; ++i) {
+      batch.push_back(client->CompileAsync(program, {}, CodeType::kPtx));
+    }
+    for (auto& handle : batch) {
+      ASSERT_TRUE(handle.wait(absl::Minutes(1)));
+      if (handle.get().ok()) {
+        ++answered;
+      } else if (failed++ == 0) {
+        first_failure = handle.get().status().ToString();
+      }
+    }
+  }
+  restarts.join();
+  EXPECT_EQ(failed, 0) << first_failure;
+  EXPECT_GT(answered, 0);
 }
 
 }  // namespace
