@@ -1,8 +1,8 @@
 // The remote tier's share of a remote hit, on a Redis the caller started:
 // GET, unframe and check the frame (its HMAC under a team key), parse the
-// entry, and check the object's digest, which is what a node does before it stores and serves
-// an entry from Redis (the local store write and the client's round trip
-// come on top). Prints one JSON object on stdout.
+// entry, and check the object's digest, which is what a node does before it
+// stores and serves an entry from Redis (the local store write and the client's
+// round trip come on top). Prints one JSON object on stdout.
 //
 //   jitcache_remote_bench REDIS_URL ITERATIONS
 #include <algorithm>

@@ -1,11 +1,11 @@
 #include "jitcache/client.h"
 
+#include <grpcpp/alarm.h>
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/completion_queue.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
-#include <grpcpp/alarm.h>
 #include <grpcpp/support/async_unary_call.h>
 #include <grpcpp/support/channel_arguments.h>
 #include <unistd.h>
@@ -483,7 +483,8 @@ void Client::Impl::StartCompile(
         DaemonUnreachable(done.status, deadline)) {
       // NVRTC takes seconds: not on the poller thread.
       std::thread([state, program, program_options, target] {
-        state->result = internal::CompileLocally(program, program_options, target);
+        state->result =
+            internal::CompileLocally(program, program_options, target);
         state->done.Notify();
       }).detach();
       return;

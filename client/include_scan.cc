@@ -681,8 +681,8 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
     return best;
   };
 
-  auto found = [&](const std::string& spelled, const std::string& path,
-                   int dir, const struct stat& st) -> absl::Status {
+  auto found = [&](const std::string& spelled, const std::string& path, int dir,
+                   const struct stat& st) -> absl::Status {
     if (!seen_spelled.insert(spelled).second) return absl::OkStatus();
     const SearchDir* owner = dir_of(path);
     const bool toolkit = owner != nullptr && owner->toolkit;
@@ -757,8 +757,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
          ++i) {
       const SearchDir& d = input.dirs[i];
       const std::string spelled = JoinSpelled(
-          JoinSpelled(input.cwd, d.spelled.empty() ? d.path : d.spelled),
-          name);
+          JoinSpelled(input.cwd, d.spelled.empty() ? d.path : d.spelled), name);
       if (try_at(spelled)) {
         return found(spelled, JoinNormal("", spelled), i, st);
       }
@@ -835,11 +834,10 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
   }
   if (!probe_error.ok()) return probe_error;
   for (const std::string& d : passed_dirs) {
-    const bool seen = d == input.cwd || Under(input.cwd, d) ||
-                      std::any_of(out.begin(), out.end(),
-                                  [&](const ScannedFile& f) {
-                                    return Under(f.path, d);
-                                  });
+    const bool seen =
+        d == input.cwd || Under(input.cwd, d) ||
+        std::any_of(out.begin(), out.end(),
+                    [&](const ScannedFile& f) { return Under(f.path, d); });
     if (!seen) {
       return absl::FailedPreconditionError(
           absl::StrCat("the program reaches a header through ", d,

@@ -68,7 +68,8 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
   // The daemon searches its toolkit after the program's directories,
   // unless told not to.
   if (!request->exact_include_path()) {
-    for (const std::string& t : toolkit_dirs) scan.dirs.push_back({t, true, ""});
+    for (const std::string& t : toolkit_dirs)
+      scan.dirs.push_back({t, true, ""});
   }
 
   scan.program_name = request->program_name().empty()

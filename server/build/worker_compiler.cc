@@ -114,13 +114,11 @@ absl::StatusOr<WorkerCompiler::Worker> WorkerCompiler::Acquire() {
     int status = 0;
     if (waitpid(idle->pid, &status, WNOHANG) == idle->pid) {
       close(idle->fd);
-      JITCACHE_LOG(Warning) << "compile worker " << idle->pid
-                            << " died while idle ("
-                            << (WIFSIGNALED(status)
-                                    ? SignalName(WTERMSIG(status))
-                                    : absl::StrCat("exit ",
-                                                   WEXITSTATUS(status)))
-                            << "); starting another";
+      JITCACHE_LOG(Warning)
+          << "compile worker " << idle->pid << " died while idle ("
+          << (WIFSIGNALED(status) ? SignalName(WTERMSIG(status))
+                                  : absl::StrCat("exit ", WEXITSTATUS(status)))
+          << "); starting another";
       continue;
     }
     absl::MutexLock lock(&mu_);

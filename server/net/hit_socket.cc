@@ -91,8 +91,7 @@ bool ReadBy(int fd, size_t size, absl::Time deadline, std::string* out) {
   char chunk[65536];
   while (got < size) {
     if (!WaitReady(fd, POLLIN, deadline)) return false;
-    const ssize_t n =
-        read(fd, chunk, std::min(sizeof(chunk), size - got));
+    const ssize_t n = read(fd, chunk, std::min(sizeof(chunk), size - got));
     if (n == 0) return false;
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
@@ -137,8 +136,7 @@ void HitSocket::AcceptLoop() {
       continue;
     }
     ++active;
-    waiting_.push_back(
-        {fd, peer->uid, *peer, absl::Now() + io_timeout_});
+    waiting_.push_back({fd, peer->uid, *peer, absl::Now() + io_timeout_});
     if (idle_ == 0 && static_cast<int>(threads_.size()) < kMaxThreads) {
       threads_.emplace_back([this] { ServeLoop(); });
     }

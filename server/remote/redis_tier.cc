@@ -173,8 +173,9 @@ class RedisTier::Connection {
               : redisCommand(ctx_, "AUTH %b %b", user_.data(), user_.size(),
                              password_.data(), password_.size())));
       if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
-        Fail(r == nullptr ? "AUTH: no answer"
-                          : absl::StrCat("AUTH: ", std::string(r->str, r->len)));
+        Fail(r == nullptr
+                 ? "AUTH: no answer"
+                 : absl::StrCat("AUTH: ", std::string(r->str, r->len)));
         return false;
       }
     }
@@ -264,9 +265,8 @@ std::string RedisTier::LeaseValue(const std::string& name,
   const std::string until = absl::StrCat(absl::ToUnixMillis(expiry));
   return absl::StrCat(
       node_, "|", until, "|",
-      absl::BytesToHexString(
-          RemoteMac(options_.keys.front(), {"jitcache lease", name, node_,
-                                            until})));
+      absl::BytesToHexString(RemoteMac(
+          options_.keys.front(), {"jitcache lease", name, node_, until})));
 }
 
 bool RedisTier::LeaseValid(const std::string& name,
@@ -333,9 +333,8 @@ RedisTier::Lease RedisTier::TryLease(const Digest& key) {
   const std::string ttl_ms =
       absl::StrCat(absl::ToInt64Milliseconds(options_.lease_ttl));
   const std::string value = LeaseValue(name, absl::Now() + options_.lease_ttl);
-  Reply reply = foreground_->Run("SET %b %b NX PX %s", name.data(),
-                                 name.size(), value.data(), value.size(),
-                                 ttl_ms.c_str());
+  Reply reply = foreground_->Run("SET %b %b NX PX %s", name.data(), name.size(),
+                                 value.data(), value.size(), ttl_ms.c_str());
   if (reply == nullptr) return Lease::kUnavailable;
   if (reply->type == REDIS_REPLY_NIL) {
     Reply held = foreground_->Run("GET %b", name.data(), name.size());
@@ -422,10 +421,10 @@ void RedisTier::Background() {
       const std::string name = LeaseKey(key);
       const std::string value =
           LeaseValue(name, absl::Now() + options_.lease_ttl);
-      Reply r = background_->Run("EVAL %s 1 %b %b %b %s", kRenewScript,
-                                 name.data(), name.size(), old_value.data(),
-                                 old_value.size(), value.data(), value.size(),
-                                 ttl_ms.c_str());
+      Reply r =
+          background_->Run("EVAL %s 1 %b %b %b %s", kRenewScript, name.data(),
+                           name.size(), old_value.data(), old_value.size(),
+                           value.data(), value.size(), ttl_ms.c_str());
       if (r == nullptr) continue;  // Redis away: try again next round
       absl::MutexLock lock(&mu_);
       auto it = leases_.find(key);

@@ -35,7 +35,6 @@ struct RemoteOptions {
   std::string password;
 };
 
-
 struct RemoteStats {
   uint64_t hits = 0, misses = 0, errors = 0, corrupt = 0;
   uint64_t leases_waited = 0, bytes_up = 0, bytes_down = 0;
@@ -49,8 +48,8 @@ struct RemoteStats {
 // another key, and a lease cannot be forged or kept past the expiry it
 // names. What does not verify is ignored and counted as corrupt (not
 // deleted: a node with a stale key file must not wipe the others' work);
-// the caller also checks every object's SHA-256 before storing. Every operation has a
-// timeout; a Redis that is down, slow or answering garbage makes the
+// the caller also checks every object's SHA-256 before storing. Every operation
+// has a timeout; a Redis that is down, slow or answering garbage makes the
 // operations fail fast (counted, warned about once per outage, retried
 // with backoff), and the caller goes on locally: a request never fails
 // because of this tier.
@@ -125,8 +124,8 @@ class RedisTier {
 // u64 length | payload | HMAC-SHA-256(key; "jitcache entry", name,
 // payload). Unframe returns nullopt for anything else, and for a MAC that
 // none of `keys` gives.
-std::string FrameRemoteValue(absl::string_view name,
-                             absl::string_view payload, absl::string_view key);
+std::string FrameRemoteValue(absl::string_view name, absl::string_view payload,
+                             absl::string_view key);
 std::optional<std::string> UnframeRemoteValue(
     absl::string_view name, absl::string_view value,
     const std::vector<std::string>& keys);

@@ -74,8 +74,9 @@ absl::StatusOr<std::string> ReadPrivateFile(absl::string_view flag,
 
 absl::StatusOr<std::vector<std::string>> LoadRemoteKeys(
     const std::string& path) {
-  absl::StatusOr<std::string> text = ReadPrivateFile(
-      "remote_key_file", path, "; whoever can read a team key can sign entries");
+  absl::StatusOr<std::string> text =
+      ReadPrivateFile("remote_key_file", path,
+                      "; whoever can read a team key can sign entries");
   if (!text.ok()) return text.status();
   std::vector<std::string> keys;
   int line_number = 0;
@@ -101,14 +102,13 @@ absl::StatusOr<std::vector<std::string>> LoadRemoteKeys(
   return keys;
 }
 
-absl::StatusOr<RedisCredentials> LoadRedisCredentials(
-    const std::string& path) {
+absl::StatusOr<RedisCredentials> LoadRedisCredentials(const std::string& path) {
   absl::StatusOr<std::string> text =
       ReadPrivateFile("remote_credentials_file", path, "");
   if (!text.ok()) return text.status();
   const std::string first = text->substr(0, text->find('\n'));
-  std::vector<std::string> words = absl::StrSplit(
-      absl::StripAsciiWhitespace(first), ' ', absl::SkipEmpty());
+  std::vector<std::string> words =
+      absl::StrSplit(absl::StripAsciiWhitespace(first), ' ', absl::SkipEmpty());
   if (words.size() == 1) return RedisCredentials{"", words[0]};
   if (words.size() == 2) return RedisCredentials{words[0], words[1]};
   return absl::InvalidArgumentError(
@@ -137,9 +137,9 @@ std::string RemoteMac(absl::string_view key,
                         reinterpret_cast<const unsigned char*>(part.data()),
                         part.size()) == 1;
   }
-  ok = ok && EVP_MAC_final(ctx.get(), reinterpret_cast<unsigned char*>(
-                                          out.data()),
-                           &size, out.size()) == 1 &&
+  ok = ok &&
+       EVP_MAC_final(ctx.get(), reinterpret_cast<unsigned char*>(out.data()),
+                     &size, out.size()) == 1 &&
        size == out.size();
   // No MAC (OpenSSL failed) verifies nothing and signs nothing that verifies.
   if (!ok) return std::string();

@@ -34,8 +34,7 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
 // answer (the NVRTC library then asks the real NVRTC), but it is never
 // stored: a later request, or the file appearing, must not meet it.
 bool FailedForAMissingFile(const CompileResult& result) {
-  return !result.ok &&
-         absl::StrContains(result.log, "cannot open source file");
+  return !result.ok && absl::StrContains(result.log, "cannot open source file");
 }
 
 }  // namespace

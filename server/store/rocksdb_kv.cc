@@ -226,9 +226,9 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
   // daemon's user may look in; and where others may write, anyone could
   // plant or replace what the daemon serves.
   if (!existed && chmod(path.c_str(), 0700) != 0) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "cannot make store directory ", path, " private: ",
-        std::strerror(errno)));
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot make store directory ", path,
+                     " private: ", std::strerror(errno)));
   }
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {

@@ -172,9 +172,8 @@ absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
   absl::StatusOr<std::optional<std::string>> raw =
       backend_->Get(Column::kActions, key.AsBytes());
   if (!raw.ok() && absl::IsDataLoss(raw.status())) {
-    JITCACHE_LOG(Warning) << "action record " << key.Hex()
-                          << " is unreadable (" << raw.status().message()
-                          << "); removed";
+    JITCACHE_LOG(Warning) << "action record " << key.Hex() << " is unreadable ("
+                          << raw.status().message() << "); removed";
     RemoveCorrupt(Column::kActions, key);
     return std::nullopt;
   }
@@ -223,8 +222,7 @@ void VerifyingStore::NotifyWrite() {
   --listener_calls_;
 }
 
-absl::Status VerifyingStore::WriteUploads(
-    std::span<const ObjectRef> uploaded) {
+absl::Status VerifyingStore::WriteUploads(std::span<const ObjectRef> uploaded) {
   const int64_t now_ms = NowMs();
   // Objects are immutable: bytes the store holds already (a compile's
   // output, an earlier upload) keep the kind and entries they have; an

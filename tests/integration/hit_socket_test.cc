@@ -131,9 +131,9 @@ TEST_F(HitSocketTest, SlowIdleAndGreedyPeersCannotStarveIt) {
     const int fd = Connect(hit);
     if (fd < 0) continue;
     const uint32_t claim = 60u << 20;
-    const char header[4] = {static_cast<char>(claim), static_cast<char>(claim >> 8),
-                            static_cast<char>(claim >> 16),
-                            static_cast<char>(claim >> 24)};
+    const char header[4] = {
+        static_cast<char>(claim), static_cast<char>(claim >> 8),
+        static_cast<char>(claim >> 16), static_cast<char>(claim >> 24)};
     send(fd, header, sizeof(header), MSG_NOSIGNAL);
     greedy.push_back(fd);
   }

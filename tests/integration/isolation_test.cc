@@ -93,7 +93,8 @@ TEST_F(Isolation, ADaemonWhoseWorkersCannotCompileSaysWhyAndDoesNotStart) {
   testing::DaemonProcess daemon(dir_.Sub("jc.sock"), dir_.Sub("store"),
                                 {"--worker_binary=/bin/false"});
   EXPECT_FALSE(daemon.Start().ok());
-  EXPECT_TRUE(absl::StrContains(daemon.Log(), "a compile worker cannot compile"))
+  EXPECT_TRUE(
+      absl::StrContains(daemon.Log(), "a compile worker cannot compile"))
       << daemon.Log();
   EXPECT_TRUE(absl::StrContains(daemon.Log(), "user and mount namespace"));
 }

@@ -154,9 +154,10 @@ TEST(Load, AsyncCompilesRideThroughStandAloneRestarts) {
   absl::StatusOr<Client> client = Client::Connect(
       {.socket_path = dir.Sub("s.sock"), .local_fallback = false});
   ASSERT_TRUE(client.ok());
-  const Program program("extern \"C\" __global__ void ride(int* x) "
-                        "{ x[0] = 7; }",
-                        "ride.cu");
+  const Program program(
+      "extern \"C\" __global__ void ride(int* x) "
+      "{ x[0] = 7; }",
+      "ride.cu");
   ASSERT_TRUE(client->Compile(program, {}, CodeType::kPtx).ok());
   std::atomic<bool> restarting{true};
   std::thread restarts([&] {

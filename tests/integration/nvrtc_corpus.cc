@@ -257,13 +257,12 @@ void FileAccess(Builder& b, int generation) {
   // Quoted includes: beside the program (relative and absolute names), in
   // the working directory, by absolute path.
   header("fa_cwd.h");
-  add("cwd", "#include \"fa_cwd.h\"\n" + std::string(kUsesHeader), {})
-      .name = "kern.cu";
+  add("cwd", "#include \"fa_cwd.h\"\n" + std::string(kUsesHeader), {}).name =
+      "kern.cu";
   header("sub/fa_beside.h");
   add("beside", "#include \"fa_beside.h\"\n" + std::string(kUsesHeader), {})
       .name = "sub/kern.cu";
-  add("beside-abs", "#include \"fa_beside.h\"\n" + std::string(kUsesHeader),
-      {})
+  add("beside-abs", "#include \"fa_beside.h\"\n" + std::string(kUsesHeader), {})
       .name = root + "/sub/kern.cu";
   header("abs/fa_abs.h");
   add("abs",
@@ -271,13 +270,13 @@ void FileAccess(Builder& b, int generation) {
       {});
   // A program in another working directory, named relative to it.
   header("wd1/fa_wd.h");
-  Variant& wd = add(
-      "wd", "#include \"fa_wd.h\"\n" + std::string(kUsesHeader), {"-lineinfo"});
+  Variant& wd = add("wd", "#include \"fa_wd.h\"\n" + std::string(kUsesHeader),
+                    {"-lineinfo"});
   wd.name = "kern.cu";
   wd.dir = "wd1";
-  Variant& up = add("wd-up", "#include \"fa_beside.h\"\n" +
-                                 std::string(kUsesHeader),
-                    {"-lineinfo"});
+  Variant& up =
+      add("wd-up", "#include \"fa_beside.h\"\n" + std::string(kUsesHeader),
+          {"-lineinfo"});
   up.name = "../sub/kern.cu";
   up.dir = "wd1";
   // -include, relative and absolute, in each spelling.
@@ -319,17 +318,14 @@ void FileAccess(Builder& b, int generation) {
   // A header NVRTC finds nowhere (in the second generation it is there),
   // and one behind a symbolic link that leads to itself.
   if (generation > 0) header("fa_missing.h");
-  add("missing", "#include \"fa_missing.h\"\n" + std::string(kUsesHeader),
-      {});
+  add("missing", "#include \"fa_missing.h\"\n" + std::string(kUsesHeader), {});
   std::error_code loop_ec;
   std::filesystem::create_directory_symlink(root + "/loop", root + "/loop",
                                             loop_ec);
-  add("loop", "#include <fa_loop.h>\n" + std::string(kUsesHeader),
-      {"-Iloop"});
+  add("loop", "#include <fa_loop.h>\n" + std::string(kUsesHeader), {"-Iloop"});
   // Directives written as few scanners expect.
   header("fa_digraph.h");
-  add("digraph", "%:include \"fa_digraph.h\"\n" + std::string(kUsesHeader),
-      {});
+  add("digraph", "%:include \"fa_digraph.h\"\n" + std::string(kUsesHeader), {});
   header("fa_comment.h");
   add("comment",
       "/* first */ # include \"fa_comment.h\"\n" + std::string(kUsesHeader),
@@ -352,8 +348,8 @@ void FileAccess(Builder& b, int generation) {
   std::filesystem::create_directory_symlink(root + "/inc", root + "/linked",
                                             ec);
   std::filesystem::create_directories(root + "/deep/a/b");
-  std::filesystem::create_directory_symlink(root + "/deep/a/b",
-                                            root + "/jump", ec);
+  std::filesystem::create_directory_symlink(root + "/deep/a/b", root + "/jump",
+                                            ec);
   add("link", uses_inc, {"-Ilinked"});
   add("link-up", "#include <fa_up.h>\n" + std::string(kUsesHeader),
       {"-Ijump/.."});
@@ -361,8 +357,8 @@ void FileAccess(Builder& b, int generation) {
   for (const char* dir : {"wd1", "wd2"}) {
     std::filesystem::create_directories(root + "/" + dir);
     for (const char* option : {"-dlto", "-G", "-lineinfo"}) {
-      Variant& v = add(absl::StrCat("record-", dir, option), kTemplate,
-                       {option});
+      Variant& v =
+          add(absl::StrCat("record-", dir, option), kTemplate, {option});
       v.name = "kern.cu";
       v.dir = dir;
       v.exprs = {"scale<float, 4>"};

@@ -8,17 +8,16 @@
 // into _INTERNAL_ names). A false hit (another variant's entry served) or a
 // wrong compile (the daemon's compile seeing other options, files or
 // directories than the caller's NVRTC) shows as a difference.
+#include <nvrtc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <nvrtc.h>
-
 #include <algorithm>
 #include <filesystem>
-#include <iostream>
-#include <set>
 #include <future>
+#include <iostream>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,12 +42,13 @@ using testing::ProcessResult;
 // directory of -pch files, and the times -time and -Xptxas -v report (the
 // log of a cached compile keeps the times of the compile that ran).
 std::string WithoutRunNoise(std::string text) {
-  static const auto* kVarying = new std::vector<std::pair<std::regex, std::string>>{
-      {std::regex("_INTERNAL_[0-9a-f]{8}"), "_INTERNAL_xxxxxxxx"},
-      {std::regex("__nvrtc_auto_pch_[0-9]+_"), "__nvrtc_auto_pch_x_"},
-      {std::regex("Compile time = [0-9.]+ ms"), "Compile time = x ms"},
-      {std::regex(", [0-9.]+, ms\n"), ", x, ms\n"},
-      {std::regex("\nlog 0 [0-9]+\n"), "\nlog 0 x\n"}};
+  static const auto* kVarying =
+      new std::vector<std::pair<std::regex, std::string>>{
+          {std::regex("_INTERNAL_[0-9a-f]{8}"), "_INTERNAL_xxxxxxxx"},
+          {std::regex("__nvrtc_auto_pch_[0-9]+_"), "__nvrtc_auto_pch_x_"},
+          {std::regex("Compile time = [0-9.]+ ms"), "Compile time = x ms"},
+          {std::regex(", [0-9.]+, ms\n"), ", x, ms\n"},
+          {std::regex("\nlog 0 [0-9]+\n"), "\nlog 0 x\n"}};
   for (const auto& [pattern, replacement] : *kVarying) {
     text = std::regex_replace(text, pattern, replacement);
   }
@@ -271,12 +271,12 @@ TEST_F(NvrtcDifferential, EveryOptionTheRealNvrtcAcceptsMatches) {
     }
   }
   std::cout << names.size() << " option names in the real NVRTC, "
-            << accepted.size() << " accepted alone: "
-            << absl::StrJoin(accepted, " ") << "\n";
+            << accepted.size()
+            << " accepted alone: " << absl::StrJoin(accepted, " ") << "\n";
   EXPECT_GT(accepted.size(), 30u);
 
-  testing::DaemonProcess daemon(root_.Sub("p.sock"), ":memory:",
-                                {"--workers=2"});
+  testing::DaemonProcess daemon(root_.Sub("p.sock"),
+                                ":memory:", {"--workers=2"});
   ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
   RunEach(Env(daemon.socket()), cases, root_.Sub("probe-ours"), compared);
   std::vector<std::string> bad;
@@ -284,8 +284,8 @@ TEST_F(NvrtcDifferential, EveryOptionTheRealNvrtcAcceptsMatches) {
     const std::string difference = FirstDifference(
         root_.Sub("probe-real/" + id), root_.Sub("probe-ours/" + id));
     if (!difference.empty()) {
-      bad.push_back(absl::StrCat(names[std::stoul(id.substr(6))], ": ",
-                                 difference));
+      bad.push_back(
+          absl::StrCat(names[std::stoul(id.substr(6))], ": ", difference));
     }
   }
   EXPECT_TRUE(bad.empty()) << bad.size() << " of " << compared.size()

@@ -233,9 +233,9 @@ TEST_F(Packaging, TheDaemonNeedsNothingItsSandboxForbids) {
     }
   }
   const std::vector<std::pair<std::string, std::string>> kFlags = {
-      {"CLONE_NEWUSER", "user"}, {"CLONE_NEWNS", "mnt"},
-      {"CLONE_NEWPID", "pid"},   {"CLONE_NEWNET", "net"},
-      {"CLONE_NEWIPC", "ipc"},   {"CLONE_NEWUTS", "uts"},
+      {"CLONE_NEWUSER", "user"},    {"CLONE_NEWNS", "mnt"},
+      {"CLONE_NEWPID", "pid"},      {"CLONE_NEWNET", "net"},
+      {"CLONE_NEWIPC", "ipc"},      {"CLONE_NEWUTS", "uts"},
       {"CLONE_NEWCGROUP", "cgroup"}};
   std::vector<std::string> refused_namespaces;
   int unshares = 0;

@@ -337,8 +337,7 @@ TEST_F(RemoteTier, ForgedOrExpiredLeasesDoNotStallAMiss) {
   const std::string probe = Compile(finder, Kernel(42), "probe");
   const std::string key = probe.substr(probe.find("key ") + 4, 64);
   // No expiry, no MAC.
-  ASSERT_EQ(redis_->Cli({"SET", "jitcache:v2:lease:" + key, "forged"}),
-            "OK\n");
+  ASSERT_EQ(redis_->Cli({"SET", "jitcache:v2:lease:" + key, "forged"}), "OK\n");
   auto& b = Node("b", {"--compile_time_limit_seconds=300"});
   const absl::Time start = absl::Now();
   const std::string line = Compile(b, Kernel(42), "b");
@@ -362,8 +361,8 @@ TEST_F(RemoteTier, NodesLogInWithACredentialsFile) {
   redis_->Kill();
   redis_ = std::make_unique<testing::RedisServer>(
       dir_.Sub("acl.sock"),
-      std::vector<std::string>{"--user", "default", "off", "--user", "jc",
-                               "on", ">s3cret-pass", "~*", "&*", "+@all"},
+      std::vector<std::string>{"--user", "default", "off", "--user", "jc", "on",
+                               ">s3cret-pass", "~*", "&*", "+@all"},
       std::vector<std::string>{"--user", "jc", "--pass", "s3cret-pass"});
   ASSERT_TRUE(redis_->Start().ok());
   const std::string credentials = dir_.Sub("redis.credentials");
@@ -395,16 +394,16 @@ TEST_F(RemoteTier, NodesLogInWithACredentialsFile) {
 }
 
 TEST_F(RemoteTier, TheRemoteTierNeedsAPrivateKeyFile) {
-  testing::DaemonProcess none(dir_.Sub("none.sock"), ":memory:",
-                              {"--remote=" + redis_->url()});
+  testing::DaemonProcess none(dir_.Sub("none.sock"),
+                              ":memory:", {"--remote=" + redis_->url()});
   EXPECT_FALSE(none.Start().ok());
   EXPECT_TRUE(absl::StrContains(none.Log(), "--remote_key_file")) << none.Log();
 
   const std::string open = KeyFile("open.keys", {kTeamKey});
   chmod(open.c_str(), 0644);
   testing::DaemonProcess readable(
-      dir_.Sub("open.sock"), ":memory:",
-      {"--remote=" + redis_->url(), "--remote_key_file=" + open});
+      dir_.Sub("open.sock"),
+      ":memory:", {"--remote=" + redis_->url(), "--remote_key_file=" + open});
   EXPECT_FALSE(readable.Start().ok());
   EXPECT_TRUE(absl::StrContains(readable.Log(), "readable by no one else"))
       << readable.Log();
@@ -414,8 +413,7 @@ TEST_F(RemoteTier, TheRemoteTierNeedsAPrivateKeyFile) {
       dir_.Sub("weak.sock"), ":memory:",
       {"--remote=" + redis_->url(), "--remote_key_file=" + short_key});
   EXPECT_FALSE(weak.Start().ok());
-  EXPECT_TRUE(absl::StrContains(weak.Log(), "at least 32 bytes"))
-      << weak.Log();
+  EXPECT_TRUE(absl::StrContains(weak.Log(), "at least 32 bytes")) << weak.Log();
 }
 
 }  // namespace

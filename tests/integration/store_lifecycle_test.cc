@@ -68,6 +68,17 @@ uint64_t DataFileBytes(const std::string& dir) {
   return total;
 }
 
+// Damage: `count` bytes of the file at `path` from `from` on, flipped.
+void FlipBytes(const std::string& path, std::streamoff from, int count) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  for (std::streamoff at = from; at < from + count; ++at) {
+    file.seekg(at);
+    const char c = static_cast<char>(file.get() ^ 0x5a);
+    file.seekp(at);
+    file.put(c);
+  }
+}
+
 int Verify(const std::string& store, std::string* output) {
   auto r = testing::RunProcess(
       {testing::DaemonBinary(), "--verify", "--store=" + store});
@@ -132,15 +143,8 @@ TEST(StoreLifecycle, DamagedStoreFilesAreMissesThatHeal) {
   for (const auto& f : std::filesystem::directory_iterator(store)) {
     const std::string ext = f.path().extension();
     if (ext != ".sst" && ext != ".blob") continue;
-    std::fstream file(f.path(), std::ios::in | std::ios::out |
-                                    std::ios::binary);
     // Past the blob file's header, inside the first records or blocks.
-    for (std::streamoff at = 64; at < 64 + 32; ++at) {
-      file.seekg(at);
-      const char c = static_cast<char>(file.get() ^ 0x5a);
-      file.seekp(at);
-      file.put(c);
-    }
+    FlipBytes(f.path().string(), 64, 32);
     ++damaged;
   }
   ASSERT_GT(damaged, 0);
@@ -194,17 +198,9 @@ TEST(StoreLifecycle, VerifyReportsAWriteAheadLogThatWouldDropRecords) {
     }
   }
   ASSERT_FALSE(log.empty()) << "no write-ahead log with records";
-  {
-    std::fstream file(log, std::ios::in | std::ios::out | std::ios::binary);
-    const std::streamoff middle =
-        static_cast<std::streamoff>(std::filesystem::file_size(log) / 2);
-    for (std::streamoff at = middle; at < middle + 16; ++at) {
-      file.seekg(at);
-      const char c = static_cast<char>(file.get() ^ 0x5a);
-      file.seekp(at);
-      file.put(c);
-    }
-  }
+  FlipBytes(log,
+            static_cast<std::streamoff>(std::filesystem::file_size(log) / 2),
+            16);
   std::string output;
   EXPECT_EQ(Verify(store, &output), 1) << output;
   EXPECT_THAT(output, HasSubstr("write-ahead log"));

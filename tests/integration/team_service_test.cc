@@ -444,8 +444,8 @@ TEST_F(TeamAccess, AUserCannotReadThroughTheDaemonWhatTheyCannotRead) {
   ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
 
   const std::string quoted = dir.Sub("quoted.cu");
-  testing::WriteFile(quoted, absl::StrCat("#include \"", secret, "\"\n",
-                                          Kernel(60)));
+  testing::WriteFile(quoted,
+                     absl::StrCat("#include \"", secret, "\"\n", Kernel(60)));
   chmod(quoted.c_str(), 0644);
   const std::string plain = WriteKernel(dir, 61);
   for (const std::vector<std::string>& args :
@@ -468,8 +468,7 @@ TEST_F(TeamAccess, AUserCannotReadThroughTheDaemonWhatTheyCannotRead) {
   request.set_exact_include_path(true);
   request.set_working_directory(secret_dir);
   request.set_includes_resolved(true);
-  request.set_included_set_sha256(
-      std::string(IncludedSetDigest({}).AsBytes()));
+  request.set_included_set_sha256(std::string(IncludedSetDigest({}).AsBytes()));
   auto stub = v1::JitCache::NewStub(grpc::CreateChannel(
       "unix:" + daemon.socket(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
@@ -482,9 +481,9 @@ TEST_F(TeamAccess, AUserCannotReadThroughTheDaemonWhatTheyCannotRead) {
   EXPECT_FALSE(absl::StrContains(response.log(), kSecret)) << response.log();
 
   // Root, who can read it, gets it (the compile did read the file then).
-  ProcessResult root = CliAs(
-      daemon.socket(),
-      {"compile", quoted, "--arch", "sm_90", "-o", dir.Sub("out/r.ptx")});
+  ProcessResult root =
+      CliAs(daemon.socket(),
+            {"compile", quoted, "--arch", "sm_90", "-o", dir.Sub("out/r.ptx")});
   EXPECT_TRUE(absl::StrContains(root.output, kSecret)) << root.output;
 }
 

@@ -25,8 +25,7 @@ class RedisServer {
  public:
   // `config`: more redis-server arguments (ACL users, say); `cli_auth`:
   // what redis-cli needs to log in then (--user U --pass P).
-  explicit RedisServer(std::string socket,
-                       std::vector<std::string> config = {},
+  explicit RedisServer(std::string socket, std::vector<std::string> config = {},
                        std::vector<std::string> cli_auth = {})
       : socket_(std::move(socket)),
         config_(std::move(config)),

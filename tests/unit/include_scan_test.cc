@@ -1,7 +1,6 @@
 // The client's include scan on real directories: what it follows, what it
 // sends, when it reuses its last answer, and what it refuses.
 #include "client/include_scan.h"
-#include "client/included_files.h"
 
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "client/included_files.h"
 #include "common/cache_key.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -202,7 +202,8 @@ TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
 // The compile sees only the files its request carries: every file the
 // program may read is found and sent, wherever it lies (NVRTC reads files
 // beside the program, by absolute path and above its -I directories too).
-TEST_F(IncludeScanTest, EveryFileTheProgramMayReadIsSentWhatItCannotNameIsRefused) {
+TEST_F(IncludeScanTest,
+       EveryFileTheProgramMayReadIsSentWhatItCannotNameIsRefused) {
   IncludeScanner scanner(0);
   Write("u/sub/up.h", "#include \"../../outside.h\"\n");
   Write("outside.h", "int o;\n");
@@ -283,12 +284,11 @@ TEST_F(IncludeScanTest, PathsTheViewCannotReproduceAreRefused) {
   std::filesystem::create_directories(dir_.Sub("empty"));
   std::filesystem::create_directory_symlink(dir_.Sub("deep/a/b"),
                                             dir_.Sub("jump"));
-  std::filesystem::create_directory_symlink(dir_.Sub("loop"),
-                                            dir_.Sub("loop"));
+  std::filesystem::create_directory_symlink(dir_.Sub("loop"), dir_.Sub("loop"));
   auto scan_with = [&](const std::string& spelled) {
     ScanInput input = Input("#include <h.h>\n", {});
-    input.dirs.push_back({JoinNormalForTest(dir_.Sub(spelled)), false,
-                          dir_.Sub(spelled)});
+    input.dirs.push_back(
+        {JoinNormalForTest(dir_.Sub(spelled)), false, dir_.Sub(spelled)});
     return Files(scanner, input);
   };
   absl::StatusOr<std::vector<ScannedFile>> plain = scan_with("inc/../inc");
@@ -355,9 +355,9 @@ TEST(IncludeScanParse, DirectivesWrittenUnusually) {
       &directives, &defines);
   std::vector<std::string> names;
   for (const auto& d : directives) names.push_back(d.text);
-  EXPECT_THAT(names, ElementsAre("digraph.h", "comment.h", "inner.h",
-                                 "continued.h", "after_comment.h",
-                                 "after_string.h"));
+  EXPECT_THAT(names,
+              ElementsAre("digraph.h", "comment.h", "inner.h", "continued.h",
+                          "after_comment.h", "after_string.h"));
   ASSERT_EQ(defines.size(), 1u);
   EXPECT_EQ(defines[0].name, "LONG");
   EXPECT_EQ(defines[0].body, "<long.h>");
