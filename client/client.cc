@@ -71,9 +71,6 @@ v1::CompileRequest CompileRequestFor(const Program& program,
 // answer before this call's own deadline: cases where compiling locally is
 // the better answer. A DEADLINE_EXCEEDED the daemon sent (its compile-time
 // limit) arrives before that deadline, and is not one.
-// How long a blocking compile waits for a daemon that is restarting.
-constexpr absl::Duration kRestartWait = absl::Seconds(10);
-
 bool DaemonUnreachable(const grpc::Status& s, absl::Time deadline) {
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) return true;
   return s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
@@ -87,6 +84,25 @@ bool DaemonStopping(const grpc::Status& s) {
   return s.error_code() == grpc::StatusCode::CANCELLED ||
          (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
           s.error_message().find("shutting down") != std::string::npos);
+}
+
+// How long a compile waits for a daemon that is restarting.
+constexpr absl::Duration kRestartWait = absl::Seconds(10);
+
+// Whether a failed compile is worth asking again while the daemon
+// restarts: one that is stopping (socket activation keeps its socket, and
+// the next one answers), and, where this process has reached the daemon
+// before (`reached`), one whose socket is gone for the moment (a restart
+// outside socket activation: the next daemon binds it within seconds). A
+// process that never reached a daemon does not wait for one.
+bool Restarting(const grpc::Status& s, bool reached) {
+  return DaemonStopping(s) ||
+         (reached && s.error_code() == grpc::StatusCode::UNAVAILABLE);
+}
+
+// The pause before retry `attempt` (0, 1, ...).
+absl::Duration RetryBackoff(int attempt) {
+  return absl::Milliseconds(std::min(10 << std::min(attempt, 8), 200));
 }
 
 ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
@@ -114,18 +130,21 @@ ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
 struct PendingCall {
   virtual ~PendingCall() = default;
   virtual void Done() = 0;
+  // Ends it early (the client is going away); Done still comes.
+  virtual void Cancel() { context.TryCancel(); }
   grpc::ClientContext context;
   grpc::Status status;
   bool ok = false;  // what the completion queue said of this tag
 };
 
-// A retry waiting on the client's completion queue: `fire(true)` when it is
-// due, `fire(false)` when the client shuts down first.
+// A retry waiting on the client's completion queue: `again` runs when it
+// is due, never when the client shuts down first.
 struct RetryAlarm final : PendingCall {
   grpc::Alarm alarm;
-  std::function<void(bool)> fire;
+  std::function<void()> again;
+  void Cancel() override { alarm.Cancel(); }
   void Done() override {
-    fire(ok);
+    if (ok) again();
     delete this;
   }
 };
@@ -234,9 +253,7 @@ struct Client::Impl {
   // shutting down (then false, and `again` is never called).
   bool RetryLater(absl::Duration delay, std::function<void()> again) {
     auto* retry = new RetryAlarm();
-    retry->fire = [again = std::move(again)](bool due) {
-      if (due) again();
-    };
+    retry->again = std::move(again);
     absl::MutexLock lock(&mu);
     if (shutting_down) {
       delete retry;
@@ -267,12 +284,7 @@ struct Client::Impl {
       // deadline; their handles see the cancellation.
       absl::MutexLock lock(&mu);
       shutting_down = true;
-      for (PendingCall* call : in_flight) {
-        call->context.TryCancel();
-        if (auto* retry = dynamic_cast<RetryAlarm*>(call)) {
-          retry->alarm.Cancel();
-        }
-      }
+      for (PendingCall* call : in_flight) call->Cancel();
     }
     cq.Shutdown();
     std::thread done;
@@ -420,20 +432,13 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
     status = impl_->stub->Compile(&with_contents, request, &response);
   }
   // A daemon that is restarting is asked again, within this call's
-  // deadline: one that is stopping (socket activation keeps its socket, and
-  // the next one answers), and, where this process has reached the daemon
-  // before, one whose socket is gone for the moment (a restart outside
-  // socket activation: the next daemon binds it within seconds). A process
-  // that never reached a daemon does not wait for one.
+  // deadline.
   const absl::Time restart_wait_ends =
       std::min(deadline, absl::Now() + kRestartWait);
-  for (int attempt = 0;
-       (DaemonStopping(status) ||
-        (impl_->reached.load() &&
-         status.error_code() == grpc::StatusCode::UNAVAILABLE)) &&
-       absl::Now() + absl::Milliseconds(100) < restart_wait_ends;
+  for (int attempt = 0; Restarting(status, impl_->reached.load()) &&
+                        absl::Now() + RetryBackoff(attempt) < restart_wait_ends;
        ++attempt) {
-    absl::SleepFor(absl::Milliseconds(std::min(10 << attempt, 200)));
+    absl::SleepFor(RetryBackoff(attempt));
     grpc::ClientContext retry;
     retry.set_deadline(absl::ToChronoTime(deadline));
     response.Clear();
@@ -464,15 +469,11 @@ void Client::Impl::StartCompile(
       state->done.Notify();
       return;
     }
-    const absl::Duration backoff =
-        absl::Milliseconds(std::min(10 << attempt, 200));
     // (CANCELLED is also what this client's own shutdown gives its calls:
     // RetryLater refuses then.)
-    const bool restarting =
-        DaemonStopping(done.status) ||
-        (impl->reached.load() &&
-         done.status.error_code() == grpc::StatusCode::UNAVAILABLE);
-    if (restarting && absl::Now() + backoff < restart_wait_ends &&
+    const absl::Duration backoff = RetryBackoff(attempt);
+    if (Restarting(done.status, impl->reached.load()) &&
+        absl::Now() + backoff < restart_wait_ends &&
         impl->RetryLater(backoff, [=] {
           impl->StartCompile(request, state, program, program_options, target,
                              deadline, restart_wait_ends, attempt + 1);

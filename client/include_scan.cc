@@ -626,8 +626,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
   // directory it may not search) is an error: the compile must not guess.
   absl::flat_hash_map<std::string, std::optional<struct stat>> probed;
   absl::Status probe_error;
-  auto probe = [&](const std::string& spelled, const std::string& path,
-                   struct stat* st) {
+  auto probe = [&](const std::string& spelled, struct stat* st) {
     auto [it, inserted] = probed.try_emplace(spelled);
     if (inserted) {
       struct stat s;
@@ -640,7 +639,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
                            " exists: ", std::strerror(errno)));
         }
       }
-      if (!it->second) note_absent(path);
+      if (!it->second) note_absent(JoinNormal("", spelled));
     }
     if (!it->second) return false;
     *st = *it->second;
@@ -681,18 +680,19 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
     return best;
   };
 
-  auto found = [&](const std::string& spelled, const std::string& path, int dir,
+  auto found = [&](const std::string& spelled, int dir,
                    const struct stat& st) -> absl::Status {
     if (!seen_spelled.insert(spelled).second) return absl::OkStatus();
+    const std::string path = JoinNormal("", spelled);
     const SearchDir* owner = dir_of(path);
     const bool toolkit = owner != nullptr && owner->toolkit;
     if (!toolkit) {
       // The daemon lays the file out at this path: through a symbolic
       // link the compile would find nothing, or another file.
-      std::vector<PathLink> links;
-      absl::StatusOr<std::string> real = ResolvePath(spelled, &links);
+      // (Without a link on the way, the kernel's path is the lexical one.)
+      absl::StatusOr<std::string> real = ResolvePath(spelled, nullptr);
       if (!real.ok()) return real.status();
-      if (*real != path || !links.empty()) {
+      if (*real != path) {
         return absl::FailedPreconditionError(
             absl::StrCat("the program includes ", spelled,
                          " through a symbolic link (", *real, ")"));
@@ -733,12 +733,9 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
       }
     }
     struct stat st;
-    auto try_at = [&](const std::string& spelled) {
-      return probe(spelled, JoinNormal("", spelled), &st);
-    };
     if (name[0] == '/') {
-      if (!try_at(name)) return probe_error;
-      return found(name, JoinNormal("", name), -1, st);
+      if (!probe(name, &st)) return probe_error;
+      return found(name, -1, st);
     }
     if (quote && !next) {
       // Next to the including file; for the program (or -include), next to
@@ -748,9 +745,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
               ? JoinSpelled(JoinSpelled(input.cwd, DirName(from.memory_name)),
                             name)
               : JoinSpelled(DirName(from.path), name);
-      if (try_at(spelled)) {
-        return found(spelled, JoinNormal("", spelled), from.dir, st);
-      }
+      if (probe(spelled, &st)) return found(spelled, from.dir, st);
     }
     const int start = next ? from.dir + 1 : 0;
     for (int i = std::max(start, 0); i < static_cast<int>(input.dirs.size());
@@ -758,9 +753,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
       const SearchDir& d = input.dirs[i];
       const std::string spelled = JoinSpelled(
           JoinSpelled(input.cwd, d.spelled.empty() ? d.path : d.spelled), name);
-      if (try_at(spelled)) {
-        return found(spelled, JoinNormal("", spelled), i, st);
-      }
+      if (probe(spelled, &st)) return found(spelled, i, st);
     }
     // Not there: not there for the daemon either (unless the scan could
     // not tell).

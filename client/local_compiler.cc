@@ -110,9 +110,7 @@ std::vector<std::string> NvrtcOptionsFor(const ProgramOptions& options,
                                          CodeType target) {
   std::vector<std::string> out = options.AsNvrtcOptions();
   if (target == CodeType::kLtoir && options.dlto_for_ltoir &&
-      std::none_of(out.begin(), out.end(), [](const std::string& o) {
-        return o == "-dlto" || o == "--dlink-time-opt";
-      })) {
+      !AsksForLtoIr(out)) {
     out.push_back("-dlto");
   }
   return out;

@@ -7,6 +7,11 @@
 
 namespace jitcache::internal {
 
+// The NVRTC options for `target`: the options' own, and -dlto for LTO-IR
+// unless they ask for it already (NVRTC makes LTO-IR only then).
+std::vector<std::string> NvrtcOptionsFor(const ProgramOptions& options,
+                                         CodeType target);
+
 // Compiles in this process with NVRTC opened at run time (libnvrtc.so.13,
 // $JITCACHE_LIBNVRTC overrides), the way the daemon does: the same
 // canonical options, the toolkit's include directories ($CUDA_HOME or
@@ -14,11 +19,6 @@ namespace jitcache::internal {
 // and toolkit the bytes and lowered names equal the daemon's (include
 // directories of the program's own are read here directly). The result is
 // served LOCAL and has no cache key. Thread-safe.
-// The NVRTC options for `target`: the options' own, and -dlto for LTO-IR
-// unless they ask for it already (NVRTC makes LTO-IR only then).
-std::vector<std::string> NvrtcOptionsFor(const ProgramOptions& options,
-                                         CodeType target);
-
 absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
                                           const ProgramOptions& options,
                                           CodeType target);

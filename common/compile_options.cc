@@ -1,5 +1,7 @@
 #include "common/compile_options.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "common/option_parser.h"
@@ -120,6 +122,12 @@ absl::StatusOr<CanonicalOptions> CanonicalizeCompileOptions(
   // keys, and a spelling NVRTC refuses is refused by NVRTC.
   out.options.assign(raw.begin(), raw.end());
   return out;
+}
+
+bool AsksForLtoIr(std::span<const std::string> options) {
+  return std::any_of(options.begin(), options.end(), [](const std::string& o) {
+    return o == "-dlto" || o == "--dlink-time-opt";
+  });
 }
 
 absl::StatusOr<std::vector<std::string>> OrderedCompileOptions(

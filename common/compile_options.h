@@ -36,6 +36,11 @@ absl::StatusOr<CanonicalOptions> CanonicalizeCompileOptions(
     std::span<const std::string> raw, ObjectKind target,
     const OptionPolicy& policy);
 
+// Whether NVRTC makes LTO-IR for these options: they hold -dlto or
+// --dlink-time-opt, the spellings it accepts (the differential corpus
+// tries the others, which it refuses).
+bool AsksForLtoIr(std::span<const std::string> options);
+
 // The options whose order matters (-D, -U, -I, -include, ...), each in its
 // canonical spelling ("--include-path=DIR", "--pre-include=FILE",
 // "--define-macro=X=1"), in their order: what a scan of the files a

@@ -1,5 +1,6 @@
 #include "common/nvrtc_program.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/compile_options.h"
 
@@ -67,6 +68,10 @@ absl::StatusOr<std::string> ReadObject(const NvrtcApi& api, nvrtcProgram prog,
 }
 
 }  // namespace
+
+bool LogSaysAFileWasMissing(absl::string_view log) {
+  return absl::StrContains(log, "cannot open source file");
+}
 
 absl::Status FromNvrtc(const NvrtcApi& api, nvrtcResult r,
                        absl::string_view what) {

@@ -60,6 +60,10 @@ struct NvrtcOutput {
   std::vector<std::pair<std::string, std::string>> lowered_names;
 };
 
+// Whether a failed compile's log says NVRTC could not open a file the
+// program includes.
+bool LogSaysAFileWasMissing(absl::string_view log);
+
 // nvrtcResult -> absl::Status: OUT_OF_MEMORY is RESOURCE_EXHAUSTED, a bad
 // option, input or name expression INVALID_ARGUMENT, others INTERNAL.
 absl::Status FromNvrtc(const NvrtcApi& api, nvrtcResult result,

@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "common/compile_options.h"
+#include "common/nvrtc_program.h"
 #include "jitcache/client.h"
 
 namespace {
@@ -130,13 +132,10 @@ Shim* Of(nvrtcProgram prog) { return reinterpret_cast<Shim*>(prog); }
 
 // What the options make NVRTC produce first.
 CodeType PrimaryTarget(const std::vector<std::string>& options) {
-  bool lto = false, real_arch = false;
+  if (jitcache::AsksForLtoIr(options)) return CodeType::kLtoir;
+  bool real_arch = false;
   for (size_t i = 0; i < options.size(); ++i) {
     const std::string& o = options[i];
-    if (o == "-dlto" || o == "--dlto" || o == "-dlink-time-opt" ||
-        o == "--dlink-time-opt") {
-      lto = true;
-    }
     std::string arch;
     if (absl::StartsWith(o, "-arch=") ||
         absl::StartsWith(o, "--gpu-architecture=")) {
@@ -147,7 +146,6 @@ CodeType PrimaryTarget(const std::vector<std::string>& options) {
     }
     if (!arch.empty()) real_arch = absl::StartsWith(arch, "sm_");
   }
-  if (lto) return CodeType::kLtoir;
   return real_arch ? CodeType::kCubin : CodeType::kPtx;
 }
 
@@ -183,8 +181,7 @@ bool AskDaemon(Shim& p, CodeType target) {
   // A file the compile did not find may be one the scan could not foresee
   // (the daemon's compile sees only what was sent): the real NVRTC, which
   // sees the caller's disk, gives the true answer.
-  if (!code->compiled &&
-      absl::StrContains(code->log, "cannot open source file")) {
+  if (!code->compiled && jitcache::LogSaysAFileWasMissing(code->log)) {
     return false;
   }
   p.log = std::move(code->log);

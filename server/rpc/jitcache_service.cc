@@ -3,11 +3,11 @@
 #include <filesystem>
 
 #include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/cache_key.h"
 #include "common/log.h"
+#include "common/nvrtc_program.h"
 #include "common/wire_constants.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/wire_target.h"
@@ -34,7 +34,7 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
 // answer (the NVRTC library then asks the real NVRTC), but it is never
 // stored: a later request, or the file appearing, must not meet it.
 bool FailedForAMissingFile(const CompileResult& result) {
-  return !result.ok && absl::StrContains(result.log, "cannot open source file");
+  return !result.ok && LogSaysAFileWasMissing(result.log);
 }
 
 }  // namespace
