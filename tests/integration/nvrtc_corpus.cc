@@ -142,7 +142,8 @@ void OptionSpellings(Builder& b) {
                {"--D", "FRESH=1"},
                {"-DFRESH"},
                {"-DFRESH=1", "-UFRESH"},
-               {"-UFRESH", "-DFRESH=1"}});
+               {"-UFRESH", "-DFRESH=1"},
+               {"-DFRESH=\"caf\xe9\""}});
   b.Spellings(
       "dlto", kRestrict,
       {{"-dlto"}, {"--dlto"}, {"--dlink-time-opt"}, {"-dlink-time-opt"}});
@@ -206,7 +207,9 @@ void ProgramNames(Builder& b) {
        {std::optional<std::string>(), std::optional<std::string>(""),
         std::optional<std::string>("kern.cu"),
         std::optional<std::string>("dir/kern.cu"),
-        std::optional<std::string>(b.root() + "/abs/kern.cu")}) {
+        std::optional<std::string>(b.root() + "/abs/kern.cu"),
+        // Not UTF-8: NVRTC takes and gives bytes.
+        std::optional<std::string>("caf\xe9.cu")}) {
     for (const char* source : {kTemplate, kWarning, kError}) {
       Variant& v = b.Add(absl::StrCat("name-", n++), source,
                          {"-arch=sm_90", "-lineinfo"});
