@@ -164,9 +164,9 @@ struct Client::Impl {
   // Whether a compile of this process has had an answer from the daemon:
   // then a refused connection is most likely a restart, worth waiting for.
   std::atomic<bool> reached{false};
-  // The daemon's toolkit include directories, asked once, when a request
-  // first names -I directories.
-  std::optional<std::vector<std::string>> toolkit_dirs ABSL_GUARDED_BY(mu);
+  // The daemon's toolkit (include directories, fingerprint), asked once,
+  // at the first compile.
+  std::shared_ptr<const internal::Toolkit> toolkit ABSL_GUARDED_BY(mu);
 
   // Every call has a deadline. (Who is asking, the daemon learns from the
   // kernel, not from the call.)
@@ -188,10 +188,10 @@ struct Client::Impl {
                     socket_path);
   }
 
-  absl::StatusOr<std::vector<std::string>> ToolkitDirs() {
+  absl::StatusOr<std::shared_ptr<const internal::Toolkit>> AskToolkit() {
     {
       absl::MutexLock lock(&mu);
-      if (toolkit_dirs) return *toolkit_dirs;
+      if (toolkit != nullptr) return toolkit;
     }
     v1::PingResponse pong;
     if (absl::Status s = Call(options.ping_deadline, &v1::JitCache::Stub::Ping,
@@ -199,11 +199,13 @@ struct Client::Impl {
         !s.ok()) {
       return s;
     }
-    std::vector<std::string> dirs(pong.include_dirs().begin(),
-                                  pong.include_dirs().end());
+    auto asked = std::make_shared<internal::Toolkit>();
+    asked->include_dirs.assign(pong.include_dirs().begin(),
+                               pong.include_dirs().end());
+    asked->fingerprint = pong.toolchain_fingerprint();
     absl::MutexLock lock(&mu);
-    toolkit_dirs = dirs;
-    return dirs;
+    toolkit = std::move(asked);
+    return toolkit;
   }
 
   // The request for a compile, and the files it includes from -I
@@ -217,10 +219,11 @@ struct Client::Impl {
                                           const ProgramOptions& options_in,
                                           CodeType target, bool with_contents) {
     Prepared out{CompileRequestFor(program, options_in, target), nullptr};
-    absl::StatusOr<std::vector<std::string>> dirs = ToolkitDirs();
-    if (!dirs.ok()) return dirs.status();
+    absl::StatusOr<std::shared_ptr<const internal::Toolkit>> asked =
+        AskToolkit();
+    if (!asked.ok()) return asked.status();
     absl::StatusOr<std::shared_ptr<const internal::ScanResult>> included =
-        internal::ResolveIncludes(*dirs, &out.request);
+        internal::ResolveIncludes(**asked, &out.request);
     if (!included.ok()) return included.status();
     out.included = *std::move(included);
     if (with_contents && out.included != nullptr) {

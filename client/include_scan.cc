@@ -539,6 +539,7 @@ Digest IncludeScanner::ScanKey(const ScanInput& input) {
     key.Field(14, dir.spelled);
   }
   key.Field(13, input.cwd);
+  key.Field(15, input.toolkit_fingerprint);
   return key.Finish();
 }
 
@@ -705,9 +706,14 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
     const FileStamp stamp = StampOf(st);
     absl::StatusOr<std::shared_ptr<const FileInfo>> info = Load(path, stamp);
     if (!info.ok()) return info.status();
-    memo->files.emplace_back(path, stamp);
-    if (!(*info)->cacheable) memo->cacheable = false;
-    if (!toolkit) out.push_back({path, (*info)->digest});
+    // The toolkit is the daemon's, fingerprinted in the scan's key and in
+    // every compile's: its files need no stamps checked on each hit (a CUB
+    // program has hundreds).
+    if (!toolkit) {
+      memo->files.emplace_back(path, stamp);
+      if (!(*info)->cacheable) memo->cacheable = false;
+      out.push_back({path, (*info)->digest});
+    }
     for (const Define& d : (*info)->defines) defines[d.name].push_back(d.body);
     queue.emplace_back(Origin{path, dir, {}},
                        std::shared_ptr<const std::vector<Directive>>(

@@ -40,6 +40,10 @@ struct ScanInput {
   std::vector<SearchDir> dirs;
   // Where relative names resolve (the caller's working directory).
   std::string cwd;
+  // The daemon's toolchain fingerprint (which covers its include tree):
+  // toolkit files are followed but never stamped, so a scan is remembered
+  // per toolkit instead.
+  std::string toolkit_fingerprint;
 };
 
 struct ScannedFile {

@@ -28,7 +28,8 @@ std::string InToolkit(const std::string& dir,
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
-    const std::vector<std::string>& toolkit_dirs, v1::CompileRequest* request) {
+    const Toolkit& toolkit, v1::CompileRequest* request) {
+  const std::vector<std::string>& toolkit_dirs = toolkit.include_dirs;
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
   if (ec) {
@@ -43,6 +44,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
 
   ScanInput scan;
   scan.cwd = cwd;
+  scan.toolkit_fingerprint = toolkit.fingerprint;
   for (const std::string& option : *ordered) {
     if (absl::StartsWith(option, kIncludePathOption)) {
       const std::string dir = option.substr(kIncludePathOption.size());
