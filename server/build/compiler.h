@@ -2,6 +2,7 @@
 #define JITCACHE_SERVER_BUILD_COMPILER_H_
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,8 +31,9 @@ struct CompileJob {
   // What the compile sees besides the toolkit (compile_view.h): the
   // caller's working directory ("" for "/") and the files the request
   // carried (absolute path, bytes).
+  // Shared, not copied: a set can hold the bytes of hundreds of headers.
   std::string working_directory;
-  std::vector<std::pair<std::string, std::string>> files;
+  std::shared_ptr<const std::vector<std::pair<std::string, std::string>>> files;
   ObjectKind target = ObjectKind::kPtx;
   // The toolkit's include directories after the options' (false: exactly
   // the options' search path, as NVRTC has it).

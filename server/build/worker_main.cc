@@ -38,28 +38,25 @@ absl::StatusOr<CompileResult> RunJob(const std::string& frame,
         request.deadline_unix_us() > 0
             ? absl::FromUnixMicros(request.deadline_unix_us())
             : absl::InfiniteFuture();
-    // The job sees the toolkit and what its request carried, nothing else.
-    const v1::WorkerCompile& c = request.compile();
-    std::vector<std::pair<std::string, std::string>> files;
-    for (const v1::WorkerHeader& f : c.files()) {
-      files.emplace_back(f.name(), f.contents());
-    }
+    // The job sees the toolkit and what its request carried, nothing else
+    // (a link: the toolkit alone).
+    const CompileJob job = CompileJobFrom(request.compile(), deadline);
     if (absl::Status s = KeepCrashReportSource(); !s.ok()) return s;
-    if (absl::Status s = EnterCompileView(view, c.working_directory(), files);
+    if (absl::Status s =
+            EnterCompileView(view, job.working_directory, *job.files);
         !s.ok()) {
       return s;
     }
     if (absl::Status s = LockDownCompile(); !s.ok()) return s;
     if (request.has_compile()) {
-      const CompileJob job = CompileJobFrom(request.compile(), deadline);
       std::optional<absl::StatusOr<CompileResult>> faked;
       if (hooks.compile) faked = hooks.compile(job);
       result = faked.has_value() ? *std::move(faked) : compiler.Compile(job);
     } else if (request.has_link()) {
-      const LinkJob job = LinkJobFrom(request.link(), deadline);
+      const LinkJob link = LinkJobFrom(request.link(), deadline);
       std::optional<absl::StatusOr<CompileResult>> faked;
-      if (hooks.link) faked = hooks.link(job);
-      result = faked.has_value() ? *std::move(faked) : compiler.Link(job);
+      if (hooks.link) faked = hooks.link(link);
+      result = faked.has_value() ? *std::move(faked) : compiler.Link(link);
     }
   }
   if (!result.ok() && absl::IsResourceExhausted(result.status()) &&

@@ -20,10 +20,12 @@ v1::WorkerRequest ToWorkerRequest(const CompileJob& job) {
   c->set_exact_include_path(!job.toolkit_include_dirs);
   c->set_target(static_cast<int>(job.target));
   c->set_working_directory(job.working_directory);
-  for (const auto& [path, bytes] : job.files) {
-    v1::WorkerHeader* f = c->add_files();
-    f->set_name(path);
-    f->set_contents(bytes);
+  if (job.files != nullptr) {
+    for (const auto& [path, bytes] : *job.files) {
+      v1::WorkerHeader* f = c->add_files();
+      f->set_name(path);
+      f->set_contents(bytes);
+    }
   }
   request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
   return request;
@@ -57,9 +59,12 @@ CompileJob CompileJobFrom(const v1::WorkerCompile& c, absl::Time deadline) {
   job.toolkit_include_dirs = !c.exact_include_path();
   job.target = static_cast<ObjectKind>(c.target());
   job.working_directory = c.working_directory();
+  auto files =
+      std::make_shared<std::vector<std::pair<std::string, std::string>>>();
   for (const v1::WorkerHeader& f : c.files()) {
-    job.files.emplace_back(f.name(), f.contents());
+    files->emplace_back(f.name(), f.contents());
   }
+  job.files = std::move(files);
   job.deadline = deadline;
   return job;
 }

@@ -249,7 +249,7 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
           }
           kept = kept_file_sets_.Keep(prepared->included_set, std::move(files));
         }
-        if (kept != nullptr) job->files = *kept;
+        job->files = kept;
         Build build;
         build.key = prepared->key;
         build.target = prepared->target;

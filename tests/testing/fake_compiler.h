@@ -73,8 +73,10 @@ class FakeCompiler final : public Compiler {
     if (!job.working_directory.empty()) {
       absl::StrAppend(&result.object, " cwd=", job.working_directory);
     }
-    for (const auto& [path, bytes] : job.files) {
-      absl::StrAppend(&result.object, " [", path, "]", bytes);
+    if (job.files != nullptr) {
+      for (const auto& [path, bytes] : *job.files) {
+        absl::StrAppend(&result.object, " [", path, "]", bytes);
+      }
     }
     for (const auto& expr : job.name_expressions) {
       result.lowered_names.emplace_back(expr, absl::StrCat("_Z_", expr.size()));
