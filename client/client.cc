@@ -377,6 +377,7 @@ absl::StatusOr<DaemonStats> Client::Stats(bool zero) const {
   stats.store_entries = r.store_entries();
   stats.store_bytes = r.store_bytes();
   stats.store_corrupt_removed = r.store_corrupt_removed();
+  stats.store_write_failures = r.store_write_failures();
   stats.store_objects = r.store_objects();
   stats.store_uploads = r.store_uploads();
   stats.store_live_bytes = r.store_live_bytes();

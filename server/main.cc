@@ -117,8 +117,8 @@ ABSL_FLAG(bool, verify, false,
           "when all is sound, 1 otherwise. The daemon must not be running on "
           "that store");
 ABSL_FLAG(std::string, max_size, "10G",
-          "Most bytes the store's files (RocksDB's SST, blob and WAL files, as "
-          "it reports them) may take, e.g. 500M, 20G; 0: no cap. Past "
+          "Most bytes the store's directory may take, as du counts them, "
+          "e.g. 500M, 20G; 0: no cap. Past "
           "--high_watermark of it, least recently used entries are evicted "
           "in the background down to --low_watermark of it");
 ABSL_FLAG(double, high_watermark, 0.95,

@@ -168,6 +168,7 @@ int Stats(const jitcache::Client& client,
             << s->compile_seconds_saved << "\nstore_entries "
             << s->store_entries << "\nstore_bytes " << s->store_bytes
             << "\nstore_corrupt_removed " << s->store_corrupt_removed
+            << "\nstore_write_failures " << s->store_write_failures
             << "\nstore_objects " << s->store_objects << "\nstore_uploads "
             << s->store_uploads << "\nstore_live_bytes " << s->store_live_bytes
             << "\nstore_max_bytes " << s->store_max_bytes

@@ -140,6 +140,9 @@ class MetricsCollector : public prometheus::Collectable {
     add("store_corrupt_removed_total",
         "Entries found corrupt on read and removed", kCounter,
         s.store_corrupt_removed());
+    add("store_write_failures_total",
+        "Store writes that failed (a full disk); their answers were not kept",
+        kCounter, s.store_write_failures());
 
     struct PerUser {
       const char* name;

@@ -123,6 +123,7 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
   response->set_store_entries(store.actions);
   response->set_store_bytes(store.bytes);
   response->set_store_corrupt_removed(store.corrupt_removed);
+  response->set_store_write_failures(store.write_failures);
   response->set_store_objects(store.objects);
   response->set_store_uploads(store.uploads);
   response->set_store_live_bytes(store.live_bytes);
@@ -544,8 +545,9 @@ void JitCacheService::RunBuild(const Build& build) {
       keep ? options_.store->PutResult(key, record, objects)
            : absl::FailedPreconditionError("it failed for a missing file");
   if (!stored_locally.ok() && keep) {
-    // The answer is still right; it is just not cached.
-    JITCACHE_LOG(Warning) << "cannot store " << key.Hex() << ": "
+    // The answer is still right; it is just not cached. The store logs
+    // when its writes start and stop failing.
+    JITCACHE_LOG(Debug) << "cannot store " << key.Hex() << ": "
                           << stored_locally;
   }
 

@@ -34,9 +34,14 @@ class KvBackend {
       Column column, absl::string_view key) = 0;
   // Applies all writes atomically.
   virtual absl::Status Write(std::span<const KvWrite> writes) = 0;
-  // What the backend really holds: for RocksDB the size of its data files
-  // (SST, blob and WAL files) as RocksDB reports them.
+  // What the backend really holds: for RocksDB the space its directory
+  // takes, as du counts it.
   virtual uint64_t Bytes() = 0;
+  // After writes failed (a full disk; RESOURCE_EXHAUSTED where the cause is
+  // known to be space), tries to make the backend writable again; OK and
+  // nothing done while it is writable. Cheap enough to call every second;
+  // called from one thread at a time.
+  virtual absl::Status ResumeWrites() { return absl::OkStatus(); }
   // Calls `visit` for every entry of `column` in key order, starting at the
   // first key >= `start`, from a consistent snapshot, until it returns false.
   virtual absl::Status ForEach(

@@ -36,6 +36,8 @@ struct StoreStats {
   uint64_t bytes = 0;            // what the backend holds (RocksDB: its files)
   uint64_t live_bytes = 0;       // entries and objects, uncompressed
   uint64_t corrupt_removed = 0;  // entries that failed verification and went
+  uint64_t write_failures = 0;   // writes that failed (a full disk): results
+                                 // answered but not kept
   uint64_t evicted_records = 0;  // records (and uploads) evicted or cleared
   uint64_t evicted_bytes = 0;    // their live bytes, with their objects'
 };
@@ -113,6 +115,10 @@ class ObjectStore {
   // remember to tell it. Returns once no call of the previous listener is
   // running.
   virtual void OnWrite(std::function<void()> listener) = 0;
+
+  // After writes failed, tries to make the store writable again (see
+  // KvBackend::ResumeWrites); OK at once while writes succeed.
+  virtual absl::Status ResumeWrites() = 0;
 
   virtual StoreStats Stats() = 0;
 };

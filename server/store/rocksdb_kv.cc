@@ -4,9 +4,11 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -17,7 +19,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/log.h"
+#include "server/store/rocksdb_logger.h"
 
 namespace jitcache {
 namespace {
@@ -53,6 +59,7 @@ absl::Status FromRocks(const rocksdb::Status& s, absl::string_view what) {
   if (s.ok()) return absl::OkStatus();
   const std::string message = absl::StrCat(what, ": ", s.ToString());
   if (s.IsCorruption()) return absl::DataLossError(message);
+  if (s.IsNoSpace()) return absl::ResourceExhaustedError(message);
   if (s.IsNotFound()) return absl::NotFoundError(message);
   if (s.IsBusy() || s.IsTimedOut() || s.IsTryAgain()) {
     return absl::UnavailableError(message);
@@ -60,57 +67,157 @@ absl::Status FromRocks(const rocksdb::Status& s, absl::string_view what) {
   return absl::InternalError(message);
 }
 
+// Bytes the store directory takes as du counts them: allocated blocks of
+// every file in it, so that preallocated logs, files RocksDB has not
+// deleted yet and its own bookkeeping all count against the cap. The
+// directory is flat and holds a few hundred files at most.
+uint64_t DiskUsage(const std::string& dir) {
+  uint64_t bytes = 0;
+  struct stat self;
+  if (stat(dir.c_str(), &self) == 0) {
+    bytes += static_cast<uint64_t>(self.st_blocks) * 512;
+  }
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    struct stat st;
+    if (lstat(it->path().c_str(), &st) == 0) {
+      bytes += static_cast<uint64_t>(st.st_blocks) * 512;
+    }
+  }
+  return bytes;
+}
+
+// An open database and its family handles: default, objects, actions,
+// uploads. Closed when the last user lets go of it.
+struct OpenedDb {
+  OpenedDb() = default;
+  OpenedDb(const OpenedDb&) = delete;
+  OpenedDb& operator=(const OpenedDb&) = delete;
+  ~OpenedDb() {
+    if (db == nullptr) return;
+    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+    db->Close();
+  }
+
+  rocksdb::ColumnFamilyHandle* Handle(Column c) const {
+    switch (c) {
+      case Column::kObjects:
+        return handles[1];
+      case Column::kActions:
+        return handles[2];
+      case Column::kUploads:
+        break;
+    }
+    return handles[3];
+  }
+
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  bool read_only = false;
+};
+
+struct OpenSpec {
+  std::string path;
+  rocksdb::DBOptions options;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  // Free space below which a failed store is not retried: room for a
+  // memtable flush, so that a retry does not fail again at once.
+  uint64_t resume_free_bytes = 0;
+};
+
+absl::StatusOr<std::shared_ptr<OpenedDb>> OpenDb(const OpenSpec& spec,
+                                                 bool read_only) {
+  auto opened = std::make_shared<OpenedDb>();
+  opened->read_only = read_only;
+  rocksdb::DB* raw = nullptr;
+  const rocksdb::Status s =
+      read_only
+          ? rocksdb::DB::OpenForReadOnly(spec.options, spec.path, spec.families,
+                                         &opened->handles, &raw)
+          : rocksdb::DB::Open(spec.options, spec.path, spec.families,
+                              &opened->handles, &raw);
+  if (!s.ok()) {
+    if (s.IsIOError() && absl::StrContains(s.ToString(), "lock")) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "store ", spec.path,
+          " is locked by another process (is another jitcached using it?): ",
+          s.ToString()));
+    }
+    return FromRocks(s, absl::StrCat("cannot open store ", spec.path));
+  }
+  opened->db.reset(raw);
+  return opened;
+}
+
+uint64_t FreeBytes(const std::string& path) {
+  struct statvfs fs;
+  if (statvfs(path.c_str(), &fs) != 0) return 0;
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
+// A full disk is a state the store goes through, not an end: a store
+// opened read-only for want of space at start is reopened for writing, and
+// one whose writes failed is resumed, once there is room again
+// (ResumeWrites). Each call works on the database current when it began
+// (an iteration may call back into the store, so no lock is held across
+// it); the read-only one closes when its last call returns.
 class RocksDbKv final : public KvBackend {
  public:
-  RocksDbKv(std::unique_ptr<rocksdb::DB> db,
-            std::vector<rocksdb::ColumnFamilyHandle*> handles)
-      : db_(std::move(db)), handles_(std::move(handles)) {}
+  RocksDbKv(OpenSpec spec, std::shared_ptr<OpenedDb> db)
+      : spec_(std::move(spec)), db_(std::move(db)) {}
 
   ~RocksDbKv() override {
-    // Flush what the memtables hold, so that the next open reads SST files
-    // instead of replaying the whole WAL (1.2 s for 100,000 entries).
-    rocksdb::FlushOptions flush;
-    flush.wait = true;
-    if (rocksdb::Status s = db_->Flush(flush, handles_); !s.ok()) {
-      JITCACHE_LOG(Warning) << "store flush on close: " << s.ToString();
+    const std::shared_ptr<OpenedDb> db = Current();
+    if (!db->read_only) {
+      // Flush what the memtables hold, so that the next open reads SST
+      // files instead of replaying the whole WAL (1.2 s for 100,000
+      // entries).
+      rocksdb::FlushOptions flush;
+      flush.wait = true;
+      if (rocksdb::Status s = db->db->Flush(flush, db->handles); !s.ok()) {
+        JITCACHE_LOG(Warning) << "store flush on close: " << s.ToString();
+      }
     }
-    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
-    db_->Close();
   }
 
   absl::StatusOr<std::optional<std::string>> Get(
       Column column, absl::string_view key) override {
+    const std::shared_ptr<OpenedDb> db = Current();
     std::string value;
     rocksdb::Status s =
-        db_->Get(rocksdb::ReadOptions(), Handle(column),
-                 rocksdb::Slice(key.data(), key.size()), &value);
+        db->db->Get(rocksdb::ReadOptions(), db->Handle(column),
+                    rocksdb::Slice(key.data(), key.size()), &value);
     if (s.IsNotFound()) return std::nullopt;
     if (!s.ok()) return FromRocks(s, "store read");
     return value;
   }
 
   absl::Status Write(std::span<const KvWrite> writes) override {
+    const std::shared_ptr<OpenedDb> db = Current();
+    if (db->read_only) return ReadOnlyError();
     rocksdb::WriteBatch batch;
     for (const KvWrite& w : writes) {
       const rocksdb::Slice key(w.key.data(), w.key.size());
       rocksdb::Status s =
-          w.erase ? batch.Delete(Handle(w.column), key)
-                  : batch.Put(Handle(w.column), key,
+          w.erase ? batch.Delete(db->Handle(w.column), key)
+                  : batch.Put(db->Handle(w.column), key,
                               rocksdb::Slice(w.value.data(), w.value.size()));
       if (!s.ok()) return FromRocks(s, "store batch");
     }
     // The WAL makes each batch survive a crash of the daemon; the batch
     // makes objects and their record appear together or not at all.
-    return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch),
-                     "store write");
+    return Checked(db->db->Write(rocksdb::WriteOptions(), &batch),
+                   "store write");
   }
 
   absl::Status ForEach(
       Column column,
       const std::function<bool(absl::string_view, absl::string_view)>& visit,
       absl::string_view start) override {
+    const std::shared_ptr<OpenedDb> db = Current();
     std::unique_ptr<rocksdb::Iterator> it(
-        db_->NewIterator(rocksdb::ReadOptions(), Handle(column)));
+        db->db->NewIterator(rocksdb::ReadOptions(), db->Handle(column)));
     for (it->Seek(rocksdb::Slice(start.data(), start.size())); it->Valid();
          it->Next()) {
       const rocksdb::Slice k = it->key(), v = it->value();
@@ -120,19 +227,23 @@ class RocksDbKv final : public KvBackend {
   }
 
   absl::Status EraseAll(Column column) override {
+    const std::shared_ptr<OpenedDb> db = Current();
+    if (db->read_only) return ReadOnlyError();
     rocksdb::WriteBatch batch;
-    rocksdb::Status s = batch.DeleteRange(Handle(column), rocksdb::Slice(),
+    rocksdb::Status s = batch.DeleteRange(db->Handle(column), rocksdb::Slice(),
                                           rocksdb::Slice(EndOfKeys()));
     if (!s.ok()) return FromRocks(s, "store range delete");
-    return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch),
-                     "store range delete");
+    return Checked(db->db->Write(rocksdb::WriteOptions(), &batch),
+                   "store range delete");
   }
 
   absl::Status Reclaim(double blob_age_cutoff) override {
+    const std::shared_ptr<OpenedDb> db = Current();
+    if (db->read_only) return ReadOnlyError();
     rocksdb::FlushOptions flush;
     flush.wait = true;
-    if (rocksdb::Status s = db_->Flush(flush, handles_); !s.ok()) {
-      return FromRocks(s, "store flush");
+    if (rocksdb::Status s = db->db->Flush(flush, db->handles); !s.ok()) {
+      return Checked(s, "store flush");
     }
     for (Column c : {Column::kObjects, Column::kActions, Column::kUploads}) {
       rocksdb::CompactRangeOptions compact;
@@ -145,51 +256,89 @@ class RocksDbKv final : public KvBackend {
         compact.blob_garbage_collection_age_cutoff = blob_age_cutoff;
       }
       if (rocksdb::Status s =
-              db_->CompactRange(compact, Handle(c), nullptr, nullptr);
+              db->db->CompactRange(compact, db->Handle(c), nullptr, nullptr);
           !s.ok()) {
-        return FromRocks(s, "store compaction");
+        return Checked(s, "store compaction");
       }
     }
     return absl::OkStatus();
   }
 
-  uint64_t Bytes() override {
-    uint64_t bytes = 0;
-    // Files as RocksDB reports them (including obsolete ones it has not
-    // deleted yet), plus the write-ahead logs, which hold what the
-    // memtables hold.
-    for (auto* h : handles_) {
-      uint64_t v = 0;
-      if (db_->GetIntProperty(h, "rocksdb.total-sst-files-size", &v)) {
-        bytes += v;
-      }
-      if (db_->GetIntProperty(h, "rocksdb.total-blob-file-size", &v)) {
-        bytes += v;
-      }
+  uint64_t Bytes() override { return DiskUsage(spec_.path); }
+
+  absl::Status ResumeWrites() override {
+    const std::shared_ptr<OpenedDb> db = Current();
+    if (!db->read_only && !failed_.load(std::memory_order_relaxed)) {
+      return absl::OkStatus();
     }
-    rocksdb::VectorLogPtr wals;
-    if (db_->GetSortedWalFiles(wals).ok()) {
-      for (const auto& wal : wals) bytes += wal->SizeFileBytes();
+    const uint64_t free = FreeBytes(spec_.path);
+    if (free < spec_.resume_free_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "store ", spec_.path, " not writable yet: ", free,
+          " bytes free of the ", spec_.resume_free_bytes, " it needs"));
     }
-    return bytes;
+    // Space is checked every call; a cause that outlasts the retries with
+    // space free (a quota, a file size limit) is retried less and less
+    // often, up to every 30 s.
+    const absl::Time now = absl::Now();
+    if (now < next_resume_) return absl::UnavailableError("retried later");
+    resume_backoff_ = std::min(resume_backoff_ * 2, absl::Seconds(30));
+    next_resume_ = now + resume_backoff_;
+    if (db->read_only) return ReopenForWriting();
+    // RocksDB's own recovery from a full disk may be under way (then this
+    // is Busy); this one also covers errors it does not retry (a quota,
+    // a file size limit).
+    const rocksdb::Status s = db->db->Resume();
+    if (!s.ok()) return FromRocks(s, "store resume");
+    Resumed();
+    return absl::OkStatus();
   }
 
  private:
-  rocksdb::ColumnFamilyHandle* Handle(Column c) {
-    switch (c) {
-      case Column::kObjects:
-        return handles_[1];
-      case Column::kActions:
-        return handles_[2];
-      case Column::kUploads:
-        break;
-    }
-    return handles_[3];
+  std::shared_ptr<OpenedDb> Current() {
+    absl::MutexLock lock(&mu_);
+    return db_;
   }
 
-  std::unique_ptr<rocksdb::DB> db_;
-  std::vector<rocksdb::ColumnFamilyHandle*>
-      handles_;  // default, objects, actions, uploads
+  absl::Status ReadOnlyError() const {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "store ", spec_.path,
+        " is read-only: its file system was full when the daemon started; "
+        "writes resume once there is room"));
+  }
+
+  void Resumed() {
+    failed_.store(false, std::memory_order_relaxed);
+    resume_backoff_ = absl::Milliseconds(500);
+    next_resume_ = absl::InfinitePast();
+  }
+
+  absl::Status Checked(const rocksdb::Status& s, absl::string_view what) {
+    if (!s.ok()) failed_.store(true, std::memory_order_relaxed);
+    return FromRocks(s, what);
+  }
+
+  absl::Status ReopenForWriting() {
+    absl::StatusOr<std::shared_ptr<OpenedDb>> writable =
+        OpenDb(spec_, /*read_only=*/false);
+    if (!writable.ok()) return writable.status();
+    {
+      absl::MutexLock lock(&mu_);
+      db_ = *std::move(writable);
+    }
+    Resumed();
+    JITCACHE_LOG(Warning) << "store " << spec_.path
+                          << " opened for writing: there is room again";
+    return absl::OkStatus();
+  }
+
+  const OpenSpec spec_;
+  absl::Mutex mu_;
+  std::shared_ptr<OpenedDb> db_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> failed_{false};  // a write failed; not resumed since
+  // ResumeWrites is called from one thread (the janitor's).
+  absl::Duration resume_backoff_ = absl::Milliseconds(500);
+  absl::Time next_resume_ = absl::InfinitePast();
 };
 
 }  // namespace
@@ -256,8 +405,7 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = 2;
-  db_options.keep_log_file_num = 4;
-  db_options.max_log_file_size = 1 << 20;  // RocksDB's own info LOG
+  db_options.info_log = NewDaemonLogForRocksDb();
 
   // Sizes in step with the cap: a flush, a blob file or the WALs are each a
   // small step next to it, so that eviction between the watermarks holds.
@@ -266,6 +414,8 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
   // A WAL lives until every family with data in it has flushed: cap it, so
   // that records waiting in a memtable do not pin the objects logged since.
   db_options.max_total_wal_size = Clamp(cap / 32, 256 << 10, 256 << 20);
+  // RocksDB reserves 4 MiB for its manifest up front, which du counts.
+  db_options.manifest_preallocation_size = Clamp(cap / 256, 64 << 10, 4 << 20);
   const rocksdb::CompressionType compression = ToRocks(options.compression);
 
   rocksdb::ColumnFamilyOptions objects;
@@ -289,26 +439,32 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
   rocksdb::ColumnFamilyOptions uploads;
   uploads.write_buffer_size = 64 << 10;
 
+  // Nothing is written to the default family. Its memtable size still
+  // counts: after a write fails for want of space, RocksDB resumes by
+  // itself only once the largest memtable of any family fits (see the
+  // README on a full disk).
+  rocksdb::ColumnFamilyOptions unused;
+  unused.write_buffer_size = 64 << 10;
+
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+      {rocksdb::kDefaultColumnFamilyName, unused},
       {kObjectsFamily, objects},
       {kActionsFamily, actions},
       {kUploadsFamily, uploads}};
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  rocksdb::Status s =
-      rocksdb::DB::Open(db_options, path, families, &handles, &raw);
-  if (!s.ok()) {
-    if (s.IsIOError() && absl::StrContains(s.ToString(), "lock")) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "store ", path,
-          " is locked by another process (is another jitcached using it?): ",
-          s.ToString()));
-    }
-    return FromRocks(s, absl::StrCat("cannot open store ", path));
+  OpenSpec spec{path, db_options, std::move(families)};
+  spec.resume_free_bytes = objects.write_buffer_size + (1 << 20);
+  absl::StatusOr<std::shared_ptr<OpenedDb>> opened =
+      OpenDb(spec, /*read_only=*/false);
+  if (!opened.ok() && absl::IsResourceExhausted(opened.status())) {
+    // Opening for writing writes a new manifest and log. With no room for
+    // them, serve what the store holds until there is.
+    JITCACHE_LOG(Error) << opened.status()
+                        << "; serving the store read-only until its file "
+                           "system has room again";
+    opened = OpenDb(spec, /*read_only=*/true);
   }
-  return std::make_unique<RocksDbKv>(std::unique_ptr<rocksdb::DB>(raw),
-                                     std::move(handles));
+  if (!opened.ok()) return opened.status();
+  return std::make_unique<RocksDbKv>(std::move(spec), *std::move(opened));
 }
 
 absl::Status CheckWriteAheadLog(const std::string& path) {

@@ -165,6 +165,9 @@ void StoreJanitor::EvictToLowWatermark() {
 
 void StoreJanitor::Housekeep() {
   const absl::Time now = options_.now();
+  if (absl::Status s = store_->ResumeWrites(); !s.ok()) {
+    JITCACHE_LOG(Debug) << "store writes not resumed: " << s;
+  }
   if (options_.max_age.has_value()) {
     absl::StatusOr<EvictionResult> r =
         store_->Evict({{}, now - *options_.max_age});

@@ -116,7 +116,7 @@ void VerifyingStore::RemoveCorrupt(Column column, const Digest& key) {
   } else {
     index_.ForgetObject(key.AsBytes());
     const KvWrite erase{column, key.AsBytes(), {}, /*erase=*/true};
-    s = backend_->Write({&erase, 1});
+    s = Commit({&erase, 1});
   }
   if (!s.ok()) {
     JITCACHE_LOG(Warning) << "could not remove corrupt entry " << key.Hex()
@@ -136,7 +136,7 @@ absl::Status VerifyingStore::RemoveEntry(StoreIndex::Kind kind,
   for (const std::string& digest : orphans) {
     writes.push_back({Column::kObjects, digest, {}, /*erase=*/true});
   }
-  return backend_->Write(writes);
+  return Commit(writes);
 }
 
 absl::StatusOr<std::optional<StoredObject>> VerifyingStore::GetObject(
@@ -248,7 +248,7 @@ absl::Status VerifyingStore::WriteUploads(std::span<const ObjectRef> uploaded) {
         {Column::kUploads, object.digest.AsBytes(), values.back()});
   }
   if (writes.empty()) return absl::OkStatus();
-  if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
+  if (absl::Status s = Commit(writes); !s.ok()) return s;
   for (size_t i = 0; i < objects.size(); ++i) {
     IndexUpload(objects[i].digest.AsBytes(), uploads[i],
                 values[2 * i + 1].size());
@@ -304,7 +304,7 @@ absl::Status VerifyingStore::WriteResult(const Digest& key,
   }
   const std::string serialized = stored.SerializeAsString();
   writes.push_back({Column::kActions, key.AsBytes(), serialized});
-  if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
+  if (absl::Status s = Commit(writes); !s.ok()) return s;
   IndexRecord(key.AsBytes(), stored, serialized.size());
   return absl::OkStatus();
 }
@@ -355,7 +355,7 @@ absl::StatusOr<EvictionResult> VerifyingStore::Evict(const EvictionGoal& goal) {
     }
     // All of a batch or none of it: a failed write leaves every entry and
     // object of the batch in place, and the index as it was.
-    if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
+    if (absl::Status s = Commit(writes); !s.ok()) return s;
     index_.Remove(victims);
     total.objects += victims.objects.size();
     total.bytes += victims.bytes;
@@ -415,7 +415,7 @@ absl::Status VerifyingStore::PersistLastUsed() {
       writes.push_back(
           {Column::kActions, absl::string_view(keys[i]), values[i]});
     }
-    if (absl::Status s = backend_->Write(writes); !s.ok()) return s;
+    if (absl::Status s = Commit(writes); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -500,6 +500,28 @@ absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
   return report;
 }
 
+absl::Status VerifyingStore::Commit(std::span<const KvWrite> writes) {
+  absl::Status s = backend_->Write(writes);
+  if (!s.ok()) {
+    write_failures_.fetch_add(1, std::memory_order_relaxed);
+    if (!writes_failing_.exchange(true)) {
+      JITCACHE_LOG(Warning)
+          << "the store cannot be written (" << s
+          << "): answers are served but not kept until it can; counted as "
+             "store_write_failures";
+    }
+  } else if (writes_failing_.exchange(false)) {
+    JITCACHE_LOG(Warning) << "the store is written again, after "
+                          << write_failures_.load() << " failed writes in all";
+  }
+  return s;
+}
+
+absl::Status VerifyingStore::ResumeWrites() {
+  if (!writes_failing_.load()) return absl::OkStatus();
+  return backend_->ResumeWrites();
+}
+
 StoreStats VerifyingStore::Stats() {
   StoreStats stats;
   stats.actions = index_.records();
@@ -508,6 +530,7 @@ StoreStats VerifyingStore::Stats() {
   stats.bytes = backend_->Bytes();
   stats.live_bytes = index_.live_bytes();
   stats.corrupt_removed = corrupt_removed_.load(std::memory_order_relaxed);
+  stats.write_failures = write_failures_.load(std::memory_order_relaxed);
   stats.evicted_records = evicted_records_.load(std::memory_order_relaxed);
   stats.evicted_bytes = evicted_bytes_.load(std::memory_order_relaxed);
   return stats;

@@ -66,6 +66,7 @@ class VerifyingStore final : public ObjectStore {
   absl::Status Reclaim(double blob_age_cutoff) override;
   absl::Status PersistLastUsed() override;
   void OnWrite(std::function<void()> listener) override;
+  absl::Status ResumeWrites() override;
   StoreStats Stats() override;
 
   // A full check of every entry: each object's frame and SHA-256 against its
@@ -92,6 +93,9 @@ class VerifyingStore final : public ObjectStore {
   absl::Status WriteResult(const Digest& key, const v1::ActionRecord& record,
                            std::span<const ObjectRef> objects)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // The backend's write, counted and logged when it fails and when writes
+  // succeed again.
+  absl::Status Commit(std::span<const KvWrite> writes);
   // Calls the OnWrite listener, if any, with no store lock held.
   void NotifyWrite();
   int64_t NowMs() const { return absl::ToUnixMillis(options_.now()); }
@@ -104,6 +108,8 @@ class VerifyingStore final : public ObjectStore {
   std::function<void()> on_write_ ABSL_GUARDED_BY(listener_mu_);
   int listener_calls_ ABSL_GUARDED_BY(listener_mu_) = 0;
   std::atomic<uint64_t> corrupt_removed_{0};
+  std::atomic<uint64_t> write_failures_{0};
+  std::atomic<bool> writes_failing_{false};  // the last write failed
   std::atomic<uint64_t> evicted_records_{0};
   std::atomic<uint64_t> evicted_bytes_{0};
 };

@@ -23,8 +23,10 @@ struct MemoryStoreFactory {
 
 struct RocksDbStoreFactory {
   testing::TempDir dir;
+  // Sizes its logs and memtables from the cap, as the daemon does.
+  uint64_t max_size = 0;
   std::unique_ptr<VerifyingStore> Open() {
-    auto store = OpenRocksDbStore(dir.Sub("store"));
+    auto store = OpenRocksDbStore(dir.Sub("store"), {.max_size = max_size});
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
   }
@@ -354,6 +356,9 @@ TEST(RocksDbStore, ReopenRebuildsTheIndexFromRecords) {
 
 TEST(RocksDbStore, EvictionAndReclaimShrinkTheFiles) {
   RocksDbStoreFactory factory;
+  // A store of about this size, so that what RocksDB allocates in advance
+  // (its manifest, its log) is sized for it.
+  factory.max_size = 4 << 20;
   auto store = factory.Open();
   ASSERT_NE(store, nullptr);
   std::string noise;

@@ -82,6 +82,7 @@ struct DaemonStats {
   uint64_t queued = 0, running = 0;
   double compile_seconds_spent = 0, compile_seconds_saved = 0;
   uint64_t store_entries = 0, store_bytes = 0, store_corrupt_removed = 0;
+  uint64_t store_write_failures = 0;  // answers served but not kept
   uint64_t store_objects = 0, store_uploads = 0;
   uint64_t store_live_bytes = 0;  // uncompressed
   uint64_t store_max_bytes = 0;   // the cap; 0: none
