@@ -176,16 +176,26 @@ struct Client::Impl {
     return deadline;
   }
 
-  // A blocking call with a deadline of `d`; errors become absl::Status.
+  // A blocking call with a deadline of `d`, asked again while the daemon
+  // restarts (within `d`); errors become absl::Status.
   template <typename Request, typename Response>
   absl::Status Call(absl::Duration d,
                     grpc::Status (v1::JitCache::Stub::*method)(
                         grpc::ClientContext*, const Request&, Response*),
                     const Request& request, Response* response) const {
     grpc::ClientContext context;
-    Prepare(context, d);
-    return FromGrpc((stub.get()->*method)(&context, request, response),
-                    socket_path);
+    const absl::Time deadline = Prepare(context, d);
+    grpc::Status status = (stub.get()->*method)(&context, request, response);
+    for (int attempt = 0; Restarting(status, reached.load()) &&
+                          absl::Now() + RetryBackoff(attempt) < deadline;
+         ++attempt) {
+      absl::SleepFor(RetryBackoff(attempt));
+      grpc::ClientContext retry;
+      retry.set_deadline(absl::ToChronoTime(deadline));
+      response->Clear();
+      status = (stub.get()->*method)(&retry, request, response);
+    }
+    return FromGrpc(status, socket_path);
   }
 
   absl::StatusOr<std::shared_ptr<const internal::Toolkit>> AskToolkit() {
@@ -193,9 +203,12 @@ struct Client::Impl {
       absl::MutexLock lock(&mu);
       if (toolkit != nullptr) return toolkit;
     }
+    // Part of a compile: it waits for a restarting daemon as long as the
+    // compile would.
     v1::PingResponse pong;
-    if (absl::Status s = Call(options.ping_deadline, &v1::JitCache::Stub::Ping,
-                              v1::PingRequest(), &pong);
+    if (absl::Status s =
+            Call(std::max(options.ping_deadline, kRestartWait),
+                 &v1::JitCache::Stub::Ping, v1::PingRequest(), &pong);
         !s.ok()) {
       return s;
     }

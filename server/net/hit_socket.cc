@@ -201,10 +201,12 @@ void HitSocket::Stop() {
   if (acceptor_thread_.joinable()) acceptor_thread_.join();
   std::vector<std::thread> threads;
   {
+    // Connections already accepted are served (each within its own
+    // deadline) before the threads end: a hit under way is answered, not
+    // cut off. Those not accepted yet wait in the backlog for the next
+    // daemon under socket activation, or fail over to gRPC.
     absl::MutexLock lock(&mu_);
     stop_serving_ = true;
-    for (const Connection& c : waiting_) close(c.fd);
-    waiting_.clear();
     threads = std::move(threads_);
   }
   for (std::thread& t : threads) {

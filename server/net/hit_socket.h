@@ -56,6 +56,8 @@ class HitSocket {
       int listen_fd, size_t max_request_bytes, Answer answer, int threads = 4,
       absl::Duration io_timeout = absl::Seconds(2));
   ~HitSocket();
+  // Stops accepting, answers the connections already accepted (each
+  // within its deadline), then returns.
   void Stop();
 
   static constexpr int kMaxPerUser = 8;

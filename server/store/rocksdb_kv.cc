@@ -401,6 +401,14 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
         absl::StrCat("store directory ", path, " is not writable"));
   }
 
+  // RocksDB's info logs of earlier versions: nothing writes them now.
+  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+    const std::string name = entry.path().filename();
+    if (name == "LOG" || name.starts_with("LOG.old.")) {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;

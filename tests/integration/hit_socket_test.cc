@@ -4,14 +4,18 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "client/cli/hit_wire.h"
 #include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "jitcache/v1/jitcache.grpc.pb.h"
 #include "tests/testing/daemon_fixture.h"
 #include "tests/testing/kernels.h"
 
@@ -83,6 +87,58 @@ TEST_F(HitSocketTest, HostileRequestsAreAnsweredAskGrpcAndTheDaemonStaysUp) {
   EXPECT_EQ(second.exit_code, 0) << second.output;
   EXPECT_THAT(second.output, StartsWith("HIT key "));
   EXPECT_TRUE(client_->Ping().ok());
+}
+
+// A hit whose request is still arriving when the daemon is told to stop
+// is answered before it exits: in-flight hits finish on SIGTERM.
+TEST_F(HitSocketTest, AHitUnderwayWhenTheDaemonStopsIsAnswered) {
+  hit_wire::Request request;
+  request.source = kernels::kSaxpy;
+  request.program_name = "saxpy.cu";
+  request.options = {"-arch=sm_90"};
+  request.target = 2;  // cubin
+  const std::string body = hit_wire::Encode(request);
+  {
+    // The entry, through gRPC with the very same request.
+    v1::CompileRequest compile;
+    ASSERT_TRUE(compile.ParseFromString(body));
+    auto stub = v1::JitCache::NewStub(grpc::CreateChannel(
+        "unix:" + dir_.Sub("s.sock"), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    v1::CompileResponse response;
+    const grpc::Status status = stub->Compile(&context, compile, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_EQ(response.outcome(), v1::OUTCOME_OK) << response.log();
+  }
+  const uint32_t n = static_cast<uint32_t>(body.size());
+  const std::string frame =
+      std::string({static_cast<char>(n), static_cast<char>(n >> 8),
+                   static_cast<char>(n >> 16), static_cast<char>(n >> 24)}) +
+      body;
+  const size_t half = frame.size() / 2;
+
+  const int fd = Connect(dir_.Sub("s.sock.hit"));
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(send(fd, frame.data(), half, MSG_NOSIGNAL),
+            static_cast<ssize_t>(half));
+  absl::SleepFor(absl::Milliseconds(300));  // accepted, request under way
+  ASSERT_EQ(kill(daemon_->pid(), SIGTERM), 0);
+  absl::SleepFor(absl::Milliseconds(200));  // the daemon is stopping
+  ASSERT_EQ(send(fd, frame.data() + half, frame.size() - half, MSG_NOSIGNAL),
+            static_cast<ssize_t>(frame.size() - half));
+  std::string answer;
+  char chunk[65536];
+  ssize_t got;
+  while ((got = read(fd, chunk, sizeof(chunk))) > 0) answer.append(chunk, got);
+  close(fd);
+  ASSERT_GE(answer.size(), 5u) << "no answer; daemon log:\n" << daemon_->Log();
+  EXPECT_EQ(answer[0], 0) << "told to ask gRPC instead";
+  const std::optional<hit_wire::Response> response =
+      hit_wire::Decode(answer.substr(5));
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->served, 1);  // HIT
+  EXPECT_FALSE(response->object.empty());
+  EXPECT_EQ(daemon_->Stop(), 0) << daemon_->Log();
 }
 
 // The daemon's resident memory, in bytes.
