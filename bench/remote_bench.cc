@@ -14,7 +14,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/digest.h"
-#include "common/sha256.h"
 #include "jitcache/v1/jitcache.pb.h"
 #include "server/remote/redis_tier.h"
 
@@ -80,8 +79,6 @@ int main(int argc, char** argv) {
                     "\": {\"p50_us\": ", Percentile(us, 0.5),
                     ", \"p99_us\": ", Percentile(us, 0.99), "}");
   }
-  absl::StrAppend(&json, ", \"sha_ni\": ",
-                  jitcache::Sha256::Accelerated() ? "true" : "false");
   std::printf("%s}\n", json.c_str());
   return 0;
 }

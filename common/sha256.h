@@ -4,17 +4,25 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "absl/strings/string_view.h"
 
+typedef struct evp_md_ctx_st EVP_MD_CTX;
+
 namespace jitcache {
 
-// SHA-256 (FIPS 180-4). Not thread-safe: one hasher per thread.
+// SHA-256 through OpenSSL's EVP interface (libcrypto is loaded by every
+// binary that hashes: gRPC needs it), which picks the CPU's fastest code.
+// Not thread-safe: one hasher per thread.
 class Sha256 {
  public:
   using Digest = std::array<uint8_t, 32>;
 
   Sha256();
+  ~Sha256();
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
 
   void Update(absl::string_view data);
   void Update(const void* data, size_t size);
@@ -23,20 +31,11 @@ class Sha256 {
 
   static Digest Hash(absl::string_view data);
 
-  // Whether blocks go through the CPU's SHA extensions (SHA-NI, detected at
-  // start). SetAccelerated(false) forces the portable code (tests compare
-  // the two); true only takes effect where the CPU has them. Returns the
-  // setting now.
-  static bool Accelerated();
-  static bool SetAccelerated(bool on);
-
  private:
-  void Compress(const uint8_t* block);
-
-  std::array<uint32_t, 8> state_;
-  std::array<uint8_t, 64> buffer_{};
-  size_t buffered_ = 0;
-  uint64_t total_bytes_ = 0;
+  struct FreeContext {
+    void operator()(EVP_MD_CTX* context) const;
+  };
+  std::unique_ptr<EVP_MD_CTX, FreeContext> context_;
 };
 
 }  // namespace jitcache
