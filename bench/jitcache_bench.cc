@@ -27,7 +27,7 @@
 #include "common/digest.h"
 #include "jitcache/client.h"
 #include "server/build/cuda_compiler.h"
-#include "server/store/rocksdb_kv.h"
+#include "server/store/node_store.h"
 
 namespace jitcache::bench {
 namespace {

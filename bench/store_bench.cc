@@ -20,7 +20,7 @@
 #include "jitcache/store_admin.h"
 #include "server/build/cuda_compiler.h"
 #include "server/daemon.h"
-#include "server/store/rocksdb_kv.h"
+#include "server/store/node_store.h"
 #include "server/store/store_janitor.h"
 #include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"

@@ -18,7 +18,7 @@
 #include "common/log.h"
 #include "server/build/cuda_compiler.h"
 #include "server/build/worker_compiler.h"
-#include "server/store/rocksdb_kv.h"
+#include "server/store/node_store.h"
 #include "server/store/verifying_store.h"
 
 namespace jitcache {
@@ -243,8 +243,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     }
   }
   if (!options.metrics_address.empty()) {
+    const JitCacheService* serving = daemon->service_.get();
+    const ServiceCounters& counters = serving->counters();
     absl::StatusOr<std::unique_ptr<MetricsExporter>> metrics =
-        MetricsExporter::Start(options.metrics_address, daemon->service_.get());
+        MetricsExporter::Start(
+            options.metrics_address,
+            {.stats = [serving] { return serving->StatsForAdmin(); },
+             .hit_latency = &counters.hit_latency,
+             .miss_latency = &counters.miss_latency,
+             .compile_time = &counters.compile_time});
     if (!metrics.ok()) return metrics.status();
     daemon->metrics_ = *std::move(metrics);
     JITCACHE_LOG(Info) << "metrics on http://" << options.metrics_address

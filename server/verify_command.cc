@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "server/store/rocksdb_kv.h"
+#include "server/store/node_store.h"
 
 namespace jitcache {
 

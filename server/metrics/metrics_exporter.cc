@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/metrics/latency_histogram.h"
-#include "server/rpc/jitcache_service.h"
 
 namespace jitcache {
 
@@ -60,11 +59,11 @@ MetricFamily Histogram(std::string name, std::string help,
 
 class MetricsCollector : public prometheus::Collectable {
  public:
-  explicit MetricsCollector(const JitCacheService* service)
-      : service_(service) {}
+  explicit MetricsCollector(MetricsSource source)
+      : source_(std::move(source)) {}
 
   std::vector<MetricFamily> Collect() const override {
-    const v1::StatsResponse s = service_->StatsForAdmin();
+    const v1::StatsResponse s = source_.stats();
     std::vector<MetricFamily> out;
     auto add = [&](const char* name, const char* help, MetricType type,
                    double value) {
@@ -173,27 +172,27 @@ class MetricsCollector : public prometheus::Collectable {
       }
     }
 
-    const ServiceCounters& c = service_->counters();
     out.push_back(Histogram("jitcache_hit_latency_seconds",
-                            "Request to answer, for hits", c.hit_latency));
+                            "Request to answer, for hits",
+                            *source_.hit_latency));
     out.push_back(
         Histogram("jitcache_miss_latency_seconds",
                   "Request to answer, for requests that waited for a compile",
-                  c.miss_latency));
+                  *source_.miss_latency));
     out.push_back(Histogram("jitcache_compile_duration_seconds",
                             "Time of each compile or link that ran",
-                            c.compile_time));
+                            *source_.compile_time));
     return out;
   }
 
  private:
-  const JitCacheService* service_;
+  const MetricsSource source_;
 };
 
 absl::StatusOr<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(
-    const std::string& address, const JitCacheService* service) {
+    const std::string& address, MetricsSource source) {
   auto exporter = std::unique_ptr<MetricsExporter>(new MetricsExporter());
-  exporter->collector_ = std::make_shared<MetricsCollector>(service);
+  exporter->collector_ = std::make_shared<MetricsCollector>(std::move(source));
   // The HTTP server reports a bind failure by throwing; nothing else here
   // does.
   try {

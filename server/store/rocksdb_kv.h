@@ -7,7 +7,6 @@
 
 #include "absl/status/statusor.h"
 #include "server/store/kv_backend.h"
-#include "server/store/verifying_store.h"
 
 namespace jitcache {
 
@@ -40,10 +39,6 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
 // normal open would silently drop the records logged after it. The store
 // must not be in use.
 absl::Status CheckWriteAheadLog(const std::string& path);
-
-absl::StatusOr<std::unique_ptr<VerifyingStore>> OpenRocksDbStore(
-    const std::string& path, const RocksDbOptions& options = {},
-    StoreOptions store_options = {});
 
 }  // namespace jitcache
 
