@@ -80,7 +80,7 @@ def cold_start(build, nodes, remote, seed):
                  for daemon in daemons for _ in range(8)]
         failed = sum(p.wait() != 0 for p in procs)
         wall = time.monotonic() - start
-        compiles = int(sum(daemon.stats()["builds_run"] for daemon in daemons))
+        compiles = int(sum(daemon.stats()["compiles"] for daemon in daemons))
         for daemon in daemons:
             daemon.stop()
         if redis:

@@ -205,7 +205,7 @@ def section_fan_in(build, workdir, n, tag):
         wall, outs = run_parallel([cmd] * n)
         st = daemon.stats()
         compile_s = st["compile_seconds_spent"]
-        return {"processes": n, "compiles": int(st["builds_run"]),
+        return {"processes": n, "compiles": int(st["compiles"]),
                 "joins": int(st["joins"]), "hits": int(st["hits"]),
                 "wall_s": wall, "one_compile_s": compile_s,
                 "wall_over_compile": wall / compile_s}

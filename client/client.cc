@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -374,6 +375,26 @@ absl::StatusOr<DaemonStats> Client::Stats(bool zero) const {
     return s;
   }
   DaemonStats stats;
+  const google::protobuf::Descriptor& d = *r.GetDescriptor();
+  const google::protobuf::Reflection& reflect = *r.GetReflection();
+  for (int i = 0; i < d.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor& f = *d.field(i);
+    if (f.is_map()) {
+      const std::map<std::string, uint64_t> by_reason(r.rejected().begin(),
+                                                      r.rejected().end());
+      for (const auto& [reason, count] : by_reason) {
+        stats.values.emplace_back(absl::StrCat(f.name(), "_", reason),
+                                  static_cast<double>(count));
+      }
+    } else if (f.cpp_type() ==
+               google::protobuf::FieldDescriptor::CPPTYPE_UINT64) {
+      stats.values.emplace_back(f.name(),
+                                static_cast<double>(reflect.GetUInt64(r, &f)));
+    } else if (f.cpp_type() ==
+               google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE) {
+      stats.values.emplace_back(f.name(), reflect.GetDouble(r, &f));
+    }
+  }
   stats.requests = r.requests();
   stats.hits = r.hits();
   stats.misses = r.misses();
@@ -385,6 +406,7 @@ absl::StatusOr<DaemonStats> Client::Stats(bool zero) const {
   stats.rejected.insert(r.rejected().begin(), r.rejected().end());
   stats.queued = r.queued();
   stats.running = r.running();
+  stats.waiting = r.waiting();
   stats.compile_seconds_spent = r.compile_seconds_spent();
   stats.compile_seconds_saved = r.compile_seconds_saved();
   stats.store_entries = r.store_entries();

@@ -1,6 +1,7 @@
 // jitcache: the command-line client of jitcached.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -157,36 +158,15 @@ int Stats(const jitcache::Client& client,
               << ": " << s.status().message() << "\n";
     return kExitFailure;
   }
-  // One "name value" line each: easy to read and to parse.
-  std::cout << "requests " << s->requests << "\nhits " << s->hits << "\nmisses "
-            << s->misses << "\njoins " << s->joins << "\ncompile_errors "
-            << s->compile_errors << "\nbuilds_run " << s->compiles
-            << "\nlink_requests " << s->link_requests << "\nlink_errors "
-            << s->link_errors << "\nqueued " << s->queued << "\nrunning "
-            << s->running << "\ncompile_seconds_spent "
-            << s->compile_seconds_spent << "\ncompile_seconds_saved "
-            << s->compile_seconds_saved << "\nstore_entries "
-            << s->store_entries << "\nstore_bytes " << s->store_bytes
-            << "\nstore_corrupt_removed " << s->store_corrupt_removed
-            << "\nstore_write_failures " << s->store_write_failures
-            << "\nstore_objects " << s->store_objects << "\nstore_uploads "
-            << s->store_uploads << "\nstore_live_bytes " << s->store_live_bytes
-            << "\nstore_max_bytes " << s->store_max_bytes
-            << "\nstore_evicted_entries " << s->store_evicted_entries
-            << "\nstore_evicted_bytes " << s->store_evicted_bytes
-            << "\nstore_eviction_runs " << s->store_eviction_runs
-            << "\ncompiler_crashes " << s->compiler_crashes
-            << "\ncompiler_memory_limited " << s->compiler_memory_limited
-            << "\ncompiler_time_limited " << s->compiler_time_limited
-            << "\ncompile_workers_started " << s->compile_workers_started
-            << "\nremote_hits " << s->remote_hits << "\nremote_misses "
-            << s->remote_misses << "\nremote_errors " << s->remote_errors
-            << "\nremote_corrupt " << s->remote_corrupt
-            << "\nremote_leases_waited " << s->remote_leases_waited
-            << "\nremote_bytes_up " << s->remote_bytes_up
-            << "\nremote_bytes_down " << s->remote_bytes_down << "\n";
-  for (const auto& [reason, count] : s->rejected) {
-    std::cout << "rejected_" << reason << " " << count << "\n";
+  // One "name value" line each, every number under its name in the
+  // daemon's StatsResponse (and its metrics): easy to read and to parse.
+  for (const auto& [name, value] : s->values) {
+    // Counts whole (past 2^53 a double would not be), times to the ms.
+    std::cout << name << " "
+              << (value == std::floor(value) && value < 0x1p53
+                      ? absl::StrFormat("%.0f", value)
+                      : absl::StrFormat("%.3f", value))
+              << "\n";
   }
   for (const jitcache::UserUsage& u : s->users) {
     std::cout << absl::StrFormat(

@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
+#include "jitcache/v1/stat_options.pb.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"
@@ -589,6 +590,41 @@ TEST(Observability, MetricsParseAndMoveHealthServesAndLogsNameKeys) {
   EXPECT_EQ(after["jitcache_store_entries"], 1);
   EXPECT_GT(after["jitcache_store_bytes"], 0);
   EXPECT_EQ(after["jitcache_user_requests_total{uid=\"0\",user=\"root\"}"], 3);
+
+  // One definition: every statistic of StatsResponse is exported and
+  // printed by `jitcache stats` under its own name, with the same value.
+  ProcessResult stats =
+      testing::RunProcess({CliBinary(), "--socket", daemon.socket(), "stats"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.output;
+  std::map<std::string, std::string> printed;
+  for (absl::string_view line : absl::StrSplit(stats.output, '\n')) {
+    const size_t space = line.find(' ');
+    if (space != absl::string_view::npos && !absl::StartsWith(line, "user ")) {
+      printed[std::string(line.substr(0, space))] =
+          std::string(line.substr(space + 1));
+    }
+  }
+  const google::protobuf::Descriptor& d = *v1::StatsResponse::descriptor();
+  int stats_checked = 0;
+  for (int i = 0; i < d.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor& f = *d.field(i);
+    if (f.is_repeated()) continue;  // rejected and users: checked above
+    ++stats_checked;
+    EXPECT_FALSE(f.options().GetExtension(v1::stat_help).empty())
+        << f.name() << " has no stat_help";
+    const std::string metric =
+        absl::StrCat("jitcache_", f.name(),
+                     f.options().GetExtension(v1::stat_gauge) ? "" : "_total");
+    EXPECT_TRUE(after.count(metric)) << metric << " is not exported";
+    EXPECT_TRUE(printed.count(f.name())) << f.name() << " is not printed";
+  }
+  EXPECT_GT(stats_checked, 30);
+  for (const char* stable : {"requests", "hits", "misses", "store_entries"}) {
+    const std::string gauge = absl::StrCat("jitcache_", stable);
+    const double exported =
+        after.count(gauge) ? after[gauge] : after[gauge + "_total"];
+    EXPECT_EQ(printed[stable], absl::StrCat(exported)) << stable;
+  }
 
   ProcessResult health =
       testing::RunProcess({CliBinary(), "--socket", daemon.socket(), "health"});

@@ -75,11 +75,16 @@ struct UserUsage {
 
 // The daemon's counters (see StatsResponse in jitcache.proto).
 struct DaemonStats {
+  // Every number the daemon reports, under its name in StatsResponse (the
+  // name `jitcache stats` prints and the metrics export), in the daemon's
+  // order; rejected ones as rejected_REASON. The members below are the
+  // same numbers, typed, for programs.
+  std::vector<std::pair<std::string, double>> values;
   uint64_t requests = 0, hits = 0, misses = 0, joins = 0;
   uint64_t compile_errors = 0, compiles = 0;  // compiles: builds that ran
   uint64_t link_requests = 0, link_errors = 0;
   std::map<std::string, uint64_t> rejected;  // by reason
-  uint64_t queued = 0, running = 0;
+  uint64_t queued = 0, running = 0, waiting = 0;
   double compile_seconds_spent = 0, compile_seconds_saved = 0;
   uint64_t store_entries = 0, store_bytes = 0, store_corrupt_removed = 0;
   uint64_t store_write_failures = 0;  // answers served but not kept
