@@ -20,7 +20,7 @@
 #include "client/cli/cli_args.h"
 #include "client/cli/progress_bar.h"
 #include "client/cli/store_commands.h"
-#include "client/rpc_channel.h"
+#include "client/rpc/rpc_channel.h"
 #include "common/paths.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "jitcache/client.h"

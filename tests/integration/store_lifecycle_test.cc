@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "client/bundle_file.h"
+#include "client/bundle/bundle_file.h"
 #include "common/digest.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

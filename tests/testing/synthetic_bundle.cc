@@ -2,7 +2,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "client/bundle_file.h"
+#include "client/bundle/bundle_file.h"
 #include "common/digest.h"
 #include "jitcache/v1/store.pb.h"
 

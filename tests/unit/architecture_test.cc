@@ -68,7 +68,7 @@ std::string IncludedModule(
     const std::string& include,
     const std::map<std::string, std::set<std::string>>& layers) {
   if (absl::StartsWith(include, "jitcache/v1/")) return "proto";
-  if (absl::StartsWith(include, "jitcache/")) return "client";
+  if (absl::StartsWith(include, "jitcache/")) return "client/include";
   if (std::string m = ModuleOf(include, layers); !m.empty()) return m;
   for (const char* own : {"tests/", "bench/"}) {
     if (absl::StartsWith(include, own)) return include;

@@ -1,6 +1,6 @@
 // Bundle files: a round trip, and every kind of damage a reader must refuse
 // without crashing or allocating what a hostile length claims.
-#include "client/bundle_file.h"
+#include "client/bundle/bundle_file.h"
 
 #include <fstream>
 #include <iterator>

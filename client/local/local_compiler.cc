@@ -1,4 +1,4 @@
-#include "client/local_compiler.h"
+#include "client/local/local_compiler.h"
 
 #include <dlfcn.h>
 #include <nvrtc.h>
@@ -10,7 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "client/wire_types.h"
+#include "client/rpc/messages.h"
+#include "client/rpc/wire_types.h"
 #include "common/compile_options.h"
 #include "common/digest.h"
 #include "common/nvrtc_program.h"
@@ -105,16 +106,6 @@ Loaded Load() {
 }
 
 }  // namespace
-
-std::vector<std::string> NvrtcOptionsFor(const ProgramOptions& options,
-                                         CodeType target) {
-  std::vector<std::string> out = options.AsNvrtcOptions();
-  if (target == CodeType::kLtoir && options.dlto_for_ltoir &&
-      !AsksForLtoIr(out)) {
-    out.push_back("-dlto");
-  }
-  return out;
-}
 
 absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
                                           const ProgramOptions& options,

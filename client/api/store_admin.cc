@@ -3,9 +3,9 @@
 #include <grpcpp/client_context.h>
 
 #include "absl/strings/str_cat.h"
-#include "client/bundle_file.h"
-#include "client/rpc_channel.h"
-#include "client/wire_types.h"
+#include "client/bundle/bundle_file.h"
+#include "client/rpc/rpc_channel.h"
+#include "client/rpc/wire_types.h"
 #include "common/paths.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
 

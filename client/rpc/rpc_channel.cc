@@ -1,4 +1,4 @@
-#include "client/rpc_channel.h"
+#include "client/rpc/rpc_channel.h"
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>

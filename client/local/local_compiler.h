@@ -1,16 +1,11 @@
-#ifndef JITCACHE_CLIENT_LOCAL_COMPILER_H_
-#define JITCACHE_CLIENT_LOCAL_COMPILER_H_
+#ifndef JITCACHE_CLIENT_LOCAL_LOCAL_COMPILER_H_
+#define JITCACHE_CLIENT_LOCAL_LOCAL_COMPILER_H_
 
 #include "absl/status/statusor.h"
 #include "jitcache/object_code.h"
 #include "jitcache/program.h"
 
 namespace jitcache::internal {
-
-// The NVRTC options for `target`: the options' own, and -dlto for LTO-IR
-// unless they ask for it already (NVRTC makes LTO-IR only then).
-std::vector<std::string> NvrtcOptionsFor(const ProgramOptions& options,
-                                         CodeType target);
 
 // Compiles in this process with NVRTC opened at run time (libnvrtc.so.13,
 // $JITCACHE_LIBNVRTC overrides), the way the daemon does: the same
@@ -25,4 +20,4 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
 
 }  // namespace jitcache::internal
 
-#endif  // JITCACHE_CLIENT_LOCAL_COMPILER_H_
+#endif  // JITCACHE_CLIENT_LOCAL_LOCAL_COMPILER_H_

@@ -1,12 +1,12 @@
-#ifndef JITCACHE_CLIENT_INCLUDED_FILES_H_
-#define JITCACHE_CLIENT_INCLUDED_FILES_H_
+#ifndef JITCACHE_CLIENT_INCLUDES_INCLUDED_FILES_H_
+#define JITCACHE_CLIENT_INCLUDES_INCLUDED_FILES_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "client/include_scan.h"
+#include "client/includes/include_scan.h"
 #include "jitcache/v1/jitcache.pb.h"
 
 namespace jitcache::internal {
@@ -36,4 +36,4 @@ absl::Status AttachIncludedFiles(const ScanResult& included,
 
 }  // namespace jitcache::internal
 
-#endif  // JITCACHE_CLIENT_INCLUDED_FILES_H_
+#endif  // JITCACHE_CLIENT_INCLUDES_INCLUDED_FILES_H_

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_CLIENT_BUNDLE_FILE_H_
-#define JITCACHE_CLIENT_BUNDLE_FILE_H_
+#ifndef JITCACHE_CLIENT_BUNDLE_BUNDLE_FILE_H_
+#define JITCACHE_CLIENT_BUNDLE_BUNDLE_FILE_H_
 
 #include <cstdint>
 #include <cstdio>
@@ -85,4 +85,4 @@ absl::Status CheckBundleEntry(const v1::BundleEntry& entry);
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_CLIENT_BUNDLE_FILE_H_
+#endif  // JITCACHE_CLIENT_BUNDLE_BUNDLE_FILE_H_

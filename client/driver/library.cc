@@ -4,7 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "client/cuda_driver.h"
+#include "client/driver/cuda_driver.h"
 
 namespace jitcache {
 namespace {

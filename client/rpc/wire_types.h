@@ -1,5 +1,5 @@
-#ifndef JITCACHE_CLIENT_WIRE_TYPES_H_
-#define JITCACHE_CLIENT_WIRE_TYPES_H_
+#ifndef JITCACHE_CLIENT_RPC_WIRE_TYPES_H_
+#define JITCACHE_CLIENT_RPC_WIRE_TYPES_H_
 
 #include "common/object_kind.h"
 #include "jitcache/object_code.h"
@@ -55,4 +55,4 @@ inline CodeType FromWireKind(v1::ObjectKind kind) {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_CLIENT_WIRE_TYPES_H_
+#endif  // JITCACHE_CLIENT_RPC_WIRE_TYPES_H_

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_CLIENT_CUDA_DRIVER_H_
-#define JITCACHE_CLIENT_CUDA_DRIVER_H_
+#ifndef JITCACHE_CLIENT_DRIVER_CUDA_DRIVER_H_
+#define JITCACHE_CLIENT_DRIVER_CUDA_DRIVER_H_
 
 #include <cuda.h>
 
@@ -59,4 +59,4 @@ absl::Status DriverError(const DriverApi& api, CUresult result,
 
 }  // namespace jitcache::internal
 
-#endif  // JITCACHE_CLIENT_CUDA_DRIVER_H_
+#endif  // JITCACHE_CLIENT_DRIVER_CUDA_DRIVER_H_

@@ -1,4 +1,4 @@
-#include "client/bundle_file.h"
+#include "client/bundle/bundle_file.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "client/include_scan.h"
+#include "client/includes/include_scan.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

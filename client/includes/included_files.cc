@@ -1,11 +1,11 @@
-#include "client/included_files.h"
+#include "client/includes/included_files.h"
 
 #include <filesystem>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "client/include_scan.h"
-#include "client/wire_types.h"
+#include "client/includes/include_scan.h"
+#include "client/rpc/wire_types.h"
 #include "common/cache_key.h"
 #include "common/compile_options.h"
 #include "common/paths.h"

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_CLIENT_INCLUDE_SCAN_H_
-#define JITCACHE_CLIENT_INCLUDE_SCAN_H_
+#ifndef JITCACHE_CLIENT_INCLUDES_INCLUDE_SCAN_H_
+#define JITCACHE_CLIENT_INCLUDES_INCLUDE_SCAN_H_
 
 #include <sys/stat.h>
 
@@ -187,4 +187,4 @@ class IncludeScanner {
 
 }  // namespace jitcache::internal
 
-#endif  // JITCACHE_CLIENT_INCLUDE_SCAN_H_
+#endif  // JITCACHE_CLIENT_INCLUDES_INCLUDE_SCAN_H_

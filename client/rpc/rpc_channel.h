@@ -1,5 +1,5 @@
-#ifndef JITCACHE_CLIENT_RPC_CHANNEL_H_
-#define JITCACHE_CLIENT_RPC_CHANNEL_H_
+#ifndef JITCACHE_CLIENT_RPC_RPC_CHANNEL_H_
+#define JITCACHE_CLIENT_RPC_RPC_CHANNEL_H_
 
 #include <grpcpp/channel.h>
 #include <grpcpp/support/status.h>
@@ -23,4 +23,4 @@ absl::Status FromGrpc(const grpc::Status& s, absl::string_view socket);
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_CLIENT_RPC_CHANNEL_H_
+#endif  // JITCACHE_CLIENT_RPC_RPC_CHANNEL_H_

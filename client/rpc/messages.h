@@ -1,0 +1,42 @@
+#ifndef JITCACHE_CLIENT_RPC_MESSAGES_H_
+#define JITCACHE_CLIENT_RPC_MESSAGES_H_
+
+#include <string>
+#include <vector>
+
+#include "jitcache/client.h"
+#include "jitcache/object_code.h"
+#include "jitcache/program.h"
+#include "jitcache/v1/jitcache.pb.h"
+
+namespace jitcache {
+
+// The public API's values and the wire's messages, each way. Pure
+// functions; any thread.
+
+namespace internal {
+// The NVRTC options for `target`: the options' own, and -dlto for LTO-IR
+// unless they ask for it already (NVRTC makes LTO-IR only then). What the
+// daemon is sent and what a local compile runs.
+std::vector<std::string> NvrtcOptionsFor(const ProgramOptions& options,
+                                         CodeType target);
+}  // namespace internal
+
+// The request for compiling `program` with `options` to `target`, before
+// its includes are resolved (see internal::ResolveIncludes).
+v1::CompileRequest CompileRequestFor(const Program& program,
+                                     const ProgramOptions& options,
+                                     CodeType target);
+
+// The answer as the API gives it; takes the object and log out of
+// `response` rather than copying them.
+ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
+                        const std::string& name);
+
+// Every number of the answer under its wire name (DaemonStats::values, by
+// reflection), and the typed members.
+DaemonStats DaemonStatsFrom(const v1::StatsResponse& r);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_CLIENT_RPC_MESSAGES_H_
