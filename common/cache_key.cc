@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/string_view.h"
+#include "common/little_endian.h"
 
 namespace jitcache {
 namespace {
@@ -54,9 +55,9 @@ KeyHasher::KeyHasher(RequestKind kind) {
 }
 
 void KeyHasher::U64(uint64_t v) {
-  uint8_t le[8];
-  for (int i = 0; i < 8; ++i) le[i] = static_cast<uint8_t>(v >> (8 * i));
-  hasher_.Update(le, sizeof(le));
+  char bytes[8];
+  le::Put<uint64_t>(bytes, v);
+  hasher_.Update(bytes, sizeof(bytes));
 }
 
 void KeyHasher::Field(uint32_t tag, absl::string_view value) {

@@ -7,24 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/digest.h"
+#include "common/little_endian.h"
 
 namespace jitcache {
 namespace {
 
 constexpr char kMagic[8] = {'J', 'C', 'B', 'U', 'N', 'D', 'L', 'E'};
-
-void PutLe(std::string* out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i)
-    out->push_back(static_cast<char>(v >> (8 * i)));
-}
-
-uint64_t GetLe(const char* in, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) {
-    v |= uint64_t{static_cast<uint8_t>(in[i])} << (8 * i);
-  }
-  return v;
-}
 
 absl::Status IoError(absl::string_view what, const std::string& path) {
   return absl::InternalError(
@@ -39,7 +27,7 @@ absl::StatusOr<BundleWriter> BundleWriter::Create(
   if (file == nullptr) return IoError("create", path + ".tmp");
   BundleWriter writer(path, std::move(file));
   std::string start(kMagic, sizeof(kMagic));
-  PutLe(&start, kBundleFormatVersion, 4);
+  le::Append<uint32_t>(&start, kBundleFormatVersion);
   if (fwrite(start.data(), 1, start.size(), writer.file_.get()) !=
       start.size()) {
     return IoError("write", path + ".tmp");
@@ -59,7 +47,7 @@ absl::Status BundleWriter::WriteFrame(char type, const std::string& payload) {
                      " bytes is over a bundle's frame limit"));
   }
   std::string head(1, type);
-  PutLe(&head, payload.size(), 4);
+  le::Append<uint32_t>(&head, static_cast<uint32_t>(payload.size()));
   const Digest sum = Digest::Of(payload);
   if (fwrite(head.data(), 1, head.size(), file_.get()) != head.size() ||
       fwrite(payload.data(), 1, payload.size(), file_.get()) !=
@@ -82,7 +70,7 @@ absl::Status BundleWriter::Add(const v1::BundleEntry& entry) {
 
 absl::Status BundleWriter::Finish() {
   std::string count;
-  PutLe(&count, entries_, 8);
+  le::Append<uint64_t>(&count, entries_);
   if (absl::Status s = WriteFrame('Z', count); !s.ok()) return s;
   if (fflush(file_.get()) != 0 || fsync(fileno(file_.get())) != 0) {
     return IoError("write", path_ + ".tmp");
@@ -118,7 +106,7 @@ absl::StatusOr<BundleReader> BundleReader::Open(const std::string& path) {
         absl::StrCat(path, " is not a jitcache bundle (no JCBUNDLE header)"));
   }
   reader.offset_ = sizeof(start);
-  const uint64_t version = GetLe(start + 8, 4);
+  const uint64_t version = le::Get<uint32_t>(start + 8);
   if (version != kBundleFormatVersion) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, " is a bundle of format ", version,
@@ -143,7 +131,7 @@ absl::StatusOr<std::pair<char, std::string>> BundleReader::ReadFrame() {
       fread(head, 1, sizeof(head), file_.get()) != sizeof(head)) {
     return Corrupt("it ends without its end frame (truncated)");
   }
-  const uint64_t length = GetLe(head + 1, 4);
+  const uint64_t length = le::Get<uint32_t>(head + 1);
   const uint64_t left = size_ - offset_ - sizeof(head);
   if (length > kMaxBundleFrame || length + 32 > left) {
     return Corrupt(absl::StrCat("a frame claims ", length, " bytes; ", left,
@@ -168,7 +156,7 @@ absl::StatusOr<std::optional<v1::BundleEntry>> BundleReader::Next() {
   if (!frame.ok()) return frame.status();
   if (frame->first == 'Z') {
     if (frame->second.size() != 8 ||
-        GetLe(frame->second.data(), 8) != entries_) {
+        le::Get<uint64_t>(frame->second.data()) != entries_) {
       return Corrupt("its end frame's count does not match its entries");
     }
     if (offset_ != size_) return Corrupt("bytes follow its end frame");

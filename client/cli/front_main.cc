@@ -19,6 +19,7 @@
 
 #include "client/cli/hit_wire.h"
 #include "common/fd_io.h"
+#include "common/little_endian.h"
 #include "common/paths.h"
 
 namespace {
@@ -94,9 +95,8 @@ std::optional<std::string> AskHitSocket(const std::string& socket,
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
   std::optional<std::string> answer;
   const uint32_t size = static_cast<uint32_t>(request.size());
-  const char frame[4] = {static_cast<char>(size), static_cast<char>(size >> 8),
-                         static_cast<char>(size >> 16),
-                         static_cast<char>(size >> 24)};
+  char frame[4];
+  jitcache::le::Put<uint32_t>(frame, size);
   uint8_t status = 1, length[4];
   if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) ==
           0 &&
@@ -106,8 +106,7 @@ std::optional<std::string> AskHitSocket(const std::string& socket,
       status == 0 &&
       jitcache::ReadFully(fd, reinterpret_cast<char*>(length),
                           sizeof(length))) {
-    const uint32_t n = length[0] | (length[1] << 8) | (length[2] << 16) |
-                       (uint32_t{length[3]} << 24);
+    const uint32_t n = jitcache::le::Get<uint32_t>(length);
     std::string bytes(n, '\0');
     if (jitcache::ReadFully(fd, bytes.data(), n)) answer = std::move(bytes);
   }

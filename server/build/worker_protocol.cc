@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "common/fd_io.h"
+#include "common/little_endian.h"
 
 namespace jitcache {
 
@@ -119,9 +120,8 @@ absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response) {
 
 bool WriteFrame(int fd, const std::string& payload) {
   const uint32_t n = static_cast<uint32_t>(payload.size());
-  const char header[4] = {static_cast<char>(n), static_cast<char>(n >> 8),
-                          static_cast<char>(n >> 16),
-                          static_cast<char>(n >> 24)};
+  char header[4];
+  le::Put<uint32_t>(header, n);
   return WriteFully(fd, header, 4) &&
          WriteFully(fd, payload.data(), payload.size());
 }
@@ -130,14 +130,11 @@ std::optional<std::string> ReadFrame(
     int fd, size_t max_bytes, std::optional<uint64_t>* crash_peak_bytes) {
   unsigned char header[4];
   if (!ReadFully(fd, reinterpret_cast<char*>(header), 4)) return std::nullopt;
-  const uint32_t n = header[0] | (header[1] << 8) | (header[2] << 16) |
-                     (uint32_t{header[3]} << 24);
+  const uint32_t n = le::Get<uint32_t>(header);
   if (n == kCrashFrameLength) {
     unsigned char peak[8];
     if (ReadFully(fd, reinterpret_cast<char*>(peak), 8)) {
-      uint64_t bytes = 0;
-      for (int i = 7; i >= 0; --i) bytes = (bytes << 8) | peak[i];
-      *crash_peak_bytes = bytes;
+      *crash_peak_bytes = le::Get<uint64_t>(peak);
     }
     return std::nullopt;
   }

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/fd_io.h"
+#include "common/little_endian.h"
 #include "common/log.h"
 
 namespace jitcache {
@@ -169,9 +170,7 @@ void HitSocket::Handle(const Connection& connection) {
   const int fd = connection.fd;
   std::string header;
   if (!ReadBy(fd, 4, connection.deadline, &header)) return;
-  const auto* h = reinterpret_cast<const uint8_t*>(header.data());
-  const uint32_t length =
-      h[0] | (h[1] << 8) | (h[2] << 16) | (uint32_t{h[3]} << 24);
+  const uint32_t length = le::Get<uint32_t>(header.data());
   const char kAskGrpc = 1;
   // A stalled peer has had its time; answering takes at most this long.
   const absl::Time write_by = absl::Now() + io_timeout_;
@@ -188,9 +187,8 @@ void HitSocket::Handle(const Connection& connection) {
     return;
   }
   const uint32_t size = static_cast<uint32_t>(response->size());
-  const char frame[5] = {
-      0, static_cast<char>(size), static_cast<char>(size >> 8),
-      static_cast<char>(size >> 16), static_cast<char>(size >> 24)};
+  char frame[5] = {0};
+  le::Put<uint32_t>(frame + 1, size);
   if (!WriteBy(fd, frame, sizeof(frame), respond_by)) return;
   WriteBy(fd, response->data(), response->size(), respond_by);
 }

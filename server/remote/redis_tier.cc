@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/little_endian.h"
 #include "common/log.h"
 #include "server/remote/remote_keys.h"
 
@@ -81,16 +82,6 @@ absl::StatusOr<Endpoint> ParseUrl(absl::string_view url) {
 
 namespace {
 
-void PutLe64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-
-uint64_t GetLe64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
-
 constexpr size_t kMacSize = 32;
 
 }  // namespace
@@ -98,7 +89,7 @@ constexpr size_t kMacSize = 32;
 std::string FrameRemoteValue(absl::string_view name, absl::string_view payload,
                              absl::string_view key) {
   std::string out(kMagic, 4);
-  PutLe64(&out, payload.size());
+  le::Append<uint64_t>(&out, payload.size());
   out.append(payload.data(), payload.size());
   out += RemoteMac(key, {"jitcache entry", name, payload});
   return out;
@@ -111,7 +102,7 @@ std::optional<std::string> UnframeRemoteValue(
   if (value.size() < kOverhead || value.substr(0, 4) != kMagic) {
     return std::nullopt;
   }
-  const uint64_t n = GetLe64(value.data() + 4);
+  const uint64_t n = le::Get<uint64_t>(value.data() + 4);
   if (n != value.size() - kOverhead) return std::nullopt;
   const absl::string_view payload = value.substr(12, n);
   if (!RemoteMacMatches(value.substr(12 + n), keys,

@@ -18,6 +18,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/little_endian.h"
 
 namespace jitcache {
 namespace {
@@ -33,10 +34,6 @@ struct MacCtxDeleter {
 EVP_MAC* Hmac() {
   static EVP_MAC* const mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
   return mac;
-}
-
-void PutLe64(unsigned char* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<unsigned char>(v >> (8 * i));
 }
 
 }  // namespace
@@ -131,7 +128,7 @@ std::string RemoteMac(absl::string_view key,
                          key.size(), params) == 1;
   for (absl::string_view part : parts) {
     unsigned char length[8];
-    PutLe64(length, part.size());
+    le::Put<uint64_t>(length, part.size());
     ok = ok && EVP_MAC_update(ctx.get(), length, sizeof(length)) == 1 &&
          EVP_MAC_update(ctx.get(),
                         reinterpret_cast<const unsigned char*>(part.data()),

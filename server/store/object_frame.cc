@@ -7,23 +7,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/little_endian.h"
 
 namespace jitcache {
 namespace {
 
 constexpr char kMagic[4] = {'J', 'C', 'O', 'B'};
-
-void PutLe64(char* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(v >> (8 * i));
-}
-
-uint64_t GetLe64(const char* in) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) {
-    v |= uint64_t{static_cast<uint8_t>(in[i])} << (8 * i);
-  }
-  return v;
-}
 
 }  // namespace
 
@@ -34,8 +23,8 @@ std::string EncodeObjectFrame(ObjectKind kind, absl::string_view bytes) {
   std::memcpy(trailer, kMagic, sizeof(kMagic));
   trailer[4] = static_cast<char>(kObjectFrameVersion);
   trailer[5] = static_cast<char>(kind);
-  PutLe64(trailer + 8, bytes.size());
-  PutLe64(trailer + 16, XXH3_64bits(bytes.data(), bytes.size()));
+  le::Put<uint64_t>(trailer + 8, bytes.size());
+  le::Put<uint64_t>(trailer + 16, XXH3_64bits(bytes.data(), bytes.size()));
   return frame;
 }
 
@@ -57,12 +46,13 @@ absl::StatusOr<DecodedObject> DecodeObjectFrame(absl::string_view frame) {
   if (ObjectKindName(kind) == "unknown") {
     return absl::DataLossError("object frame has an unknown kind");
   }
-  if (GetLe64(trailer + 8) != bytes.size()) {
+  if (le::Get<uint64_t>(trailer + 8) != bytes.size()) {
     return absl::DataLossError(absl::StrCat("object frame says ",
-                                            GetLe64(trailer + 8),
+                                            le::Get<uint64_t>(trailer + 8),
                                             " bytes but holds ", bytes.size()));
   }
-  if (GetLe64(trailer + 16) != XXH3_64bits(bytes.data(), bytes.size())) {
+  if (le::Get<uint64_t>(trailer + 16) !=
+      XXH3_64bits(bytes.data(), bytes.size())) {
     return absl::DataLossError("object checksum does not match its bytes");
   }
   return DecodedObject{kind, bytes};
