@@ -64,12 +64,6 @@ absl::string_view DirName(absl::string_view path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-bool Under(absl::string_view path, absl::string_view dir) {
-  if (dir == "/") return absl::StartsWith(path, "/");
-  return path.size() > dir.size() && absl::StartsWith(path, dir) &&
-         path[dir.size()] == '/';
-}
-
 bool IsIdentStart(char c) {
   return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_';
 }
@@ -673,7 +667,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
   auto dir_of = [&](const std::string& path) -> const SearchDir* {
     const SearchDir* best = nullptr;
     for (const SearchDir& dir : input.dirs) {
-      if (Under(path, dir.path) &&
+      if (IsUnder(path, dir.path, /*or_equal=*/false) &&
           (best == nullptr || dir.path.size() > best->path.size())) {
         best = &dir;
       }
@@ -834,9 +828,10 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
   if (!probe_error.ok()) return probe_error;
   for (const std::string& d : passed_dirs) {
     const bool seen =
-        d == input.cwd || Under(input.cwd, d) ||
-        std::any_of(out.begin(), out.end(),
-                    [&](const ScannedFile& f) { return Under(f.path, d); });
+        IsUnder(input.cwd, d, /*or_equal=*/true) ||
+        std::any_of(out.begin(), out.end(), [&](const ScannedFile& f) {
+          return IsUnder(f.path, d, /*or_equal=*/false);
+        });
     if (!seen) {
       return absl::FailedPreconditionError(
           absl::StrCat("the program reaches a header through ", d,
