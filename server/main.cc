@@ -1,11 +1,13 @@
 // jitcached: flags and signals. Everything else is in Daemon.
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
@@ -296,58 +298,34 @@ int main(int argc, char** argv) {
   if (options.inherited.has_value()) {
     options.socket_path = options.inherited->grpc_path;
   }
-  options.config = {
-      {"socket", options.socket_path},
-      {"socket_activated", options.inherited.has_value() ? "true" : "false"},
-      {"socket_group",
-       options.socket_group.empty() ? "(unchanged)" : options.socket_group},
-      {"socket_mode", absl::GetFlag(FLAGS_socket_mode).empty()
-                          ? "(umask)"
-                          : absl::GetFlag(FLAGS_socket_mode)},
-      {"store", options.store_path},
-      {"cuda_root", options.cuda_root.empty() ? jitcache::DefaultCudaRoot()
-                                              : options.cuda_root},
-      {"workers", absl::StrCat(options.workers)},
-      {"max_queued", absl::StrCat(options.max_queued)},
-      {"max_queued_per_user", absl::StrCat(options.max_queued_per_user)},
-      {"metrics_address",
-       options.metrics_address.empty() ? "(off)" : options.metrics_address},
-      {"log_level", absl::GetFlag(FLAGS_log_level)},
-      {"compiles", options.in_process_compiles
-                       ? "in process"
-                       : "in jitcache-worker processes"},
-      {"compile_memory_limit",
-       *memory_limit == 0
-           ? "0 (none)"
-           : absl::StrCat(*memory_limit, " (",
-                          jitcache::FormatSize(*memory_limit), ")")},
-      {"compile_time_limit_seconds",
-       absl::StrCat(absl::GetFlag(FLAGS_compile_time_limit_seconds))},
-      {"max_size", *max_size == 0
-                       ? "0 (no cap)"
-                       : absl::StrCat(*max_size, " (",
-                                      jitcache::FormatSize(*max_size), ")")},
-      {"high_watermark", absl::StrCat(options.janitor.high_watermark)},
-      {"low_watermark", absl::StrCat(options.janitor.low_watermark)},
-      {"max_age", options.janitor.max_age.has_value()
-                      ? absl::FormatDuration(*options.janitor.max_age)
-                      : "off"},
-      {"compression", std::string(jitcache::CompressionName(*compression))},
-      {"admin_group",
-       options.admin_group.empty() ? "(none)" : options.admin_group},
-      {"hit_socket", options.hit_socket ? "true" : "false"},
-      {"max_source_bytes", absl::StrCat(options.limits.max_source_bytes)},
-      {"max_header_bytes", absl::StrCat(options.limits.max_header_bytes)},
-      {"max_headers", absl::StrCat(options.limits.max_headers)},
-      {"max_included_files", absl::StrCat(options.limits.max_included_files)},
-      {"kept_file_sets", absl::StrCat(options.kept_file_sets)},
-      {"max_options", absl::StrCat(options.limits.max_options)},
-      {"max_name_expressions",
-       absl::StrCat(options.limits.max_name_expressions)},
-      {"max_request_bytes", absl::StrCat(options.limits.max_request_bytes)},
-      {"shutdown_grace_seconds",
-       absl::StrCat(absl::GetFlag(FLAGS_shutdown_grace_seconds))},
+  // What `jitcache config` shows: every flag of this file, as parsed, under
+  // its own name (so a new flag is listed without anyone remembering to),
+  // with the sizes spelled out and the values the daemon derived.
+  std::map<std::string, std::string> config;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    // --verify is a command, not a setting of a running daemon.
+    if (absl::EndsWith(flag->Filename(), "server/main.cc") &&
+        name != "verify") {
+      const std::string value = flag->CurrentValue();
+      config[std::string(name)] = value.empty() ? "(none)" : value;
+    }
+  }
+  auto with_size = [](uint64_t bytes, const char* zero) {
+    return bytes == 0
+               ? absl::StrCat("0 (", zero, ")")
+               : absl::StrCat(bytes, " (", jitcache::FormatSize(bytes), ")");
   };
+  config["socket"] = options.socket_path;
+  config["socket_activated"] = options.inherited.has_value() ? "true" : "false";
+  config["cuda_root"] = options.cuda_root.empty() ? jitcache::DefaultCudaRoot()
+                                                  : options.cuda_root;
+  config["max_size"] = with_size(*max_size, "no cap");
+  config["compile_memory_limit"] = with_size(*memory_limit, "none");
+  config["remote_max_object"] = with_size(*remote_max, "none");
+  config["max_age"] = options.janitor.max_age.has_value()
+                          ? absl::FormatDuration(*options.janitor.max_age)
+                          : "off";
+  options.config.assign(config.begin(), config.end());
 
   absl::StatusOr<std::unique_ptr<jitcache::Daemon>> daemon =
       jitcache::Daemon::Start(std::move(options));

@@ -384,7 +384,26 @@ TEST_F(AdminAccess, AdminCommandsFromAnotherUserArePermissionDenied) {
   auto config = testing::RunProcess({testing::CliBinary() + "-full", "--socket",
                                      dir_.Sub("s.sock"), "config"});
   EXPECT_EQ(config.exit_code, 0) << config.output;
-  EXPECT_THAT(config.output, HasSubstr("max_size"));
+  // Every setting --help lists is in the listing, under its own name.
+  const auto help = testing::RunProcess({testing::DaemonBinary(), "--help"});
+  int flags = 0;
+  for (absl::string_view line : absl::StrSplit(help.output, '\n')) {
+    line = absl::StripLeadingAsciiWhitespace(line);
+    // "--name (what it does...", not a "--" inside a description.
+    const size_t space = line.find(' ');
+    if (!absl::StartsWith(line, "--") || space == absl::string_view::npos ||
+        line.substr(space, 2) != " (") {
+      continue;
+    }
+    const std::string name(line.substr(2, space - 2));
+    if (name == "verify") continue;
+    ++flags;
+    EXPECT_THAT(config.output, ::testing::ContainsRegex("(^|\n)" + name + " "))
+        << name << " is not in jitcache config";
+  }
+  EXPECT_GT(flags, 30);
+  EXPECT_THAT(config.output, ::testing::ContainsRegex("max_size +10737418240 "
+                                                      "\\(10.0 GiB\\)"));
 }
 
 TEST_F(AdminAccess, MembersOfTheAdminGroupAreAdministrators) {
