@@ -22,4 +22,12 @@ absl::string_view ObjectKindName(ObjectKind kind) {
   return "unknown";
 }
 
+std::optional<ObjectKind> ObjectKindFromNumber(int number) {
+  if (number < static_cast<int>(ObjectKind::kPtx) ||
+      number > static_cast<int>(ObjectKind::kLibrary)) {
+    return std::nullopt;
+  }
+  return static_cast<ObjectKind>(number);
+}
+
 }  // namespace jitcache

@@ -2,24 +2,22 @@
 #define JITCACHE_COMMON_OBJECT_KIND_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/strings/string_view.h"
+#include "jitcache/code_type.h"
 
 namespace jitcache {
 
-// What an object in the store is. The numeric values are part of the store
-// format and of the cache key: never renumber.
-enum class ObjectKind : uint8_t {
-  kPtx = 1,
-  kCubin = 2,
-  kLtoir = 3,
-  kFatbin = 4,
-  kObject = 5,   // host object holding device code (nvJitLink input)
-  kLibrary = 6,  // host archive holding device code (nvJitLink input)
-};
+// The store's name for what an object is: the API's CodeType, one enum.
+using ObjectKind = CodeType;
 
 // "ptx", "cubin", "ltoir", "fatbin", "object", "library"; "unknown".
 absl::string_view ObjectKindName(ObjectKind kind);
+
+// A kind from its number (the wire's ObjectKind, a store frame, a worker
+// message): nullopt for anything but the six.
+std::optional<ObjectKind> ObjectKindFromNumber(int number);
 
 }  // namespace jitcache
 

@@ -27,10 +27,10 @@
 #include "client/rpc/messages.h"
 #include "client/rpc/restart_policy.h"
 #include "client/rpc/rpc_channel.h"
-#include "client/rpc/wire_types.h"
 #include "common/paths.h"
 #include "common/wire_constants.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
+#include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
 namespace {}  // namespace
@@ -487,10 +487,16 @@ absl::StatusOr<ObjectCode> Client::FetchObject(
       !s.ok()) {
     return s;
   }
+  const std::optional<CodeType> kind = FromWireKind(response.kind());
+  if (!kind.has_value()) {
+    return absl::DataLossError(
+        absl::StrCat("object ", digest, " came back with an unknown kind (",
+                     static_cast<int>(response.kind()), ")"));
+  }
   ObjectCode code;
   code.compiled = true;
   code.bytes = std::move(*response.mutable_data());
-  code.code_type = FromWireKind(response.kind());
+  code.code_type = *kind;
   code.object_digest = digest;
   code.served = Served::kHit;
   return code;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/compile_options.h"
+#include "common/object_kind.h"
 #include "jitcache/object_code.h"
 
 namespace jitcache {
@@ -37,23 +38,7 @@ std::vector<std::string> ProgramOptions::AsNvrtcOptions() const {
   return out;
 }
 
-absl::string_view CodeTypeName(CodeType type) {
-  switch (type) {
-    case CodeType::kPtx:
-      return "ptx";
-    case CodeType::kCubin:
-      return "cubin";
-    case CodeType::kLtoir:
-      return "ltoir";
-    case CodeType::kFatbin:
-      return "fatbin";
-    case CodeType::kObject:
-      return "object";
-    case CodeType::kLibrary:
-      return "library";
-  }
-  return "unknown";
-}
+absl::string_view CodeTypeName(CodeType type) { return ObjectKindName(type); }
 
 std::optional<CodeType> ParseCodeType(absl::string_view name) {
   for (CodeType t :

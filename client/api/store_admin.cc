@@ -5,9 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "client/bundle/bundle_file.h"
 #include "client/rpc/rpc_channel.h"
-#include "client/rpc/wire_types.h"
 #include "common/paths.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
+#include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
 namespace {
@@ -16,14 +16,21 @@ namespace {
 // daemon's default request limit (64 MiB).
 constexpr uint64_t kBatchBytes = 8 << 20;
 
-StoreEntry FromWire(const v1::EntryInfo& e) {
+absl::StatusOr<StoreEntry> FromWire(const v1::EntryInfo& e) {
+  const std::optional<CodeType> target = FromWireTarget(e.target());
+  if (!target.has_value()) {
+    return absl::DataLossError(absl::StrCat("entry ", e.key(),
+                                            " has a target this client does "
+                                            "not know (",
+                                            e.target(), ")"));
+  }
   StoreEntry out;
   out.key = e.key();
   out.outcome = e.outcome() == v1::OUTCOME_OK              ? "OK"
                 : e.outcome() == v1::OUTCOME_LINK_ERROR    ? "LINK_ERROR"
                 : e.outcome() == v1::OUTCOME_COMPILE_ERROR ? "COMPILE_ERROR"
                                                            : "UNKNOWN";
-  out.target = FromWireTarget(e.target());
+  out.target = *target;
   out.arch = e.arch();
   out.options.assign(e.options().begin(), e.options().end());
   out.program_name = e.program_name();
@@ -148,7 +155,9 @@ absl::StatusOr<std::pair<std::vector<StoreEntry>, uint64_t>> StoreAdmin::List(
   }
   std::vector<StoreEntry> entries;
   for (const v1::EntryInfo& e : response.entries()) {
-    entries.push_back(FromWire(e));
+    absl::StatusOr<StoreEntry> entry = FromWire(e);
+    if (!entry.ok()) return entry.status();
+    entries.push_back(*std::move(entry));
   }
   return std::make_pair(std::move(entries), response.matching());
 }

@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/includes/include_scan.h"
-#include "client/rpc/wire_types.h"
+#include "jitcache/v1/wire_kinds.h"
 #include "common/cache_key.h"
 #include "common/compile_options.h"
 #include "common/paths.h"

@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/rpc/messages.h"
-#include "client/rpc/wire_types.h"
 #include "common/compile_options.h"
 #include "common/digest.h"
 #include "common/nvrtc_program.h"
@@ -118,7 +117,7 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
   }
   const std::vector<std::string> raw = NvrtcOptionsFor(options, target);
   absl::StatusOr<CanonicalOptions> canonical =
-      CanonicalizeCompileOptions(raw, ObjectKindOf(target), loaded->policy);
+      CanonicalizeCompileOptions(raw, target, loaded->policy);
   if (!canonical.ok()) return canonical.status();
   std::vector<std::string> names = options.name_expressions;
   std::sort(names.begin(), names.end());
@@ -132,7 +131,7 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
   input.options = canonical->options;
   if (options.toolkit_include_dirs) input.include_dirs = loaded->include_dirs;
   input.name_expressions = std::move(names);
-  input.target = ObjectKindOf(target);
+  input.target = target;
   absl::StatusOr<NvrtcOutput> out = RunNvrtc(loaded->api, input);
   if (!out.ok()) return out.status();
 

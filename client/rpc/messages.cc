@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/rpc/wire_types.h"
+#include "jitcache/v1/wire_kinds.h"
 #include "common/compile_options.h"
 
 namespace jitcache {

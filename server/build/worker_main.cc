@@ -40,23 +40,30 @@ absl::StatusOr<CompileResult> RunJob(const std::string& frame,
             : absl::InfiniteFuture();
     // The job sees the toolkit and what its request carried, nothing else
     // (a link: the toolkit alone).
-    const CompileJob job = CompileJobFrom(request.compile(), deadline);
+    // A link's view is the toolkit's alone: no files, no directory.
+    absl::StatusOr<CompileJob> job =
+        request.has_compile() ? CompileJobFrom(request.compile(), deadline)
+                              : absl::StatusOr<CompileJob>(CompileJob{});
+    if (!job.ok()) return job.status();
+    const std::vector<std::pair<std::string, std::string>> no_files;
     if (absl::Status s = KeepCrashReportSource(); !s.ok()) return s;
     if (absl::Status s =
-            EnterCompileView(view, job.working_directory, *job.files);
+            EnterCompileView(view, job->working_directory,
+                             job->files != nullptr ? *job->files : no_files);
         !s.ok()) {
       return s;
     }
     if (absl::Status s = LockDownCompile(); !s.ok()) return s;
     if (request.has_compile()) {
       std::optional<absl::StatusOr<CompileResult>> faked;
-      if (hooks.compile) faked = hooks.compile(job);
-      result = faked.has_value() ? *std::move(faked) : compiler.Compile(job);
+      if (hooks.compile) faked = hooks.compile(*job);
+      result = faked.has_value() ? *std::move(faked) : compiler.Compile(*job);
     } else if (request.has_link()) {
-      const LinkJob link = LinkJobFrom(request.link(), deadline);
+      absl::StatusOr<LinkJob> link = LinkJobFrom(request.link(), deadline);
+      if (!link.ok()) return link.status();
       std::optional<absl::StatusOr<CompileResult>> faked;
-      if (hooks.link) faked = hooks.link(link);
-      result = faked.has_value() ? *std::move(faked) : compiler.Link(link);
+      if (hooks.link) faked = hooks.link(*link);
+      result = faked.has_value() ? *std::move(faked) : compiler.Link(*link);
     }
   }
   if (!result.ok() && absl::IsResourceExhausted(result.status()) &&

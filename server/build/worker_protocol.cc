@@ -1,8 +1,11 @@
 #include "server/build/worker_protocol.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/fd_io.h"
 #include "common/little_endian.h"
+#include "common/object_kind.h"
 
 namespace jitcache {
 
@@ -47,7 +50,23 @@ v1::WorkerRequest ToWorkerRequest(const LinkJob& job) {
   return request;
 }
 
-CompileJob CompileJobFrom(const v1::WorkerCompile& c, absl::Time deadline) {
+namespace {
+
+absl::StatusOr<ObjectKind> KindFrom(int number, absl::string_view what) {
+  std::optional<ObjectKind> kind = ObjectKindFromNumber(number);
+  if (!kind.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("worker request: ", what, " ", number, " is no kind"));
+  }
+  return *kind;
+}
+
+}  // namespace
+
+absl::StatusOr<CompileJob> CompileJobFrom(const v1::WorkerCompile& c,
+                                          absl::Time deadline) {
+  absl::StatusOr<ObjectKind> target = KindFrom(c.target(), "target");
+  if (!target.ok()) return target.status();
   CompileJob job;
   job.program_name = c.program_name();
   job.source = c.source();
@@ -58,7 +77,7 @@ CompileJob CompileJobFrom(const v1::WorkerCompile& c, absl::Time deadline) {
   job.name_expressions.assign(c.name_expressions().begin(),
                               c.name_expressions().end());
   job.toolkit_include_dirs = !c.exact_include_path();
-  job.target = static_cast<ObjectKind>(c.target());
+  job.target = *target;
   job.working_directory = c.working_directory();
   auto files =
       std::make_shared<std::vector<std::pair<std::string, std::string>>>();
@@ -70,14 +89,18 @@ CompileJob CompileJobFrom(const v1::WorkerCompile& c, absl::Time deadline) {
   return job;
 }
 
-LinkJob LinkJobFrom(const v1::WorkerLink& l, absl::Time deadline) {
+absl::StatusOr<LinkJob> LinkJobFrom(const v1::WorkerLink& l,
+                                    absl::Time deadline) {
   LinkJob job;
   for (const v1::WorkerLinkInput& i : l.inputs()) {
-    job.inputs.push_back(
-        {static_cast<ObjectKind>(i.kind()), i.name(), i.bytes()});
+    absl::StatusOr<ObjectKind> kind = KindFrom(i.kind(), "input kind");
+    if (!kind.ok()) return kind.status();
+    job.inputs.push_back({*kind, i.name(), i.bytes()});
   }
   job.options.assign(l.options().begin(), l.options().end());
-  job.target = static_cast<ObjectKind>(l.target());
+  absl::StatusOr<ObjectKind> target = KindFrom(l.target(), "target");
+  if (!target.ok()) return target.status();
+  job.target = *target;
   job.deadline = deadline;
   return job;
 }

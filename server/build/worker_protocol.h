@@ -21,10 +21,12 @@ inline constexpr uint32_t kCrashFrameLength = 0xFFFFFFFF;
 
 v1::WorkerRequest ToWorkerRequest(const CompileJob& job);
 v1::WorkerRequest ToWorkerRequest(const LinkJob& job);
-// The job a request carries (no cancellation flag: a worker is killed).
-CompileJob CompileJobFrom(const v1::WorkerCompile& compile,
-                          absl::Time deadline);
-LinkJob LinkJobFrom(const v1::WorkerLink& link, absl::Time deadline);
+// The job a request carries (no cancellation flag: a worker is killed);
+// INVALID_ARGUMENT for a kind that is not one.
+absl::StatusOr<CompileJob> CompileJobFrom(const v1::WorkerCompile& compile,
+                                          absl::Time deadline);
+absl::StatusOr<LinkJob> LinkJobFrom(const v1::WorkerLink& link,
+                                    absl::Time deadline);
 
 v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r);
 absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response);

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/jitcache_service.h"
-#include "server/rpc/wire_target.h"
+#include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
 namespace {

@@ -10,7 +10,7 @@
 #include "common/cache_key.h"
 #include "common/compile_options.h"
 #include "common/paths.h"
-#include "server/rpc/wire_target.h"
+#include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
 namespace {

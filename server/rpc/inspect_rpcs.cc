@@ -10,7 +10,7 @@
 #include "common/cache_key.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/jitcache_service.h"
-#include "server/rpc/wire_target.h"
+#include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
 namespace {

@@ -10,7 +10,7 @@
 #include "common/nvrtc_program.h"
 #include "common/wire_constants.h"
 #include "server/rpc/grpc_status.h"
-#include "server/rpc/wire_target.h"
+#include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
 namespace {

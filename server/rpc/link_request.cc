@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
 #include "common/link_options.h"
-#include "server/rpc/wire_target.h"
+#include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
 

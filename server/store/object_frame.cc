@@ -42,8 +42,9 @@ absl::StatusOr<DecodedObject> DecodeObjectFrame(absl::string_view frame) {
     return absl::DataLossError(absl::StrCat(
         "object frame version ", static_cast<int>(trailer[4]), " is unknown"));
   }
-  const auto kind = static_cast<ObjectKind>(trailer[5]);
-  if (ObjectKindName(kind) == "unknown") {
+  const std::optional<ObjectKind> kind =
+      ObjectKindFromNumber(static_cast<uint8_t>(trailer[5]));
+  if (!kind.has_value()) {
     return absl::DataLossError("object frame has an unknown kind");
   }
   if (le::Get<uint64_t>(trailer + 8) != bytes.size()) {
@@ -55,7 +56,7 @@ absl::StatusOr<DecodedObject> DecodeObjectFrame(absl::string_view frame) {
       XXH3_64bits(bytes.data(), bytes.size())) {
     return absl::DataLossError("object checksum does not match its bytes");
   }
-  return DecodedObject{kind, bytes};
+  return DecodedObject{*kind, bytes};
 }
 
 }  // namespace jitcache

@@ -8,14 +8,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "jitcache/code_type.h"
 
 namespace jitcache {
 
 class Library;
 
-// What an object is. kFatbin, kObject (a host object with device code) and
-// kLibrary (a host archive) are link inputs only.
-enum class CodeType { kPtx, kCubin, kLtoir, kFatbin, kObject, kLibrary };
 absl::string_view CodeTypeName(CodeType type);  // "ptx", "cubin", ...
 // By name ("ptx", "ltoir", ...) or by file extension (".ltoir", ".o", ...).
 std::optional<CodeType> ParseCodeType(absl::string_view name);
