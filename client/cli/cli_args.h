@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "client/cli/compile_flags.h"
 
 namespace jitcache::cli {
 
@@ -21,22 +22,6 @@ inline constexpr int kExitFailure = 3;
 inline int UsageError(absl::string_view message) {
   std::cerr << "jitcache: " << message << "\n(see jitcache --help)\n";
   return kExitUsage;
-}
-
-// Takes the value of `flag` from "--flag=V" or "--flag V".
-inline bool TakeValue(const std::vector<std::string>& args, size_t& i,
-                      absl::string_view flag, std::string* value) {
-  const std::string& arg = args[i];
-  if (arg == flag) {
-    if (i + 1 >= args.size()) return false;
-    *value = args[++i];
-    return true;
-  }
-  if (absl::StartsWith(arg, absl::StrCat(flag, "="))) {
-    *value = arg.substr(flag.size() + 1);
-    return true;
-  }
-  return false;
 }
 
 // Writes an object to `path`; false (having said why on stderr) when it

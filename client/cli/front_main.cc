@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "client/cli/compile_flags.h"
 #include "client/cli/hit_wire.h"
 #include "common/fd_io.h"
 #include "common/little_endian.h"
@@ -64,21 +65,6 @@ bool WriteFile(const std::string& path, const std::string& data) {
   return close(fd) == 0 && written;
 }
 
-// The value of `flag` from "--flag=V" or "--flag V", as jitcache-full reads it.
-bool TakeValue(const std::vector<std::string>& args, size_t& i,
-               const std::string& flag, std::string* value) {
-  if (args[i] == flag) {
-    if (i + 1 >= args.size()) return false;
-    *value = args[++i];
-    return true;
-  }
-  if (args[i].rfind(flag + "=", 0) == 0) {
-    *value = args[i].substr(flag.size() + 1);
-    return true;
-  }
-  return false;
-}
-
 // The daemon's answer to `request`, if it had one in its store.
 std::optional<std::string> AskHitSocket(const std::string& socket,
                                         const std::string& request) {
@@ -119,53 +105,36 @@ std::optional<std::string> AskHitSocket(const std::string& socket,
 std::optional<int> CompileHit(const std::string& socket,
                               const std::vector<std::string>& args) {
   const auto start = std::chrono::steady_clock::now();
-  jitcache::hit_wire::Request request;
-  std::string file, output, arch, value, target_name = "ptx";
-  std::vector<std::string> extra;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (TakeValue(args, i, "--arch", &value)) {
-      if (!arch.empty() || value.find(',') != std::string::npos)
-        return std::nullopt;
-      arch = value;
-    } else if (TakeValue(args, i, "--target", &value)) {
-      target_name = value;
-    } else if (TakeValue(args, i, "--name-expression", &value)) {
-      request.name_expressions.push_back(value);
-    } else if (TakeValue(args, i, "--header", &value)) {
-      const size_t eq = value.find('=');
-      if (eq == std::string::npos) return std::nullopt;
-      std::optional<std::string> contents = ReadFile(value.substr(eq + 1));
-      if (!contents) return std::nullopt;
-      request.headers.emplace_back(value.substr(0, eq), *std::move(contents));
-    } else if (TakeValue(args, i, "--program-name", &value)) {
-      request.program_name = value;
-    } else if (TakeValue(args, i, "-o", &value)) {
-      output = value;
-    } else if (file.empty() && args[i].rfind("-", 0) != 0) {
-      file = args[i];
-    } else if (args[i].rfind("--", 0) == 0 &&
-               (args[i] == "--arch" || args[i] == "--target" ||
-                args[i] == "--name-expression" || args[i] == "--header" ||
-                args[i] == "--program-name")) {
-      return std::nullopt;  // a flag without its value: let full say so
-    } else {
-      extra.push_back(args[i]);
-    }
+  jitcache::cli::CompileFlags flags;
+  std::string error;
+  // Anything but one plain compile is jitcache-full's to answer (or to
+  // say what is wrong with).
+  if (!jitcache::cli::ParseCompileFlags(args, &flags, &error) ||
+      flags.archs.size() > 1) {
+    return std::nullopt;
   }
   static const std::map<std::string, int> kTargets = {
       {"ptx", 1}, {"cubin", 2}, {"ltoir", 3}};
-  auto target = kTargets.find(target_name);
-  if (file.empty() || target == kTargets.end()) return std::nullopt;
-  std::optional<std::string> source = ReadFile(file);
+  jitcache::hit_wire::Request request;
+  for (const auto& [name, file] : flags.headers) {
+    std::optional<std::string> contents = ReadFile(file);
+    if (!contents) return std::nullopt;
+    request.headers.emplace_back(name, *std::move(contents));
+  }
+  std::optional<std::string> source = ReadFile(flags.file);
   if (!source) return std::nullopt;
   request.source = *std::move(source);
-  if (request.program_name.empty()) {
-    request.program_name = file.substr(file.find_last_of('/') + 1);
-  }
+  request.program_name =
+      flags.program_name.empty()
+          ? flags.file.substr(flags.file.find_last_of('/') + 1)
+          : flags.program_name;
+  request.name_expressions = flags.name_expressions;
   // The options exactly as jitcache-full sends them: -arch first.
-  if (!arch.empty()) request.options.push_back("-arch=" + arch);
-  request.options.insert(request.options.end(), extra.begin(), extra.end());
-  request.target = target->second;
+  if (!flags.archs.empty())
+    request.options.push_back("-arch=" + flags.archs[0]);
+  request.options.insert(request.options.end(), flags.nvrtc_options.begin(),
+                         flags.nvrtc_options.end());
+  request.target = kTargets.at(flags.target);
 
   std::optional<std::string> bytes = AskHitSocket(socket, Encode(request));
   if (!bytes) return std::nullopt;
@@ -177,25 +146,22 @@ std::optional<int> CompileHit(const std::string& socket,
                               .count();
   const double compile_ms =
       static_cast<double>(response->compile_time_us) / 1000.0;
-  if (response->outcome != 1) {
-    std::printf("HIT COMPILE_ERROR key %s compile %.1f ms total %.1f ms\n",
-                response->cache_key.c_str(), compile_ms, total_ms);
+  const std::map<std::string, std::string> lowered(
+      response->lowered_names.begin(), response->lowered_names.end());
+  const bool compiled = response->outcome == 1;
+  const std::string output =
+      flags.output.empty()
+          ? jitcache::cli::DefaultOutput(flags.file, flags.target)
+          : flags.output;
+  if (compiled && !WriteFile(output, response->object)) return std::nullopt;
+  std::fputs(jitcache::cli::ResultLines(
+                 "HIT", compiled, "COMPILE_ERROR", response->cache_key,
+                 compile_ms, total_ms, output, response->object.size(), lowered)
+                 .c_str(),
+             stdout);
+  if (!compiled) {
     std::fputs(response->log.c_str(), stderr);
     return 1;
-  }
-  if (output.empty()) {
-    const size_t dot = file.find_last_of('.');
-    output = (dot == std::string::npos ? file : file.substr(0, dot)) + "." +
-             target_name;
-  }
-  if (!WriteFile(output, response->object)) return std::nullopt;
-  std::printf("HIT key %s compile %.1f ms total %.1f ms -> %s (%zu bytes)\n",
-              response->cache_key.c_str(), compile_ms, total_ms, output.c_str(),
-              response->object.size());
-  std::map<std::string, std::string> lowered(response->lowered_names.begin(),
-                                             response->lowered_names.end());
-  for (const auto& [expr, name] : lowered) {
-    std::printf("  %s -> %s\n", expr.c_str(), name.c_str());
   }
   if (!response->log.empty()) std::fputs(response->log.c_str(), stderr);
   return 0;
@@ -208,7 +174,7 @@ int main(int argc, char** argv) {
   std::string socket, value;
   size_t i = 0;
   for (; i < args.size(); ++i) {
-    if (TakeValue(args, i, "--socket", &value)) {
+    if (jitcache::cli::TakeValue(args, i, "--socket", &value)) {
       socket = value;
       continue;
     }

@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "client/cli/cli_args.h"
+#include "client/cli/compile_flags.h"
 #include "client/cli/progress_bar.h"
 #include "client/cli/store_commands.h"
 #include "client/rpc/rpc_channel.h"
@@ -185,20 +186,18 @@ int Report(const jitcache::ObjectCode& code, const std::string& output,
   const std::string served =
       absl::StrCat(jitcache::ServedName(code.served),
                    code.served_remotely ? " (remote)" : "");
+  if (code.compiled && !jitcache::cli::WriteOutput(output, code.bytes)) {
+    return kExitFailure;
+  }
+  const std::map<std::string, std::string> lowered(code.symbol_mapping.begin(),
+                                                   code.symbol_mapping.end());
+  std::cout << jitcache::cli::ResultLines(
+      served, code.compiled, std::string(failure), code.cache_key,
+      code.compile_time_us / 1000.0, total_ms, output, code.bytes.size(),
+      lowered);
   if (!code.compiled) {
-    std::cout << absl::StrFormat("%s %s key %s compile %.1f ms total %.1f ms\n",
-                                 served, failure, code.cache_key,
-                                 code.compile_time_us / 1000.0, total_ms);
     std::cerr << code.log;
     return kExitCompileError;
-  }
-  if (!jitcache::cli::WriteOutput(output, code.bytes)) return kExitFailure;
-  std::cout << absl::StrFormat(
-      "%s key %s compile %.1f ms total %.1f ms -> %s (%d bytes)\n", served,
-      code.cache_key, code.compile_time_us / 1000.0, total_ms, output,
-      code.bytes.size());
-  for (const auto& [expr, lowered] : code.symbol_mapping) {
-    std::cout << "  " << expr << " -> " << lowered << "\n";
   }
   if (!code.log.empty()) std::cerr << code.log;
   return 0;
@@ -269,58 +268,32 @@ absl::StatusOr<CompileArgs> ParseCompileArgs(
                ? p
                : absl::StrCat(base_dir, "/", p);
   };
-  CompileArgs out;
-  std::string program_name, value;
-  std::vector<std::pair<std::string, std::string>> headers;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (TakeValue(args, i, "--arch", &value)) {
-      for (absl::string_view a :
-           absl::StrSplit(value, ',', absl::SkipEmpty())) {
-        out.archs.emplace_back(a);
-      }
-    } else if (TakeValue(args, i, "--target", &value)) {
-      std::optional<jitcache::CodeType> type = jitcache::ParseCodeType(value);
-      if (!type || (*type != jitcache::CodeType::kPtx &&
-                    *type != jitcache::CodeType::kCubin &&
-                    *type != jitcache::CodeType::kLtoir)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("unknown target '", value, "' (ptx, cubin or ltoir)"));
-      }
-      out.target = *type;
-    } else if (TakeValue(args, i, "--name-expression", &value)) {
-      out.options.name_expressions.push_back(value);
-    } else if (TakeValue(args, i, "--header", &value)) {
-      const size_t eq = value.find('=');
-      if (eq == std::string::npos) {
-        return absl::InvalidArgumentError("--header takes NAME=FILE");
-      }
-      const std::string file = path(value.substr(eq + 1));
-      std::optional<std::string> contents = ReadFile(file);
-      if (!contents)
-        return absl::NotFoundError(absl::StrCat("cannot read ", file));
-      headers.emplace_back(value.substr(0, eq), *std::move(contents));
-    } else if (TakeValue(args, i, "--program-name", &value)) {
-      program_name = value;
-    } else if (TakeValue(args, i, "-o", &value)) {
-      out.output = value;
-    } else if (out.file.empty() && !absl::StartsWith(arg, "-")) {
-      out.file = path(arg);
-    } else {
-      out.options.extra_options.push_back(arg);
-    }
+  jitcache::cli::CompileFlags flags;
+  std::string error;
+  if (!jitcache::cli::ParseCompileFlags(args, &flags, &error)) {
+    return absl::InvalidArgumentError(error);
   }
-  if (out.file.empty()) return absl::InvalidArgumentError("no FILE.cu given");
+  CompileArgs out;
+  out.target = *jitcache::ParseCodeType(flags.target);  // checked above
+  out.archs = flags.archs;
+  out.options.name_expressions = flags.name_expressions;
+  out.options.extra_options = flags.nvrtc_options;
+  out.output = flags.output;
+  out.file = path(flags.file);
   std::optional<std::string> source = ReadFile(out.file);
   if (!source) {
     return absl::NotFoundError(absl::StrCat("cannot read ", out.file));
   }
-  if (program_name.empty()) {
-    program_name = out.file.substr(out.file.find_last_of('/') + 1);
-  }
-  out.program = jitcache::Program(*std::move(source), program_name);
-  for (auto& [name, contents] : headers) {
-    out.program.AddHeader(std::move(name), std::move(contents));
+  out.program = jitcache::Program(
+      *std::move(source), flags.program_name.empty()
+                              ? out.file.substr(out.file.find_last_of('/') + 1)
+                              : flags.program_name);
+  for (const auto& [name, file] : flags.headers) {
+    std::optional<std::string> contents = ReadFile(path(file));
+    if (!contents) {
+      return absl::NotFoundError(absl::StrCat("cannot read ", path(file)));
+    }
+    out.program.AddHeader(name, *std::move(contents));
   }
   return out;
 }
@@ -339,13 +312,12 @@ int Compile(const jitcache::Client& client,
     return UsageError("compile takes one --arch (precompile takes several)");
   }
   if (!parsed->archs.empty()) parsed->options.arch = parsed->archs[0];
-  std::string output = parsed->output;
-  if (output.empty()) {
-    const std::string& file = parsed->file;
-    const size_t dot = file.find_last_of('.');
-    output = absl::StrCat(dot == std::string::npos ? file : file.substr(0, dot),
-                          ".", jitcache::CodeTypeName(parsed->target));
-  }
+  const std::string output =
+      parsed->output.empty()
+          ? jitcache::cli::DefaultOutput(
+                parsed->file,
+                std::string(jitcache::CodeTypeName(parsed->target)))
+          : parsed->output;
   const absl::Time start = absl::Now();
   absl::StatusOr<jitcache::ObjectCode> code =
       client.Compile(parsed->program, parsed->options, parsed->target);
