@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -18,6 +19,13 @@ namespace jitcache::cli {
 inline constexpr int kExitCompileError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitFailure = 3;
+
+// Every failed request is reported the same way: "jitcache: CODE: what".
+inline int Failed(const absl::Status& s) {
+  std::cerr << "jitcache: " << absl::StatusCodeToString(s.code()) << ": "
+            << s.message() << "\n";
+  return kExitFailure;
+}
 
 inline int UsageError(absl::string_view message) {
   std::cerr << "jitcache: " << message << "\n(see jitcache --help)\n";

@@ -129,8 +129,7 @@ std::optional<std::string> ReadFile(const std::string& path) {
 int Ping(const jitcache::Client& client) {
   absl::StatusOr<jitcache::DaemonInfo> info = client.Ping();
   if (!info.ok()) {
-    std::cerr << "jitcache: " << info.status().message() << "\n";
-    return kExitFailure;
+    return jitcache::cli::Failed(info.status());
   }
   std::cout << "jitcached " << info->daemon_version << " on "
             << client.socket_path() << "\n"
@@ -155,9 +154,7 @@ int Stats(const jitcache::Client& client,
   }
   absl::StatusOr<jitcache::DaemonStats> s = client.Stats(zero);
   if (!s.ok()) {
-    std::cerr << "jitcache: " << absl::StatusCodeToString(s.status().code())
-              << ": " << s.status().message() << "\n";
-    return kExitFailure;
+    return jitcache::cli::Failed(s.status());
   }
   // One "name value" line each, every number under its name in the
   // daemon's StatsResponse (and its metrics): easy to read and to parse.
@@ -228,8 +225,8 @@ int Link(const jitcache::Client& client, const std::vector<std::string>& args) {
       options.extra_options.push_back(arg);
     } else {
       if (absl::Status s = linker.AddFile(arg); !s.ok()) {
-        std::cerr << "jitcache: " << s.message() << "\n";
-        return absl::IsInvalidArgument(s) ? kExitUsage : kExitFailure;
+        if (absl::IsInvalidArgument(s)) return UsageError(s.message());
+        return jitcache::cli::Failed(s);
       }
       ++files;
     }
@@ -242,8 +239,7 @@ int Link(const jitcache::Client& client, const std::vector<std::string>& args) {
   absl::StatusOr<jitcache::ObjectCode> code = linker.Link(options, target);
   const double total_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   if (!code.ok()) {
-    std::cerr << "jitcache: " << code.status() << "\n";
-    return kExitFailure;
+    return jitcache::cli::Failed(code.status());
   }
   return Report(*code, output, total_ms, "LINK_ERROR");
 }
@@ -305,8 +301,7 @@ int Compile(const jitcache::Client& client,
     if (absl::IsInvalidArgument(parsed.status())) {
       return UsageError(parsed.status().message());
     }
-    std::cerr << "jitcache: " << parsed.status().message() << "\n";
-    return kExitFailure;
+    return jitcache::cli::Failed(parsed.status());
   }
   if (parsed->archs.size() > 1) {
     return UsageError("compile takes one --arch (precompile takes several)");
@@ -323,8 +318,7 @@ int Compile(const jitcache::Client& client,
       client.Compile(parsed->program, parsed->options, parsed->target);
   const double total_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   if (!code.ok()) {
-    std::cerr << "jitcache: " << code.status() << "\n";
-    return kExitFailure;
+    return jitcache::cli::Failed(code.status());
   }
   return Report(*code, output, total_ms, "COMPILE_ERROR");
 }
@@ -524,8 +518,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> rest(args.begin() + i + 1, args.end());
   absl::StatusOr<jitcache::Client> client = jitcache::Client::Connect(options);
   if (!client.ok()) {
-    std::cerr << "jitcache: " << client.status().message() << "\n";
-    return kExitFailure;
+    return jitcache::cli::Failed(client.status());
   }
   int code;
   if (command == "ping") {

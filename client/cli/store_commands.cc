@@ -18,12 +18,6 @@
 namespace jitcache::cli {
 namespace {
 
-int Failed(const absl::Status& s) {
-  std::cerr << "jitcache: " << absl::StatusCodeToString(s.code()) << ": "
-            << s.message() << "\n";
-  return kExitFailure;
-}
-
 std::string When(absl::Time t) {
   if (t == absl::UnixEpoch()) return "-";
   return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::LocalTimeZone());
