@@ -60,14 +60,13 @@ int main(int argc, char** argv) {
       return 1;
     }
     (*tier)->Publish(key, entry.SerializeAsString());
-    while (!(*tier)->Get(key).has_value())
-      absl::SleepFor(absl::Milliseconds(5));
+    while (!(*tier)->Get(key).found()) absl::SleepFor(absl::Milliseconds(5));
     std::vector<double> us;
     for (int i = 0; i < iterations; ++i) {
       const absl::Time start = absl::Now();
-      std::optional<std::string> payload = (*tier)->Get(key);
+      const jitcache::RedisTier::Read read = (*tier)->Get(key);
       jitcache::v1::BundleEntry got;
-      if (!payload.has_value() || !got.ParseFromString(*payload) ||
+      if (!read.found() || !got.ParseFromString(read.entry) ||
           jitcache::Digest::Of(got.objects(0).data()).Hex() !=
               got.objects(0).digest()) {
         std::fprintf(stderr, "bad value\n");

@@ -283,21 +283,25 @@ bool RedisTier::LeaseValid(const std::string& name,
   return expiry > now && expiry <= now + options_.lease_ttl + absl::Seconds(5);
 }
 
-std::optional<std::string> RedisTier::Get(const Digest& key) {
+RedisTier::Read RedisTier::Get(const Digest& key) {
+  using Outcome = Read::Outcome;
   const std::string name = EntryKey(key);
   Reply reply = foreground_->Run("GET %b", name.data(), name.size());
-  if (reply == nullptr) return std::nullopt;
+  if (reply == nullptr) return {Outcome::kUnreachable, {}};
   if (reply->type == REDIS_REPLY_NIL) {
     ++misses_;
-    return std::nullopt;
+    return {Outcome::kAbsent, {}};
   }
   std::optional<std::string> payload;
   if (reply->type == REDIS_REPLY_STRING) {
     payload = UnframeRemoteValue(
         name, absl::string_view(reply->str, reply->len), options_.keys);
   }
-  if (!payload.has_value()) CountCorrupt(key);
-  return payload;
+  if (!payload.has_value()) {
+    CountCorrupt(key);
+    return {Outcome::kDamaged, {}};
+  }
+  return {Outcome::kFound, *std::move(payload)};
 }
 
 void RedisTier::CountHit(uint64_t bytes) {

@@ -66,10 +66,17 @@ class RedisTier {
       RemoteOptions options);
   ~RedisTier();
 
-  // The entry for `key`, unframed and checked; nullopt when absent, when
-  // the tier is unreachable, or when the value is damaged or not signed by
-  // a team key (then it is counted as corrupt).
-  std::optional<std::string> Get(const Digest& key);
+  // What a read of `key` found: its entry (unframed, its MAC checked), or
+  // why there is none. Absent, unreachable and damaged stay apart: a caller
+  // does not wait on a tier that cannot be reached, and damage (a value
+  // that does not verify, counted as corrupt) is not a miss of the team's.
+  struct Read {
+    enum class Outcome { kFound, kAbsent, kUnreachable, kDamaged };
+    Outcome outcome = Outcome::kAbsent;
+    std::string entry;  // kFound: a serialized BundleEntry
+    bool found() const { return outcome == Outcome::kFound; }
+  };
+  Read Get(const Digest& key);
   void CountHit(uint64_t bytes);
   void CountCorrupt(const Digest& key);  // the caller found it bad (ignored)
 

@@ -9,8 +9,8 @@
 #include "common/log.h"
 #include "common/nvrtc_program.h"
 #include "common/wire_constants.h"
-#include "server/rpc/grpc_status.h"
 #include "jitcache/v1/wire_kinds.h"
+#include "server/rpc/grpc_status.h"
 
 namespace jitcache {
 namespace {
@@ -399,11 +399,14 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
 }
 
 std::optional<v1::CompileResponse> JitCacheService::FromRemote(
-    const Digest& key) {
-  std::optional<std::string> payload = options_.remote->Get(key);
-  if (!payload.has_value()) return std::nullopt;
+    const Digest& key, bool* unreachable) {
+  const RedisTier::Read read = options_.remote->Get(key);
+  if (unreachable != nullptr) {
+    *unreachable = read.outcome == RedisTier::Read::Outcome::kUnreachable;
+  }
+  if (!read.found()) return std::nullopt;
   v1::BundleEntry entry;
-  if (!entry.ParseFromString(*payload) || entry.key() != key.Hex()) {
+  if (!entry.ParseFromString(read.entry) || entry.key() != key.Hex()) {
     options_.remote->CountCorrupt(key);
     return std::nullopt;
   }
@@ -421,14 +424,20 @@ std::optional<v1::CompileResponse> JitCacheService::FromRemote(
   }
   absl::StatusOr<std::optional<v1::CompileResponse>> stored = LookUp(key);
   if (!stored.ok() || !stored->has_value()) return std::nullopt;
-  options_.remote->CountHit(payload->size());
+  options_.remote->CountHit(read.entry.size());
   return **std::move(stored);
 }
 
 std::optional<v1::CompileResponse> JitCacheService::AskRemote(const Digest& key,
                                                               bool* leased) {
   *leased = false;
-  if (std::optional<v1::CompileResponse> hit = FromRemote(key)) return hit;
+  bool unreachable = false;
+  if (std::optional<v1::CompileResponse> hit = FromRemote(key, &unreachable)) {
+    return hit;
+  }
+  // A tier that cannot be read cannot be leased from either: build here
+  // without another timeout.
+  if (unreachable) return std::nullopt;
   RedisTier::Lease lease = options_.remote->TryLease(key);
   if (lease == RedisTier::Lease::kHeldByOther) {
     // Another node compiles this key: wait for its result rather than
@@ -548,7 +557,7 @@ void JitCacheService::RunBuild(const Build& build) {
     // The answer is still right; it is just not cached. The store logs
     // when its writes start and stop failing.
     JITCACHE_LOG(Debug) << "cannot store " << key.Hex() << ": "
-                          << stored_locally;
+                        << stored_locally;
   }
 
   auto response = std::make_shared<v1::CompileResponse>();

@@ -176,7 +176,9 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       const Digest& key, const v1::ActionRecord& record);
   // The remote tier's answer for `key`, checked like an import and stored
   // locally; nullopt when it has none (or a bad one, which it drops).
-  std::optional<v1::CompileResponse> FromRemote(const Digest& key);
+  // `*unreachable` says the tier could not be asked at all.
+  std::optional<v1::CompileResponse> FromRemote(const Digest& key,
+                                                bool* unreachable = nullptr);
   // Before a build: the remote tier's answer, waiting for another node's
   // compile of the key while it holds the key's lease. nullopt: build here
   // (`*leased` says whether this node now holds the lease).

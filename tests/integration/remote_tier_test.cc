@@ -3,6 +3,7 @@
 // kill and tamper with.
 #include <sys/stat.h>
 
+#include <csignal>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -13,9 +14,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "common/digest.h"
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
 #include "server/remote/redis_tier.h"
+#include "server/remote/remote_keys.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/daemon_stats.h"
 #include "tests/testing/kernels.h"
@@ -414,6 +417,49 @@ TEST_F(RemoteTier, TheRemoteTierNeedsAPrivateKeyFile) {
       {"--remote=" + redis_->url(), "--remote_key_file=" + short_key});
   EXPECT_FALSE(weak.Start().ok());
   EXPECT_TRUE(absl::StrContains(weak.Log(), "at least 32 bytes")) << weak.Log();
+}
+
+// A read tells absent, damaged and unreachable apart (and counts each as
+// it should): the service builds at once when the tier cannot be reached
+// instead of waiting on a lease it cannot read.
+TEST_F(RemoteTier, AReadTellsAbsentDamagedAndUnreachableApart) {
+  // As in jitcached: a write to a Redis that went away is an error, not a
+  // signal.
+  std::signal(SIGPIPE, SIG_IGN);
+  absl::StatusOr<std::vector<std::string>> keys = LoadRemoteKeys(key_file_);
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  RemoteOptions options;
+  options.url = "unix://" + dir_.Sub("redis.sock");
+  options.keys = *keys;
+  absl::StatusOr<std::unique_ptr<RedisTier>> tier =
+      RedisTier::Create(std::move(options));
+  ASSERT_TRUE(tier.ok()) << tier.status();
+  using Outcome = RedisTier::Read::Outcome;
+  const Digest key = Digest::Of("a key no node has written");
+  EXPECT_EQ((*tier)->Get(key).outcome, Outcome::kAbsent);
+
+  // A value in the entry's place that no team key signed.
+  redis_->Cli({"SET", "jitcache:v2:entry:" + key.Hex(), "JCR2 not signed"});
+  EXPECT_EQ((*tier)->Get(key).outcome, Outcome::kDamaged);
+  EXPECT_EQ((*tier)->stats().misses, 1u);  // the absent one, not the damaged
+  EXPECT_EQ((*tier)->stats().corrupt, 1u);
+
+  // A value this node signed comes back whole.
+  const Digest published = Digest::Of("published");
+  ASSERT_EQ((*tier)->TryLease(published), RedisTier::Lease::kTaken);
+  (*tier)->Publish(published, "the entry");
+  RedisTier::Read read;
+  for (int i = 0; i < 500 && !read.found(); ++i) {
+    read = (*tier)->Get(published);
+    if (!read.found()) absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_TRUE(read.found());
+  EXPECT_EQ(read.entry, "the entry");
+
+  redis_->Kill();
+  EXPECT_EQ((*tier)->Get(key).outcome, Outcome::kUnreachable);
+  EXPECT_GE((*tier)->stats().errors, 1u);
+  EXPECT_EQ((*tier)->stats().corrupt, 1u);
 }
 
 }  // namespace
