@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "client/includes/directives.h"
 #include "common/cache_key.h"
 #include "common/paths.h"
 #include "common/resolve_path.h"
@@ -24,10 +25,6 @@
 
 namespace jitcache::internal {
 namespace {
-
-// Expansions of one macro #include worth following before giving up.
-constexpr size_t kMaxExpansions = 256;
-constexpr int kMaxExpansionRounds = 8;
 
 // `dir`/`name` with "." and ".." resolved by text, as NVRTC names the file.
 std::string JoinNormal(absl::string_view dir, absl::string_view name) {
@@ -64,46 +61,6 @@ absl::string_view DirName(absl::string_view path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-bool IsIdentStart(char c) {
-  return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-bool IsIdent(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
-
-absl::string_view SkipBlanks(absl::string_view s) {
-  while (!s.empty() && (s[0] == ' ' || s[0] == '\t')) s.remove_prefix(1);
-  return s;
-}
-
-absl::string_view TakeIdent(absl::string_view* s) {
-  size_t n = 0;
-  while (n < s->size() && IsIdent((*s)[n])) ++n;
-  absl::string_view ident = s->substr(0, n);
-  s->remove_prefix(n);
-  return ident;
-}
-
-// "<name>" or "\"name\"" at the start of `s`: the name, or false.
-bool TakeHeaderName(absl::string_view s, bool* angle, std::string* name) {
-  if (s.empty() || (s[0] != '<' && s[0] != '"')) return false;
-  const char close = s[0] == '<' ? '>' : '"';
-  const size_t end = s.find(close, 1);
-  if (end == absl::string_view::npos) return false;
-  *angle = s[0] == '<';
-  *name = std::string(s.substr(1, end - 1));
-  return true;
-}
-
-// The text of a directive's argument without a trailing comment.
-absl::string_view StripComment(absl::string_view s) {
-  for (absl::string_view marker : {"//", "/*"}) {
-    const size_t at = s.find(marker);
-    if (at != absl::string_view::npos) s = s.substr(0, at);
-  }
-  return absl::StripAsciiWhitespace(s);
-}
-
 bool StatFile(const std::string& path, struct stat* st) {
   return ::stat(path.c_str(), st) == 0 && S_ISREG(st->st_mode);
 }
@@ -138,43 +95,6 @@ int64_t Ns(const struct timespec& t) {
 // past this many programs they start again (the kept ones on disk stay).
 constexpr size_t kMaxMemos = 64;
 
-// Every string `text` may become by replacing its identifiers with the
-// bodies `defines` gives them (or leaving them, as the macro may be
-// undefined where the #include is). False when there are too many.
-bool Expansions(
-    const std::string& text,
-    const absl::flat_hash_map<std::string, std::vector<std::string>>& defines,
-    absl::flat_hash_set<std::string>* out) {
-  std::vector<std::string> frontier = {text};
-  out->insert(text);
-  for (int round = 0; round < kMaxExpansionRounds && !frontier.empty();
-       ++round) {
-    std::vector<std::string> next;
-    for (const std::string& s : frontier) {
-      for (size_t i = 0; i < s.size();) {
-        if (!IsIdentStart(s[i]) || (i > 0 && IsIdent(s[i - 1]))) {
-          ++i;
-          continue;
-        }
-        size_t end = i;
-        while (end < s.size() && IsIdent(s[end])) ++end;
-        auto it = defines.find(s.substr(i, end - i));
-        if (it != defines.end()) {
-          for (const std::string& body : it->second) {
-            std::string variant =
-                absl::StrCat(s.substr(0, i), body, s.substr(end));
-            if (out->insert(variant).second) next.push_back(std::move(variant));
-            if (out->size() > kMaxExpansions) return false;
-          }
-        }
-        i = end;
-      }
-    }
-    frontier = std::move(next);
-  }
-  return true;
-}
-
 }  // namespace
 
 IncludeScanner::FileStamp IncludeScanner::StampOf(const struct stat& st) {
@@ -196,211 +116,10 @@ IncludeScanner& IncludeScanner::ForProcess() {
   return *scanner;
 }
 
-namespace {
-
-void ToRecord(const std::string& path, const IncludeScanner::FileStamp& s,
-              v1::FileStampRecord* r) {
-  r->set_path(path);
-  r->set_dev(s.dev);
-  r->set_ino(s.ino);
-  r->set_size(s.size);
-  r->set_mtime_ns(s.mtime_ns);
-  r->set_ctime_ns(s.ctime_ns);
-}
-
-std::pair<std::string, IncludeScanner::FileStamp> FromRecord(
-    const v1::FileStampRecord& r) {
-  return {r.path(), {r.dev(), r.ino(), r.size(), r.mtime_ns(), r.ctime_ns()}};
-}
-
-// Both formats go up whenever a scan finds other files for the same input
-// (2: files beside the program, by absolute path, -include; directives
-// behind comments, digraphs and continuations), so that no memo of an
-// older scanner answers for a newer one.
-constexpr uint32_t kMemoFormat = 2;
-
-// Writes `record` to DIR/NAME whole or not at all (a reader in another
-// process sees the old file or the new one). Best effort: it is a cache.
-void KeepFile(const std::string& dir, const std::string& name,
-              const google::protobuf::Message& record) {
-  // Private to the user: whoever could write here could choose what the
-  // user's compiles are keyed on.
-  ::mkdir(dir.c_str(), 0700);
-  const std::string path = dir + "/" + name;
-  const std::string temp = absl::StrCat(path, ".", getpid(), ".tmp");
-  const int fd =
-      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  const bool written = record.SerializeToFileDescriptor(fd);
-  ::close(fd);
-  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
-    ::unlink(temp.c_str());
-  }
-}
-
-}  // namespace
-
-std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::LoadMemo(
-    const Digest& key) const {
-  const int fd =
-      ::open((memo_dir_ + "/" + key.Hex()).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  v1::ScanMemo record;
-  const bool parsed = record.ParseFromFileDescriptor(fd);
-  ::close(fd);
-  if (!parsed || record.format_version() != kMemoFormat ||
-      record.result_paths_size() != record.result_sha256_size()) {
-    return nullptr;
-  }
-  auto memo = std::make_shared<Memo>();
-  for (const auto& r : record.files()) memo->files.push_back(FromRecord(r));
-  for (const auto& r : record.dirs()) memo->dirs.push_back(FromRecord(r));
-  auto result = std::make_shared<ScanResult>();
-  for (int i = 0; i < record.result_paths_size(); ++i) {
-    absl::StatusOr<Digest> d = Digest::FromBytes(record.result_sha256(i));
-    if (!d.ok()) return nullptr;
-    result->files.push_back({record.result_paths(i), *d});
-  }
-  absl::StatusOr<Digest> set = Digest::FromBytes(record.set_sha256());
-  if (!set.ok()) return nullptr;
-  result->set = *set;
-  memo->result = std::move(result);
-  return memo;
-}
-
-void IncludeScanner::SaveMemo(const Digest& key, const Memo& memo) const {
-  v1::ScanMemo record;
-  record.set_format_version(kMemoFormat);
-  for (const auto& [path, stamp] : memo.files) {
-    ToRecord(path, stamp, record.add_files());
-  }
-  for (const auto& [path, stamp] : memo.dirs) {
-    ToRecord(path, stamp, record.add_dirs());
-  }
-  for (const ScannedFile& f : memo.result->files) {
-    record.add_result_paths(f.path);
-    record.add_result_sha256(std::string(f.digest.AsBytes()));
-  }
-  record.set_set_sha256(std::string(memo.result->set.AsBytes()));
-  KeepFile(memo_dir_, key.Hex(), record);
-}
-
-namespace {
-
-// `text` as the preprocessor reads its lines: continuations spliced,
-// comments replaced by a space. A block comment keeps its newlines, so that
-// a directive after one that spans lines is still seen (where text before
-// the comment makes it none, that is one file too many in the key: a
-// spurious miss at worst, never a stale hit).
-std::string Cleaned(absl::string_view text) {
-  std::string spliced;
-  spliced.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\') {
-      size_t j = i + 1;
-      if (j < text.size() && text[j] == '\r') ++j;
-      if (j < text.size() && text[j] == '\n') {
-        i = j;
-        continue;
-      }
-    }
-    spliced.push_back(text[i]);
-  }
-  std::string out;
-  out.reserve(spliced.size());
-  char literal = 0;  // the quote of the literal we are in, if any
-  for (size_t i = 0; i < spliced.size(); ++i) {
-    const char c = spliced[i];
-    const char next = i + 1 < spliced.size() ? spliced[i + 1] : '\0';
-    if (literal != 0) {
-      out.push_back(c);
-      if (c == '\\' && next != '\n' && next != '\0') {
-        out.push_back(next);
-        ++i;
-      } else if (c == literal || c == '\n') {
-        literal = 0;  // an unterminated literal ends with its line
-      }
-    } else if (c == '/' && next == '/') {
-      while (i < spliced.size() && spliced[i] != '\n') ++i;
-      out.push_back(' ');
-      if (i < spliced.size()) out.push_back('\n');
-    } else if (c == '/' && next == '*') {
-      out.push_back(' ');
-      for (i += 2; i < spliced.size(); ++i) {
-        if (spliced[i] == '*' && i + 1 < spliced.size() &&
-            spliced[i + 1] == '/') {
-          ++i;
-          break;
-        }
-        if (spliced[i] == '\n') out.push_back('\n');
-      }
-    } else {
-      // A quote after a digit or letter is a digit separator (1'000) or
-      // part of a prefix, not a literal's start.
-      if ((c == '"' || c == '\'') &&
-          (c == '"' || out.empty() || !IsIdent(out.back()))) {
-        literal = c;
-      }
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 void IncludeScanner::Parse(absl::string_view text,
                            std::vector<Directive>* directives,
                            std::vector<Define>* defines) {
-  const std::string cleaned = Cleaned(text);
-  for (absl::string_view line : absl::StrSplit(cleaned, '\n')) {
-    line = SkipBlanks(line);
-    // "%:" is the digraph of "#".
-    if (!absl::ConsumePrefix(&line, "#") && !absl::ConsumePrefix(&line, "%:")) {
-      continue;
-    }
-    line = SkipBlanks(line);
-    const absl::string_view word = TakeIdent(&line);
-    line = SkipBlanks(line);
-    if (word == "include" || word == "include_next" || word == "import") {
-      const bool next = word == "include_next";
-      bool angle = false;
-      std::string name;
-      if (TakeHeaderName(line, &angle, &name)) {
-        directives->push_back(
-            {angle ? (next ? Directive::kAngleNext : Directive::kAngle)
-                   : (next ? Directive::kQuoteNext : Directive::kQuote),
-             std::move(name)});
-      } else if (absl::string_view macro = StripComment(line); !macro.empty()) {
-        directives->push_back({Directive::kMacro, std::string(macro)});
-      }
-    } else if (word == "define") {
-      const absl::string_view name = TakeIdent(&line);
-      // Function-like macros never name a header in practice.
-      if (name.empty() || (!line.empty() && line[0] == '(')) continue;
-      absl::string_view body = StripComment(line);
-      if (absl::EndsWith(body, "\\")) continue;
-      defines->push_back({std::string(name), std::string(body)});
-    } else if (word == "if" || word == "elif" || word == "ifdef" ||
-               word == "elifdef") {
-      // __has_include(<x>) may make the compiler open x.
-      for (size_t at = line.find("__has_include"); at != line.npos;
-           at = line.find("__has_include", at + 1)) {
-        absl::string_view rest = line.substr(at + 13);
-        const bool next = absl::ConsumePrefix(&rest, "_next");
-        rest = SkipBlanks(rest);
-        if (!absl::ConsumePrefix(&rest, "(")) continue;
-        bool angle = false;
-        std::string name;
-        if (TakeHeaderName(SkipBlanks(rest), &angle, &name)) {
-          directives->push_back(
-              {angle ? (next ? Directive::kAngleNext : Directive::kAngle)
-                     : (next ? Directive::kQuoteNext : Directive::kQuote),
-               std::move(name)});
-        }
-      }
-    }
-  }
+  ParseDirectives(text, directives, defines);
 }
 
 absl::StatusOr<std::string> IncludeScanner::Read(const std::string& path,
@@ -425,69 +144,6 @@ absl::StatusOr<std::string> IncludeScanner::Read(const std::string& path,
   }
   if (digest != nullptr) *digest = Digest::Of(data);
   return data;
-}
-
-constexpr uint32_t kFilesFormat = 2;  // see kMemoFormat
-// Headers kept on disk at most; past this the file starts again.
-constexpr size_t kMaxKeptFiles = 50000;
-
-void IncludeScanner::LoadKeptFiles() {
-  if (kept_files_loaded_ || memo_dir_.empty()) return;
-  kept_files_loaded_ = true;
-  const int fd = ::open((memo_dir_ + "/files").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  v1::ScannedFiles record;
-  const bool parsed = record.ParseFromFileDescriptor(fd);
-  ::close(fd);
-  if (!parsed || record.format_version() != kFilesFormat) return;
-  for (const v1::ScannedFileRecord& r : record.files()) {
-    absl::StatusOr<Digest> digest = Digest::FromBytes(r.sha256());
-    if (!digest.ok() || r.directive_kinds_size() != r.directive_texts_size() ||
-        r.define_names_size() != r.define_bodies_size()) {
-      continue;
-    }
-    auto info = std::make_shared<FileInfo>();
-    auto [path, stamp] = FromRecord(r.stamp());
-    info->stamp = stamp;
-    info->cacheable = true;
-    info->digest = *digest;
-    for (int i = 0; i < r.directive_kinds_size(); ++i) {
-      const int kind = r.directive_kinds(i);
-      if (kind < Directive::kQuote || kind > Directive::kMacro) continue;
-      info->directives.push_back(
-          {static_cast<Directive::Kind>(kind), r.directive_texts(i)});
-    }
-    for (int i = 0; i < r.define_names_size(); ++i) {
-      info->defines.push_back({r.define_names(i), r.define_bodies(i)});
-    }
-    files_.try_emplace(std::move(path), std::move(info));
-  }
-}
-
-void IncludeScanner::SaveKeptFiles() {
-  v1::ScannedFiles record;
-  record.set_format_version(kFilesFormat);
-  {
-    absl::MutexLock lock(&mu_);
-    if (memo_dir_.empty() || files_read_since_save_ == 0) return;
-    files_read_since_save_ = 0;
-    if (files_.size() > kMaxKeptFiles) files_.clear();
-    for (const auto& [path, info] : files_) {
-      if (!info->cacheable) continue;
-      v1::ScannedFileRecord* r = record.add_files();
-      ToRecord(path, info->stamp, r->mutable_stamp());
-      r->set_sha256(std::string(info->digest.AsBytes()));
-      for (const Directive& d : info->directives) {
-        r->add_directive_kinds(d.kind);
-        r->add_directive_texts(d.text);
-      }
-      for (const Define& d : info->defines) {
-        r->add_define_names(d.name);
-        r->add_define_bodies(d.body);
-      }
-    }
-  }
-  KeepFile(memo_dir_, "files", record);
 }
 
 absl::StatusOr<std::shared_ptr<const IncludeScanner::FileInfo>>

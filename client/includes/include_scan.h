@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "client/includes/directives.h"
 #include "common/digest.h"
 
 namespace jitcache::internal {
@@ -120,14 +121,8 @@ class IncludeScanner {
     bool operator==(const FileStamp&) const = default;
   };
 
-  struct Directive {
-    enum Kind { kQuote, kAngle, kQuoteNext, kAngleNext, kMacro } kind;
-    std::string text;  // the name between the delimiters, or the macro text
-  };
-  struct Define {
-    std::string name;
-    std::string body;
-  };
+  using Directive = internal::Directive;
+  using Define = internal::Define;
   // The directives and object-like #defines of one file's text.
   static void Parse(absl::string_view text, std::vector<Directive>* directives,
                     std::vector<Define>* defines);

@@ -5,10 +5,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/includes/include_scan.h"
-#include "jitcache/v1/wire_kinds.h"
 #include "common/cache_key.h"
 #include "common/compile_options.h"
 #include "common/paths.h"
+#include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache::internal {
 namespace {
