@@ -19,12 +19,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/digest.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
 #include "jitcache/store_admin.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/kernels.h"
 #include "tests/testing/synthetic_bundle.h"
 #include "tests/testing/temp_dir.h"
 
@@ -94,16 +94,7 @@ uint64_t FillUp(const std::string& path) {
 // A distinct kernel per `i` with 64 KiB of incompressible constants, so
 // that a few entries pass what the store's logs hold in advance.
 std::string BigKernel(int i) {
-  std::string table;
-  for (int j = 0; j < 16384; ++j) {
-    const Digest d = Digest::Of(absl::StrCat(i, "/", j));
-    uint32_t v = 0;
-    for (int b = 0; b < 4; ++b) v = (v << 8) | d.bytes[b];
-    absl::StrAppend(&table, j == 0 ? "" : ",", v);
-  }
-  return absl::StrCat("__device__ unsigned t[16384] = {", table,
-                      "};\n__global__ void k(unsigned* x) { x[0] = t[x[1]] + ",
-                      i, "; }\n");
+  return kernels::IncompressibleKernel(i, 16384, "__device__");
 }
 
 class DiskFull : public ::testing::Test {

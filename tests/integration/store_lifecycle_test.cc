@@ -27,6 +27,7 @@
 #include "jitcache/store_admin.h"
 #include "jitcache/v1/store.pb.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/kernels.h"
 #include "tests/testing/synthetic_bundle.h"
 #include "tests/testing/temp_dir.h"
 
@@ -38,19 +39,7 @@ using ::testing::Not;
 
 // A distinct kernel per `i` carrying 2 KiB of incompressible constants, so
 // that entries are ~3 KiB on disk after compression.
-std::string Kernel(int i) {
-  std::string table;
-  for (int j = 0; j < 512; ++j) {
-    const Digest d = Digest::Of(absl::StrCat(i, "/", j));
-    uint32_t v = 0;
-    for (int b = 0; b < 4; ++b) v = (v << 8) | d.bytes[b];
-    absl::StrAppend(&table, j == 0 ? "" : ",", v);
-  }
-  return absl::StrCat("__constant__ unsigned t[512] = {", table,
-                      "};\n__global__ void k(unsigned* x) { x[threadIdx.x] = "
-                      "t[threadIdx.x] + ",
-                      i, "; }\n");
-}
+std::string Kernel(int i) { return kernels::IncompressibleKernel(i, 512); }
 
 ProgramOptions Sm90() {
   ProgramOptions o;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/digest.h"
 
 namespace jitcache::kernels {
 
@@ -19,6 +20,24 @@ inline std::string UnrolledKernel(int n, int unroll = 1) {
       "  for (int i = 0; i < ",
       unroll, "; ++i) a = a * 1.0001f + __sinf(a) * 0.5f + ", n,
       ";\n  x[threadIdx.x] = a;\n}\n");
+}
+
+// A distinct kernel per `i` carrying `words` 32-bit constants that do not
+// compress (each from a SHA-256), in `space` (__constant__ or __device__),
+// so that its entry takes about 4 * `words` bytes on disk.
+inline std::string IncompressibleKernel(int i, int words,
+                                        const char* space = "__constant__") {
+  std::string table;
+  for (int j = 0; j < words; ++j) {
+    const Digest d = Digest::Of(absl::StrCat(i, "/", j));
+    uint32_t v = 0;
+    for (int b = 0; b < 4; ++b) v = (v << 8) | d.bytes[b];
+    absl::StrAppend(&table, j == 0 ? "" : ",", v);
+  }
+  return absl::StrCat(space, " unsigned t[", words, "] = {", table,
+                      "};\n__global__ void k(unsigned* x) { x[threadIdx.x] = "
+                      "t[x[threadIdx.x] % ",
+                      words, "] + ", i, "; }\n");
 }
 
 // y = a * x + y.
