@@ -231,8 +231,41 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
   return result;
 }
 
-absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
-    const ScanInput& input, const Digest& key) {
+// One walk: from the program's text (and -include), every file the
+// preprocessor may open, followed the way it searches, then the macro
+// #includes with the #defines seen, until nothing new turns up. Each step
+// is a method; the state they share is below.
+class IncludeScanner::Walker {
+ public:
+  Walker(IncludeScanner& scanner, const ScanInput& input)
+      : scanner_(scanner), input_(input), memo_(std::make_shared<Memo>()) {
+    for (const std::string& d : input_.defines) {
+      const size_t eq = d.find('=');
+      if (eq == std::string::npos) {
+        defines_[d].push_back("1");
+      } else {
+        defines_[d.substr(0, eq)].push_back(d.substr(eq + 1));
+      }
+    }
+  }
+
+  // The scan's answer; memo() is what must not change for it to hold.
+  absl::StatusOr<std::shared_ptr<ScanResult>> Run() {
+    StartWithTheProgram();
+    for (;;) {
+      if (absl::Status s = FollowQueuedDirectives(); !s.ok()) return s;
+      bool found_more = false;
+      if (absl::Status s = FollowMacroIncludes(&found_more); !s.ok()) return s;
+      if (!found_more) break;
+    }
+    if (!probe_error_.ok()) return probe_error_;
+    if (absl::Status s = CheckDirectoriesPassed(); !s.ok()) return s;
+    return Result();
+  }
+
+  std::shared_ptr<Memo> memo() const { return memo_; }
+
+ private:
   // Where a file was found: its directory's index (-1 for the program and
   // in-memory headers), for #include_next and for what is sent.
   struct Origin {
@@ -240,102 +273,181 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
     int dir = -1;
     absl::string_view memory_name;  // in-memory header or program name
   };
-  absl::flat_hash_map<std::string, std::vector<std::string>> defines;
-  for (const std::string& d : input.defines) {
-    const size_t eq = d.find('=');
-    if (eq == std::string::npos) {
-      defines[d].push_back("1");
-    } else {
-      defines[d.substr(0, eq)].push_back(d.substr(eq + 1));
+
+  // The program's text, then its -include files, as NVRTC reads them.
+  void StartWithTheProgram() {
+    EnqueueText(Origin{"", -1, input_.program_name}, input_.source);
+    std::vector<Directive> pre;
+    for (const std::string& p : input_.pre_includes) {
+      pre.push_back({Directive::kQuote, p});
     }
+    queue_.emplace_back(
+        Origin{"", -1, input_.program_name},
+        std::make_shared<const std::vector<Directive>>(std::move(pre)));
   }
-  std::vector<ScannedFile> out;
-  auto memo = std::make_shared<Memo>();
-  absl::flat_hash_set<std::string> memo_dirs;
-  // An absent path stays absent while the deepest directory on its way
-  // that exists does not change.
-  auto note_absent = [&](const std::string& path) {
-    absl::string_view up = path;
-    for (;;) {
-      up = DirName(up);
-      const std::string dir = up.empty() ? "." : std::string(up);
-      if (!memo_dirs.insert(dir).second) return;
-      struct stat st;
-      if (::stat(dir.c_str(), &st) == 0) {
-        const FileStamp stamp = StampOf(st);
-        if (Racy(stamp)) memo->cacheable = false;
-        memo->dirs.emplace_back(dir, stamp);
-        return;
+
+  // Every queued file's plain directives; macro #includes wait for the
+  // #defines of all the files found.
+  absl::Status FollowQueuedDirectives() {
+    while (!queue_.empty()) {
+      auto [origin, directives] = std::move(queue_.front());
+      queue_.pop_front();
+      for (const Directive& d : *directives) {
+        if (d.kind == Directive::kMacro) {
+          macros_.emplace_back(origin, d);
+          continue;
+        }
+        if (absl::Status s = Resolve(origin, d.kind, d.text); !s.ok()) {
+          return s;
+        }
       }
-      if (dir == "." || dir == "/") return;
     }
-  };
+    return absl::OkStatus();
+  }
+
+  // Macro #includes, with every #define seen so far; a file they add may
+  // define more, so the walk goes round until nothing new is found.
+  absl::Status FollowMacroIncludes(bool* found_more) {
+    const size_t files_before = seen_files_.size() + seen_memory_.size();
+    std::string unnamed;  // a macro #include that names no header yet
+    for (const auto& [origin, d] : macros_) {
+      absl::flat_hash_set<std::string> expansions;
+      const std::string where =
+          origin.path.empty() ? std::string(origin.memory_name) : origin.path;
+      if (!Expansions(d.text, defines_, &expansions)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("#include ", d.text, " in ", where,
+                         " has too many possible expansions"));
+      }
+      bool named = false;
+      for (const std::string& e : expansions) {
+        bool angle = false;
+        std::string name;
+        if (!TakeHeaderName(absl::StripAsciiWhitespace(e), &angle, &name)) {
+          continue;
+        }
+        named = true;
+        if (!macros_done_.insert(absl::StrCat(where, "\n", e)).second) {
+          continue;
+        }
+        if (absl::Status s = Resolve(
+                origin, angle ? Directive::kAngle : Directive::kQuote, name);
+            !s.ok()) {
+          return s;
+        }
+      }
+      if (!named && unnamed.empty()) {
+        unnamed = absl::StrCat("#include ", d.text, " in ", where);
+      }
+    }
+    *found_more = !queue_.empty() ||
+                  seen_files_.size() + seen_memory_.size() != files_before;
+    if (!*found_more && !unnamed.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          unnamed, " names no header that the #defines seen can make"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Where the preprocessor looks for `name` from `from`, in its order: an
+  // in-memory header, an absolute path, beside the includer (quotes), then
+  // the search directories (from the next one, for #include_next).
+  absl::Status Resolve(const Origin& from, Directive::Kind kind,
+                       const std::string& name) {
+    if (name.empty()) return absl::OkStatus();
+    const bool next =
+        kind == Directive::kAngleNext || kind == Directive::kQuoteNext;
+    const bool quote =
+        kind == Directive::kQuote || kind == Directive::kQuoteNext;
+    if (!next) {
+      for (size_t i = 0; i < input_.header_names.size(); ++i) {
+        if (input_.header_names[i] != name) continue;
+        if (seen_memory_.insert(input_.header_names[i]).second) {
+          EnqueueText(Origin{"", -1, input_.header_names[i]},
+                      input_.header_bodies[i]);
+        }
+        return absl::OkStatus();
+      }
+    }
+    struct stat st;
+    if (name[0] == '/') {
+      if (!Probe(name, &st)) return probe_error_;
+      return Found(name, -1, st);
+    }
+    if (quote && !next) {
+      // Next to the including file; for the program (or -include), next to
+      // its name, from the working directory.
+      const std::string spelled =
+          from.path.empty()
+              ? JoinSpelled(JoinSpelled(input_.cwd, DirName(from.memory_name)),
+                            name)
+              : JoinSpelled(DirName(from.path), name);
+      if (Probe(spelled, &st)) return Found(spelled, from.dir, st);
+    }
+    const int start = next ? from.dir + 1 : 0;
+    for (int i = std::max(start, 0); i < static_cast<int>(input_.dirs.size());
+         ++i) {
+      const SearchDir& d = input_.dirs[i];
+      const std::string spelled = JoinSpelled(
+          JoinSpelled(input_.cwd, d.spelled.empty() ? d.path : d.spelled),
+          name);
+      if (Probe(spelled, &st)) return Found(spelled, i, st);
+    }
+    // Not there: not there for the daemon either (unless the scan could
+    // not tell).
+    return probe_error_;
+  }
+
   // Each path is looked at once per scan; a header included from a hundred
   // files costs one stat. The kernel resolves the path as spelled (".."
   // after a link goes up from the link's target); `path` is its lexical
   // form. What the scan cannot tell apart from absent (a link loop, a
   // directory it may not search) is an error: the compile must not guess.
-  absl::flat_hash_map<std::string, std::optional<struct stat>> probed;
-  absl::Status probe_error;
-  auto probe = [&](const std::string& spelled, struct stat* st) {
-    auto [it, inserted] = probed.try_emplace(spelled);
+  bool Probe(const std::string& spelled, struct stat* st) {
+    auto [it, inserted] = probed_.try_emplace(spelled);
     if (inserted) {
       struct stat s;
       if (::stat(spelled.c_str(), &s) == 0) {
         if (S_ISREG(s.st_mode)) it->second = s;
       } else if (errno != ENOENT && errno != ENOTDIR) {
-        if (probe_error.ok()) {
-          probe_error = absl::FailedPreconditionError(
+        if (probe_error_.ok()) {
+          probe_error_ = absl::FailedPreconditionError(
               absl::StrCat("cannot tell whether ", spelled,
                            " exists: ", std::strerror(errno)));
         }
       }
-      if (!it->second) note_absent(JoinNormal("", spelled));
+      if (!it->second) NoteAbsent(JoinNormal("", spelled));
     }
     if (!it->second) return false;
     *st = *it->second;
     return true;
-  };
-  // Directories that opens went through before a "..": the compile's view
-  // has them only if a file sent or the working directory lies in them.
-  absl::flat_hash_set<std::string> passed_dirs;
-  absl::flat_hash_set<std::string> seen_spelled;
-  absl::flat_hash_set<std::string> seen_files;
-  absl::flat_hash_set<absl::string_view> seen_memory;
-  std::deque<std::pair<Origin, std::shared_ptr<const std::vector<Directive>>>>
-      queue;
-  std::vector<std::pair<Origin, Directive>> macros;
-  absl::flat_hash_set<std::string> macros_done;
+  }
 
-  auto enqueue_text = [&](Origin origin, absl::string_view text) {
-    std::vector<Directive> directives;
-    std::vector<Define> file_defines;
-    Parse(text, &directives, &file_defines);
-    for (Define& d : file_defines) {
-      defines[d.name].push_back(std::move(d.body));
-    }
-    queue.emplace_back(
-        std::move(origin),
-        std::make_shared<const std::vector<Directive>>(std::move(directives)));
-  };
-
-  // The directory the file at `path` belongs to: the longest that holds it.
-  auto dir_of = [&](const std::string& path) -> const SearchDir* {
-    const SearchDir* best = nullptr;
-    for (const SearchDir& dir : input.dirs) {
-      if (IsUnder(path, dir.path, /*or_equal=*/false) &&
-          (best == nullptr || dir.path.size() > best->path.size())) {
-        best = &dir;
+  // An absent path stays absent while the deepest directory on its way
+  // that exists does not change.
+  void NoteAbsent(const std::string& path) {
+    absl::string_view up = path;
+    for (;;) {
+      up = DirName(up);
+      const std::string dir = up.empty() ? "." : std::string(up);
+      if (!memo_dirs_.insert(dir).second) return;
+      struct stat st;
+      if (::stat(dir.c_str(), &st) == 0) {
+        const FileStamp stamp = StampOf(st);
+        if (scanner_.Racy(stamp)) memo_->cacheable = false;
+        memo_->dirs.emplace_back(dir, stamp);
+        return;
       }
+      if (dir == "." || dir == "/") return;
     }
-    return best;
-  };
+  }
 
-  auto found = [&](const std::string& spelled, int dir,
-                   const struct stat& st) -> absl::Status {
-    if (!seen_spelled.insert(spelled).second) return absl::OkStatus();
+  // A file found: checked, read (or taken from the cache) and queued.
+  absl::Status Found(const std::string& spelled, int dir,
+                     const struct stat& st) {
+    if (!seen_spelled_.insert(spelled).second) return absl::OkStatus();
     const std::string path = JoinNormal("", spelled);
-    const SearchDir* owner = dir_of(path);
+    const SearchDir* owner = DirOf(path);
     const bool toolkit = owner != nullptr && owner->toolkit;
     if (!toolkit) {
       // The daemon lays the file out at this path: through a symbolic
@@ -349,169 +461,119 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
                          " through a symbolic link (", *real, ")"));
       }
       for (std::string& d : DirsBeforeDotDot(spelled)) {
-        passed_dirs.insert(std::move(d));
+        passed_dirs_.insert(std::move(d));
       }
     }
-    if (!seen_files.insert(path).second) return absl::OkStatus();
+    if (!seen_files_.insert(path).second) return absl::OkStatus();
     const FileStamp stamp = StampOf(st);
-    absl::StatusOr<std::shared_ptr<const FileInfo>> info = Load(path, stamp);
+    absl::StatusOr<std::shared_ptr<const FileInfo>> info =
+        scanner_.Load(path, stamp);
     if (!info.ok()) return info.status();
     // The toolkit is the daemon's, fingerprinted in the scan's key and in
     // every compile's: its files need no stamps checked on each hit (a CUB
     // program has hundreds).
     if (!toolkit) {
-      memo->files.emplace_back(path, stamp);
-      if (!(*info)->cacheable) memo->cacheable = false;
-      out.push_back({path, (*info)->digest});
+      memo_->files.emplace_back(path, stamp);
+      if (!(*info)->cacheable) memo_->cacheable = false;
+      out_.push_back({path, (*info)->digest});
     }
-    for (const Define& d : (*info)->defines) defines[d.name].push_back(d.body);
-    queue.emplace_back(Origin{path, dir, {}},
-                       std::shared_ptr<const std::vector<Directive>>(
-                           *info, &(*info)->directives));
+    for (const Define& d : (*info)->defines) defines_[d.name].push_back(d.body);
+    queue_.emplace_back(Origin{path, dir, {}},
+                        std::shared_ptr<const std::vector<Directive>>(
+                            *info, &(*info)->directives));
     return absl::OkStatus();
-  };
-
-  auto resolve = [&](const Origin& from, Directive::Kind kind,
-                     const std::string& name) -> absl::Status {
-    if (name.empty()) return absl::OkStatus();
-    const bool next =
-        kind == Directive::kAngleNext || kind == Directive::kQuoteNext;
-    const bool quote =
-        kind == Directive::kQuote || kind == Directive::kQuoteNext;
-    if (!next) {
-      for (size_t i = 0; i < input.header_names.size(); ++i) {
-        if (input.header_names[i] != name) continue;
-        if (seen_memory.insert(input.header_names[i]).second) {
-          enqueue_text(Origin{"", -1, input.header_names[i]},
-                       input.header_bodies[i]);
-        }
-        return absl::OkStatus();
-      }
-    }
-    struct stat st;
-    if (name[0] == '/') {
-      if (!probe(name, &st)) return probe_error;
-      return found(name, -1, st);
-    }
-    if (quote && !next) {
-      // Next to the including file; for the program (or -include), next to
-      // its name, from the working directory.
-      const std::string spelled =
-          from.path.empty()
-              ? JoinSpelled(JoinSpelled(input.cwd, DirName(from.memory_name)),
-                            name)
-              : JoinSpelled(DirName(from.path), name);
-      if (probe(spelled, &st)) return found(spelled, from.dir, st);
-    }
-    const int start = next ? from.dir + 1 : 0;
-    for (int i = std::max(start, 0); i < static_cast<int>(input.dirs.size());
-         ++i) {
-      const SearchDir& d = input.dirs[i];
-      const std::string spelled = JoinSpelled(
-          JoinSpelled(input.cwd, d.spelled.empty() ? d.path : d.spelled), name);
-      if (probe(spelled, &st)) return found(spelled, i, st);
-    }
-    // Not there: not there for the daemon either (unless the scan could
-    // not tell).
-    return probe_error;
-  };
-
-  enqueue_text(Origin{"", -1, input.program_name}, input.source);
-  {
-    std::vector<Directive> pre;
-    for (const std::string& p : input.pre_includes) {
-      pre.push_back({Directive::kQuote, p});
-    }
-    queue.emplace_back(
-        Origin{"", -1, input.program_name},
-        std::make_shared<const std::vector<Directive>>(std::move(pre)));
   }
-  for (;;) {
-    while (!queue.empty()) {
-      auto [origin, directives] = std::move(queue.front());
-      queue.pop_front();
-      for (const Directive& d : *directives) {
-        if (d.kind == Directive::kMacro) {
-          macros.emplace_back(origin, d);
-          continue;
-        }
-        if (absl::Status s = resolve(origin, d.kind, d.text); !s.ok()) {
-          return s;
-        }
+
+  // The directory the file at `path` belongs to: the longest that holds it.
+  const SearchDir* DirOf(const std::string& path) const {
+    const SearchDir* best = nullptr;
+    for (const SearchDir& dir : input_.dirs) {
+      if (IsUnder(path, dir.path, /*or_equal=*/false) &&
+          (best == nullptr || dir.path.size() > best->path.size())) {
+        best = &dir;
       }
     }
-    // Macro #includes, with every #define seen so far; a file they add may
-    // define more, so go round until nothing new is found.
-    const size_t files_before = seen_files.size() + seen_memory.size();
-    std::string unnamed;  // a macro #include that names no header yet
-    for (const auto& [origin, d] : macros) {
-      absl::flat_hash_set<std::string> expansions;
-      const std::string where =
-          origin.path.empty() ? std::string(origin.memory_name) : origin.path;
-      if (!Expansions(d.text, defines, &expansions)) {
+    return best;
+  }
+
+  void EnqueueText(Origin origin, absl::string_view text) {
+    std::vector<Directive> directives;
+    std::vector<Define> file_defines;
+    Parse(text, &directives, &file_defines);
+    for (Define& d : file_defines) {
+      defines_[d.name].push_back(std::move(d.body));
+    }
+    queue_.emplace_back(
+        std::move(origin),
+        std::make_shared<const std::vector<Directive>>(std::move(directives)));
+  }
+
+  // Directories that opens went through before a "..": the compile's view
+  // has them only if a file sent or the working directory lies in them.
+  absl::Status CheckDirectoriesPassed() const {
+    for (const std::string& d : passed_dirs_) {
+      const bool seen =
+          IsUnder(input_.cwd, d, /*or_equal=*/true) ||
+          std::any_of(out_.begin(), out_.end(), [&](const ScannedFile& f) {
+            return IsUnder(f.path, d, /*or_equal=*/false);
+          });
+      if (!seen) {
         return absl::FailedPreconditionError(
-            absl::StrCat("#include ", d.text, " in ", where,
-                         " has too many possible expansions"));
-      }
-      bool named = false;
-      for (const std::string& e : expansions) {
-        bool angle = false;
-        std::string name;
-        if (!TakeHeaderName(absl::StripAsciiWhitespace(e), &angle, &name)) {
-          continue;
-        }
-        named = true;
-        if (!macros_done.insert(absl::StrCat(where, "\n", e)).second) continue;
-        if (absl::Status s = resolve(
-                origin, angle ? Directive::kAngle : Directive::kQuote, name);
-            !s.ok()) {
-          return s;
-        }
-      }
-      if (!named && unnamed.empty()) {
-        unnamed = absl::StrCat("#include ", d.text, " in ", where);
+            absl::StrCat("the program reaches a header through ", d,
+                         "/.., a directory none of its files is in"));
       }
     }
-    if (queue.empty() &&
-        seen_files.size() + seen_memory.size() == files_before) {
-      if (!unnamed.empty()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            unnamed, " names no header that the #defines seen can make"));
-      }
-      break;
-    }
+    return absl::OkStatus();
   }
-  if (!probe_error.ok()) return probe_error;
-  for (const std::string& d : passed_dirs) {
-    const bool seen =
-        IsUnder(input.cwd, d, /*or_equal=*/true) ||
-        std::any_of(out.begin(), out.end(), [&](const ScannedFile& f) {
-          return IsUnder(f.path, d, /*or_equal=*/false);
-        });
-    if (!seen) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the program reaches a header through ", d,
-                       "/.., a directory none of its files is in"));
+
+  // The files by path and the set's digest.
+  std::shared_ptr<ScanResult> Result() {
+    std::sort(out_.begin(), out_.end(),
+              [](const ScannedFile& a, const ScannedFile& b) {
+                return a.path < b.path;
+              });
+    auto result = std::make_shared<ScanResult>();
+    std::vector<std::pair<absl::string_view, absl::string_view>> pairs;
+    for (const ScannedFile& f : out_) {
+      pairs.emplace_back(f.path, f.digest.AsBytes());
     }
+    result->set = IncludedSetDigest(std::move(pairs));
+    result->files = std::move(out_);
+    return result;
   }
-  std::sort(out.begin(), out.end(),
-            [](const ScannedFile& a, const ScannedFile& b) {
-              return a.path < b.path;
-            });
-  auto result = std::make_shared<ScanResult>();
-  std::vector<std::pair<absl::string_view, absl::string_view>> pairs;
-  for (const ScannedFile& f : out)
-    pairs.emplace_back(f.path, f.digest.AsBytes());
-  result->set = IncludedSetDigest(std::move(pairs));
-  result->files = std::move(out);
+
+  IncludeScanner& scanner_;
+  const ScanInput& input_;
+  absl::flat_hash_map<std::string, std::vector<std::string>> defines_;
+  std::vector<ScannedFile> out_;
+  std::shared_ptr<Memo> memo_;
+  absl::flat_hash_set<std::string> memo_dirs_;
+  absl::flat_hash_map<std::string, std::optional<struct stat>> probed_;
+  absl::Status probe_error_;
+  absl::flat_hash_set<std::string> passed_dirs_;
+  absl::flat_hash_set<std::string> seen_spelled_;
+  absl::flat_hash_set<std::string> seen_files_;
+  absl::flat_hash_set<absl::string_view> seen_memory_;
+  std::deque<std::pair<Origin, std::shared_ptr<const std::vector<Directive>>>>
+      queue_;
+  std::vector<std::pair<Origin, Directive>> macros_;
+  absl::flat_hash_set<std::string> macros_done_;
+};
+
+absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
+    const ScanInput& input, const Digest& key) {
+  Walker walker(*this, input);
+  absl::StatusOr<std::shared_ptr<ScanResult>> result = walker.Run();
+  if (!result.ok()) return result.status();
+  std::shared_ptr<Memo> memo = walker.memo();
   if (memo->cacheable) {
-    memo->result = result;
+    memo->result = *result;
     if (!memo_dir_.empty()) SaveMemo(key, *memo);
     absl::MutexLock lock(&mu_);
     if (memos_.size() >= kMaxMemos) memos_.clear();
     memos_[key] = std::move(memo);
   }
-  return std::shared_ptr<const ScanResult>(std::move(result));
+  return std::shared_ptr<const ScanResult>(*std::move(result));
 }
 
 }  // namespace jitcache::internal

@@ -157,6 +157,8 @@ class IncludeScanner {
   // `key`'s memo when nothing it saw changed too recently.
   absl::StatusOr<std::shared_ptr<const ScanResult>> Walk(const ScanInput& input,
                                                          const Digest& key);
+  // One walk's state and its steps (include_scan.cc).
+  class Walker;
 
   // The headers kept on disk, read into files_ once (mu_ held).
   void LoadKeptFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
