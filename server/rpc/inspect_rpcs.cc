@@ -8,9 +8,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
+#include "jitcache/v1/wire_kinds.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/jitcache_service.h"
-#include "jitcache/v1/wire_kinds.h"
+#include "server/store/bundle_entries.h"
 
 namespace jitcache {
 namespace {
@@ -139,25 +140,7 @@ grpc::ServerUnaryReactor* JitCacheService::ShowEntry(
 
 absl::StatusOr<std::optional<v1::BundleEntry>> JitCacheService::EntryFor(
     const Digest& key, const v1::ActionRecord& record) {
-  v1::BundleEntry entry;
-  entry.set_key(key.Hex());
-  entry.set_record(record.SerializeAsString());
-  std::vector<std::string> named(record.input_digests().begin(),
-                                 record.input_digests().end());
-  if (!record.object_digest().empty()) named.push_back(record.object_digest());
-  for (const std::string& raw : named) {
-    absl::StatusOr<Digest> digest = Digest::FromBytes(raw);
-    if (!digest.ok()) return std::nullopt;
-    absl::StatusOr<std::optional<StoredObject>> object =
-        options_.store->GetObject(*digest);
-    if (!object.ok()) return object.status();
-    if (!object->has_value()) return std::nullopt;
-    v1::BundleObject* out = entry.add_objects();
-    out->set_digest(digest->Hex());
-    out->set_kind(ToWireKind((*object)->kind));
-    out->set_data(std::move((*object)->bytes));
-  }
-  return entry;
+  return BundleEntryFor(*options_.store, key, record);
 }
 
 grpc::ServerUnaryReactor* JitCacheService::ExportEntries(

@@ -1,0 +1,136 @@
+#include "server/store/bundle_entries.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "common/object_kind.h"
+#include "jitcache/v1/wire_kinds.h"
+
+namespace jitcache {
+
+absl::StatusOr<std::optional<v1::BundleEntry>> BundleEntryFor(
+    ObjectStore& store, const Digest& key, const v1::ActionRecord& record) {
+  v1::BundleEntry entry;
+  entry.set_key(key.Hex());
+  entry.set_record(record.SerializeAsString());
+  std::vector<std::string> named(record.input_digests().begin(),
+                                 record.input_digests().end());
+  if (!record.object_digest().empty()) named.push_back(record.object_digest());
+  for (const std::string& raw : named) {
+    absl::StatusOr<Digest> digest = Digest::FromBytes(raw);
+    if (!digest.ok()) return std::nullopt;
+    absl::StatusOr<std::optional<StoredObject>> object =
+        store.GetObject(*digest);
+    if (!object.ok()) return object.status();
+    if (!object->has_value()) return std::nullopt;
+    v1::BundleObject* out = entry.add_objects();
+    out->set_digest(digest->Hex());
+    out->set_kind(ToWireKind((*object)->kind));
+    out->set_data(std::move((*object)->bytes));
+  }
+  return entry;
+}
+
+absl::Status ImportBundleEntry(ObjectStore& store,
+                               absl::string_view toolchain_fingerprint,
+                               int64_t now_unix_ms,
+                               const v1::BundleEntry& entry,
+                               size_t max_problems,
+                               v1::ImportResponse* response) {
+  // Why an entry is refused, counted under its reason.
+  enum class Refusal { kCorrupt, kOtherToolchain, kPresent };
+  auto refuse = [&](Refusal why, std::string text) {
+    switch (why) {
+      case Refusal::kCorrupt:
+        response->set_corrupt(response->corrupt() + 1);
+        break;
+      case Refusal::kOtherToolchain:
+        response->set_other_toolchain(response->other_toolchain() + 1);
+        break;
+      case Refusal::kPresent:
+        response->set_already_present(response->already_present() + 1);
+        break;
+    }
+    if (static_cast<size_t>(response->problems_size()) < max_problems) {
+      response->add_problems(absl::StrCat("entry ", entry.key().substr(0, 64),
+                                          ": ", std::move(text)));
+    }
+    return absl::OkStatus();
+  };
+  absl::StatusOr<Digest> key = Digest::FromHex(entry.key());
+  if (!key.ok()) {
+    return refuse(Refusal::kCorrupt, "its key is not a SHA-256 in hex");
+  }
+  v1::ActionRecord record;
+  if (!record.ParseFromString(entry.record()) || record.format_version() != 1) {
+    return refuse(Refusal::kCorrupt, "its record does not parse");
+  }
+  const absl::string_view fingerprint = toolchain_fingerprint;
+  if (record.toolchain_fingerprint() != fingerprint) {
+    return refuse(
+        Refusal::kOtherToolchain,
+        absl::StrCat("built by toolchain ",
+                     absl::BytesToHexString(record.toolchain_fingerprint())
+                         .substr(0, 16),
+                     "..., this daemon's is ",
+                     absl::BytesToHexString(fingerprint).substr(0, 16), "..."));
+  }
+  // Every object the record names must come with it, whole.
+  std::vector<ObjectRef> objects;
+  for (const v1::BundleObject& object : entry.objects()) {
+    absl::StatusOr<Digest> digest = Digest::FromHex(object.digest());
+    std::optional<ObjectKind> kind = FromWireKind(object.kind());
+    if (!digest.ok() || !kind.has_value()) {
+      return refuse(Refusal::kCorrupt, "an object has no valid digest or kind");
+    }
+    if (Digest::Of(object.data()) != *digest) {
+      return refuse(
+          Refusal::kCorrupt,
+          absl::StrCat("object ", digest->Hex(), " does not match its digest"));
+    }
+    objects.push_back({*digest, *kind, object.data()});
+  }
+  auto carried = [&objects](absl::string_view raw) -> const ObjectRef* {
+    for (const ObjectRef& o : objects) {
+      if (o.digest.AsBytes() == raw) return &o;
+    }
+    return nullptr;
+  };
+  std::vector<std::string> named(record.input_digests().begin(),
+                                 record.input_digests().end());
+  if (record.outcome() == v1::OUTCOME_OK) {
+    named.push_back(record.object_digest());
+  }
+  for (const std::string& raw : named) {
+    if (carried(raw) == nullptr) {
+      return refuse(
+          Refusal::kCorrupt,
+          absl::StrCat("its record names object ", absl::BytesToHexString(raw),
+                       ", which the entry does not carry"));
+    }
+  }
+  if (record.outcome() == v1::OUTCOME_OK &&
+      carried(record.object_digest())->bytes.size() != record.object_size()) {
+    return refuse(Refusal::kCorrupt,
+                  "its object's size differs from its record's");
+  }
+  absl::StatusOr<std::optional<v1::ActionRecord>> present =
+      store.GetAction(*key);
+  if (!present.ok()) return present.status();
+  if (present->has_value()) {
+    return refuse(Refusal::kPresent, "already in the store");
+  }
+  // Imported now: young in the LRU order, so that an import into a full
+  // store does not evict what it just brought.
+  record.set_last_used_unix_ms(now_unix_ms);
+  if (absl::Status s = store.PutResult(*key, record, objects); !s.ok()) {
+    return s;
+  }
+  response->set_imported(response->imported() + 1);
+  return absl::OkStatus();
+}
+
+}  // namespace jitcache
