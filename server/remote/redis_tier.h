@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/digest.h"
+#include "server/store/remote_tier.h"
 
 struct redisContext;
 
@@ -33,11 +34,6 @@ struct RemoteOptions {
   // and its password; no AUTH when the password is empty.
   std::string user;
   std::string password;
-};
-
-struct RemoteStats {
-  uint64_t hits = 0, misses = 0, errors = 0, corrupt = 0;
-  uint64_t leases_waited = 0, bytes_up = 0, bytes_down = 0;
 };
 
 // The cluster tier: a Redis server shared by every node of a team. The node's
@@ -60,41 +56,24 @@ struct RemoteStats {
 // runs, deleted when its result is published; a lease that does not
 // verify or has expired is taken over).
 // Thread-safety: every method from any thread.
-class RedisTier {
+class RedisTier final : public RemoteTier {
  public:
   static absl::StatusOr<std::unique_ptr<RedisTier>> Create(
       RemoteOptions options);
   ~RedisTier();
 
-  // What a read of `key` found: its entry (unframed, its MAC checked), or
-  // why there is none. Absent, unreachable and damaged stay apart: a caller
-  // does not wait on a tier that cannot be reached, and damage (a value
-  // that does not verify, counted as corrupt) is not a miss of the team's.
-  struct Read {
-    enum class Outcome { kFound, kAbsent, kUnreachable, kDamaged };
-    Outcome outcome = Outcome::kAbsent;
-    std::string entry;  // kFound: a serialized BundleEntry
-    bool found() const { return outcome == Outcome::kFound; }
-  };
-  Read Get(const Digest& key);
-  void CountHit(uint64_t bytes);
-  void CountCorrupt(const Digest& key);  // the caller found it bad (ignored)
-
-  enum class Lease { kTaken, kHeldByOther, kUnavailable };
-  // Takes the key's lease for this node (renewed in the background until
-  // Publish or Release).
-  Lease TryLease(const Digest& key);
-  // Whether any node holds the key's lease; false when unreachable.
-  bool LeaseHeld(const Digest& key);
-  void CountLeaseWait();
-  // Writes `entry` (a serialized BundleEntry) in the background, then
-  // releases this node's lease on the key. Entries over max_object are not
-  // written.
-  void Publish(const Digest& key, std::string entry);
-  // Releases this node's lease without a result (a failed compile).
-  void Release(const Digest& key);
-
-  RemoteStats stats() const;
+  // RemoteTier. A read's entry is unframed and its MAC checked; a value
+  // that does not verify is damaged (counted as corrupt). Entries over
+  // max_object are not published.
+  Read Get(const Digest& key) override;
+  void CountHit(uint64_t bytes) override;
+  void CountCorrupt(const Digest& key) override;
+  Lease TryLease(const Digest& key) override;
+  bool LeaseHeld(const Digest& key) override;
+  void CountLeaseWait() override;
+  void Publish(const Digest& key, std::string entry) override;
+  void Release(const Digest& key) override;
+  RemoteStats stats() const override;
 
  private:
   // One connection with its own lock, reconnecting with backoff.

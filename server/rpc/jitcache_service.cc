@@ -400,9 +400,9 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
 
 std::optional<v1::CompileResponse> JitCacheService::FromRemote(
     const Digest& key, bool* unreachable) {
-  const RedisTier::Read read = options_.remote->Get(key);
+  const RemoteTier::Read read = options_.remote->Get(key);
   if (unreachable != nullptr) {
-    *unreachable = read.outcome == RedisTier::Read::Outcome::kUnreachable;
+    *unreachable = read.outcome == RemoteTier::Read::Outcome::kUnreachable;
   }
   if (!read.found()) return std::nullopt;
   v1::BundleEntry entry;
@@ -438,14 +438,14 @@ std::optional<v1::CompileResponse> JitCacheService::AskRemote(const Digest& key,
   // A tier that cannot be read cannot be leased from either: build here
   // without another timeout.
   if (unreachable) return std::nullopt;
-  RedisTier::Lease lease = options_.remote->TryLease(key);
-  if (lease == RedisTier::Lease::kHeldByOther) {
+  RemoteTier::Lease lease = options_.remote->TryLease(key);
+  if (lease == RemoteTier::Lease::kHeldByOther) {
     // Another node compiles this key: wait for its result rather than
     // compile it again, as long as it keeps its lease and within our own
     // compile-time limit.
     options_.remote->CountLeaseWait();
     const absl::Time give_up = absl::Now() + options_.compile_time_limit;
-    while (lease == RedisTier::Lease::kHeldByOther && !shutting_down_.load() &&
+    while (lease == RemoteTier::Lease::kHeldByOther && !shutting_down_.load() &&
            absl::Now() < give_up) {
       absl::SleepFor(absl::Milliseconds(20));
       if (std::optional<v1::CompileResponse> hit = FromRemote(key)) return hit;
@@ -454,7 +454,7 @@ std::optional<v1::CompileResponse> JitCacheService::AskRemote(const Digest& key,
       }
     }
   }
-  if (lease != RedisTier::Lease::kTaken) return std::nullopt;
+  if (lease != RemoteTier::Lease::kTaken) return std::nullopt;
   *leased = true;
   // The holder may have published and let go between our look and our
   // lease.

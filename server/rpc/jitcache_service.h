@@ -11,7 +11,6 @@
 #include "server/build/compiler.h"
 #include "server/build/kept_file_sets.h"
 #include "server/net/peer_listener.h"
-#include "server/remote/redis_tier.h"
 #include "server/rpc/compile_reactor.h"
 #include "server/rpc/compile_request.h"
 #include "server/rpc/link_request.h"
@@ -20,6 +19,7 @@
 #include "server/rpc/single_flight.h"
 #include "server/rpc/user_stats.h"
 #include "server/store/object_store.h"
+#include "server/store/remote_tier.h"
 #include "server/store/store_janitor.h"
 
 namespace jitcache {
@@ -39,7 +39,7 @@ struct ServiceOptions {
       peer_credentials;
   AdminPolicy admin;
   // The cluster tier behind the store; null: none. Not owned.
-  RedisTier* remote = nullptr;
+  RemoteTier* remote = nullptr;
   // The effective settings GetConfig reports, in order.
   std::vector<std::pair<std::string, std::string>> config;
   // A compile running longer is cancelled and answered DEADLINE_EXCEEDED.
