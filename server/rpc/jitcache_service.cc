@@ -52,7 +52,13 @@ uid_t JitCacheService::UserOfCall(
 }
 
 JitCacheService::JitCacheService(ServiceOptions options)
-    : options_(std::move(options)) {}
+    : options_(std::move(options)),
+      tiered_(options_.remote == nullptr
+                  ? nullptr
+                  : std::make_unique<TieredStore>(
+                        options_.store, options_.remote,
+                        options_.compiler->toolchain().fingerprint,
+                        options_.now)) {}
 
 grpc::ServerUnaryReactor* JitCacheService::Ping(
     grpc::CallbackServerContext* context, const v1::PingRequest* /*request*/,
@@ -109,8 +115,8 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
   response->set_compiler_memory_limited(compiler.memory_limited);
   response->set_compiler_time_limited(compiler.time_limited);
   response->set_compile_workers_started(compiler.workers_started);
-  if (options_.remote != nullptr) {
-    const RemoteStats remote = options_.remote->stats();
+  if (tiered_ != nullptr) {
+    const RemoteStats remote = tiered_->stats();
     response->set_remote_hits(remote.hits);
     response->set_remote_misses(remote.misses);
     response->set_remote_errors(remote.errors);
@@ -398,84 +404,6 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
   return reactor;
 }
 
-std::optional<v1::CompileResponse> JitCacheService::FromRemote(
-    const Digest& key, bool* unreachable) {
-  const RemoteTier::Read read = options_.remote->Get(key);
-  if (unreachable != nullptr) {
-    *unreachable = read.outcome == RemoteTier::Read::Outcome::kUnreachable;
-  }
-  if (!read.found()) return std::nullopt;
-  v1::BundleEntry entry;
-  if (!entry.ParseFromString(read.entry) || entry.key() != key.Hex()) {
-    options_.remote->CountCorrupt(key);
-    return std::nullopt;
-  }
-  v1::ImportResponse checked;
-  if (absl::Status s = ImportEntry(entry, &checked); !s.ok()) {
-    JITCACHE_LOG(Warning) << "cannot store the remote entry " << key.Hex()
-                          << ": " << s;
-    return std::nullopt;
-  }
-  if (checked.imported() + checked.already_present() != 1) {
-    // A digest that does not match, or another toolchain's record under our
-    // key: never served.
-    options_.remote->CountCorrupt(key);
-    return std::nullopt;
-  }
-  absl::StatusOr<std::optional<v1::CompileResponse>> stored = LookUp(key);
-  if (!stored.ok() || !stored->has_value()) return std::nullopt;
-  options_.remote->CountHit(read.entry.size());
-  return **std::move(stored);
-}
-
-std::optional<v1::CompileResponse> JitCacheService::AskRemote(const Digest& key,
-                                                              bool* leased) {
-  *leased = false;
-  bool unreachable = false;
-  if (std::optional<v1::CompileResponse> hit = FromRemote(key, &unreachable)) {
-    return hit;
-  }
-  // A tier that cannot be read cannot be leased from either: build here
-  // without another timeout.
-  if (unreachable) return std::nullopt;
-  RemoteTier::Lease lease = options_.remote->TryLease(key);
-  if (lease == RemoteTier::Lease::kHeldByOther) {
-    // Another node compiles this key: wait for its result rather than
-    // compile it again, as long as it keeps its lease and within our own
-    // compile-time limit.
-    options_.remote->CountLeaseWait();
-    const absl::Time give_up = absl::Now() + options_.compile_time_limit;
-    while (lease == RemoteTier::Lease::kHeldByOther && !shutting_down_.load() &&
-           absl::Now() < give_up) {
-      absl::SleepFor(absl::Milliseconds(20));
-      if (std::optional<v1::CompileResponse> hit = FromRemote(key)) return hit;
-      if (!options_.remote->LeaseHeld(key)) {
-        lease = options_.remote->TryLease(key);
-      }
-    }
-  }
-  if (lease != RemoteTier::Lease::kTaken) return std::nullopt;
-  *leased = true;
-  // The holder may have published and let go between our look and our
-  // lease.
-  if (std::optional<v1::CompileResponse> hit = FromRemote(key)) {
-    options_.remote->Release(key);
-    *leased = false;
-    return hit;
-  }
-  return std::nullopt;
-}
-
-void JitCacheService::PublishRemote(const Digest& key,
-                                    const v1::ActionRecord& record) {
-  absl::StatusOr<std::optional<v1::BundleEntry>> entry = EntryFor(key, record);
-  if (!entry.ok() || !entry->has_value()) {
-    options_.remote->Release(key);
-    return;
-  }
-  options_.remote->Publish(key, (*entry)->SerializeAsString());
-}
-
 void JitCacheService::RunBuild(const Build& build) {
   const Digest& key = build.key;
   // Another flight may have stored this key between our miss and now.
@@ -486,11 +414,15 @@ void JitCacheService::RunBuild(const Build& build) {
     return;
   }
   bool leased = false;
-  if (options_.remote != nullptr) {
-    if (std::optional<v1::CompileResponse> remote = AskRemote(key, &leased)) {
-      remote->set_served_remotely(true);
-      flights_.Complete(
-          key, std::make_shared<const v1::CompileResponse>(*std::move(remote)));
+  if (tiered_ != nullptr &&
+      tiered_->FetchOrLease(key, absl::Now() + options_.compile_time_limit,
+                            shutting_down_, &leased)) {
+    // The team's tier had it: checked, and stored here, like an import.
+    absl::StatusOr<std::optional<v1::CompileResponse>> fetched = LookUp(key);
+    if (fetched.ok() && fetched->has_value()) {
+      (*fetched)->set_served_remotely(true);
+      flights_.Complete(key, std::make_shared<const v1::CompileResponse>(
+                                 **std::move(fetched)));
       return;
     }
   }
@@ -503,7 +435,7 @@ void JitCacheService::RunBuild(const Build& build) {
   counters_.compile_time.Observe(took);
   build.user->compile_us += absl::ToInt64Microseconds(took);
   if (!result.ok()) {
-    if (leased) options_.remote->Release(key);
+    if (leased) tiered_->Release(key);
     JITCACHE_LOG(Warning) << (build.is_link ? "link " : "compile ") << key.Hex()
                           << " uid " << build.uid << " failed after " << took
                           << ": " << result.status();
@@ -567,9 +499,9 @@ void JitCacheService::RunBuild(const Build& build) {
   // The requesters have their answer; the cluster gets it in the background.
   if (leased) {
     if (stored_locally.ok()) {
-      PublishRemote(key, record);
+      tiered_->Publish(key, record);
     } else {
-      options_.remote->Release(key);
+      tiered_->Release(key);
     }
   }
 }

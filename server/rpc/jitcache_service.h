@@ -21,6 +21,7 @@
 #include "server/store/object_store.h"
 #include "server/store/remote_tier.h"
 #include "server/store/store_janitor.h"
+#include "server/store/tiered_store.h"
 
 namespace jitcache {
 
@@ -174,18 +175,6 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // nullopt when the record is damaged or an object is gone.
   absl::StatusOr<std::optional<v1::BundleEntry>> EntryFor(
       const Digest& key, const v1::ActionRecord& record);
-  // The remote tier's answer for `key`, checked like an import and stored
-  // locally; nullopt when it has none (or a bad one, which it drops).
-  // `*unreachable` says the tier could not be asked at all.
-  std::optional<v1::CompileResponse> FromRemote(const Digest& key,
-                                                bool* unreachable = nullptr);
-  // Before a build: the remote tier's answer, waiting for another node's
-  // compile of the key while it holds the key's lease. nullopt: build here
-  // (`*leased` says whether this node now holds the lease).
-  std::optional<v1::CompileResponse> AskRemote(const Digest& key, bool* leased);
-  // After a build: the stored result goes to the remote tier in the
-  // background, and the lease is released.
-  void PublishRemote(const Digest& key, const v1::ActionRecord& record);
   // Imports one bundle entry after every check (counted in `response`);
   // an error only when the store cannot be written.
   absl::Status ImportEntry(const v1::BundleEntry& entry,
@@ -214,6 +203,8 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   ServiceCounters counters_;
   UserStats users_;
   std::atomic<bool> shutting_down_{false};
+  // The store with the team's tier behind it; null without --remote.
+  const std::unique_ptr<TieredStore> tiered_;
 };
 
 }  // namespace jitcache
