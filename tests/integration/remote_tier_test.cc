@@ -3,6 +3,7 @@
 // kill and tamper with.
 #include <sys/stat.h>
 
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <string>
@@ -19,6 +20,8 @@
 #include "jitcache/client.h"
 #include "server/remote/redis_tier.h"
 #include "server/remote/remote_keys.h"
+#include "server/store/tiered_store.h"
+#include "server/store/verifying_store.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/daemon_stats.h"
 #include "tests/testing/kernels.h"
@@ -460,6 +463,75 @@ TEST_F(RemoteTier, AReadTellsAbsentDamagedAndUnreachableApart) {
   EXPECT_EQ((*tier)->Get(key).outcome, Outcome::kUnreachable);
   EXPECT_GE((*tier)->stats().errors, 1u);
   EXPECT_EQ((*tier)->stats().corrupt, 1u);
+}
+
+// Two nodes' stores with one team tier behind them (TieredStore over a real
+// redis-server): what one node publishes the other fetches whole into its
+// own store; a node of another toolchain takes nothing; a key nobody has
+// leaves the asker holding its lease.
+TEST_F(RemoteTier, TieredStoresShareEntriesThroughTheTeamTier) {
+  std::signal(SIGPIPE, SIG_IGN);
+  absl::StatusOr<std::vector<std::string>> keys = LoadRemoteKeys(key_file_);
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  auto tier = [&]() {
+    RemoteOptions options;
+    options.url = "unix://" + dir_.Sub("redis.sock");
+    options.keys = *keys;
+    absl::StatusOr<std::unique_ptr<RedisTier>> t =
+        RedisTier::Create(std::move(options));
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? *std::move(t) : nullptr;
+  };
+  const std::string fingerprint(32, '\x5a');
+  auto now = [] { return absl::Now(); };
+  std::unique_ptr<VerifyingStore> store_a = NewMemoryStore();
+  std::unique_ptr<VerifyingStore> store_b = NewMemoryStore();
+  std::unique_ptr<VerifyingStore> store_c = NewMemoryStore();
+  std::unique_ptr<RedisTier> tier_a = tier(), tier_b = tier(), tier_c = tier();
+  ASSERT_TRUE(tier_a && tier_b && tier_c);
+  TieredStore a(store_a.get(), tier_a.get(), fingerprint, now);
+  TieredStore b(store_b.get(), tier_b.get(), fingerprint, now);
+  TieredStore c(store_c.get(), tier_c.get(), std::string(32, '\x33'), now);
+
+  // Node A builds a key (holding its lease), stores and publishes it.
+  const Digest key = Digest::Of("a compile both nodes want");
+  const std::atomic<bool> stop{false};
+  bool leased = false;
+  ASSERT_FALSE(a.FetchOrLease(key, absl::Now(), stop, &leased));
+  ASSERT_TRUE(leased);
+  const std::string bytes = "a cubin's bytes";
+  const Digest object = Digest::Of(bytes);
+  v1::ActionRecord record;
+  record.set_format_version(1);
+  record.set_outcome(v1::OUTCOME_OK);
+  record.set_target(v1::TARGET_CUBIN);
+  record.set_object_digest(std::string(object.AsBytes()));
+  record.set_object_size(bytes.size());
+  record.set_toolchain_fingerprint(fingerprint);
+  const ObjectRef ref{object, ObjectKind::kCubin, bytes};
+  ASSERT_TRUE(store_a->PutResult(key, record, {&ref, 1}).ok());
+  a.Publish(key, record);
+
+  // Node B waits out A's lease if it must, then has the entry in its store.
+  bool b_leased = true;
+  EXPECT_TRUE(
+      b.FetchOrLease(key, absl::Now() + absl::Seconds(30), stop, &b_leased));
+  EXPECT_FALSE(b_leased);
+  auto fetched = store_b->GetAction(key);
+  ASSERT_TRUE(fetched.ok() && fetched->has_value());
+  auto fetched_object = store_b->GetObject(object);
+  ASSERT_TRUE(fetched_object.ok() && fetched_object->has_value());
+  EXPECT_EQ((*fetched_object)->bytes, bytes);
+  EXPECT_EQ(b.stats().hits, 1u);
+
+  // Another toolchain's node takes nothing of it, and counts why.
+  bool c_leased = false;
+  EXPECT_FALSE(c.FetchOrLease(key, absl::Now(), stop, &c_leased));
+  auto absent = store_c->GetAction(key);
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->has_value());
+  EXPECT_GE(c.stats().corrupt, 1u);  // each read of it counts
+  if (c_leased) c.Release(key);
 }
 
 }  // namespace
