@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "jitcache/v1/wire_kinds.h"
 #include "common/compile_options.h"
+#include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
 

@@ -1,9 +1,9 @@
 // JitCacheService's content-addressed object RPCs: short store reads and
 // writes, answered on the gRPC thread.
 #include "absl/strings/str_cat.h"
+#include "jitcache/v1/wire_kinds.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/jitcache_service.h"
-#include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
 

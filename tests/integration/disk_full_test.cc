@@ -135,90 +135,102 @@ class DiskFull : public ::testing::Test {
     *output = r.output;
     return r.exit_code;
   }
-
-  // The full-disk sequence against a daemon started with `flags`, on a
-  // tmpfs of `mib` MiB. With `import_mib`, an import of that many MiB
-  // follows the filling: enough to pass what the store's logs and
-  // memtables hold in advance.
-  void FillWhileServing(const std::vector<std::string>& flags, int mib,
-                        int import_mib = 0) {
-    testing::TempDir dir;
-    MOUNT_TMPFS_OR_SKIP(fs, dir.Sub("fs"), mib);
-    const std::string store = dir.Sub("fs/store");
-    testing::DaemonProcess daemon(dir.Sub("s.sock"), store, flags);
-    ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
-    auto client = Client::Connect(
-        {.socket_path = dir.Sub("s.sock"), .local_fallback = false});
-    ASSERT_TRUE(client.ok()) << client.status();
-    for (int i = 0; i < 3; ++i) {
-      EXPECT_EQ(ExpectAnswered(*client, i), Served::kMiss);
-    }
-
-    const uint64_t filled = FillUp(dir.Sub("fs/filler"));
-    std::cout << "filled the file system with " << filled << " bytes\n";
-    if (import_mib > 0) {
-      auto info = client->Ping();
-      ASSERT_TRUE(info.ok());
-      ASSERT_TRUE(testing::WriteSyntheticBundle(dir.Sub("big.jcb"),
-                                                info->toolchain_fingerprint,
-                                                import_mib, 1 << 20)
-                      .ok());
-      auto import =
-          StoreAdmin::Connect(dir.Sub("s.sock")).Import(dir.Sub("big.jcb"));
-      EXPECT_FALSE(import.ok() &&
-                   import->imported == static_cast<uint64_t>(import_mib))
-          << "the whole import fit on a full disk";
-    }
-    // Misses are compiled and answered, though nothing can be kept.
-    constexpr int kWhileFull = 8;
-    for (int i = 100; i < 100 + kWhileFull; ++i) {
-      EXPECT_NE(ExpectAnswered(*client, i), Served::kLocal) << daemon.Log();
-    }
-    ASSERT_TRUE(daemon.running());
-    ASSERT_TRUE(client->Ping().ok()) << daemon.Log();
-    // What the store held is still served.
-    for (int i = 0; i < 3; ++i) {
-      EXPECT_EQ(ExpectAnswered(*client, i), Served::kHit) << daemon.Log();
-    }
-    auto stats = client->Stats();
-    ASSERT_TRUE(stats.ok()) << stats.status();
-    std::cout << "while full: " << stats->store_write_failures
-              << " store writes failed\n";
-    EXPECT_GT(stats->store_write_failures, 0u);
-
-    // Room again: writes resume without a restart.
-    std::filesystem::remove(dir.Sub("fs/filler"));
-    const absl::Time freed = absl::Now();
-    const int compiled = UntilOneIsKept(*client, 200, absl::Minutes(2));
-    EXPECT_GT(compiled, 0) << "nothing was kept two minutes after space "
-                              "returned\n"
-                           << daemon.Log();
-    std::cout << "kept again " << (absl::Now() - freed) << " after space "
-              << "returned (" << compiled << " compiles)\n";
-    // Everything answered while full can be kept now.
-    for (int i = 100; i < 100 + kWhileFull; ++i) ExpectAnswered(*client, i);
-    for (int i = 100; i < 100 + kWhileFull; ++i) {
-      EXPECT_EQ(ExpectAnswered(*client, i), Served::kHit);
-    }
-    EXPECT_THAT(daemon.Log(), HasSubstr("the store is written again"));
-    EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
-
-    std::string report;
-    EXPECT_EQ(Verify(store, &report), 0) << report;
-    EXPECT_THAT(report, HasSubstr("0 bad objects, 0 bad records"));
-  }
 };
 
-TEST_F(DiskFull, WithACapTheDaemonServesHitsAnswersMissesAndResumes) {
-  FillWhileServing({"--max_size=12M"}, 16);
+// The full-disk sequence against a daemon started with `flags`, on a
+// tmpfs of `mib` MiB. With `import_mib`, an import of that many MiB
+// follows the filling: enough to pass what the store's logs and memtables
+// hold in advance.
+struct FullDiskCase {
+  const char* name;
+  std::vector<std::string> flags;
+  int mib;
+  int import_mib;
+};
+
+void PrintTo(const FullDiskCase& c, std::ostream* os) { *os << c.name; }
+
+class DiskFullWhileServing
+    : public DiskFull,
+      public ::testing::WithParamInterface<FullDiskCase> {};
+
+TEST_P(DiskFullWhileServing, TheDaemonServesHitsAnswersMissesAndResumes) {
+  testing::TempDir dir;
+  MOUNT_TMPFS_OR_SKIP(fs, dir.Sub("fs"), GetParam().mib);
+  const std::string store = dir.Sub("fs/store");
+  testing::DaemonProcess daemon(dir.Sub("s.sock"), store, GetParam().flags);
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  auto client = Client::Connect(
+      {.socket_path = dir.Sub("s.sock"), .local_fallback = false});
+  ASSERT_TRUE(client.ok()) << client.status();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(ExpectAnswered(*client, i), Served::kMiss);
+  }
+
+  const uint64_t filled = FillUp(dir.Sub("fs/filler"));
+  std::cout << "filled the file system with " << filled << " bytes\n";
+  if (GetParam().import_mib > 0) {
+    auto info = client->Ping();
+    ASSERT_TRUE(info.ok());
+    ASSERT_TRUE(testing::WriteSyntheticBundle(dir.Sub("big.jcb"),
+                                              info->toolchain_fingerprint,
+                                              GetParam().import_mib, 1 << 20)
+                    .ok());
+    auto import =
+        StoreAdmin::Connect(dir.Sub("s.sock")).Import(dir.Sub("big.jcb"));
+    EXPECT_FALSE(import.ok() && import->imported == static_cast<uint64_t>(
+                                                        GetParam().import_mib))
+        << "the whole import fit on a full disk";
+  }
+  // Misses are compiled and answered, though nothing can be kept.
+  constexpr int kWhileFull = 8;
+  for (int i = 100; i < 100 + kWhileFull; ++i) {
+    EXPECT_NE(ExpectAnswered(*client, i), Served::kLocal) << daemon.Log();
+  }
+  ASSERT_TRUE(daemon.running());
+  ASSERT_TRUE(client->Ping().ok()) << daemon.Log();
+  // What the store held is still served.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(ExpectAnswered(*client, i), Served::kHit) << daemon.Log();
+  }
+  auto stats = client->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  std::cout << "while full: " << stats->store_write_failures
+            << " store writes failed\n";
+  EXPECT_GT(stats->store_write_failures, 0u);
+
+  // Room again: writes resume without a restart.
+  std::filesystem::remove(dir.Sub("fs/filler"));
+  const absl::Time freed = absl::Now();
+  const int compiled = UntilOneIsKept(*client, 200, absl::Minutes(2));
+  EXPECT_GT(compiled, 0) << "nothing was kept two minutes after space "
+                            "returned\n"
+                         << daemon.Log();
+  std::cout << "kept again " << (absl::Now() - freed) << " after space "
+            << "returned (" << compiled << " compiles)\n";
+  // Everything answered while full can be kept now.
+  for (int i = 100; i < 100 + kWhileFull; ++i) ExpectAnswered(*client, i);
+  for (int i = 100; i < 100 + kWhileFull; ++i) {
+    EXPECT_EQ(ExpectAnswered(*client, i), Served::kHit);
+  }
+  EXPECT_THAT(daemon.Log(), HasSubstr("the store is written again"));
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
+
+  std::string report;
+  EXPECT_EQ(Verify(store, &report), 0) << report;
+  EXPECT_THAT(report, HasSubstr("0 bad objects, 0 bad records"));
 }
 
-TEST_F(DiskFull, WithoutACapTheDaemonServesHitsAnswersMissesAndResumes) {
-  // Without a cap the objects' memtable is 64 MiB and its log (allocated in
-  // advance) 70 MiB: an import passes them. Writes resume once a flush of
-  // the memtable fits.
-  FillWhileServing({"--max_size=0"}, 192, 80);
-}
+INSTANTIATE_TEST_SUITE_P(
+    CapOrNot, DiskFullWhileServing,
+    ::testing::Values(FullDiskCase{"WithACap", {"--max_size=12M"}, 16, 0},
+                      // Without a cap the objects' memtable is 64 MiB and its
+                      // log (allocated in advance) 70 MiB: an import passes
+                      // them. Writes resume once a flush of the memtable fits.
+                      FullDiskCase{"WithoutACap", {"--max_size=0"}, 192, 80}),
+    [](const ::testing::TestParamInfo<FullDiskCase>& param_info) {
+      return std::string(param_info.param.name);
+    });
 
 TEST_F(DiskFull, TheDaemonStartsOnAFullDiskAndWritesOnceThereIsRoom) {
   testing::TempDir dir;

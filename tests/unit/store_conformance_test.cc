@@ -9,8 +9,8 @@
 #include "absl/time/time.h"
 #include "common/digest.h"
 #include "gtest/gtest.h"
-#include "server/store/object_frame.h"
 #include "server/store/node_store.h"
+#include "server/store/object_frame.h"
 #include "server/store/verifying_store.h"
 #include "tests/testing/temp_dir.h"
 
