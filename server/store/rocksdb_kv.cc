@@ -295,8 +295,10 @@ class RocksDbKv final : public KvBackend {
   }
 
  private:
+  // Every read (the hit path) takes this: shared, so that readers do not
+  // queue behind one another; only the one swap to writable is exclusive.
   std::shared_ptr<OpenedDb> Current() {
-    absl::MutexLock lock(&mu_);
+    absl::ReaderMutexLock lock(&mu_);
     return db_;
   }
 
