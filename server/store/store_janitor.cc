@@ -35,14 +35,22 @@ StoreJanitor::~StoreJanitor() {
 
 void StoreJanitor::AfterWrite() {
   Poke();
-  if (options_.max_size == 0 || store_->Stats().bytes <= options_.max_size) {
-    return;
-  }
-  // Past the cap: the janitor is behind the writers. The writer waits, and
-  // helps: it runs the eviction itself, one at a time with the janitor's.
+  if (options_.max_size == 0) return;
+  // Past the high watermark the janitor is behind the writers. The writer
+  // waits, and helps: it runs the eviction itself, one at a time with the
+  // janitor's. Waiting only past the cap itself would let the next write, a
+  // flush or a new blob file land above it before anyone evicts; the room
+  // between the watermark and the cap is what keeps the cap a cap.
   // Writers are compile workers and import/upload calls, never a hit.
+  const uint64_t high = HighWatermarkBytes();
+  if (store_->Stats().bytes <= high) return;
   absl::MutexLock lock(&evict_mu_);
-  if (store_->Stats().bytes > options_.max_size) EvictToLowWatermark();
+  if (store_->Stats().bytes > high) EvictToLowWatermark();
+}
+
+uint64_t StoreJanitor::HighWatermarkBytes() const {
+  return static_cast<uint64_t>(static_cast<double>(options_.max_size) *
+                               options_.high_watermark);
 }
 
 void StoreJanitor::Poke() {
@@ -180,8 +188,7 @@ void StoreJanitor::Housekeep() {
     }
   }
   if (options_.max_size > 0) {
-    const uint64_t high = static_cast<uint64_t>(
-        static_cast<double>(options_.max_size) * options_.high_watermark);
+    const uint64_t high = HighWatermarkBytes();
     absl::MutexLock lock(&evict_mu_);
     if (store_->Stats().bytes > high) EvictToLowWatermark();
   }

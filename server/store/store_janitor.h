@@ -39,7 +39,7 @@ class StoreJanitor {
   // A write happened: check the size now rather than at the next tick.
   void Poke();
   // The store's write listener (ObjectStore::OnWrite): pokes, and past the
-  // cap itself makes the writer wait for (and run) an eviction, so that
+  // high watermark makes the writer wait for (and run) an eviction, so that
   // writers faster than eviction cannot push the store past the cap.
   void AfterWrite();
 
@@ -69,6 +69,7 @@ class StoreJanitor {
   // A size-driven pass down to the low watermark, counted and logged.
   void EvictToLowWatermark() ABSL_EXCLUSIVE_LOCKS_REQUIRED(evict_mu_);
   void Housekeep();
+  uint64_t HighWatermarkBytes() const;
 
   ObjectStore* const store_;
   const JanitorOptions options_;
