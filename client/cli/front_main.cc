@@ -20,7 +20,7 @@
 #include "client/cli/compile_flags.h"
 #include "client/cli/hit_wire.h"
 #include "common/fd_io.h"
-#include "common/little_endian.h"
+#include "common/length_frame.h"
 #include "common/paths.h"
 
 namespace {
@@ -80,21 +80,12 @@ std::optional<std::string> AskHitSocket(const std::string& socket,
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
   std::optional<std::string> answer;
-  const uint32_t size = static_cast<uint32_t>(request.size());
-  char frame[4];
-  jitcache::le::Put<uint32_t>(frame, size);
-  uint8_t status = 1, length[4];
+  char status = 1;  // 0: a hit follows, framed; 1: ask over gRPC
   if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) ==
           0 &&
-      jitcache::WriteFully(fd, frame, sizeof(frame)) &&
-      jitcache::WriteFully(fd, request.data(), request.size()) &&
-      jitcache::ReadFully(fd, reinterpret_cast<char*>(&status), 1) &&
-      status == 0 &&
-      jitcache::ReadFully(fd, reinterpret_cast<char*>(length),
-                          sizeof(length))) {
-    const uint32_t n = jitcache::le::Get<uint32_t>(length);
-    std::string bytes(n, '\0');
-    if (jitcache::ReadFully(fd, bytes.data(), n)) answer = std::move(bytes);
+      jitcache::frame::Write(fd, request) &&
+      jitcache::ReadFully(fd, &status, 1) && status == 0) {
+    answer = jitcache::frame::Read(fd, jitcache::frame::kMaxPayloadBytes);
   }
   close(fd);
   return answer;

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/fd_io.h"
+#include "common/length_frame.h"
 #include "common/little_endian.h"
 #include "common/object_kind.h"
 
@@ -142,29 +143,22 @@ absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response) {
 }
 
 bool WriteFrame(int fd, const std::string& payload) {
-  const uint32_t n = static_cast<uint32_t>(payload.size());
-  char header[4];
-  le::Put<uint32_t>(header, n);
-  return WriteFully(fd, header, 4) &&
-         WriteFully(fd, payload.data(), payload.size());
+  return frame::Write(fd, payload);
 }
 
 std::optional<std::string> ReadFrame(
     int fd, size_t max_bytes, std::optional<uint64_t>* crash_peak_bytes) {
-  unsigned char header[4];
-  if (!ReadFully(fd, reinterpret_cast<char*>(header), 4)) return std::nullopt;
-  const uint32_t n = le::Get<uint32_t>(header);
-  if (n == kCrashFrameLength) {
-    unsigned char peak[8];
-    if (ReadFully(fd, reinterpret_cast<char*>(peak), 8)) {
+  std::optional<uint32_t> n = frame::ReadLength(fd);
+  if (!n.has_value()) return std::nullopt;
+  if (*n == kCrashFrameLength) {
+    char peak[8];
+    if (ReadFully(fd, peak, sizeof(peak))) {
       *crash_peak_bytes = le::Get<uint64_t>(peak);
     }
     return std::nullopt;
   }
-  if (n > max_bytes) return std::nullopt;
-  std::string payload(n, '\0');
-  if (!ReadFully(fd, payload.data(), n)) return std::nullopt;
-  return payload;
+  if (*n > max_bytes) return std::nullopt;
+  return frame::ReadPayload(fd, *n);
 }
 
 }  // namespace jitcache

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/length_frame.h"
 #include "jitcache/v1/worker.pb.h"
 #include "server/build/compiler.h"
 
@@ -17,7 +18,7 @@ namespace jitcache {
 // of a signal first sends, from its signal handler, the frame
 // kCrashFrameLength | u64 peak address-space bytes, so that the daemon can
 // tell a compile that hit the memory limit from one that crashed.
-inline constexpr uint32_t kCrashFrameLength = 0xFFFFFFFF;
+inline constexpr uint32_t kCrashFrameLength = frame::kNoFrameLength;
 
 v1::WorkerRequest ToWorkerRequest(const CompileJob& job);
 v1::WorkerRequest ToWorkerRequest(const LinkJob& job);

@@ -12,6 +12,8 @@
 #include <initializer_list>
 
 #include "absl/strings/str_cat.h"
+#include "common/length_frame.h"
+#include "common/little_endian.h"
 #include "server/build/worker_protocol.h"
 
 namespace jitcache {
@@ -44,12 +46,10 @@ uint64_t PeakAddressSpaceBytes() {
 
 void OnFatalSignal(int signal) {
   const uint64_t peak = PeakAddressSpaceBytes();
-  char frame[12];
-  for (int i = 0; i < 4; ++i) {
-    frame[i] = static_cast<char>(kCrashFrameLength >> (8 * i));
-  }
-  for (int i = 0; i < 8; ++i) frame[4 + i] = static_cast<char>(peak >> (8 * i));
-  [[maybe_unused]] ssize_t n = write(report_fd, frame, sizeof(frame));
+  char report[frame::kHeaderBytes + 8];
+  frame::PutHeader(report, kCrashFrameLength);
+  le::Put<uint64_t>(report + frame::kHeaderBytes, peak);
+  [[maybe_unused]] ssize_t n = write(report_fd, report, sizeof(report));
   // SA_RESETHAND restored the default: the worker dies of `signal`.
   raise(signal);
 }

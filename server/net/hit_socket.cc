@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/fd_io.h"
-#include "common/little_endian.h"
+#include "common/length_frame.h"
 #include "common/log.h"
 
 namespace jitcache {
@@ -169,8 +169,8 @@ void HitSocket::ServeLoop() {
 void HitSocket::Handle(const Connection& connection) {
   const int fd = connection.fd;
   std::string header;
-  if (!ReadBy(fd, 4, connection.deadline, &header)) return;
-  const uint32_t length = le::Get<uint32_t>(header.data());
+  if (!ReadBy(fd, frame::kHeaderBytes, connection.deadline, &header)) return;
+  const uint32_t length = frame::LengthOf(header.data());
   const char kAskGrpc = 1;
   // A stalled peer has had its time; answering takes at most this long.
   const absl::Time write_by = absl::Now() + io_timeout_;
@@ -186,10 +186,13 @@ void HitSocket::Handle(const Connection& connection) {
     WriteBy(fd, &kAskGrpc, 1, respond_by);
     return;
   }
-  const uint32_t size = static_cast<uint32_t>(response->size());
-  char frame[5] = {0};
-  le::Put<uint32_t>(frame + 1, size);
-  if (!WriteBy(fd, frame, sizeof(frame), respond_by)) return;
+  if (response->size() > frame::kMaxPayloadBytes) {
+    WriteBy(fd, &kAskGrpc, 1, respond_by);
+    return;
+  }
+  char head[1 + frame::kHeaderBytes] = {0};  // 0: a hit, framed
+  frame::PutHeader(head + 1, static_cast<uint32_t>(response->size()));
+  if (!WriteBy(fd, head, sizeof(head), respond_by)) return;
   WriteBy(fd, response->data(), response->size(), respond_by);
 }
 
