@@ -1,7 +1,9 @@
 #include "client/rpc/messages.h"
 
 #include <map>
+#include <string>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "common/compile_options.h"
@@ -81,6 +83,101 @@ ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
   return code;
 }
 
+namespace internal {
+
+std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
+  static constexpr FieldMember<DaemonStats> kMembers[] = {
+      {"requests", &DaemonStats::requests},
+      {"hits", &DaemonStats::hits},
+      {"misses", &DaemonStats::misses},
+      {"joins", &DaemonStats::joins},
+      {"compile_errors", &DaemonStats::compile_errors},
+      {"compiles", &DaemonStats::compiles},
+      {"link_requests", &DaemonStats::link_requests},
+      {"link_errors", &DaemonStats::link_errors},
+      {"queued", &DaemonStats::queued},
+      {"running", &DaemonStats::running},
+      {"waiting", &DaemonStats::waiting},
+      {"compile_seconds_spent", &DaemonStats::compile_seconds_spent},
+      {"compile_seconds_saved", &DaemonStats::compile_seconds_saved},
+      {"store_entries", &DaemonStats::store_entries},
+      {"store_bytes", &DaemonStats::store_bytes},
+      {"store_corrupt_removed", &DaemonStats::store_corrupt_removed},
+      {"store_write_failures", &DaemonStats::store_write_failures},
+      {"store_objects", &DaemonStats::store_objects},
+      {"store_uploads", &DaemonStats::store_uploads},
+      {"store_live_bytes", &DaemonStats::store_live_bytes},
+      {"store_max_bytes", &DaemonStats::store_max_bytes},
+      {"store_evicted_entries", &DaemonStats::store_evicted_entries},
+      {"store_evicted_bytes", &DaemonStats::store_evicted_bytes},
+      {"store_eviction_runs", &DaemonStats::store_eviction_runs},
+      {"compiler_crashes", &DaemonStats::compiler_crashes},
+      {"compiler_memory_limited", &DaemonStats::compiler_memory_limited},
+      {"compiler_time_limited", &DaemonStats::compiler_time_limited},
+      {"compile_workers_started", &DaemonStats::compile_workers_started},
+      {"remote_hits", &DaemonStats::remote_hits},
+      {"remote_misses", &DaemonStats::remote_misses},
+      {"remote_errors", &DaemonStats::remote_errors},
+      {"remote_corrupt", &DaemonStats::remote_corrupt},
+      {"remote_leases_waited", &DaemonStats::remote_leases_waited},
+      {"remote_bytes_up", &DaemonStats::remote_bytes_up},
+      {"remote_bytes_down", &DaemonStats::remote_bytes_down},
+  };
+  return kMembers;
+}
+
+std::span<const FieldMember<UserUsage>> UserUsageMembers() {
+  static constexpr FieldMember<UserUsage> kMembers[] = {
+      {"uid", &UserUsage::uid},
+      {"name", &UserUsage::name},
+      {"requests", &UserUsage::requests},
+      {"hits", &UserUsage::hits},
+      {"misses", &UserUsage::misses},
+      {"joins", &UserUsage::joins},
+      {"rejected", &UserUsage::rejected},
+      {"compile_seconds", &UserUsage::compile_seconds},
+      {"queued", &UserUsage::queued},
+  };
+  return kMembers;
+}
+
+}  // namespace internal
+
+namespace {
+
+// Copies each field `members` names from `message` into `out`. A member
+// whose field is missing or of another type is left alone (rather than
+// tripping protobuf's type check): ClientMessages.* fails on it instead.
+template <typename T>
+void CopyMembers(const google::protobuf::Message& message,
+                 std::span<const internal::FieldMember<T>> members, T* out) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Descriptor& d = *message.GetDescriptor();
+  const google::protobuf::Reflection& r = *message.GetReflection();
+  for (const internal::FieldMember<T>& m : members) {
+    const FieldDescriptor* f = d.FindFieldByName(std::string(m.field));
+    if (f == nullptr || f->is_repeated()) continue;
+    if (auto* u64 = std::get_if<uint64_t T::*>(&m.member);
+        u64 != nullptr && f->cpp_type() == FieldDescriptor::CPPTYPE_UINT64) {
+      out->** u64 = r.GetUInt64(message, f);
+    } else if (auto* u32 = std::get_if<unsigned T::*>(&m.member);
+               u32 != nullptr &&
+               f->cpp_type() == FieldDescriptor::CPPTYPE_UINT32) {
+      out->** u32 = r.GetUInt32(message, f);
+    } else if (auto* dbl = std::get_if<double T::*>(&m.member);
+               dbl != nullptr &&
+               f->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE) {
+      out->** dbl = r.GetDouble(message, f);
+    } else if (auto* str = std::get_if<std::string T::*>(&m.member);
+               str != nullptr &&
+               f->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+      out->** str = r.GetString(message, f);
+    }
+  }
+}
+
+}  // namespace
+
 DaemonStats DaemonStatsFrom(const v1::StatsResponse& r) {
   DaemonStats stats;
   const google::protobuf::Descriptor& d = *r.GetDescriptor();
@@ -103,46 +200,10 @@ DaemonStats DaemonStatsFrom(const v1::StatsResponse& r) {
       stats.values.emplace_back(f.name(), reflect.GetDouble(r, &f));
     }
   }
-  stats.requests = r.requests();
-  stats.hits = r.hits();
-  stats.misses = r.misses();
-  stats.joins = r.joins();
-  stats.compile_errors = r.compile_errors();
-  stats.compiles = r.compiles();
-  stats.link_requests = r.link_requests();
-  stats.link_errors = r.link_errors();
+  CopyMembers(r, internal::DaemonStatsMembers(), &stats);
   stats.rejected.insert(r.rejected().begin(), r.rejected().end());
-  stats.queued = r.queued();
-  stats.running = r.running();
-  stats.waiting = r.waiting();
-  stats.compile_seconds_spent = r.compile_seconds_spent();
-  stats.compile_seconds_saved = r.compile_seconds_saved();
-  stats.store_entries = r.store_entries();
-  stats.store_bytes = r.store_bytes();
-  stats.store_corrupt_removed = r.store_corrupt_removed();
-  stats.store_write_failures = r.store_write_failures();
-  stats.store_objects = r.store_objects();
-  stats.store_uploads = r.store_uploads();
-  stats.store_live_bytes = r.store_live_bytes();
-  stats.store_max_bytes = r.store_max_bytes();
-  stats.store_evicted_entries = r.store_evicted_entries();
-  stats.store_evicted_bytes = r.store_evicted_bytes();
-  stats.store_eviction_runs = r.store_eviction_runs();
-  stats.compiler_crashes = r.compiler_crashes();
-  stats.compiler_memory_limited = r.compiler_memory_limited();
-  stats.compiler_time_limited = r.compiler_time_limited();
-  stats.compile_workers_started = r.compile_workers_started();
-  stats.remote_hits = r.remote_hits();
-  stats.remote_misses = r.remote_misses();
-  stats.remote_errors = r.remote_errors();
-  stats.remote_corrupt = r.remote_corrupt();
-  stats.remote_leases_waited = r.remote_leases_waited();
-  stats.remote_bytes_up = r.remote_bytes_up();
-  stats.remote_bytes_down = r.remote_bytes_down();
   for (const v1::UserStats& u : r.users()) {
-    stats.users.push_back({u.uid(), u.name(), u.requests(), u.hits(),
-                           u.misses(), u.joins(), u.rejected(),
-                           u.compile_seconds(), u.queued()});
+    CopyMembers(u, internal::UserUsageMembers(), &stats.users.emplace_back());
   }
   return stats;
 }

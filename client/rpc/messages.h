@@ -1,7 +1,11 @@
 #ifndef JITCACHE_CLIENT_RPC_MESSAGES_H_
 #define JITCACHE_CLIENT_RPC_MESSAGES_H_
 
+#include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "jitcache/client.h"
@@ -33,8 +37,24 @@ v1::CompileRequest CompileRequestFor(const Program& program,
 ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
                         const std::string& name);
 
+namespace internal {
+// A member of a public struct and the field of the wire message it holds:
+// the one place the typed stats meet the proto. ClientMessages.* checks
+// that every number of the proto has exactly one member here.
+template <typename T>
+struct FieldMember {
+  std::string_view field;
+  std::variant<uint64_t T::*, unsigned T::*, double T::*, std::string T::*>
+      member;
+};
+std::span<const FieldMember<DaemonStats>>
+DaemonStatsMembers();                                        // of StatsResponse
+std::span<const FieldMember<UserUsage>> UserUsageMembers();  // of UserStats
+}  // namespace internal
+
 // Every number of the answer under its wire name (DaemonStats::values, by
-// reflection), and the typed members.
+// reflection), and the typed members, field by field through the tables
+// above.
 DaemonStats DaemonStatsFrom(const v1::StatsResponse& r);
 
 }  // namespace jitcache
