@@ -298,6 +298,10 @@ absl::Status VerifyingStore::WriteResult(const Digest& key,
   std::vector<KvWrite> writes;
   writes.reserve(objects.size() + 1);
   for (const ObjectRef& object : objects) {
+    // Objects are immutable (as for uploads): bytes the store holds keep
+    // the kind they were first stored with, whatever this entry calls them,
+    // and are not written again.
+    if (index_.HasObject(object.digest.AsBytes())) continue;
     frames.push_back(EncodeObjectFrame(object.kind, object.bytes));
     writes.push_back(
         {Column::kObjects, object.digest.AsBytes(), frames.back()});
