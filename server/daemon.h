@@ -52,6 +52,7 @@ struct DaemonOptions {
   std::string metrics_address;
   absl::Duration compile_time_limit = absl::Minutes(10);
   size_t kept_file_sets = 8;
+  uint64_t hot_cache_size = uint64_t{256} << 20;  // see HotAnswers
   // Also answer hits on socket_path + ".hit" (see HitSocket).
   bool hit_socket = true;
   RequestLimits limits;

@@ -101,6 +101,11 @@ ABSL_FLAG(int, max_headers, 4096, "Most in-memory headers in one request");
 ABSL_FLAG(int, kept_file_sets, 8,
           "Sets of included files kept in memory for the next miss with the "
           "same files (each as large as its headers)");
+ABSL_FLAG(std::string, hot_cache_size, "256M",
+          "Memory for the answers of recent hits, kept whole so that the "
+          "next hit on them reads nothing from the store, e.g. 64M, 1G; 0: "
+          "none. An answer is served from it only while the store still "
+          "holds what it was built from");
 ABSL_FLAG(int, max_included_files, 16384,
           "Most files one request may carry for the compile to read (each "
           "at most --max_header_bytes)");
@@ -232,6 +237,10 @@ int main(int argc, char** argv) {
       jitcache::ParseSize(absl::GetFlag(FLAGS_compile_memory_limit));
   if (!memory_limit.ok()) return usage_error(memory_limit.status());
   options.compile_memory_limit = *memory_limit;
+  absl::StatusOr<uint64_t> hot_cache =
+      jitcache::ParseSize(absl::GetFlag(FLAGS_hot_cache_size));
+  if (!hot_cache.ok()) return usage_error(hot_cache.status());
+  options.hot_cache_size = *hot_cache;
   options.remote.url = absl::GetFlag(FLAGS_remote);
   absl::StatusOr<uint64_t> remote_max =
       jitcache::ParseSize(absl::GetFlag(FLAGS_remote_max_object));

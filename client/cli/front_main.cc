@@ -5,8 +5,6 @@
 // with the same arguments, to jitcache-full, the gRPC client installed next
 // to this binary. The output is the same either way.
 #include <fcntl.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,7 +18,7 @@
 #include "client/cli/compile_flags.h"
 #include "client/cli/hit_wire.h"
 #include "common/fd_io.h"
-#include "common/length_frame.h"
+#include "common/hit_client.h"
 #include "common/paths.h"
 
 namespace {
@@ -65,32 +63,6 @@ bool WriteFile(const std::string& path, const std::string& data) {
   return close(fd) == 0 && written;
 }
 
-// The daemon's answer to `request`, if it had one in its store.
-std::optional<std::string> AskHitSocket(const std::string& socket,
-                                        const std::string& request) {
-  const std::string path = socket + ".hit";
-  sockaddr_un addr{};
-  if (path.size() >= sizeof(addr.sun_path)) return std::nullopt;
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::nullopt;
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  // A daemon too busy to answer within this is asked over gRPC instead.
-  const timeval timeout{0, 500 * 1000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  std::optional<std::string> answer;
-  char status = 1;  // 0: a hit follows, framed; 1: ask over gRPC
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) ==
-          0 &&
-      jitcache::frame::Write(fd, request) &&
-      jitcache::ReadFully(fd, &status, 1) && status == 0) {
-    answer = jitcache::frame::Read(fd, jitcache::frame::kMaxPayloadBytes);
-  }
-  close(fd);
-  return answer;
-}
-
 // Serves `jitcache compile ...` from a hit; returns the exit status, or
 // nullopt for anything it does not handle (then jitcache-full does).
 std::optional<int> CompileHit(const std::string& socket,
@@ -127,7 +99,8 @@ std::optional<int> CompileHit(const std::string& socket,
                          flags.nvrtc_options.end());
   request.target = kTargets.at(flags.target);
 
-  std::optional<std::string> bytes = AskHitSocket(socket, Encode(request));
+  std::optional<std::string> bytes =
+      jitcache::AskHitSocket(socket, Encode(request));
   if (!bytes) return std::nullopt;
   std::optional<jitcache::hit_wire::Response> response =
       jitcache::hit_wire::Decode(*bytes);

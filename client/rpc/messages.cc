@@ -122,6 +122,10 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"remote_leases_waited", &DaemonStats::remote_leases_waited},
       {"remote_bytes_up", &DaemonStats::remote_bytes_up},
       {"remote_bytes_down", &DaemonStats::remote_bytes_down},
+      {"hot_hits", &DaemonStats::hot_hits},
+      {"hot_entries", &DaemonStats::hot_entries},
+      {"hot_bytes", &DaemonStats::hot_bytes},
+      {"hot_max_bytes", &DaemonStats::hot_max_bytes},
   };
   return kMembers;
 }

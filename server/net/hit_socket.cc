@@ -180,9 +180,10 @@ void HitSocket::Handle(const Connection& connection) {
   }
   std::string request;
   if (!ReadBy(fd, length, connection.deadline, &request)) return;
-  std::optional<std::string> response = answer_(request, connection.peer);
+  std::shared_ptr<const std::string> response =
+      answer_(request, connection.peer);
   const absl::Time respond_by = absl::Now() + io_timeout_;
-  if (!response.has_value()) {
+  if (response == nullptr) {
     WriteBy(fd, &kAskGrpc, 1, respond_by);
     return;
   }

@@ -42,8 +42,9 @@ namespace jitcache {
 // Thread-safety: Start or Adopt once, then Stop once (or destroy).
 class HitSocket {
  public:
-  // Serialized request -> serialized response on a hit, nullopt otherwise.
-  using Answer = std::function<std::optional<std::string>(
+  // Serialized request -> serialized response on a hit, null otherwise
+  // (shared, so that a kept answer is written without a copy).
+  using Answer = std::function<std::shared_ptr<const std::string>(
       const std::string& request, const PeerCredentials& peer)>;
 
   // Binds `path` (the caller owns it: see SocketGuard) and removes it on Stop.

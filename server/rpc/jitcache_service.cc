@@ -125,6 +125,10 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
     response->set_remote_bytes_up(remote.bytes_up);
     response->set_remote_bytes_down(remote.bytes_down);
   }
+  const HotAnswers::Stats hot = hot_answers_.stats();
+  response->set_hot_entries(hot.entries);
+  response->set_hot_bytes(hot.bytes);
+  response->set_hot_max_bytes(hot_answers_.max_bytes());
   const StoreStats store = options_.store->Stats();
   response->set_store_entries(store.actions);
   response->set_store_bytes(store.bytes);
@@ -186,6 +190,31 @@ absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
   return response;
 }
 
+absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::HitAnswer(
+    const Digest& key) {
+  if (std::shared_ptr<const HotAnswer> hot = hot_answers_.Find(key)) {
+    if (options_.store->StillCurrent(key, hot->record_version)) {
+      ++counters_.hot_hits;
+      return hot;
+    }
+    hot_answers_.Drop(key);
+  }
+  const std::optional<uint64_t> version = options_.store->RecordVersion(key);
+  absl::StatusOr<std::optional<v1::CompileResponse>> hit = LookUp(key);
+  if (!hit.ok()) return hit.status();
+  if (!hit->has_value()) return nullptr;
+  (*hit)->set_served(v1::SERVED_HIT);
+  auto answer = std::make_shared<HotAnswer>();
+  answer->serialized = (*hit)->SerializeAsString();
+  answer->compile_time_us = (*hit)->compile_time_us();
+  answer->outcome = (*hit)->outcome();
+  if (version.has_value()) {
+    answer->record_version = *version;
+    hot_answers_.Keep(key, answer);
+  }
+  return answer;
+}
+
 UserStats::Counters& JitCacheService::CountRequest(uid_t uid) {
   ++counters_.requests;
   UserStats::Counters& user = users_.For(uid);
@@ -194,30 +223,29 @@ UserStats::Counters& JitCacheService::CountRequest(uid_t uid) {
 }
 
 void JitCacheService::CountHit(UserStats::Counters& user,
-                               const v1::CompileResponse& response,
-                               absl::Time start) {
-  counters_.CountHit(response);
+                               const HotAnswer& answer, absl::Time start) {
+  counters_.CountHit(answer.compile_time_us,
+                     static_cast<v1::Outcome>(answer.outcome));
   ++user.hits;
   counters_.hit_latency.Observe(absl::Now() - start);
 }
 
-std::optional<std::string> JitCacheService::AnswerHit(
+std::shared_ptr<const std::string> JitCacheService::AnswerHit(
     const std::string& request_bytes, const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
   v1::CompileRequest request;
-  if (!request.ParseFromString(request_bytes)) return std::nullopt;
+  if (!request.ParseFromString(request_bytes)) return nullptr;
   absl::StatusOr<PreparedCompile> prepared =
       PrepareCompile(request, options_.compiler->toolchain(), options_.limits);
-  if (!prepared.ok()) return std::nullopt;
-  absl::StatusOr<std::optional<v1::CompileResponse>> hit =
-      LookUp(prepared->key);
-  if (!hit.ok() || !hit->has_value()) return std::nullopt;
-  v1::CompileResponse& response = **hit;
-  response.set_served(v1::SERVED_HIT);
-  CountHit(CountRequest(peer.uid), response, start);
-  JITCACHE_LOG(Debug) << "hit " << response.cache_key() << " uid " << peer.uid
+  if (!prepared.ok()) return nullptr;
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      HitAnswer(prepared->key);
+  if (!hit.ok() || *hit == nullptr) return nullptr;
+  CountHit(CountRequest(peer.uid), **hit, start);
+  JITCACHE_LOG(Debug) << "hit " << prepared->key.Hex() << " uid " << peer.uid
                       << " (hit socket)";
-  return response.SerializeAsString();
+  // Shares the answer's ownership; points at its bytes.
+  return std::shared_ptr<const std::string>(*hit, &(*hit)->serialized);
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Compile(
@@ -342,16 +370,19 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
     uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
     const Digest& key, const std::function<Build()>& make_build,
     const std::function<bool()>& ask_for_inputs) {
-  absl::StatusOr<std::optional<v1::CompileResponse>> hit = LookUp(key);
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit = HitAnswer(key);
   if (!hit.ok()) {
     reactor->FinishOnce(ToGrpcStatus(hit.status()));
     return reactor;
   }
-  if (hit->has_value()) {
-    *response = **std::move(hit);
-    response->set_served(v1::SERVED_HIT);
-    CountHit(reactor->user(), *response, reactor->start());
-    JITCACHE_LOG(Debug) << "hit " << response->cache_key() << " uid " << uid;
+  if (*hit != nullptr) {
+    if (!response->ParseFromString((*hit)->serialized)) {
+      reactor->FinishOnce(grpc::Status(grpc::StatusCode::INTERNAL,
+                                       "a kept answer does not parse"));
+      return reactor;
+    }
+    CountHit(reactor->user(), **hit, reactor->start());
+    JITCACHE_LOG(Debug) << "hit " << key.Hex() << " uid " << uid;
     reactor->FinishOnce(grpc::Status::OK);
     return reactor;
   }

@@ -13,6 +13,7 @@
 #include "server/net/peer_listener.h"
 #include "server/rpc/compile_reactor.h"
 #include "server/rpc/compile_request.h"
+#include "server/rpc/hot_answers.h"
 #include "server/rpc/link_request.h"
 #include "server/rpc/request_limits.h"
 #include "server/rpc/service_counters.h"
@@ -47,6 +48,8 @@ struct ServiceOptions {
   absl::Duration compile_time_limit = absl::Minutes(10);
   // How many sets of included files are kept for the next miss.
   size_t kept_file_sets = 8;
+  // Bytes of hit answers kept in memory (HotAnswers); 0: none.
+  uint64_t hot_answer_bytes = 0;
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
@@ -113,11 +116,12 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       v1::ImportResponse* response) override;
 
   // The hit-only path of HitSocket: a serialized CompileRequest in, the
-  // serialized CompileResponse out when the store has the answer; nullopt
-  // for anything else (a miss, a bad request), which the caller asks over
-  // gRPC instead. Runs on the caller's thread.
-  std::optional<std::string> AnswerHit(const std::string& request_bytes,
-                                       const PeerCredentials& peer);
+  // serialized CompileResponse out when the store has the answer; null for
+  // anything else (a miss, a bad request), which the caller asks over gRPC
+  // instead. Runs on the caller's thread. The bytes are shared with the
+  // hot answers: the caller writes them, never copies them.
+  std::shared_ptr<const std::string> AnswerHit(const std::string& request_bytes,
+                                               const PeerCredentials& peer);
 
   // The counters and histograms (for the metrics exporter), and a stats
   // snapshot as an administrator sees it.
@@ -158,7 +162,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   UserStats::Counters& CountRequest(uid_t uid);
   // A request that arrived at `start` was answered from the store (either
   // socket).
-  void CountHit(UserStats::Counters& user, const v1::CompileResponse& response,
+  void CountHit(UserStats::Counters& user, const HotAnswer& answer,
                 absl::Time start);
   // Everything GetStats answers; the per-user rows of `only_user` only,
   // when given.
@@ -182,6 +186,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
 
   // The stored answer for `key`, or nullopt on a miss.
   absl::StatusOr<std::optional<v1::CompileResponse>> LookUp(const Digest& key);
+  // A hit's answer for `key`: from memory while the store still holds what
+  // it was built from, else from the store (then kept in memory); null on
+  // a miss.
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> HitAnswer(const Digest& key);
   // The common path of Compile and Link once the key is known: hit, or join
   // the flight and, leading, queue the build.
   // `make_build` runs only for the request that leads a miss: a hit copies
@@ -199,6 +207,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
 
   ServiceOptions options_;
   KeptFileSets kept_file_sets_{options_.kept_file_sets};
+  HotAnswers hot_answers_{options_.hot_answer_bytes};
   SingleFlight<SharedResult> flights_;
   ServiceCounters counters_;
   UserStats users_;

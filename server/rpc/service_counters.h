@@ -22,6 +22,7 @@ struct ServiceCounters {
   std::atomic<uint64_t> compiles{0};
   std::atomic<uint64_t> link_requests{0};
   std::atomic<uint64_t> link_errors{0};
+  std::atomic<uint64_t> hot_hits{0};  // hits answered from HotAnswers
   std::atomic<int64_t> compile_us_spent{0};
   std::atomic<int64_t> compile_us_saved{0};
   // Error answers by reason; kReasons names them in Stats.
@@ -49,10 +50,10 @@ struct ServiceCounters {
   LatencyHistogram compile_time;
 
   // A request answered from the store.
-  void CountHit(const v1::CompileResponse& response) {
+  void CountHit(int64_t compile_time_us, v1::Outcome outcome) {
     ++hits;
-    compile_us_saved += response.compile_time_us();
-    CountOutcome(response.outcome());
+    compile_us_saved += compile_time_us;
+    CountOutcome(outcome);
   }
 
   void CountOutcome(v1::Outcome outcome) {
@@ -73,7 +74,7 @@ struct ServiceCounters {
   // histograms are not: Prometheus reads them as ever-growing.
   void Zero() {
     for (auto* c : {&requests, &hits, &misses, &joins, &compile_errors,
-                    &compiles, &link_requests, &link_errors}) {
+                    &compiles, &link_requests, &link_errors, &hot_hits}) {
       c->store(0);
     }
     compile_us_spent = 0;
@@ -90,6 +91,7 @@ struct ServiceCounters {
     out->set_compiles(compiles);
     out->set_link_requests(link_requests);
     out->set_link_errors(link_errors);
+    out->set_hot_hits(hot_hits);
     out->set_compile_seconds_spent(compile_us_spent / 1e6);
     out->set_compile_seconds_saved(compile_us_saved / 1e6);
     for (size_t r = 0; r < kReasonCount; ++r) {

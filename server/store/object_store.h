@@ -80,6 +80,16 @@ class ObjectStore {
   virtual absl::StatusOr<std::optional<v1::ActionRecord>> GetAction(
       const Digest& key) = 0;
 
+  // For copies of an entry kept outside the store (a hit's answer in
+  // memory). RecordVersion names the write of `key`'s record the store
+  // holds now (nullopt: none); read it before the record, so that a copy
+  // is never labelled newer than it is. StillCurrent is true while that
+  // very write is held with every object it names, and then counts as a
+  // use of it (as GetAction does); an entry evicted, removed, cleared,
+  // found damaged or written again since is not current.
+  virtual std::optional<uint64_t> RecordVersion(const Digest& key) = 0;
+  virtual bool StillCurrent(const Digest& key, uint64_t version) = 0;
+
   // Writes the objects and the record atomically: a reader (or a store
   // reopened after a crash) sees all of them or none.
   virtual absl::Status PutResult(const Digest& key,

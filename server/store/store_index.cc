@@ -11,6 +11,7 @@ void StoreIndex::Put(Kind kind, absl::string_view key, int64_t last_used_ms,
   // Take the new references before dropping the old ones, so that an
   // object named by both versions never reaches zero in between.
   Entry entry;
+  entry.version = ++last_version_;
   entry.last_used_ms = last_used_ms;
   entry.bytes = bytes;
   for (const Object& object : objects) {
@@ -35,9 +36,33 @@ void StoreIndex::Put(Kind kind, absl::string_view key, int64_t last_used_ms,
 void StoreIndex::Touch(absl::string_view key, int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   auto it = records_.find(key);
-  if (it == records_.end() || it->second.last_used_ms >= now_ms) return;
-  auto node =
-      lru_.extract({it->second.last_used_ms, Kind::kRecord, std::string(key)});
+  if (it != records_.end()) TouchLocked(it, now_ms);
+}
+
+std::optional<uint64_t> StoreIndex::RecordVersion(absl::string_view key) const {
+  absl::MutexLock lock(&mu_);
+  auto it = records_.find(key);
+  if (it == records_.end()) return std::nullopt;
+  return it->second.version;
+}
+
+bool StoreIndex::TouchIfCurrent(absl::string_view key, uint64_t version,
+                                int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  auto it = records_.find(key);
+  if (it == records_.end() || it->second.version != version) return false;
+  // An object found damaged is forgotten while its records stay (their own
+  // lookups drop them).
+  for (const std::string& digest : it->second.objects) {
+    if (!objects_.contains(digest)) return false;
+  }
+  TouchLocked(it, now_ms);
+  return true;
+}
+
+void StoreIndex::TouchLocked(EntryMap::iterator it, int64_t now_ms) {
+  if (it->second.last_used_ms >= now_ms) return;
+  auto node = lru_.extract({it->second.last_used_ms, Kind::kRecord, it->first});
   std::get<0>(node.value()) = now_ms;
   lru_.insert(std::move(node));
   it->second.last_used_ms = now_ms;

@@ -48,6 +48,14 @@ class StoreIndex {
   // touched set refer to the map's own, node-stable keys).
   void Touch(absl::string_view key, int64_t now_ms);
   bool Contains(Kind kind, absl::string_view key) const;
+  // Which write of `key`'s record the index holds: a number no other write
+  // of any record had (a record removed and written again has a new one);
+  // nullopt when there is none.
+  std::optional<uint64_t> RecordVersion(absl::string_view key) const;
+  // A hit answered from a copy in memory: when `key`'s record is still
+  // `version` and every object it names is still held, Touch(key) and
+  // true; otherwise false and nothing changes.
+  bool TouchIfCurrent(absl::string_view key, uint64_t version, int64_t now_ms);
   bool HasObject(absl::string_view digest) const;
   // An object's bytes as Put gave them; nullopt when no entry names it.
   std::optional<uint64_t> ObjectBytes(absl::string_view digest) const;
@@ -81,6 +89,7 @@ class StoreIndex {
 
  private:
   struct Entry {
+    uint64_t version = 0;
     int64_t last_used_ms = 0;
     uint64_t bytes = 0;
     std::vector<std::string> objects;
@@ -101,6 +110,8 @@ class StoreIndex {
   }
   std::vector<std::string> RemoveLocked(Kind kind, absl::string_view key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void TouchLocked(EntryMap::iterator it, int64_t now_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   EntryMap records_ ABSL_GUARDED_BY(mu_);
@@ -109,6 +120,7 @@ class StoreIndex {
   absl::flat_hash_map<std::string, ObjectState> objects_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<absl::string_view> touched_ ABSL_GUARDED_BY(mu_);
   uint64_t live_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t last_version_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace jitcache

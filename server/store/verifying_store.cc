@@ -167,6 +167,14 @@ absl::StatusOr<std::optional<StoredObject>> VerifyingStore::GetObject(
   return StoredObject{kind, std::move(**frame)};
 }
 
+std::optional<uint64_t> VerifyingStore::RecordVersion(const Digest& key) {
+  return index_.RecordVersion(key.AsBytes());
+}
+
+bool VerifyingStore::StillCurrent(const Digest& key, uint64_t version) {
+  return index_.TouchIfCurrent(key.AsBytes(), version, NowMs());
+}
+
 absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
     const Digest& key) {
   absl::StatusOr<std::optional<std::string>> raw =

@@ -53,6 +53,8 @@ class VerifyingStore final : public ObjectStore {
       const Digest& digest) override;
   absl::StatusOr<std::optional<v1::ActionRecord>> GetAction(
       const Digest& key) override;
+  std::optional<uint64_t> RecordVersion(const Digest& key) override;
+  bool StillCurrent(const Digest& key, uint64_t version) override;
   absl::Status PutResult(const Digest& key, const v1::ActionRecord& record,
                          std::span<const ObjectRef> objects) override;
   absl::Status PutObjects(std::span<const ObjectRef> objects) override;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -36,6 +37,7 @@ class ServiceTest : public ::testing::Test {
     options.compiler = &compiler_;
     options.pool = pool_.get();
     options.limits.max_source_bytes = 1000;
+    options.hot_answer_bytes = 1 << 20;  // as the daemon: hits from memory
     service_ = std::make_unique<JitCacheService>(std::move(options));
     grpc::ServerBuilder builder;
     builder.RegisterService(service_.get());
@@ -488,6 +490,81 @@ TEST_F(ServiceTest, ObjectLostFromStoreIsRecompiled) {
   EXPECT_EQ(second.served(), v1::SERVED_MISS);
   EXPECT_EQ(second.object(), first.object());
   EXPECT_EQ(compiler_.calls(), 2);
+}
+
+// A hit answered from memory is the store's answer: once the store has
+// lost the entry (removed, evicted, cleared, its object found damaged) the
+// next request compiles, and once the entry is written again the new one
+// is served.
+TEST_F(ServiceTest, AHotAnswerIsServedOnlyWhileTheStoreHoldsItsEntry) {
+  v1::CompileResponse first;
+  ASSERT_TRUE(Call(Request("hot"), &first).ok());
+  ASSERT_EQ(first.served(), v1::SERVED_MISS);
+  const Digest key = *Digest::FromHex(first.cache_key());
+  const Digest object = *Digest::FromHex(first.object_digest());
+  // Two hits: the first reads the store and keeps the answer, the second
+  // is answered from memory.
+  auto make_hot = [&](const std::string& way) {
+    for (int i = 0; i < 2; ++i) {
+      v1::CompileResponse hit;
+      ASSERT_TRUE(Call(Request("hot"), &hit).ok());
+      ASSERT_EQ(hit.served(), v1::SERVED_HIT) << way;
+      EXPECT_EQ(hit.object(), first.object()) << way;
+      EXPECT_EQ(hit.cache_key(), first.cache_key()) << way;
+    }
+  };
+  const struct {
+    const char* way;
+    std::function<void()> lose;
+  } ways[] = {
+      {"removed", [&] { ASSERT_TRUE(store_->RemoveAction(key).ok()); }},
+      {"evicted",
+       [&] {
+         ASSERT_TRUE(store_->Evict({0, {}}).ok());
+       }},
+      {"cleared", [&] { ASSERT_TRUE(store_->Clear().ok()); }},
+      {"found damaged",
+       [&] {
+         auto raw = store_->backend().Get(Column::kObjects, object.AsBytes());
+         ASSERT_TRUE(raw.ok() && raw->has_value());
+         std::string damaged = **raw;
+         damaged[0] ^= 0x01;
+         const KvWrite write{Column::kObjects, object.AsBytes(), damaged};
+         ASSERT_TRUE(store_->backend().Write({&write, 1}).ok());
+         // Another reader of the object (a link, say) finds the damage.
+         auto read = store_->GetObject(object);
+         ASSERT_TRUE(read.ok());
+         ASSERT_FALSE(read->has_value());
+       }},
+  };
+  int compiles = 1;
+  for (const auto& [way, lose] : ways) {
+    const uint64_t hot_before = Stats().hot_hits();
+    make_hot(way);
+    EXPECT_EQ(Stats().hot_hits(), hot_before + 1) << way;
+    lose();
+    v1::CompileResponse after;
+    ASSERT_TRUE(Call(Request("hot"), &after).ok());
+    EXPECT_EQ(after.served(), v1::SERVED_MISS) << way;
+    EXPECT_EQ(compiler_.calls(), ++compiles) << way;
+  }
+
+  // Written again under the same key (an import, say): the new record is
+  // what hits get, from the store and then from memory.
+  make_hot("rewritten");
+  auto record = store_->GetAction(key);
+  ASSERT_TRUE(record.ok() && record->has_value());
+  v1::ActionRecord rewritten = **record;
+  rewritten.set_log("the record written again");
+  ASSERT_TRUE(store_->PutResult(key, rewritten, {}).ok());
+  for (int i = 0; i < 2; ++i) {
+    v1::CompileResponse hit;
+    ASSERT_TRUE(Call(Request("hot"), &hit).ok());
+    EXPECT_EQ(hit.served(), v1::SERVED_HIT);
+    EXPECT_EQ(hit.log(), "the record written again");
+  }
+  EXPECT_EQ(Stats().hot_entries(), 1u);
+  EXPECT_GT(Stats().hot_bytes(), first.object().size());
 }
 
 }  // namespace

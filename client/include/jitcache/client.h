@@ -100,6 +100,9 @@ struct DaemonStats {
   uint64_t remote_hits = 0, remote_misses = 0, remote_errors = 0;
   uint64_t remote_corrupt = 0, remote_leases_waited = 0;
   uint64_t remote_bytes_up = 0, remote_bytes_down = 0;
+  // Hits answered from memory (the daemon's --hot_cache_size), and what
+  // that memory holds.
+  uint64_t hot_hits = 0, hot_entries = 0, hot_bytes = 0, hot_max_bytes = 0;
   // Every user for an administrator; the caller's own row for others.
   std::vector<UserUsage> users;
 };

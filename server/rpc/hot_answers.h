@@ -1,0 +1,72 @@
+#ifndef JITCACHE_SERVER_RPC_HOT_ANSWERS_H_
+#define JITCACHE_SERVER_RPC_HOT_ANSWERS_H_
+
+#include <array>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "common/digest.h"
+
+namespace jitcache {
+
+// A hit's whole answer as it goes on the wire, kept in memory for the
+// next hit on the same key: no store read, decompression, checksum,
+// parse or serialisation, and no copy (the hit socket writes these bytes).
+struct HotAnswer {
+  std::string serialized;  // a CompileResponse, served = SERVED_HIT
+  // The store's record version it was built from: the answer is served
+  // only while ObjectStore::StillCurrent says the store holds that very
+  // record and its objects.
+  uint64_t record_version = 0;
+  int64_t compile_time_us = 0;  // for the hit's counters
+  int outcome = 0;              // v1::Outcome
+};
+
+// The most recently hit answers, bounded in bytes (their serialized size),
+// least recently used out first. It decides nothing about validity: the
+// caller checks every answer it finds against the store before serving it
+// and drops those the store no longer holds.
+// Thread-safety: any thread; keys are spread over shards with a lock each.
+class HotAnswers {
+ public:
+  // 0 bytes: keeps nothing.
+  explicit HotAnswers(uint64_t max_bytes);
+
+  std::shared_ptr<const HotAnswer> Find(const Digest& key);
+  // Replaces any answer for `key`. One larger than a shard's share of the
+  // budget is not kept.
+  void Keep(const Digest& key, std::shared_ptr<const HotAnswer> answer);
+  void Drop(const Digest& key);
+
+  struct Stats {
+    uint64_t entries = 0, bytes = 0;
+  };
+  Stats stats() const;
+  uint64_t max_bytes() const { return max_bytes_; }
+
+ private:
+  static constexpr size_t kShards = 16;
+  struct Shard {
+    mutable absl::Mutex mu;
+    // Most recently used first.
+    std::list<std::pair<Digest, std::shared_ptr<const HotAnswer>>> order
+        ABSL_GUARDED_BY(mu);
+    absl::flat_hash_map<Digest, decltype(order)::iterator> by_key
+        ABSL_GUARDED_BY(mu);
+    uint64_t bytes ABSL_GUARDED_BY(mu) = 0;
+  };
+  Shard& ShardOf(const Digest& key);
+  static void EraseLocked(Shard& shard, decltype(Shard::order)::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+
+  const uint64_t max_bytes_;
+  std::array<Shard, kShards> shards_;
+};
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_RPC_HOT_ANSWERS_H_
