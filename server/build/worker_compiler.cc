@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/length_frame.h"
 #include "common/log.h"
 #include "common/size_units.h"
 #include "server/build/worker_protocol.h"
@@ -206,7 +207,7 @@ absl::StatusOr<CompileResult> WorkerCompiler::Run(
     return stopping_;
   };
   std::optional<uint64_t> crash_peak;
-  bool sent = WriteFrame(worker.fd, request);
+  bool sent = frame::Write(worker.fd, request);
   while (sent) {
     if (stopping()) {
       Kill(worker, /*dying=*/false);

@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/length_frame.h"
 #include "server/build/compile_view.h"
 #include "server/build/cuda_compiler.h"
 #include "server/build/worker_protocol.h"
@@ -144,7 +145,7 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
     if (child < 0) {
       const absl::Status error = absl::ResourceExhaustedError(
           absl::StrCat("fork for a compile: ", std::strerror(errno)));
-      if (!WriteFrame(fd, ToWorkerResponse(error).SerializeAsString())) {
+      if (!frame::Write(fd, ToWorkerResponse(error).SerializeAsString())) {
         return 0;
       }
       continue;
@@ -158,8 +159,8 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
         result = RunJob(*frame, *view, *compiler, hooks, memory_limit);
       }
       // Exit status 1: the answer could not be written, the daemon is gone.
-      _exit(WriteFrame(fd, ToWorkerResponse(result).SerializeAsString()) ? 0
-                                                                         : 1);
+      _exit(frame::Write(fd, ToWorkerResponse(result).SerializeAsString()) ? 0
+                                                                           : 1);
     }
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {

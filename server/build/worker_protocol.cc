@@ -142,10 +142,6 @@ absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response) {
   return result;
 }
 
-bool WriteFrame(int fd, const std::string& payload) {
-  return frame::Write(fd, payload);
-}
-
 std::optional<std::string> ReadFrame(
     int fd, size_t max_bytes, std::optional<uint64_t>* crash_peak_bytes) {
   std::optional<uint32_t> n = frame::ReadLength(fd);

@@ -13,11 +13,11 @@
 namespace jitcache {
 
 // The daemon <-> jitcache-worker protocol: on a socketpair, each side
-// writes frames of u32 little-endian length | payload. The daemon sends a
-// WorkerRequest, the worker answers one WorkerResponse. A worker that dies
-// of a signal first sends, from its signal handler, the frame
-// kCrashFrameLength | u64 peak address-space bytes, so that the daemon can
-// tell a compile that hit the memory limit from one that crashed.
+// writes length frames (frame::Write, common/length_frame.h). The daemon sends
+// a WorkerRequest, the worker answers one WorkerResponse. A worker that dies of
+// a signal first sends, from its signal handler, the frame kCrashFrameLength |
+// u64 peak address-space bytes, so that the daemon can tell a compile that hit
+// the memory limit from one that crashed.
 inline constexpr uint32_t kCrashFrameLength = frame::kNoFrameLength;
 
 v1::WorkerRequest ToWorkerRequest(const CompileJob& job);
@@ -32,8 +32,6 @@ absl::StatusOr<LinkJob> LinkJobFrom(const v1::WorkerLink& link,
 v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r);
 absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response);
 
-// One whole frame; false when the peer has gone.
-bool WriteFrame(int fd, const std::string& payload);
 // One whole frame (blocking), or nullopt at EOF or on a bad length. A crash
 // frame comes back as nullopt with *crash_peak_bytes set.
 std::optional<std::string> ReadFrame(int fd, size_t max_bytes,
