@@ -158,7 +158,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   service.limits = options.limits;
   service.compile_time_limit = options.compile_time_limit;
   service.kept_file_sets = options.kept_file_sets;
-  service.hot_answer_bytes = options.hot_cache_size;
+  service.hot_cache_size = options.hot_cache_size;
   service.store_path = options.store_path;
   service.janitor = daemon->janitor_.get();
   service.admin = admin;

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "common/digest.h"
+#include "jitcache/v1/jitcache.pb.h"
 
 namespace jitcache {
 
@@ -23,7 +24,7 @@ struct HotAnswer {
   // record and its objects.
   uint64_t record_version = 0;
   int64_t compile_time_us = 0;  // for the hit's counters
-  int outcome = 0;              // v1::Outcome
+  v1::Outcome outcome = v1::OUTCOME_UNSPECIFIED;
 };
 
 // The most recently hit answers, bounded in bytes (their serialized size),

@@ -224,8 +224,7 @@ UserStats::Counters& JitCacheService::CountRequest(uid_t uid) {
 
 void JitCacheService::CountHit(UserStats::Counters& user,
                                const HotAnswer& answer, absl::Time start) {
-  counters_.CountHit(answer.compile_time_us,
-                     static_cast<v1::Outcome>(answer.outcome));
+  counters_.CountHit(answer.compile_time_us, answer.outcome);
   ++user.hits;
   counters_.hit_latency.Observe(absl::Now() - start);
 }

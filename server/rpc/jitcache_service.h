@@ -49,7 +49,7 @@ struct ServiceOptions {
   // How many sets of included files are kept for the next miss.
   size_t kept_file_sets = 8;
   // Bytes of hit answers kept in memory (HotAnswers); 0: none.
-  uint64_t hot_answer_bytes = 0;
+  uint64_t hot_cache_size = 0;
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
@@ -207,7 +207,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
 
   ServiceOptions options_;
   KeptFileSets kept_file_sets_{options_.kept_file_sets};
-  HotAnswers hot_answers_{options_.hot_answer_bytes};
+  HotAnswers hot_answers_{options_.hot_cache_size};
   SingleFlight<SharedResult> flights_;
   ServiceCounters counters_;
   UserStats users_;

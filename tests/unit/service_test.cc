@@ -37,7 +37,7 @@ class ServiceTest : public ::testing::Test {
     options.compiler = &compiler_;
     options.pool = pool_.get();
     options.limits.max_source_bytes = 1000;
-    options.hot_answer_bytes = 1 << 20;  // as the daemon: hits from memory
+    options.hot_cache_size = 1 << 20;  // as the daemon: hits from memory
     service_ = std::make_unique<JitCacheService>(std::move(options));
     grpc::ServerBuilder builder;
     builder.RegisterService(service_.get());
