@@ -22,11 +22,11 @@
 #include "common/digest.h"
 #include "gtest/gtest.h"
 #include "server/remote/redis_tier.h"
-#include "server/remote/remote_keys.h"
 #include "server/store/node_store.h"
 #include "server/store/tiered_store.h"
 #include "server/store/verifying_store.h"
 #include "tests/testing/redis_server.h"
+#include "tests/testing/team_tier.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_env.h"
 
@@ -103,15 +103,9 @@ class TeamTierPath {
     const std::string key_file = dir_.Sub("team.keys");
     testing::WriteFile(key_file, std::string(64, 'c'));
     chmod(key_file.c_str(), 0600);
-    absl::StatusOr<std::vector<std::string>> keys = LoadRemoteKeys(key_file);
-    EXPECT_TRUE(keys.ok()) << keys.status();
-    if (!keys.ok()) return false;
     for (auto* tier : {&tier_a_, &tier_b_}) {
-      RemoteOptions options;
-      options.url = redis_->url();
-      options.keys = *keys;
       absl::StatusOr<std::unique_ptr<RedisTier>> t =
-          RedisTier::Create(std::move(options));
+          testing::OpenTeamTier(redis_->url(), key_file);
       EXPECT_TRUE(t.ok()) << t.status();
       if (!t.ok()) return false;
       *tier = *std::move(t);

@@ -26,6 +26,7 @@
 #include "tests/testing/daemon_stats.h"
 #include "tests/testing/kernels.h"
 #include "tests/testing/redis_server.h"
+#include "tests/testing/team_tier.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_env.h"
 
@@ -429,13 +430,8 @@ TEST_F(RemoteTier, AReadTellsAbsentDamagedAndUnreachableApart) {
   // As in jitcached: a write to a Redis that went away is an error, not a
   // signal.
   std::signal(SIGPIPE, SIG_IGN);
-  absl::StatusOr<std::vector<std::string>> keys = LoadRemoteKeys(key_file_);
-  ASSERT_TRUE(keys.ok()) << keys.status();
-  RemoteOptions options;
-  options.url = "unix://" + dir_.Sub("redis.sock");
-  options.keys = *keys;
   absl::StatusOr<std::unique_ptr<RedisTier>> tier =
-      RedisTier::Create(std::move(options));
+      testing::OpenTeamTier(redis_->url(), key_file_);
   ASSERT_TRUE(tier.ok()) << tier.status();
   using Outcome = RedisTier::Read::Outcome;
   const Digest key = Digest::Of("a key no node has written");
@@ -471,14 +467,9 @@ TEST_F(RemoteTier, AReadTellsAbsentDamagedAndUnreachableApart) {
 // leaves the asker holding its lease.
 TEST_F(RemoteTier, TieredStoresShareEntriesThroughTheTeamTier) {
   std::signal(SIGPIPE, SIG_IGN);
-  absl::StatusOr<std::vector<std::string>> keys = LoadRemoteKeys(key_file_);
-  ASSERT_TRUE(keys.ok()) << keys.status();
   auto tier = [&]() {
-    RemoteOptions options;
-    options.url = "unix://" + dir_.Sub("redis.sock");
-    options.keys = *keys;
     absl::StatusOr<std::unique_ptr<RedisTier>> t =
-        RedisTier::Create(std::move(options));
+        testing::OpenTeamTier(redis_->url(), key_file_);
     EXPECT_TRUE(t.ok()) << t.status();
     return t.ok() ? *std::move(t) : nullptr;
   };
