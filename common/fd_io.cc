@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace jitcache {
@@ -28,6 +29,33 @@ bool WriteFully(int fd, const char* data, size_t size) {
     size -= static_cast<size_t>(n);
   }
   return true;
+}
+
+bool WriteFully(int fd, iovec* parts, int count) {
+  while (true) {
+    while (count > 0 && parts->iov_len == 0) {
+      ++parts;
+      --count;
+    }
+    if (count == 0) return true;
+    msghdr message{};
+    message.msg_iov = parts;
+    message.msg_iovlen = static_cast<size_t>(count);
+    ssize_t n = sendmsg(fd, &message, MSG_NOSIGNAL);
+    if (n < 0 && errno == ENOTSOCK) n = writev(fd, parts, count);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    for (size_t done = static_cast<size_t>(n); done > 0;) {
+      const size_t step = std::min(done, parts->iov_len);
+      parts->iov_base = static_cast<char*>(parts->iov_base) + step;
+      parts->iov_len -= step;
+      done -= step;
+      if (parts->iov_len == 0) {
+        ++parts;
+        --count;
+      }
+    }
+  }
 }
 
 }  // namespace jitcache

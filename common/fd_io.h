@@ -1,6 +1,8 @@
 #ifndef JITCACHE_COMMON_FD_IO_H_
 #define JITCACHE_COMMON_FD_IO_H_
 
+#include <sys/uio.h>
+
 #include <cstddef>
 
 namespace jitcache {
@@ -12,6 +14,9 @@ bool ReadFully(int fd, char* data, size_t size);
 // Writes exactly `size` bytes with send(MSG_NOSIGNAL) on a socket, or
 // write() otherwise; retries short writes and EINTR. False on error.
 bool WriteFully(int fd, const char* data, size_t size);
+// The same for the `count` pieces of `parts` in one call where the kernel
+// takes them all, so the reader wakes once (`parts` is used up).
+bool WriteFully(int fd, iovec* parts, int count);
 
 }  // namespace jitcache
 

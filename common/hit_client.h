@@ -1,19 +1,56 @@
 #ifndef JITCACHE_COMMON_HIT_CLIENT_H_
 #define JITCACHE_COMMON_HIT_CLIENT_H_
 
-// The asking side of the daemon's hit socket (server/net/hit_socket.h),
-// shared by libjitcache and the `jitcache` front end: plain POSIX and the
-// standard library, nothing else, so the front end loads no more.
+// The asking side of the daemon's hit socket (server/net/hit_socket.h,
+// common/hit_protocol.h), shared by libjitcache and the `jitcache` front
+// end: plain POSIX and the standard library, nothing else, so the front end
+// loads no more.
+#include <sys/types.h>
+
+#include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace jitcache {
 
-// The daemon's serialized CompileResponse to the serialized CompileRequest
-// `request`, when its answer is a hit; nullopt for anything else (a miss,
-// no hit socket, a daemon too busy to answer within half a second), which
-// the caller then asks over gRPC. `socket` is the gRPC socket's path: the
-// hit socket is next to it.
+// A process's connections to the hit socket next to the gRPC socket
+// `socket`, kept between requests: a hit then costs one write and one read,
+// not a connect, an accept and a close.
+// Thread-safety: Ask from any number of threads; each ask uses a connection
+// no other thread is using (a kept one, else a new one). Safe across
+// fork(): a child never uses its parent's connections.
+class HitChannel {
+ public:
+  explicit HitChannel(std::string socket);
+  ~HitChannel();
+  HitChannel(const HitChannel&) = delete;
+  HitChannel& operator=(const HitChannel&) = delete;
+
+  // The daemon's answer to `payload` when it is a hit (or the toolkit),
+  // read into `buffer` (reused: it never shrinks, so a warm buffer costs
+  // no allocation) and viewed there; nullopt for anything else (a miss,
+  // no hit socket, a daemon that does not answer within `timeout`), which
+  // the caller then asks over gRPC. A kept connection the daemon has
+  // closed meanwhile (idle, restarted) is replaced once, unseen.
+  std::optional<std::string_view> Ask(
+      std::string_view payload, std::string& buffer,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(500));
+
+ private:
+  int Take();
+  void Keep(int fd);
+
+  const std::string path_;
+  std::mutex mu_;
+  std::vector<int> idle_;  // guarded by mu_
+  pid_t pid_;              // guarded by mu_: whose connections idle_ holds
+};
+
+// One question on a connection of its own (for a process that asks once):
+// the answer's bytes, or nullopt as for HitChannel::Ask.
 std::optional<std::string> AskHitSocket(const std::string& socket,
                                         const std::string& request);
 

@@ -8,8 +8,9 @@ bool Write(int fd, std::string_view payload) {
   if (payload.size() > kMaxPayloadBytes) return false;
   char header[kHeaderBytes];
   PutHeader(header, static_cast<uint32_t>(payload.size()));
-  return WriteFully(fd, header, kHeaderBytes) &&
-         WriteFully(fd, payload.data(), payload.size());
+  iovec parts[2] = {{header, kHeaderBytes},
+                    {const_cast<char*>(payload.data()), payload.size()}};
+  return WriteFully(fd, parts, 2);
 }
 
 std::optional<uint32_t> ReadLength(int fd) {

@@ -210,18 +210,19 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   daemon->listener_->Start();
   if (options.hit_socket) {
     JitCacheService* answering = daemon->service_.get();
-    HitSocket::Answer answer = [answering](const std::string& request,
+    HitSocket::Answer answer = [answering](absl::string_view request,
                                            const PeerCredentials& peer) {
       return answering->AnswerHit(request, peer);
     };
+    HitSocket::Options hit_options;
+    hit_options.max_request_bytes = options.limits.max_request_bytes;
     const std::string hit_path = options.socket_path + ".hit";
     absl::StatusOr<std::unique_ptr<HitSocket>> hits =
         absl::FailedPreconditionError(
             "the service manager passed no PATH.hit socket; clients use "
             "gRPC for hits");
     if (!options.inherited.has_value()) {
-      hits = HitSocket::Start(hit_path, options.limits.max_request_bytes,
-                              std::move(answer));
+      hits = HitSocket::Start(hit_path, std::move(answer), hit_options);
       if (hits.ok()) {
         if (absl::Status s =
                 SetSocketAccess(hit_path, socket_group, options.socket_mode);
@@ -230,9 +231,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
         }
       }
     } else if (options.inherited->hit_fd.has_value()) {
-      hits =
-          HitSocket::Adopt(*options.inherited->hit_fd,
-                           options.limits.max_request_bytes, std::move(answer));
+      hits = HitSocket::Adopt(*options.inherited->hit_fd, std::move(answer),
+                              hit_options);
     }
     // Only an optimisation for short-lived clients, which fall back to
     // gRPC: its failure (a socket path too long for the suffix, say) must

@@ -28,6 +28,7 @@
 #include "client/rpc/restart_policy.h"
 #include "client/rpc/rpc_channel.h"
 #include "common/hit_client.h"
+#include "common/hit_protocol.h"
 #include "common/paths.h"
 #include "common/wire_constants.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
@@ -66,6 +67,8 @@ struct Client::Impl {
   std::string socket_path;
   ClientOptions options;
   std::unique_ptr<v1::JitCache::Stub> stub;
+  // Kept connections to the daemon's hit socket, asked before gRPC.
+  std::unique_ptr<HitChannel> hits;
   grpc::CompletionQueue cq;
   absl::Mutex mu;
   std::thread poller ABSL_GUARDED_BY(mu);
@@ -113,14 +116,25 @@ struct Client::Impl {
       absl::MutexLock lock(&mu);
       if (toolkit != nullptr) return toolkit;
     }
-    // Part of a compile: it waits for a restarting daemon as long as the
-    // compile would.
+    // The hit socket answers it without gRPC (a fresh process that only
+    // hits never starts a gRPC connection); a daemon without one, over
+    // gRPC. Part of a compile: it waits for a restarting daemon as long
+    // as the compile would.
     v1::PingResponse pong;
-    if (absl::Status s =
-            Call(std::max(options.ping_deadline, kRestartWait),
-                 &v1::JitCache::Stub::Ping, v1::PingRequest(), &pong);
-        !s.ok()) {
-      return s;
+    std::string buffer;
+    std::optional<std::string_view> answer =
+        hits->Ask(std::string_view(&hit_protocol::kToolkit, 1), buffer);
+    if (answer.has_value() &&
+        pong.ParseFromArray(answer->data(), static_cast<int>(answer->size()))) {
+      reached.store(true);
+    } else {
+      pong.Clear();
+      if (absl::Status s =
+              Call(std::max(options.ping_deadline, kRestartWait),
+                   &v1::JitCache::Stub::Ping, v1::PingRequest(), &pong);
+          !s.ok()) {
+        return s;
+      }
     }
     auto asked = std::make_shared<internal::Toolkit>();
     asked->include_dirs.assign(pong.include_dirs().begin(),
@@ -157,6 +171,61 @@ struct Client::Impl {
       }
     }
     return out;
+  }
+
+  // Asks the hit socket for every outcome of a precompile, a batch at a
+  // time; fills those that hit and says which.
+  std::vector<bool> AnswerHitsAtOnce(
+      const std::vector<Client::PrecompileItem>& items,
+      std::vector<Client::PrecompileOutcome>& outcomes) {
+    std::vector<bool> answered(outcomes.size(), false);
+    std::string buffer;
+    size_t first = 0;
+    while (first < outcomes.size()) {
+      // One batch: at most kMaxBatchRequests, and about 16 MiB of requests.
+      v1::HitBatchRequest batch;
+      std::vector<size_t> asked;
+      size_t bytes = 0;
+      size_t i = first;
+      for (; i < outcomes.size() &&
+             asked.size() <
+                 static_cast<size_t>(hit_protocol::kMaxBatchRequests) &&
+             bytes < (size_t{16} << 20);
+           ++i) {
+        const Client::PrecompileItem& item = items[outcomes[i].item];
+        ProgramOptions for_arch = item.options;
+        for_arch.arch = outcomes[i].arch;
+        absl::StatusOr<Prepared> made =
+            CompileRequest(item.program, for_arch, item.target, false);
+        if (!made.ok()) continue;  // its own compile says why
+        bytes += made->request.ByteSizeLong();
+        *batch.add_requests() = std::move(made->request);
+        asked.push_back(i);
+      }
+      first = i;
+      if (asked.empty()) continue;
+      std::string payload(1, hit_protocol::kBatch);
+      batch.AppendToString(&payload);
+      v1::HitBatchResponse answers;
+      std::optional<std::string_view> got =
+          hits->Ask(payload, buffer, std::chrono::seconds(30));
+      if (!got.has_value() ||
+          !answers.ParseFromArray(got->data(), static_cast<int>(got->size())) ||
+          answers.responses_size() != static_cast<int>(asked.size())) {
+        continue;  // each is asked on its own
+      }
+      reached.store(true);
+      for (size_t k = 0; k < asked.size(); ++k) {
+        v1::CompileResponse& response = *answers.mutable_responses(k);
+        if (response.served() == v1::SERVED_UNSPECIFIED) continue;
+        const size_t at = asked[k];
+        const Client::PrecompileItem& item = items[outcomes[at].item];
+        outcomes[at].code =
+            ToObjectCode(response, item.target, item.program.name());
+        answered[at] = true;
+      }
+    }
+    return answered;
   }
 
   // Registers an asynchronous call; the first one starts the poller, so a
@@ -245,6 +314,7 @@ absl::StatusOr<Client> Client::Connect(ClientOptions options) {
     impl->options.local_fallback = false;
   }
   impl->stub = v1::JitCache::NewStub(MakeDaemonChannel(impl->socket_path));
+  impl->hits = std::make_unique<HitChannel>(impl->socket_path);
   return Client(std::move(impl));
 }
 
@@ -305,9 +375,14 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   // gRPC call costs HTTP/2 framing, thread hand-offs and copies. Anything
   // but a hit (a miss, an error, no hit socket) goes on to gRPC, which
   // answers it (and says why).
-  if (std::optional<std::string> hit =
-          AskHitSocket(impl_->socket_path, request.SerializeAsString());
-      hit.has_value() && response.ParseFromString(*hit)) {
+  // The buffers are the thread's: a warm one costs no allocation.
+  thread_local std::string request_bytes;
+  thread_local std::string answer_buffer;
+  request.SerializeToString(&request_bytes);
+  if (std::optional<std::string_view> hit =
+          impl_->hits->Ask(request_bytes, answer_buffer);
+      hit.has_value() &&
+      response.ParseFromArray(hit->data(), static_cast<int>(hit->size()))) {
     impl_->reached.store(true);
     return ToObjectCode(response, target, program.name());
   }
@@ -434,11 +509,24 @@ std::vector<Client::PrecompileOutcome> Client::Precompile(
       outcomes.push_back({i, arch, absl::UnknownError("")});
     }
   }
+  // Hits first, many to one round trip on the hit socket; only the rest
+  // are compiled one call each.
+  std::vector<bool> answered = impl_->AnswerHitsAtOnce(items, outcomes);
+  size_t done = 0;
+  for (bool a : answered) {
+    if (!a) continue;
+    ++done;
+    if (progress) progress(done, outcomes.size());
+  }
   std::vector<std::optional<AsyncResult<ObjectCode>>> pending(outcomes.size());
-  size_t next = 0, done = 0;
+  size_t next = 0;
   std::vector<size_t> in_flight;  // indexes into outcomes
   while (done < outcomes.size()) {
     while (next < outcomes.size() && in_flight.size() < kInFlight) {
+      if (answered[next]) {
+        ++next;
+        continue;
+      }
       const PrecompileItem& item = items[outcomes[next].item];
       ProgramOptions options = item.options;
       options.arch = outcomes[next].arch;

@@ -126,6 +126,8 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"hot_entries", &DaemonStats::hot_entries},
       {"hot_bytes", &DaemonStats::hot_bytes},
       {"hot_max_bytes", &DaemonStats::hot_max_bytes},
+      {"socket_hits", &DaemonStats::socket_hits},
+      {"socket_batches", &DaemonStats::socket_batches},
   };
   return kMembers;
 }

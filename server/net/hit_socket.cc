@@ -1,7 +1,7 @@
 #include "server/net/hit_socket.h"
 
-#include <fcntl.h>
-#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -9,18 +9,45 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <unordered_map>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/fd_io.h"
-#include "common/length_frame.h"
 #include "common/log.h"
 
 namespace jitcache {
 
+// One event loop: its own epoll set and the connections in it.
+struct HitSocket::Loop {
+  int epoll_fd = -1;
+  int wake_fd = -1;  // an eventfd: new connections, or stop
+  std::thread thread;
+  std::atomic<int> load{0};  // connections it serves
+  absl::Mutex mu;
+  std::vector<std::unique_ptr<KeptConnection>> arriving ABSL_GUARDED_BY(mu);
+  bool stopping ABSL_GUARDED_BY(mu) = false;
+
+  ~Loop() {
+    if (epoll_fd >= 0) close(epoll_fd);
+    if (wake_fd >= 0) close(wake_fd);
+  }
+  void Wake() const {
+    const uint64_t one = 1;
+    while (write(wake_fd, &one, sizeof(one)) < 0 && errno == EINTR) {
+    }
+  }
+};
+
+HitSocket::HitSocket(std::string path, std::unique_ptr<Acceptor> acceptor,
+                     Answer answer, const Options& options)
+    : path_(std::move(path)),
+      acceptor_(std::move(acceptor)),
+      answer_(std::move(answer)),
+      options_(options) {}
+
 absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Start(
-    const std::string& path, size_t max_request_bytes, Answer answer,
-    int threads, absl::Duration io_timeout) {
+    const std::string& path, Answer answer, const Options& options) {
   sockaddr_un addr{};
   if (path.size() >= sizeof(addr.sun_path)) {
     return absl::InvalidArgumentError(
@@ -34,185 +61,223 @@ absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Start(
   // whatever is there was left by a daemon that died.
   unlink(path.c_str());
   if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(fd, 128) != 0) {
+      listen(fd, 512) != 0) {
     const std::string error = std::strerror(errno);
     close(fd);
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", path, ": ", error));
   }
-  return Serve(path, fd, max_request_bytes, std::move(answer), threads,
-               io_timeout);
+  return Serve(path, fd, std::move(answer), options);
 }
 
 absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Adopt(
-    int listen_fd, size_t max_request_bytes, Answer answer, int threads,
-    absl::Duration io_timeout) {
-  return Serve("", listen_fd, max_request_bytes, std::move(answer), threads,
-               io_timeout);
+    int listen_fd, Answer answer, const Options& options) {
+  return Serve("", listen_fd, std::move(answer), options);
 }
 
 absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Serve(
-    std::string path, int listen_fd, size_t max_request_bytes, Answer answer,
-    int threads, absl::Duration io_timeout) {
+    std::string path, int listen_fd, Answer answer, const Options& options) {
   absl::StatusOr<std::unique_ptr<Acceptor>> acceptor =
       Acceptor::Create(listen_fd);
   if (!acceptor.ok()) return acceptor.status();
-  auto socket = std::unique_ptr<HitSocket>(
-      new HitSocket(std::move(path), *std::move(acceptor), max_request_bytes,
-                    std::move(answer), io_timeout));
-  {
-    absl::MutexLock lock(&socket->mu_);
-    for (int i = 0; i < std::clamp(threads, 1, kMaxThreads); ++i) {
-      socket->threads_.emplace_back([raw = socket.get()] { raw->ServeLoop(); });
+  auto socket = std::unique_ptr<HitSocket>(new HitSocket(
+      std::move(path), *std::move(acceptor), std::move(answer), options));
+  const int loops =
+      options.loops > 0
+          ? std::min(options.loops, kMaxLoops)
+          : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1,
+                       kMaxLoops);
+  for (int i = 0; i < loops; ++i) {
+    auto loop = std::make_unique<Loop>();
+    loop->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    loop->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    epoll_event wake{};
+    wake.events = EPOLLIN;
+    wake.data.fd = loop->wake_fd;
+    if (loop->epoll_fd < 0 || loop->wake_fd < 0 ||
+        epoll_ctl(loop->epoll_fd, EPOLL_CTL_ADD, loop->wake_fd, &wake) != 0) {
+      socket->Stop();
+      return absl::InternalError(
+          absl::StrCat("hit socket event loop: ", std::strerror(errno)));
     }
+    socket->loops_.push_back(std::move(loop));
+  }
+  for (const std::unique_ptr<Loop>& loop : socket->loops_) {
+    loop->thread = std::thread(
+        [raw = socket.get(), serving = loop.get()] { raw->RunLoop(*serving); });
   }
   socket->acceptor_thread_ =
       std::thread([raw = socket.get()] { raw->AcceptLoop(); });
   return socket;
 }
 
-namespace {
-
-// Waits until `fd` is ready for `events` or `deadline` passes.
-bool WaitReady(int fd, short events, absl::Time deadline) {
-  while (true) {
-    const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
-    if (ms <= 0) return false;
-    pollfd p{fd, events, 0};
-    const int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(ms, 1000)));
-    if (n > 0) return true;
-    if (n < 0 && errno != EINTR) return false;
-  }
-}
-
-// Appends exactly `size` bytes from `fd` to `out`, by `deadline`; the
-// buffer grows with what arrives.
-bool ReadBy(int fd, size_t size, absl::Time deadline, std::string* out) {
-  size_t got = 0;
-  char chunk[65536];
-  while (got < size) {
-    if (!WaitReady(fd, POLLIN, deadline)) return false;
-    const ssize_t n = read(fd, chunk, std::min(sizeof(chunk), size - got));
-    if (n == 0) return false;
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return false;
-    }
-    out->append(chunk, static_cast<size_t>(n));
-    got += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool WriteBy(int fd, const char* data, size_t size, absl::Time deadline) {
-  while (size > 0) {
-    if (!WaitReady(fd, POLLOUT, deadline)) return false;
-    const ssize_t n = send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-}  // namespace
-
 void HitSocket::AcceptLoop() {
   int fd;
-  while ((fd = acceptor_->Accept(SOCK_CLOEXEC)) >= 0) {
+  while ((fd = acceptor_->Accept(SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+    ++accepted_;
     std::optional<PeerCredentials> peer = PeerOf(fd);
     if (!peer.has_value()) {
       close(fd);
       continue;
     }
-    absl::MutexLock lock(&mu_);
-    int& active = per_user_[peer->uid];
-    if (active >= kMaxPerUser) {
-      // This user holds enough of the socket already: the client asks
-      // gRPC, which has limits of its own.
-      close(fd);
-      continue;
-    }
-    ++active;
-    waiting_.push_back({fd, peer->uid, *peer, absl::Now() + io_timeout_});
-    if (idle_ == 0 && static_cast<int>(threads_.size()) < kMaxThreads) {
-      threads_.emplace_back([this] { ServeLoop(); });
-    }
-  }
-}
-
-void HitSocket::ServeLoop() {
-  while (true) {
-    Connection connection;
     {
-      absl::MutexLock lock(&mu_);
-      ++idle_;
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stop_serving_ || !waiting_.empty();
-      };
-      mu_.Await(absl::Condition(&ready));
-      --idle_;
-      if (waiting_.empty()) return;  // stopping
-      connection = waiting_.front();
-      waiting_.pop_front();
+      absl::MutexLock lock(&users_mu_);
+      UserCounts& user = users_[peer->uid];
+      if (user.connections >= kMaxPerUser || connections_ >= kMaxConnections) {
+        // Closed at once: that client asks gRPC, which has limits of its
+        // own.
+        if (user.connections == 0) users_.erase(peer->uid);
+        close(fd);
+        continue;
+      }
+      ++user.connections;
+      ++connections_;
     }
-    Handle(connection);
-    close(connection.fd);
-    absl::MutexLock lock(&mu_);
-    if (--per_user_[connection.uid] == 0) per_user_.erase(connection.uid);
+    Loop* least = loops_.front().get();
+    for (const std::unique_ptr<Loop>& loop : loops_) {
+      if (loop->load.load() < least->load.load()) least = loop.get();
+    }
+    ++least->load;
+    {
+      absl::MutexLock lock(&least->mu);
+      least->arriving.push_back(
+          std::make_unique<KeptConnection>(fd, *peer, absl::Now()));
+    }
+    least->Wake();
   }
 }
 
-void HitSocket::Handle(const Connection& connection) {
-  const int fd = connection.fd;
-  std::string header;
-  if (!ReadBy(fd, frame::kHeaderBytes, connection.deadline, &header)) return;
-  const uint32_t length = frame::LengthOf(header.data());
-  const char kAskGrpc = 1;
-  // A stalled peer has had its time; answering takes at most this long.
-  const absl::Time write_by = absl::Now() + io_timeout_;
-  if (length > max_request_bytes_) {
-    WriteBy(fd, &kAskGrpc, 1, write_by);  // the gRPC path names the limit
-    return;
+bool HitSocket::CountPartial(const KeptConnection& connection, int delta) {
+  absl::MutexLock lock(&users_mu_);
+  UserCounts& user = users_[connection.peer().uid];
+  if (delta > 0 && user.partial >= kMaxPartialPerUser) return false;
+  user.partial += delta;
+  return true;
+}
+
+void HitSocket::Forget(const KeptConnection& connection) {
+  absl::MutexLock lock(&users_mu_);
+  --connections_;
+  auto it = users_.find(connection.peer().uid);
+  if (it != users_.end() && --it->second.connections == 0) users_.erase(it);
+}
+
+void HitSocket::RunLoop(Loop& loop) {
+  struct Held {
+    std::unique_ptr<KeptConnection> connection;
+    uint32_t events = 0;
+    bool partial = false;  // counted in its user's half-sent requests
+  };
+  std::unordered_map<int, Held> held;
+  std::string scratch(64 << 10, '\0');
+  bool stopping = false;
+
+  auto drop = [&](std::unordered_map<int, Held>::iterator it) {
+    if (it->second.partial) CountPartial(*it->second.connection, -1);
+    Forget(*it->second.connection);
+    epoll_ctl(loop.epoll_fd, EPOLL_CTL_DEL, it->first, nullptr);
+    --loop.load;
+    return held.erase(it);
+  };
+  // Applies what the connection waits for next.
+  auto settle = [&](std::unordered_map<int, Held>::iterator it,
+                    KeptConnection::Wait wait) {
+    Held& h = it->second;
+    const bool partial = h.connection->HasPartialRequest();
+    if (wait != KeptConnection::Wait::kClose && partial != h.partial) {
+      if (CountPartial(*h.connection, partial ? 1 : -1)) {
+        h.partial = partial;
+      } else {
+        wait = KeptConnection::Wait::kClose;  // one user's too many
+      }
+    }
+    if (wait == KeptConnection::Wait::kClose ||
+        (stopping && h.connection->Idle())) {
+      drop(it);
+      return;
+    }
+    const uint32_t events =
+        wait == KeptConnection::Wait::kWritable ? EPOLLOUT : EPOLLIN;
+    if (events != h.events) {
+      epoll_event e{};
+      e.events = events;
+      e.data.fd = it->first;
+      epoll_ctl(loop.epoll_fd, EPOLL_CTL_MOD, it->first, &e);
+      h.events = events;
+    }
+  };
+
+  absl::Time next_sweep = absl::Now();
+  epoll_event events[64];
+  while (true) {
+    const int n = epoll_wait(loop.epoll_fd, events, 64, 250);
+    const absl::Time now = absl::Now();
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[i].data.fd;
+      if (fd == loop.wake_fd) {
+        uint64_t count;
+        while (read(loop.wake_fd, &count, sizeof(count)) > 0) {
+        }
+        std::vector<std::unique_ptr<KeptConnection>> arriving;
+        {
+          absl::MutexLock lock(&loop.mu);
+          arriving.swap(loop.arriving);
+          stopping = loop.stopping;
+        }
+        for (std::unique_ptr<KeptConnection>& c : arriving) {
+          const int cfd = c->fd();
+          epoll_event e{};
+          e.events = EPOLLIN;
+          e.data.fd = cfd;
+          auto [it, added] = held.emplace(cfd, Held{std::move(c), EPOLLIN});
+          if (epoll_ctl(loop.epoll_fd, EPOLL_CTL_ADD, cfd, &e) != 0) drop(it);
+        }
+        continue;
+      }
+      auto it = held.find(fd);
+      if (it == held.end()) continue;
+      KeptConnection& c = *it->second.connection;
+      settle(it, (events[i].events & EPOLLOUT) != 0
+                     ? c.OnWritable(answer_, options_.max_request_bytes,
+                                    options_.io_timeout, now)
+                     : c.OnReadable(answer_, options_.max_request_bytes,
+                                    options_.io_timeout, now, scratch));
+    }
+    if (now >= next_sweep || stopping) {
+      next_sweep = now + absl::Milliseconds(250);
+      for (auto it = held.begin(); it != held.end();) {
+        const KeptConnection& c = *it->second.connection;
+        const bool idle = c.Idle();
+        if ((idle &&
+             (stopping || now - c.last_active() >= options_.idle_timeout)) ||
+            (!idle && now >= c.deadline())) {
+          it = drop(it);
+        } else {
+          ++it;
+        }
+      }
+      if (stopping && held.empty()) return;
+    }
   }
-  std::string request;
-  if (!ReadBy(fd, length, connection.deadline, &request)) return;
-  std::shared_ptr<const std::string> response =
-      answer_(request, connection.peer);
-  const absl::Time respond_by = absl::Now() + io_timeout_;
-  if (response == nullptr) {
-    WriteBy(fd, &kAskGrpc, 1, respond_by);
-    return;
-  }
-  if (response->size() > frame::kMaxPayloadBytes) {
-    WriteBy(fd, &kAskGrpc, 1, respond_by);
-    return;
-  }
-  char head[1 + frame::kHeaderBytes] = {0};  // 0: a hit, framed
-  frame::PutHeader(head + 1, static_cast<uint32_t>(response->size()));
-  if (!WriteBy(fd, head, sizeof(head), respond_by)) return;
-  WriteBy(fd, response->data(), response->size(), respond_by);
 }
 
 void HitSocket::Stop() {
   if (stopping_.exchange(true)) return;
   acceptor_->Stop();
   if (acceptor_thread_.joinable()) acceptor_thread_.join();
-  std::vector<std::thread> threads;
-  {
-    // Connections already accepted are served (each within its own
-    // deadline) before the threads end: a hit under way is answered, not
-    // cut off. Those not accepted yet wait in the backlog for the next
-    // daemon under socket activation, or fail over to gRPC.
-    absl::MutexLock lock(&mu_);
-    stop_serving_ = true;
-    threads = std::move(threads_);
+  // Requests under way are answered (each within its own deadline) before
+  // the loops end: a hit under way is answered, not cut off. Connections
+  // not accepted yet wait in the backlog for the next daemon under socket
+  // activation, or fail over to gRPC.
+  for (const std::unique_ptr<Loop>& loop : loops_) {
+    {
+      absl::MutexLock lock(&loop->mu);
+      loop->stopping = true;
+    }
+    if (loop->wake_fd >= 0) loop->Wake();
   }
-  for (std::thread& t : threads) {
-    if (t.joinable()) t.join();
+  for (const std::unique_ptr<Loop>& loop : loops_) {
+    if (loop->thread.joinable()) loop->thread.join();
   }
   if (!path_.empty()) unlink(path_.c_str());
 }

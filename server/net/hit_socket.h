@@ -4,10 +4,7 @@
 #include <sys/types.h>
 
 #include <atomic>
-#include <deque>
-#include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,87 +15,92 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/net/acceptor.h"
+#include "server/net/kept_connection.h"
 #include "server/net/peer_listener.h"
 
 namespace jitcache {
 
 // A second Unix socket, next to the gRPC one, that answers only cache hits,
-// for short-lived processes (the `jitcache` command) that would otherwise
-// spend milliseconds loading gRPC to ask one question. One request per
-// connection, little-endian framing:
-//   request:  u32 length | CompileRequest (protobuf)
-//   response: u8 0 | u32 length | CompileResponse   (a hit)
-//          or u8 1                                  (anything else: ask the
-//                                                    gRPC socket, which says
-//                                                    why)
+// without gRPC's per-call cost: for libjitcache and libnvrtc.so.13, which
+// keep a connection and ask on it again and again, and for short-lived
+// processes (the `jitcache` command) that would otherwise spend
+// milliseconds loading gRPC to ask one question. Any number of requests
+// per connection, one after another, little-endian framing:
+//   request:  u32 length | payload (see common/hit_protocol.h)
+//   response: u8 0 | u32 length | answer   (a hit)
+//          or u8 1                         (anything else: ask the gRPC
+//                                           socket, which says why)
 // Validation, limits and the key are the gRPC path's own (the `answer`
 // callback), and so is the peer's identity: the kernel's SO_PEERCRED.
-// No peer can starve it: a connection has `io_timeout` in all to send its
-// request (not per read), memory grows with the bytes that arrive (never
-// from a declared length), one user holds at most kMaxPerUser connections
-// at once (more are closed at once: that client asks gRPC), and the
-// threads that serve grow from `threads` to kMaxThreads as connections
-// wait.
+//
+// Connections are served by a few event loops (epoll), each answering its
+// connections' requests itself: a hit costs one wake-up of one thread, and
+// an idle kept connection costs a descriptor, not a thread. No peer can
+// starve it: a request has `io_timeout` in all from its first byte (not
+// per read) and its answer as long to be read; memory grows with the bytes
+// that arrive, never from a declared length; one user holds at most
+// kMaxPerUser connections and kMaxPartialPerUser half-sent requests (past
+// those, connections are closed and that client asks gRPC); connections
+// idle for `idle_timeout` are closed (clients connect again).
 // Thread-safety: Start or Adopt once, then Stop once (or destroy).
 class HitSocket {
  public:
-  // Serialized request -> serialized response on a hit, null otherwise
-  // (shared, so that a kept answer is written without a copy).
-  using Answer = std::function<std::shared_ptr<const std::string>(
-      const std::string& request, const PeerCredentials& peer)>;
+  using Answer = KeptConnection::Answer;
+  struct Options {
+    size_t max_request_bytes = 64 << 20;
+    int loops = 0;  // 0: one per core, at most kMaxLoops
+    absl::Duration io_timeout = absl::Seconds(2);
+    absl::Duration idle_timeout = absl::Seconds(60);
+  };
 
   // Binds `path` (the caller owns it: see SocketGuard) and removes it on Stop.
   static absl::StatusOr<std::unique_ptr<HitSocket>> Start(
-      const std::string& path, size_t max_request_bytes, Answer answer,
-      int threads = 4, absl::Duration io_timeout = absl::Seconds(2));
+      const std::string& path, Answer answer, const Options& options);
   // Serves a listening socket a service manager passed; Stop closes this
   // process's descriptor only, leaving the socket to its owner.
   static absl::StatusOr<std::unique_ptr<HitSocket>> Adopt(
-      int listen_fd, size_t max_request_bytes, Answer answer, int threads = 4,
-      absl::Duration io_timeout = absl::Seconds(2));
+      int listen_fd, Answer answer, const Options& options);
   ~HitSocket();
-  // Stops accepting, answers the connections already accepted (each
-  // within its deadline), then returns.
+  // Stops accepting, closes idle connections, answers the requests under
+  // way (each within its deadline), then returns.
   void Stop();
+  // Connections taken so far (refused ones included).
+  uint64_t accepted() const { return accepted_.load(); }
 
-  static constexpr int kMaxPerUser = 8;
-  static constexpr int kMaxThreads = 64;
+  static constexpr int kMaxPerUser = 64;
+  static constexpr int kMaxPartialPerUser = 8;
+  static constexpr int kMaxConnections = 1024;
+  static constexpr int kMaxLoops = 16;
 
  private:
-  HitSocket(std::string path, std::unique_ptr<Acceptor> acceptor,
-            size_t max_request_bytes, Answer answer, absl::Duration io_timeout)
-      : path_(std::move(path)),
-        acceptor_(std::move(acceptor)),
-        max_request_bytes_(max_request_bytes),
-        answer_(std::move(answer)),
-        io_timeout_(io_timeout) {}
+  struct Loop;
+  HitSocket(std::string path, std::unique_ptr<Acceptor> acceptor, Answer answer,
+            const Options& options);
   static absl::StatusOr<std::unique_ptr<HitSocket>> Serve(
-      std::string path, int listen_fd, size_t max_request_bytes, Answer answer,
-      int threads, absl::Duration io_timeout);
-  struct Connection {
-    int fd;
-    uid_t uid;
-    PeerCredentials peer;
-    absl::Time deadline;  // for the whole request
-  };
+      std::string path, int listen_fd, Answer answer, const Options& options);
   void AcceptLoop();
-  void ServeLoop();
-  void Handle(const Connection& connection);
+  void RunLoop(Loop& loop);
+  // Counts `connection`'s user as having one more (or one fewer) request
+  // half sent; false when that is one too many.
+  bool CountPartial(const KeptConnection& connection, int delta);
+  void Forget(const KeptConnection& connection);
 
   const std::string path_;  // empty: not ours to remove
   const std::unique_ptr<Acceptor> acceptor_;
-  const size_t max_request_bytes_;
   const Answer answer_;
-  const absl::Duration io_timeout_;
+  const Options options_;
   std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> accepted_{0};
   std::thread acceptor_thread_;
+  std::vector<std::unique_ptr<Loop>> loops_;
 
-  absl::Mutex mu_;
-  std::deque<Connection> waiting_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<uid_t, int> per_user_ ABSL_GUARDED_BY(mu_);
-  int idle_ ABSL_GUARDED_BY(mu_) = 0;
-  bool stop_serving_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
+  struct UserCounts {
+    int connections = 0;
+    int partial = 0;
+  };
+  absl::Mutex users_mu_;
+  absl::flat_hash_map<uid_t, UserCounts> users_ ABSL_GUARDED_BY(users_mu_);
+  int connections_ ABSL_GUARDED_BY(users_mu_) = 0;
 };
 
 }  // namespace jitcache

@@ -58,22 +58,31 @@ JitCacheService::JitCacheService(ServiceOptions options)
                   : std::make_unique<TieredStore>(
                         options_.store, options_.remote,
                         options_.compiler->toolchain().fingerprint,
-                        options_.now)) {}
+                        options_.now)),
+      toolkit_answer_(std::make_shared<const std::string>(
+          PingAnswer().SerializeAsString())) {}
+
+v1::PingResponse JitCacheService::PingAnswer() const {
+  const ToolchainInfo& tc = options_.compiler->toolchain();
+  v1::PingResponse response;
+  response.set_daemon_version(JITCACHE_VERSION);
+  response.set_toolchain(tc.description);
+  response.set_toolchain_fingerprint(absl::BytesToHexString(tc.fingerprint));
+  response.set_key_schema_version(kKeySchemaVersion);
+  for (int arch : tc.supported_archs) {
+    response.add_supported_archs(absl::StrCat("sm_", arch));
+  }
+  response.set_store_path(options_.store_path);
+  for (const std::string& dir : tc.include_dirs) {
+    response.add_include_dirs(dir);
+  }
+  return response;
+}
 
 grpc::ServerUnaryReactor* JitCacheService::Ping(
     grpc::CallbackServerContext* context, const v1::PingRequest* /*request*/,
     v1::PingResponse* response) {
-  const ToolchainInfo& tc = options_.compiler->toolchain();
-  response->set_daemon_version(JITCACHE_VERSION);
-  response->set_toolchain(tc.description);
-  response->set_toolchain_fingerprint(absl::BytesToHexString(tc.fingerprint));
-  response->set_key_schema_version(kKeySchemaVersion);
-  for (int arch : tc.supported_archs) {
-    response->add_supported_archs(absl::StrCat("sm_", arch));
-  }
-  response->set_store_path(options_.store_path);
-  for (const std::string& dir : tc.include_dirs)
-    response->add_include_dirs(dir);
+  *response = PingAnswer();
   auto* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
@@ -227,24 +236,6 @@ void JitCacheService::CountHit(UserStats::Counters& user,
   counters_.CountHit(answer.compile_time_us, answer.outcome);
   ++user.hits;
   counters_.hit_latency.Observe(absl::Now() - start);
-}
-
-std::shared_ptr<const std::string> JitCacheService::AnswerHit(
-    const std::string& request_bytes, const PeerCredentials& peer) {
-  const absl::Time start = absl::Now();
-  v1::CompileRequest request;
-  if (!request.ParseFromString(request_bytes)) return nullptr;
-  absl::StatusOr<PreparedCompile> prepared =
-      PrepareCompile(request, options_.compiler->toolchain(), options_.limits);
-  if (!prepared.ok()) return nullptr;
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      HitAnswer(prepared->key);
-  if (!hit.ok() || *hit == nullptr) return nullptr;
-  CountHit(CountRequest(peer.uid), **hit, start);
-  JITCACHE_LOG(Debug) << "hit " << prepared->key.Hex() << " uid " << peer.uid
-                      << " (hit socket)";
-  // Shares the answer's ownership; points at its bytes.
-  return std::shared_ptr<const std::string>(*hit, &(*hit)->serialized);
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Compile(

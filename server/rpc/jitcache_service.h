@@ -115,12 +115,13 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       grpc::CallbackServerContext* context, const v1::ImportRequest* request,
       v1::ImportResponse* response) override;
 
-  // The hit-only path of HitSocket: a serialized CompileRequest in, the
-  // serialized CompileResponse out when the store has the answer; null for
-  // anything else (a miss, a bad request), which the caller asks over gRPC
-  // instead. Runs on the caller's thread. The bytes are shared with the
-  // hot answers: the caller writes them, never copies them.
-  std::shared_ptr<const std::string> AnswerHit(const std::string& request_bytes,
+  // The hit-only path of HitSocket (hit_socket_rpcs.cc): a request payload
+  // of common/hit_protocol.h in, its serialized answer out when it is a
+  // hit (or the toolkit); null for anything else (a miss, a bad request),
+  // which the caller asks over gRPC instead. Runs on the caller's thread.
+  // A single hit's bytes are shared with the hot answers: the caller
+  // writes them, never copies them.
+  std::shared_ptr<const std::string> AnswerHit(absl::string_view payload,
                                                const PeerCredentials& peer);
 
   // The counters and histograms (for the metrics exporter), and a stats
@@ -184,6 +185,17 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   absl::Status ImportEntry(const v1::BundleEntry& entry,
                            v1::ImportResponse* response);
 
+  // What Ping answers: this daemon and its toolkit.
+  v1::PingResponse PingAnswer() const;
+  // A hit socket's compile request that arrived at `start`, answered when
+  // it hits; null otherwise.
+  std::shared_ptr<const HotAnswer> AnswerOne(const v1::CompileRequest& request,
+                                             const PeerCredentials& peer,
+                                             absl::Time start);
+  // A serialized HitBatchRequest: every request answered, hit or not.
+  std::shared_ptr<const std::string> AnswerBatch(absl::string_view batch,
+                                                 const PeerCredentials& peer);
+
   // The stored answer for `key`, or nullopt on a miss.
   absl::StatusOr<std::optional<v1::CompileResponse>> LookUp(const Digest& key);
   // A hit's answer for `key`: from memory while the store still holds what
@@ -214,6 +226,8 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   std::atomic<bool> shutting_down_{false};
   // The store with the team's tier behind it; null without --remote.
   const std::unique_ptr<TieredStore> tiered_;
+  // PingAnswer, serialized once for the hit socket.
+  const std::shared_ptr<const std::string> toolkit_answer_;
 };
 
 }  // namespace jitcache

@@ -23,6 +23,8 @@ struct ServiceCounters {
   std::atomic<uint64_t> link_requests{0};
   std::atomic<uint64_t> link_errors{0};
   std::atomic<uint64_t> hot_hits{0};  // hits answered from HotAnswers
+  std::atomic<uint64_t> socket_hits{0};     // on the hit socket
+  std::atomic<uint64_t> socket_batches{0};  // of the hit socket's requests
   std::atomic<int64_t> compile_us_spent{0};
   std::atomic<int64_t> compile_us_saved{0};
   // Error answers by reason; kReasons names them in Stats.
@@ -74,7 +76,8 @@ struct ServiceCounters {
   // histograms are not: Prometheus reads them as ever-growing.
   void Zero() {
     for (auto* c : {&requests, &hits, &misses, &joins, &compile_errors,
-                    &compiles, &link_requests, &link_errors, &hot_hits}) {
+                    &compiles, &link_requests, &link_errors, &hot_hits, &socket_hits,
+                    &socket_batches}) {
       c->store(0);
     }
     compile_us_spent = 0;
@@ -92,6 +95,8 @@ struct ServiceCounters {
     out->set_link_requests(link_requests);
     out->set_link_errors(link_errors);
     out->set_hot_hits(hot_hits);
+    out->set_socket_hits(socket_hits);
+    out->set_socket_batches(socket_batches);
     out->set_compile_seconds_spent(compile_us_spent / 1e6);
     out->set_compile_seconds_saved(compile_us_saved / 1e6);
     for (size_t r = 0; r < kReasonCount; ++r) {

@@ -201,6 +201,44 @@ TEST_F(ClientTest, PrecompileApiReportsEachItem) {
   EXPECT_FALSE(outcomes[2].code->compiled);
 }
 
+// A precompile whose programs the daemon has answers them all in one round
+// trip on the hit socket, with what the compiles gave.
+TEST_F(ClientTest, APrecompileOfCachedProgramsIsOneBatchOfHits) {
+  std::vector<Client::PrecompileItem> items;
+  for (int i = 0; i < 12; ++i) {
+    items.push_back({Program(Kernel(i), absl::StrCat("k", i, ".cu")),
+                     {},
+                     CodeType::kCubin,
+                     {"sm_80", "sm_90"}});
+  }
+  items.push_back(
+      {Program("__global__ void broken( {", "b.cu"), {}, CodeType::kPtx, {}});
+  const auto compiled = client_->Precompile(items);
+  ASSERT_EQ(compiled.size(), 25u);
+  const DaemonStats before = *client_->Stats();
+  size_t progress_calls = 0;
+  const auto again =
+      client_->Precompile(items, [&](size_t, size_t) { ++progress_calls; });
+  const DaemonStats after = *client_->Stats();
+  ASSERT_EQ(again.size(), compiled.size());
+  for (size_t i = 0; i < again.size(); ++i) {
+    ASSERT_TRUE(compiled[i].code.ok() && again[i].code.ok()) << i;
+    EXPECT_EQ(again[i].item, compiled[i].item);
+    EXPECT_EQ(again[i].arch, compiled[i].arch);
+    EXPECT_EQ(again[i].code->served, Served::kHit) << i;
+    EXPECT_EQ(again[i].code->compiled, compiled[i].code->compiled) << i;
+    EXPECT_EQ(again[i].code->bytes, compiled[i].code->bytes) << i;
+    EXPECT_EQ(again[i].code->log, compiled[i].code->log) << i;
+    EXPECT_EQ(again[i].code->cache_key, compiled[i].code->cache_key) << i;
+  }
+  EXPECT_FALSE(again.back().code->compiled);  // the error, cached as such
+  EXPECT_EQ(progress_calls, 25u);
+  EXPECT_EQ(after.socket_batches, before.socket_batches + 1);
+  EXPECT_EQ(after.socket_hits, before.socket_hits + 25);
+  EXPECT_EQ(after.misses, before.misses);
+  EXPECT_EQ(after.requests, before.requests + 25);
+}
+
 TEST_F(ClientTest, FallbackWithoutDaemonMakesTheDaemonsBytes) {
   Program program(kernels::kScaleWithHeader, "scale.cu");
   program.AddHeader("scale.h", "#define SCALE 3");

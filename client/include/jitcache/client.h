@@ -103,6 +103,8 @@ struct DaemonStats {
   // Hits answered from memory (the daemon's --hot_cache_size), and what
   // that memory holds.
   uint64_t hot_hits = 0, hot_entries = 0, hot_bytes = 0, hot_max_bytes = 0;
+  // Hits answered on the hit socket (no gRPC), and batches of them.
+  uint64_t socket_hits = 0, socket_batches = 0;
   // Every user for an administrator; the caller's own row for others.
   std::vector<UserUsage> users;
 };

@@ -1,0 +1,29 @@
+#ifndef JITCACHE_COMMON_HIT_PROTOCOL_H_
+#define JITCACHE_COMMON_HIT_PROTOCOL_H_
+
+// What a hit-socket request asks (server/net/hit_socket.h has the
+// framing). A payload is one of:
+//   a serialized CompileRequest                 -> a CompileResponse
+//   kToolkit                                    -> a PingResponse (the
+//                                                  toolkit's include
+//                                                  directories and
+//                                                  fingerprint, asked once
+//                                                  per process)
+//   kBatch, then a serialized HitBatchRequest   -> a HitBatchResponse
+// The kind bytes are protobuf tags of wire type 7, which does not exist, so
+// no serialized message starts with one: a bare CompileRequest (all that
+// clients before kinds sent) is still understood.
+namespace jitcache::hit_protocol {
+
+inline constexpr char kToolkit = 0x07;
+inline constexpr char kBatch = 0x0F;
+
+// At most this many requests in one batch; a batch's answer holds at most
+// kMaxBatchAnswerBytes of answers (the requests past those are answered
+// "not a hit", and the client asks them over gRPC).
+inline constexpr int kMaxBatchRequests = 4096;
+inline constexpr size_t kMaxBatchAnswerBytes = size_t{512} << 20;
+
+}  // namespace jitcache::hit_protocol
+
+#endif  // JITCACHE_COMMON_HIT_PROTOCOL_H_

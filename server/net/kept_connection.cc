@@ -1,0 +1,163 @@
+#include "server/net/kept_connection.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "common/length_frame.h"
+
+namespace jitcache {
+
+namespace {
+constexpr char kHit = 0;
+constexpr char kAskGrpc = 1;
+}  // namespace
+
+KeptConnection::KeptConnection(int fd, const PeerCredentials& peer,
+                               absl::Time now)
+    : fd_(fd), peer_(peer), last_active_(now) {}
+
+KeptConnection::~KeptConnection() { close(fd_); }
+
+void KeptConnection::StartAnswer(std::shared_ptr<const std::string> response,
+                                 absl::Duration io_timeout, absl::Time now) {
+  if (response == nullptr || response->size() > frame::kMaxPayloadBytes) {
+    head_[0] = kAskGrpc;
+    head_bytes_ = 1;
+    out_ = nullptr;
+  } else {
+    head_[0] = kHit;
+    frame::PutHeader(head_ + 1, static_cast<uint32_t>(response->size()));
+    head_bytes_ = sizeof(head_);
+    out_ = std::move(response);
+  }
+  sent_ = 0;
+  deadline_ = now + io_timeout;
+}
+
+bool KeptConnection::Flush() {
+  while (Sending()) {
+    const size_t body = out_ == nullptr ? 0 : out_->size();
+    iovec parts[2];
+    int count = 0;
+    if (sent_ < head_bytes_) {
+      parts[count++] = {head_ + sent_, head_bytes_ - sent_};
+    }
+    if (body > 0) {
+      const size_t from = sent_ > head_bytes_ ? sent_ - head_bytes_ : 0;
+      parts[count++] = {const_cast<char*>(out_->data()) + from, body - from};
+    }
+    msghdr message{};
+    message.msg_iov = parts;
+    message.msg_iovlen = count;
+    const ssize_t n = sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK;
+    }
+    sent_ += static_cast<size_t>(n);
+    if (sent_ == head_bytes_ + body) {
+      head_bytes_ = 0;
+      out_ = nullptr;
+    }
+  }
+  return true;
+}
+
+KeptConnection::Wait KeptConnection::Next() const {
+  if (Sending()) return Wait::kWritable;
+  return close_after_ ? Wait::kClose : Wait::kReadable;
+}
+
+size_t KeptConnection::AnswerWhole(absl::string_view bytes,
+                                   const Answer& answer,
+                                   size_t max_request_bytes,
+                                   absl::Duration io_timeout, absl::Time now,
+                                   bool* close) {
+  size_t used = 0;
+  while (!Sending() && !close_after_) {
+    const absl::string_view rest = bytes.substr(used);
+    if (rest.size() < frame::kHeaderBytes) break;
+    const uint32_t length = frame::LengthOf(rest.data());
+    if (length > max_request_bytes) {
+      // The gRPC path names the limit. What follows is not worth reading.
+      StartAnswer(nullptr, io_timeout, now);
+      close_after_ = true;
+      used = bytes.size();
+    } else {
+      if (rest.size() - frame::kHeaderBytes < length) break;
+      StartAnswer(answer(rest.substr(frame::kHeaderBytes, length), peer_),
+                  io_timeout, now);
+      used += frame::kHeaderBytes + length;
+    }
+    if (!Flush()) {
+      *close = true;
+      break;
+    }
+  }
+  return used;
+}
+
+KeptConnection::Wait KeptConnection::OnReadable(const Answer& answer,
+                                                size_t max_request_bytes,
+                                                absl::Duration io_timeout,
+                                                absl::Time now,
+                                                std::string& scratch) {
+  if (Sending() || close_after_) return Next();
+  while (true) {
+    const ssize_t n = read(fd_, scratch.data(), scratch.size());
+    if (n == 0) return Wait::kClose;  // a request cut short has no answer
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return Wait::kClose;
+    }
+    last_active_ = now;
+    const bool had_partial = !in_.empty();
+    absl::string_view arrived(scratch.data(), static_cast<size_t>(n));
+    bool close = false;
+    size_t used;
+    if (!had_partial) {
+      // The usual case: whole requests in one read, answered from the
+      // scratch buffer without a copy.
+      used = AnswerWhole(arrived, answer, max_request_bytes, io_timeout, now,
+                         &close);
+      arrived.remove_prefix(used);
+      in_.assign(arrived.data(), arrived.size());
+    } else {
+      in_.append(arrived.data(), arrived.size());
+      used =
+          AnswerWhole(in_, answer, max_request_bytes, io_timeout, now, &close);
+      in_.erase(0, used);
+    }
+    if (close) return Wait::kClose;
+    // A request's time runs from its first byte.
+    if (!in_.empty() && !Sending() && (!had_partial || used > 0)) {
+      deadline_ = now + io_timeout;
+    }
+    if (Sending() || close_after_) return Next();
+    if (static_cast<size_t>(n) < scratch.size()) break;  // drained
+  }
+  return Wait::kReadable;
+}
+
+KeptConnection::Wait KeptConnection::OnWritable(const Answer& answer,
+                                                size_t max_request_bytes,
+                                                absl::Duration io_timeout,
+                                                absl::Time now) {
+  if (!Flush()) return Wait::kClose;
+  if (Sending() || close_after_) return Next();
+  last_active_ = now;
+  // Requests the client sent behind the one just answered.
+  bool close = false;
+  in_.erase(
+      0, AnswerWhole(in_, answer, max_request_bytes, io_timeout, now, &close));
+  if (close) return Wait::kClose;
+  if (!in_.empty() && !Sending()) deadline_ = now + io_timeout;
+  return Next();
+}
+
+}  // namespace jitcache

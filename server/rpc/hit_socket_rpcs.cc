@@ -1,0 +1,95 @@
+// The hit socket's requests (common/hit_protocol.h), answered by the same
+// validation, keys and hot answers as the gRPC path.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/hit_protocol.h"
+#include "common/log.h"
+#include "server/rpc/jitcache_service.h"
+
+namespace jitcache {
+namespace {
+
+// Appends `bytes` as field 1, length-delimited: one element of a repeated
+// message field, written without parsing the message again.
+void AppendFieldOne(absl::string_view bytes, std::string* out) {
+  out->push_back('\x0a');
+  uint64_t n = bytes.size();
+  while (n >= 0x80) {
+    out->push_back(static_cast<char>((n & 0x7f) | 0x80));
+    n >>= 7;
+  }
+  out->push_back(static_cast<char>(n));
+  out->append(bytes.data(), bytes.size());
+}
+
+}  // namespace
+
+std::shared_ptr<const HotAnswer> JitCacheService::AnswerOne(
+    const v1::CompileRequest& request, const PeerCredentials& peer,
+    absl::Time start) {
+  absl::StatusOr<PreparedCompile> prepared =
+      PrepareCompile(request, options_.compiler->toolchain(), options_.limits);
+  if (!prepared.ok()) return nullptr;
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      HitAnswer(prepared->key);
+  if (!hit.ok() || *hit == nullptr) return nullptr;
+  CountHit(CountRequest(peer.uid), **hit, start);
+  ++counters_.socket_hits;
+  JITCACHE_LOG(Debug) << "hit " << prepared->key.Hex() << " uid " << peer.uid
+                      << " (hit socket)";
+  return *std::move(hit);
+}
+
+std::shared_ptr<const std::string> JitCacheService::AnswerBatch(
+    absl::string_view batch_bytes, const PeerCredentials& peer) {
+  v1::HitBatchRequest batch;
+  if (!batch.ParseFromArray(batch_bytes.data(),
+                            static_cast<int>(batch_bytes.size())) ||
+      batch.requests_size() > hit_protocol::kMaxBatchRequests) {
+    return nullptr;
+  }
+  ++counters_.socket_batches;
+  std::vector<std::shared_ptr<const HotAnswer>> answers;
+  answers.reserve(batch.requests_size());
+  size_t total = 0;
+  for (const v1::CompileRequest& request : batch.requests()) {
+    std::shared_ptr<const HotAnswer> hit;
+    if (total < hit_protocol::kMaxBatchAnswerBytes) {
+      hit = AnswerOne(request, peer, absl::Now());
+      if (hit != nullptr) total += hit->serialized.size();
+    }
+    answers.push_back(std::move(hit));
+  }
+  auto out = std::make_shared<std::string>();
+  out->reserve(total + 16 * answers.size());
+  for (const std::shared_ptr<const HotAnswer>& hit : answers) {
+    // An empty response (served unspecified): not a hit.
+    AppendFieldOne(hit == nullptr ? absl::string_view() : hit->serialized,
+                   out.get());
+  }
+  return out;
+}
+
+std::shared_ptr<const std::string> JitCacheService::AnswerHit(
+    absl::string_view payload, const PeerCredentials& peer) {
+  if (!payload.empty() && payload.front() == hit_protocol::kToolkit) {
+    return payload.size() == 1 ? toolkit_answer_ : nullptr;
+  }
+  if (!payload.empty() && payload.front() == hit_protocol::kBatch) {
+    return AnswerBatch(payload.substr(1), peer);
+  }
+  const absl::Time start = absl::Now();
+  v1::CompileRequest request;
+  if (!request.ParseFromArray(payload.data(),
+                              static_cast<int>(payload.size()))) {
+    return nullptr;
+  }
+  std::shared_ptr<const HotAnswer> hit = AnswerOne(request, peer, start);
+  if (hit == nullptr) return nullptr;
+  // Shares the answer's ownership; points at its bytes.
+  return std::shared_ptr<const std::string>(hit, &hit->serialized);
+}
+
+}  // namespace jitcache

@@ -1,0 +1,180 @@
+// HitChannel (libjitcache's side) against HitSocket (the daemon's side),
+// in one process over a real Unix socket: kept connections, their limits
+// and what happens when either side lets go.
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/hit_client.h"
+#include "gtest/gtest.h"
+#include "server/net/hit_socket.h"
+#include "tests/testing/temp_dir.h"
+
+namespace jitcache {
+namespace {
+
+// Answers "hit N" with "answer N"; anything else is not a hit.
+std::shared_ptr<const std::string> Answer(absl::string_view request,
+                                          const PeerCredentials&) {
+  if (request.substr(0, 4) != "hit ") return nullptr;
+  return std::make_shared<const std::string>(
+      absl::StrCat("answer ", request.substr(4)));
+}
+
+class HitChannelTest : public ::testing::Test {
+ protected:
+  void StartSocket(HitSocket::Options options = {}) {
+    absl::StatusOr<std::unique_ptr<HitSocket>> started =
+        HitSocket::Start(socket_ + ".hit", Answer, options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    socket = *std::move(started);
+  }
+  int RawConnection() {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string path = socket_ + ".hit";
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    EXPECT_EQ(
+        connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+    return fd;
+  }
+  std::optional<std::string> Ask(HitChannel& channel, const std::string& what) {
+    std::string buffer;
+    std::optional<std::string_view> got = channel.Ask(what, buffer);
+    if (!got.has_value()) return std::nullopt;
+    return std::string(*got);
+  }
+
+  testing::TempDir dir_;
+  const std::string socket_ = dir_.Sub("s.sock");
+  std::unique_ptr<HitSocket> socket;
+};
+
+TEST_F(HitChannelTest, ManyAsksShareOneKeptConnection) {
+  StartSocket();
+  HitChannel channel(socket_);
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_EQ(Ask(channel, absl::StrCat("hit ", i)),
+              absl::StrCat("answer ", i));
+    // Not a hit: the connection stays good for the next ask.
+    EXPECT_EQ(Ask(channel, "miss"), std::nullopt);
+  }
+  EXPECT_EQ(socket->accepted(), 1u);
+}
+
+TEST_F(HitChannelTest, ThreadsNeverShareAConnectionMidAsk) {
+  StartSocket();
+  HitChannel channel(socket_);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        const std::string n = absl::StrCat(t, ".", i);
+        if (Ask(channel, "hit " + n) != "answer " + n) ++wrong;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_LE(socket->accepted(), 8u);
+}
+
+TEST_F(HitChannelTest, AConnectionTheDaemonClosedWhileIdleIsReplacedUnseen) {
+  HitSocket::Options options;
+  options.idle_timeout = absl::Milliseconds(50);
+  StartSocket(options);
+  HitChannel channel(socket_);
+  EXPECT_EQ(Ask(channel, "hit 1"), "answer 1");
+  absl::SleepFor(absl::Milliseconds(800));  // idle: the daemon closes it
+  EXPECT_EQ(Ask(channel, "hit 2"), "answer 2");
+  EXPECT_EQ(socket->accepted(), 2u);
+}
+
+TEST_F(HitChannelTest, AForkedChildAsksOnItsOwnConnection) {
+  StartSocket();
+  HitChannel channel(socket_);
+  EXPECT_EQ(Ask(channel, "hit parent"), "answer parent");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    bool right = true;
+    for (int i = 0; i < 200; ++i) {
+      const std::string n = absl::StrCat("child ", i);
+      right = right && Ask(channel, "hit " + n) == "answer " + n;
+    }
+    _exit(right ? 0 : 1);
+  }
+  bool right = true;
+  for (int i = 0; i < 200; ++i) {
+    const std::string n = absl::StrCat("parent ", i);
+    right = right && Ask(channel, "hit " + n) == "answer " + n;
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(right);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(socket->accepted(), 2u);
+}
+
+TEST_F(HitChannelTest, OneUsersConnectionsPastItsShareAreRefused) {
+  StartSocket();
+  std::vector<int> held;
+  for (int i = 0; i < HitSocket::kMaxPerUser; ++i)
+    held.push_back(RawConnection());
+  // Let the daemon take them all before the next one comes.
+  while (socket->accepted() < static_cast<uint64_t>(HitSocket::kMaxPerUser)) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  {
+    HitChannel channel(socket_);
+    EXPECT_EQ(Ask(channel, "hit 1"), std::nullopt);  // refused: ask gRPC
+  }
+  for (int fd : held) close(fd);
+  absl::SleepFor(absl::Milliseconds(300));
+  HitChannel channel(socket_);
+  EXPECT_EQ(Ask(channel, "hit 2"), "answer 2");
+}
+
+TEST_F(HitChannelTest, OneUsersHalfSentRequestsPastAFewAreClosed) {
+  StartSocket();
+  std::vector<int> held;
+  for (int i = 0; i < HitSocket::kMaxPartialPerUser + 4; ++i) {
+    const int fd = RawConnection();
+    ASSERT_EQ(send(fd, "\x40\x00", 2, MSG_NOSIGNAL), 2);  // half a header
+    held.push_back(fd);
+  }
+  // Well within the held ones' time, all at once.
+  absl::SleepFor(absl::Milliseconds(500));
+  int closed = 0;
+  for (int fd : held) {
+    pollfd p{fd, POLLIN, 0};
+    char c;
+    if (poll(&p, 1, 0) == 1 && read(fd, &c, 1) <= 0) ++closed;
+  }
+  // The few are held until their time is up (2 s); the rest closed at once.
+  EXPECT_EQ(closed, 4);
+  HitChannel channel(socket_);
+  EXPECT_EQ(Ask(channel, "hit 3"), "answer 3");  // others' hits go on
+  for (int fd : held) close(fd);
+}
+
+TEST_F(HitChannelTest, NoSocketIsNotAHit) {
+  HitChannel channel(socket_);
+  EXPECT_EQ(Ask(channel, "hit 1"), std::nullopt);
+  StartSocket();  // appears later: used from then on
+  EXPECT_EQ(Ask(channel, "hit 1"), "answer 1");
+}
+
+}  // namespace
+}  // namespace jitcache
