@@ -3,6 +3,9 @@
 //
 //   jitcache_bench hit-latency SOCKET ITERS
 //   jitcache_bench hit-loop SOCKET SECONDS
+//   jitcache_bench batch-hits SOCKET KERNELS ROUNDS
+//   jitcache_bench first-hit SOCKET       (a fresh process's first hit)
+//   jitcache_bench include-tree-hit SOCKET DIR HEADERS ITERS
 //   jitcache_bench filecache-hit DIR ITERS
 //   jitcache_bench filecache-get-or-compile DIR
 //   jitcache_bench populate STORE_DIR ENTRIES OBJECT_BYTES
@@ -108,6 +111,105 @@ int HitLoop(const std::string& socket, double seconds) {
   return 0;
 }
 
+// A precompile of `kernels` distinct small kernels, all cached: the whole
+// batch timed, `rounds` times, against the same hits asked one by one.
+int BatchHits(const std::string& socket, int kernels, int rounds) {
+  auto client =
+      Client::Connect({.socket_path = socket, .local_fallback = false});
+  std::vector<Client::PrecompileItem> items;
+  for (int i = 0; i < kernels; ++i) {
+    ProgramOptions options;
+    options.arch = "sm_90";
+    items.push_back({Program(absl::StrCat("#define FACTOR ", i, "\n", kSmall),
+                             absl::StrCat("k", i, ".cu")),
+                     options,
+                     CodeType::kCubin,
+                     {}});
+  }
+  const absl::Time fill = absl::Now();
+  for (const auto& outcome : client->Precompile(items)) {
+    if (!outcome.code.ok() || !outcome.code->compiled) return 1;
+  }
+  const double fill_s = absl::ToDoubleSeconds(absl::Now() - fill);
+  std::vector<double> batch_ms, one_by_one_ms;
+  for (int r = 0; r < rounds; ++r) {
+    absl::Time t = absl::Now();
+    for (const auto& outcome : client->Precompile(items)) {
+      if (!outcome.code.ok() || outcome.code->served != Served::kHit) return 1;
+    }
+    batch_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t));
+    t = absl::Now();
+    for (const auto& item : items) {
+      auto hit = client->Compile(item.program, item.options, item.target);
+      if (!hit.ok() || hit->served != Served::kHit) return 1;
+    }
+    one_by_one_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t));
+  }
+  std::printf(
+      "{\"kernels\": %d, \"fill_s\": %g, \"precompile_ms_p50\": %g, "
+      "\"precompile_ms_min\": %g, \"one_by_one_ms_p50\": %g}\n",
+      kernels, fill_s, Percentile(batch_ms, 0.5),
+      *std::min_element(batch_ms.begin(), batch_ms.end()),
+      Percentile(one_by_one_ms, 0.5));
+  return 0;
+}
+
+// From this process's start (its main) to its first hit (the CUB kernel)
+// in hand: what a new process pays beyond being spawned.
+int FirstHit(const std::string& socket, absl::Time main_start) {
+  auto client =
+      Client::Connect({.socket_path = socket, .local_fallback = false});
+  const Case c = Cases()[1];
+  auto hit = client->Compile(Program(c.source, "bench.cu"), OptionsFor(c),
+                             CodeType::kCubin);
+  const double us = absl::ToDoubleMicroseconds(absl::Now() - main_start);
+  if (!hit.ok() || !hit->compiled) return 1;
+  std::printf("{\"first_hit_us\": %g, \"served\": \"%s\"}\n", us,
+              hit->served == Served::kHit ? "hit" : "not a hit");
+  return 0;
+}
+
+// A program with its own include directory of `headers` headers (as
+// CuPy's are), hit again and again: what checking the tree costs a hit.
+int IncludeTreeHit(const std::string& socket, const std::string& dir,
+                   int headers, int iters) {
+  std::filesystem::create_directories(dir + "/sub");
+  std::string all;
+  for (int i = 0; i < headers; ++i) {
+    const std::string name = absl::StrCat(i % 2 ? "sub/" : "", "h", i, ".h");
+    std::ofstream(absl::StrCat(dir, "/", name))
+        << "#pragma once\n#define H" << i << " " << i << "\n";
+    absl::StrAppend(&all, "#include \"", name, "\"\n");
+  }
+  std::ofstream(dir + "/all.h") << all;
+  // Stamps younger than the scanner's settling time are not trusted.
+  absl::SleepFor(absl::Seconds(2.5));
+  auto client =
+      Client::Connect({.socket_path = socket, .local_fallback = false});
+  const Program program(absl::StrCat("#include \"all.h\"\n", kSmall),
+                        "tree.cu");
+  ProgramOptions options;
+  options.arch = "sm_90";
+  options.include_path = {dir};
+  auto first = client->Compile(program, options, CodeType::kCubin);
+  if (!first.ok() || !first->compiled) {
+    std::fprintf(stderr, "%s\n",
+                 first.ok() ? first->log.c_str()
+                            : first.status().ToString().c_str());
+    return 1;
+  }
+  std::vector<double> us;
+  for (int i = 0; i < iters; ++i) {
+    const absl::Time t = absl::Now();
+    auto hit = client->Compile(program, options, CodeType::kCubin);
+    us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t));
+    if (!hit.ok() || hit->served != Served::kHit) return 1;
+  }
+  std::printf("{\"headers\": %d, \"hit\": %s}\n", headers,
+              Stats(us).c_str());
+  return 0;
+}
+
 // The design most JIT libraries ship: one file per SHA-256 key in a
 // directory, written to a temporary name and renamed into place.
 std::string FileCacheKey(const Case& c) {
@@ -205,6 +307,7 @@ int Populate(const std::string& store_dir, int entries, int object_bytes) {
 }  // namespace jitcache::bench
 
 int main(int argc, char** argv) {
+  const absl::Time main_start = absl::Now();
   using namespace jitcache::bench;
   const std::vector<std::string> a(argv + 1, argv + argc);
   if (a.size() == 2 && a[0] == "source" && a[1] == "cub") {
@@ -215,6 +318,14 @@ int main(int argc, char** argv) {
     return HitLatency(a[1], std::atoi(a[2].c_str()));
   if (a.size() == 3 && a[0] == "hit-loop")
     return HitLoop(a[1], std::atof(a[2].c_str()));
+  if (a.size() == 4 && a[0] == "batch-hits") {
+    return BatchHits(a[1], std::atoi(a[2].c_str()), std::atoi(a[3].c_str()));
+  }
+  if (a.size() == 2 && a[0] == "first-hit") return FirstHit(a[1], main_start);
+  if (a.size() == 5 && a[0] == "include-tree-hit") {
+    return IncludeTreeHit(a[1], a[2], std::atoi(a[3].c_str()),
+                          std::atoi(a[4].c_str()));
+  }
   if (a.size() == 3 && a[0] == "filecache-hit")
     return FileCacheHit(a[1], std::atoi(a[2].c_str()));
   if (a.size() == 2 && a[0] == "filecache-get-or-compile")

@@ -48,7 +48,12 @@ constexpr size_t kMaxKeptFiles = 50000;
 void KeepFile(const std::string& dir, const std::string& name,
               const google::protobuf::Message& record) {
   // Private to the user: whoever could write here could choose what the
-  // user's compiles are keyed on.
+  // user's compiles are keyed on. Its parents (~/.cache on a new account)
+  // may not exist yet either.
+  for (size_t slash = dir.find('/', 1); slash != std::string::npos;
+       slash = dir.find('/', slash + 1)) {
+    ::mkdir(dir.substr(0, slash).c_str(), 0700);
+  }
   ::mkdir(dir.c_str(), 0700);
   const std::string path = dir + "/" + name;
   const std::string temp = absl::StrCat(path, ".", getpid(), ".tmp");

@@ -149,7 +149,8 @@ TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
   Write("u/a.h", "#include \"c.h\"\n");
   Write("u/c.h", "#define C 3\n");
   const ScanInput input = Input("#include <a.h>\n", {"u"});
-  const std::string memos = dir_.Sub("memos");
+  // Where ~/.cache does not exist yet (a new account): made, private.
+  const std::string memos = dir_.Sub("home/.cache/jitcache-scan");
   absl::SleepFor(absl::Milliseconds(30));
 
   IncludeScanner first(0, memos);
@@ -157,6 +158,9 @@ TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
   ASSERT_TRUE(scanned.ok()) << scanned.status();
   EXPECT_EQ(first.walks(), 1u);
   EXPECT_EQ(std::filesystem::status(memos).permissions() &
+                std::filesystem::perms::all,
+            std::filesystem::perms::owner_all);
+  EXPECT_EQ(std::filesystem::status(dir_.Sub("home/.cache")).permissions() &
                 std::filesystem::perms::all,
             std::filesystem::perms::owner_all);
 
