@@ -4,14 +4,17 @@
 Each side is a folder holding its own jitcached, jitcache-worker, jitcache
 and jitcache_bench (a build's binaries, or a GPU bundle's bin/). For each,
 a daemon on a fresh store: library hit latency (connected client) for the
-small, CUB and large kernels; hits per second and the daemon's CPU per hit
-from 1 and 16 client processes (small kernel). Prints one JSON object.
+small, CUB and large kernels; a new process's first hit (CUB); a hit of a
+program with its own 700-header include tree; a precompile of 500 cached
+kernels in one call; hits per second and the daemon's CPU per hit from 1
+and 16 client processes (small kernel). Prints one JSON object.
 
   python3 bench/hit_floor.py --side before=DIR --side after=DIR [--hits N]
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -74,13 +77,36 @@ def throughput(bindir, daemon, clients, seconds):
             "daemon_cpu_us_per_hit": round(cpu * 1e6 / max(hits, 1), 1)}
 
 
-def measure(name, bindir, workdir, hits, seconds):
+def first_hits(bindir, daemon, runs):
+    """A new process per hit: its own time from main to the hit, and the
+    wall time of the whole process (spawn, load, hit, exit)."""
+    inside, wall = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        out = bench(bindir, "first-hit", daemon.socket)
+        wall.append((time.perf_counter() - t) * 1e6)
+        if out["served"] != "hit":
+            raise RuntimeError("first-hit was not a hit")
+        inside.append(out["first_hit_us"])
+    inside, wall = inside[1:], wall[1:]  # the first keeps the scan memo
+    return {"in_process_us_p50": round(statistics.median(inside), 1),
+            "process_wall_us_p50": round(statistics.median(wall), 1),
+            "n": len(inside)}
+
+
+def measure(name, bindir, workdir, hits, seconds, batch):
     daemon = Daemon(bindir, workdir, name)
     daemon.start()
     try:
         bench(bindir, "hit-latency", daemon.socket, "1")  # compiles, warms
         latency = bench(bindir, "hit-latency", daemon.socket, str(hits))
         rows = {"latency": latency}
+        rows["first_hit"] = first_hits(bindir, daemon, 21)
+        rows["include_tree_700"] = bench(
+            bindir, "include-tree-hit", daemon.socket,
+            os.path.join(workdir, name + ".tree"), "700", str(hits))
+        rows["batch"] = bench(bindir, "batch-hits", daemon.socket, str(batch),
+                              "5")
         for clients in (1, 16):
             rows[f"throughput_{clients}"] = throughput(bindir, daemon, clients,
                                                       seconds)
@@ -95,6 +121,8 @@ def main():
                     help="NAME=DIR with jitcached, jitcache, jitcache_bench")
     ap.add_argument("--hits", type=int, default=2000)
     ap.add_argument("--seconds", type=float, default=3)
+    ap.add_argument("--batch", type=int, default=500,
+                    help="distinct kernels in the precompile batch")
     args = ap.parse_args()
     results = {}
     with tempfile.TemporaryDirectory() as workdir:
@@ -103,9 +131,13 @@ def main():
             for side in args.side:
                 name, bindir = side.split("=", 1)
                 log(f"{name} round {round_ + 1}")
+                # Each side keeps its include scans in a cache of its own.
+                os.environ["XDG_CACHE_HOME"] = os.path.join(
+                    workdir, f"{name}{round_}.cache")
+                os.makedirs(os.environ["XDG_CACHE_HOME"], exist_ok=True)
                 results.setdefault(name, []).append(
                     measure(f"{name}{round_}", os.path.abspath(bindir), workdir,
-                            args.hits, args.seconds))
+                            args.hits, args.seconds, args.batch))
     print(json.dumps(results, indent=1))
 
 

@@ -193,9 +193,9 @@ int IncludeTreeHit(const std::string& socket, const std::string& dir,
   options.include_path = {dir};
   auto first = client->Compile(program, options, CodeType::kCubin);
   if (!first.ok() || !first->compiled) {
-    std::fprintf(stderr, "%s\n",
-                 first.ok() ? first->log.c_str()
-                            : first.status().ToString().c_str());
+    std::fprintf(
+        stderr, "%s\n",
+        first.ok() ? first->log.c_str() : first.status().ToString().c_str());
     return 1;
   }
   std::vector<double> us;
@@ -205,8 +205,7 @@ int IncludeTreeHit(const std::string& socket, const std::string& dir,
     us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t));
     if (!hit.ok() || hit->served != Served::kHit) return 1;
   }
-  std::printf("{\"headers\": %d, \"hit\": %s}\n", headers,
-              Stats(us).c_str());
+  std::printf("{\"headers\": %d, \"hit\": %s}\n", headers, Stats(us).c_str());
   return 0;
 }
 

@@ -206,6 +206,34 @@ bool IncludeScanner::StillValid(const Memo& memo) {
   return true;
 }
 
+bool IncludeScanner::UnchangedSinceChecked(const Digest& key) {
+  uint64_t checked_at;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = checked_at_.find(key);
+    if (it == checked_at_.end()) return false;
+    checked_at = it->second;
+  }
+  return watch_.Changes() == checked_at;
+}
+
+bool IncludeScanner::CheckAndWatch(const Digest& key, const Memo& memo) {
+  // Watched first, then checked: a change after the check is an event,
+  // one before it a stamp that differs.
+  std::vector<std::string> files, dirs;
+  for (const auto& [path, stamp] : memo.files) files.push_back(path);
+  for (const auto& [path, stamp] : memo.dirs) dirs.push_back(path);
+  const bool watched = watch_.Watch(files, dirs);
+  const uint64_t changes = watch_.Changes();
+  stamp_checks_.fetch_add(1);
+  if (!StillValid(memo)) return false;
+  if (watched) {
+    absl::MutexLock lock(&mu_);
+    checked_at_[key] = changes;
+  }
+  return true;
+}
+
 absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
     const ScanInput& input) {
   const Digest scan_key = ScanKey(input);
@@ -215,14 +243,21 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
     auto it = memos_.find(scan_key);
     if (it != memos_.end()) last = it->second;
   }
-  if (last != nullptr && StillValid(*last)) return last->result;
+  if (last != nullptr &&
+      (UnchangedSinceChecked(scan_key) || CheckAndWatch(scan_key, *last))) {
+    return last->result;
+  }
   if (!memo_dir_.empty()) {
     if (std::shared_ptr<const Memo> kept = LoadMemo(scan_key);
-        kept != nullptr && StillValid(*kept)) {
+        kept != nullptr && CheckAndWatch(scan_key, *kept)) {
       absl::MutexLock lock(&mu_);
       memos_[scan_key] = kept;
       return kept->result;
     }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    checked_at_.erase(scan_key);
   }
   walks_.fetch_add(1);
   absl::StatusOr<std::shared_ptr<const ScanResult>> result =
@@ -570,7 +605,11 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
     memo->result = *result;
     if (!memo_dir_.empty()) SaveMemo(key, *memo);
     absl::MutexLock lock(&mu_);
-    if (memos_.size() >= kMaxMemos) memos_.clear();
+    if (memos_.size() >= kMaxMemos) {
+      memos_.clear();
+      checked_at_.clear();
+    }
+    checked_at_.erase(key);
     memos_[key] = std::move(memo);
   }
   return std::shared_ptr<const ScanResult>(*std::move(result));

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "client/includes/change_watch.h"
 #include "client/includes/directives.h"
 #include "common/digest.h"
 
@@ -109,6 +110,9 @@ class IncludeScanner {
   uint64_t walks() const { return walks_.load(); }
   // Headers read (and hashed) rather than known by their stamp.
   uint64_t files_read() const { return files_read_.load(); }
+  // Scans answered by checking every stamp of a remembered scan (not by
+  // the change watch alone).
+  uint64_t stamp_checks() const { return stamp_checks_.load(); }
 
   // Reads `path` and returns its current bytes; `digest` is their hash.
   static absl::StatusOr<std::string> Read(const std::string& path,
@@ -150,6 +154,12 @@ class IncludeScanner {
   bool Racy(const FileStamp& stamp) const;
   static Digest ScanKey(const ScanInput& input);
   static bool StillValid(const Memo& memo);
+  // Whether `key`'s memo was checked by its stamps and nothing it depends
+  // on has changed since, by the change watch.
+  bool UnchangedSinceChecked(const Digest& key);
+  // Watches what `memo` depends on, then checks its stamps; remembers the
+  // moment of a check that held, for UnchangedSinceChecked.
+  bool CheckAndWatch(const Digest& key, const Memo& memo);
   // The memo kept on disk for `key`, if any and readable.
   std::shared_ptr<const Memo> LoadMemo(const Digest& key) const;
   void SaveMemo(const Digest& key, const Memo& memo) const;
@@ -173,11 +183,15 @@ class IncludeScanner {
   const std::string memo_dir_;
   std::atomic<uint64_t> walks_{0};
   std::atomic<uint64_t> files_read_{0};
+  std::atomic<uint64_t> stamp_checks_{0};
+  ChangeWatch watch_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const FileInfo>> files_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<Digest, std::shared_ptr<const Memo>> memos_
       ABSL_GUARDED_BY(mu_);
+  // ChangeWatch::Changes() when each memo's stamps were last found to hold.
+  absl::flat_hash_map<Digest, uint64_t> checked_at_ ABSL_GUARDED_BY(mu_);
   bool kept_files_loaded_ ABSL_GUARDED_BY(mu_) = false;
   size_t files_read_since_save_ ABSL_GUARDED_BY(mu_) = 0;
 };

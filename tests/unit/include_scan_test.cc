@@ -143,6 +143,61 @@ TEST_F(IncludeScanTest, ChangedAndShadowingFilesAreSeenUnrelatedOnesAreNot) {
   EXPECT_THAT(Paths(*shadowed), ElementsAre("s/a.h"));
 }
 
+// Once a scan's stamps were checked, later scans are answered by the
+// kernel's change events alone (no stat per file) until something it
+// depends on changes: a file written, a header appearing earlier in the
+// search, a directory on the way replaced. Changes elsewhere, even next to
+// a directory on the way, keep the answer.
+TEST_F(IncludeScanTest, AnUnchangedTreeCostsNoStatsAndEveryChangeIsSeen) {
+  Write("p/u/a.h", "#include \"c.h\"\n");
+  Write("p/u/c.h", "#define C 3\n");
+  ScanInput input = Input("#include <a.h>\n", {"p/s", "p/u"});
+  IncludeScanner scanner(0);
+  auto settle = [] { absl::SleepFor(absl::Milliseconds(30)); };
+  settle();
+  auto scan = [&] {
+    absl::StatusOr<std::vector<ScannedFile>> files = Files(scanner, input);
+    EXPECT_TRUE(files.ok()) << files.status();
+    return files.ok() ? *files : std::vector<ScannedFile>();
+  };
+  ASSERT_THAT(Paths(scan()), ElementsAre("p/u/a.h", "p/u/c.h"));
+  scan();  // the stamps checked once, the directories watched
+  const uint64_t checks = scanner.stamp_checks();
+  for (int i = 0; i < 20; ++i) scan();
+  EXPECT_EQ(scanner.stamp_checks(), checks) << "answered without stats";
+  EXPECT_EQ(scanner.walks(), 1u);
+
+  // Next to the directories on the way: not theirs, nothing to check.
+  Write("unrelated.txt", "x");
+  Write("p/other/file.h", "x");
+  scan();
+  EXPECT_EQ(scanner.stamp_checks(), checks);
+
+  Write("p/u/c.h", "#define C 4\n");  // same size
+  settle();
+  EXPECT_EQ(scan()[1].digest, Digest::Of("#define C 4\n"));
+  EXPECT_EQ(scanner.walks(), 2u);
+
+  scan();
+  const uint64_t before_shadow = scanner.stamp_checks();
+  Write("p/s/a.h", "int shadow;\n");
+  settle();
+  EXPECT_THAT(Paths(scan()), ElementsAre("p/s/a.h"));
+  EXPECT_GT(scanner.stamp_checks(), before_shadow);
+
+  // The directory above both replaced by another tree.
+  std::filesystem::remove(dir_.Sub("p/s/a.h"));
+  settle();
+  scan();
+  scan();
+  std::filesystem::rename(dir_.Sub("p"), dir_.Sub("p.old"));
+  Write("p/u/a.h", "#include \"c.h\"\n");
+  Write("p/u/c.h", "#define C 5\n");
+  std::filesystem::create_directories(dir_.Sub("p/s"));
+  settle();
+  EXPECT_EQ(scan()[1].digest, Digest::Of("#define C 5\n"));
+}
+
 // A new process's first scan of a program scanned before is answered from
 // the kept memo (no reading, no hashing) while nothing it depends on moved.
 TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
