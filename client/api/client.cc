@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -66,10 +67,25 @@ struct RetryAlarm final : PendingCall {
 struct Client::Impl {
   std::string socket_path;
   ClientOptions options;
-  std::unique_ptr<v1::JitCache::Stub> stub;
   // Kept connections to the daemon's hit socket, asked before gRPC.
   std::unique_ptr<HitChannel> hits;
-  grpc::CompletionQueue cq;
+  // gRPC (its threads, its channel) is started on first use: a process
+  // whose every answer is a hit on the hit socket never starts it.
+  mutable absl::once_flag stub_once;
+  mutable std::unique_ptr<v1::JitCache::Stub> stub_;
+  v1::JitCache::Stub* stub() const {
+    absl::call_once(stub_once, [this] {
+      stub_ = v1::JitCache::NewStub(MakeDaemonChannel(socket_path));
+    });
+    return stub_.get();
+  }
+  absl::once_flag cq_once;
+  std::unique_ptr<grpc::CompletionQueue> cq_;
+  grpc::CompletionQueue* cq() {
+    absl::call_once(
+        cq_once, [this] { cq_ = std::make_unique<grpc::CompletionQueue>(); });
+    return cq_.get();
+  }
   absl::Mutex mu;
   std::thread poller ABSL_GUARDED_BY(mu);
   absl::flat_hash_set<PendingCall*> in_flight ABSL_GUARDED_BY(mu);
@@ -98,7 +114,7 @@ struct Client::Impl {
                     const Request& request, Response* response) const {
     grpc::ClientContext context;
     const absl::Time deadline = Prepare(context, d);
-    grpc::Status status = (stub.get()->*method)(&context, request, response);
+    grpc::Status status = (stub()->*method)(&context, request, response);
     for (int attempt = 0; Restarting(status, reached.load()) &&
                           absl::Now() + RetryBackoff(attempt) < deadline;
          ++attempt) {
@@ -106,7 +122,7 @@ struct Client::Impl {
       grpc::ClientContext retry;
       retry.set_deadline(absl::ToChronoTime(deadline));
       response->Clear();
-      status = (stub.get()->*method)(&retry, request, response);
+      status = (stub()->*method)(&retry, request, response);
     }
     return FromGrpc(status, socket_path);
   }
@@ -255,14 +271,14 @@ struct Client::Impl {
       return false;
     }
     in_flight.insert(retry);
-    retry->alarm.Set(&cq, absl::ToChronoTime(absl::Now() + delay), retry);
+    retry->alarm.Set(cq(), absl::ToChronoTime(absl::Now() + delay), retry);
     return true;
   }
 
   void Poll() {
     void* tag = nullptr;
     bool ok = false;
-    while (cq.Next(&tag, &ok)) {
+    while (cq()->Next(&tag, &ok)) {
       auto* call = static_cast<PendingCall*>(tag);
       {
         absl::MutexLock lock(&mu);
@@ -281,7 +297,7 @@ struct Client::Impl {
       shutting_down = true;
       for (PendingCall* call : in_flight) call->Cancel();
     }
-    cq.Shutdown();
+    if (cq_ != nullptr) cq_->Shutdown();
     std::thread done;
     {
       absl::MutexLock lock(&mu);
@@ -313,7 +329,6 @@ absl::StatusOr<Client> Client::Connect(ClientOptions options) {
       off != nullptr && *off != '\0' && std::string(off) != "0") {
     impl->options.local_fallback = false;
   }
-  impl->stub = v1::JitCache::NewStub(MakeDaemonChannel(impl->socket_path));
   impl->hits = std::make_unique<HitChannel>(impl->socket_path);
   return Client(std::move(impl));
 }
@@ -390,7 +405,7 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   grpc::ClientContext context;
   const absl::Time deadline =
       impl_->Prepare(context, impl_->options.compile_deadline);
-  grpc::Status status = impl_->stub->Compile(&context, request, &response);
+  grpc::Status status = impl_->stub()->Compile(&context, request, &response);
   if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
       context.GetServerTrailingMetadata().count(grpc::string_ref(
           kSendIncludedMetadata.data(), kSendIncludedMetadata.size())) > 0) {
@@ -401,7 +416,7 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
     }
     grpc::ClientContext with_contents;
     with_contents.set_deadline(absl::ToChronoTime(deadline));
-    status = impl_->stub->Compile(&with_contents, request, &response);
+    status = impl_->stub()->Compile(&with_contents, request, &response);
   }
   // A daemon that is restarting is asked again, within this call's
   // deadline.
@@ -414,7 +429,7 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
     grpc::ClientContext retry;
     retry.set_deadline(absl::ToChronoTime(deadline));
     response.Clear();
-    status = impl_->stub->Compile(&retry, request, &response);
+    status = impl_->stub()->Compile(&retry, request, &response);
   }
   if (status.ok()) {
     impl_->reached.store(true);
@@ -466,7 +481,8 @@ void Client::Impl::StartCompile(
     state->done.Notify();
   };
   impl->Track(call);
-  call->reader = impl->stub->AsyncCompile(&call->context, *request, &impl->cq);
+  call->reader =
+      impl->stub()->AsyncCompile(&call->context, *request, impl->cq());
   call->reader->Finish(&call->response, &call->status, call);
 }
 
@@ -636,7 +652,7 @@ AsyncResult<ObjectCode> Client::LinkAsync(
   };
   impl_->Prepare(call->context, impl_->options.compile_deadline);
   impl_->Track(call);
-  call->reader = impl_->stub->AsyncLink(&call->context, request, &impl_->cq);
+  call->reader = impl_->stub()->AsyncLink(&call->context, request, impl_->cq());
   call->reader->Finish(&call->response, &call->status, call);
   return AsyncResult<ObjectCode>(std::move(state));
 }
