@@ -104,7 +104,13 @@ int HitLoop(const std::string& socket, double seconds) {
   long hits = 0, errors = 0;
   while (absl::Now() < end) {
     auto code = client->Compile(program, OptionsFor(small), CodeType::kCubin);
-    (code.ok() && code->served == Served::kHit ? hits : errors)++;
+    if (code.ok() && code->served == Served::kHit) {
+      ++hits;
+    } else if (errors++ == 0) {
+      std::fprintf(stderr, "hit-loop: %s\n",
+                   code.ok() ? "answered, but not as a hit"
+                             : code.status().ToString().c_str());
+    }
   }
   std::printf("{\"hits\": %ld, \"errors\": %ld, \"seconds\": %g}\n", hits,
               errors, seconds);
