@@ -223,9 +223,11 @@ bool IncludeScanner::CheckAndWatch(const Digest& key, const Memo& memo) {
   std::vector<std::string> files, dirs;
   for (const auto& [path, stamp] : memo.files) files.push_back(path);
   for (const auto& [path, stamp] : memo.dirs) dirs.push_back(path);
-  const bool watched = watch_.Watch(files, dirs);
+  const bool watched =
+      stats_done_.load() >= watch_after_stats_ && watch_.Watch(files, dirs);
   const uint64_t changes = watch_.Changes();
   stamp_checks_.fetch_add(1);
+  stats_done_.fetch_add(files.size() + dirs.size());
   if (!StillValid(memo)) return false;
   if (watched) {
     absl::MutexLock lock(&mu_);

@@ -96,9 +96,17 @@ class IncludeScanner {
   // `settle_ns`: how long ago a file must have changed to be trusted by
   // its stamp (two seconds in ForProcess; tests may use less). `memo_dir`:
   // where scans are kept for the next process ("" for nowhere).
+  // `watch_after_stats`: how many stamps the process checks before it
+  // starts watching directories instead (a watch costs as much as dozens
+  // of stats to set up: a process that compiles a few times never pays
+  // for it).
   explicit IncludeScanner(int64_t settle_ns = 2'000'000'000,
-                          std::string memo_dir = "")
-      : settle_ns_(settle_ns), memo_dir_(std::move(memo_dir)) {}
+                          std::string memo_dir = "",
+                          uint64_t watch_after_stats = kWatchAfterStats)
+      : settle_ns_(settle_ns),
+        memo_dir_(std::move(memo_dir)),
+        watch_after_stats_(watch_after_stats) {}
+  static constexpr uint64_t kWatchAfterStats = 20'000;
 
   static IncludeScanner& ForProcess();
 
@@ -181,6 +189,8 @@ class IncludeScanner {
 
   const int64_t settle_ns_;
   const std::string memo_dir_;
+  const uint64_t watch_after_stats_;
+  std::atomic<uint64_t> stats_done_{0};
   std::atomic<uint64_t> walks_{0};
   std::atomic<uint64_t> files_read_{0};
   std::atomic<uint64_t> stamp_checks_{0};

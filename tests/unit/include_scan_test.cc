@@ -152,7 +152,7 @@ TEST_F(IncludeScanTest, AnUnchangedTreeCostsNoStatsAndEveryChangeIsSeen) {
   Write("p/u/a.h", "#include \"c.h\"\n");
   Write("p/u/c.h", "#define C 3\n");
   ScanInput input = Input("#include <a.h>\n", {"p/s", "p/u"});
-  IncludeScanner scanner(0);
+  IncludeScanner scanner(0, "", /*watch_after_stats=*/0);
   auto settle = [] { absl::SleepFor(absl::Milliseconds(30)); };
   settle();
   auto scan = [&] {
@@ -196,6 +196,29 @@ TEST_F(IncludeScanTest, AnUnchangedTreeCostsNoStatsAndEveryChangeIsSeen) {
   std::filesystem::create_directories(dir_.Sub("p/s"));
   settle();
   EXPECT_EQ(scan()[1].digest, Digest::Of("#define C 5\n"));
+}
+
+// A process that compiles a few times checks stamps; it starts watching
+// (whose setting up costs as much as dozens of stats) only once it has
+// checked many.
+TEST_F(IncludeScanTest, DirectoriesAreWatchedOnlyOnceStampChecksAddUp) {
+  Write("u/a.h", "#include \"c.h\"\n");
+  Write("u/c.h", "#define C 3\n");
+  ScanInput input = Input("#include <a.h>\n", {"u"});
+  IncludeScanner scanner(0, "", /*watch_after_stats=*/8);
+  absl::SleepFor(absl::Milliseconds(30));
+  ASSERT_TRUE(Files(scanner, input).ok());
+  uint64_t last = scanner.stamp_checks();
+  int checked = 0;
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(Files(scanner, input).ok());
+    if (scanner.stamp_checks() > last) ++checked;
+    last = scanner.stamp_checks();
+  }
+  // Each check covers a few stamps: a handful of checks, then none.
+  EXPECT_GE(checked, 2);
+  EXPECT_LE(checked, 8);
+  EXPECT_EQ(scanner.walks(), 1u);
 }
 
 // A new process's first scan of a program scanned before is answered from
