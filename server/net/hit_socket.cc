@@ -3,7 +3,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,26 +47,12 @@ HitSocket::HitSocket(std::string path, std::unique_ptr<Acceptor> acceptor,
 
 absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Start(
     const std::string& path, Answer answer, const Options& options) {
-  sockaddr_un addr{};
-  if (path.size() >= sizeof(addr.sun_path)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("hit socket path ", path, " is too long"));
-  }
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError("socket(AF_UNIX) failed");
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
   // The caller owns the path (its lock was taken with the gRPC socket's):
   // whatever is there was left by a daemon that died.
   unlink(path.c_str());
-  if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(fd, 512) != 0) {
-    const std::string error = std::strerror(errno);
-    close(fd);
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", path, ": ", error));
-  }
-  return Serve(path, fd, std::move(answer), options);
+  absl::StatusOr<int> fd = ListenUnix(path);
+  if (!fd.ok()) return fd.status();
+  return Serve(path, *fd, std::move(answer), options);
 }
 
 absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Adopt(
