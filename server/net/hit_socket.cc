@@ -42,8 +42,9 @@ HitSocket::HitSocket(std::string path, std::unique_ptr<Acceptor> acceptor,
                      Answer answer, const Options& options)
     : path_(std::move(path)),
       acceptor_(std::move(acceptor)),
-      answer_(std::move(answer)),
-      options_(options) {}
+      options_(options),
+      serving_{std::move(answer), options.max_request_bytes,
+               options.io_timeout} {}
 
 absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Start(
     const std::string& path, Answer answer, const Options& options) {
@@ -126,7 +127,7 @@ void HitSocket::AcceptLoop() {
     {
       absl::MutexLock lock(&least->mu);
       least->arriving.push_back(
-          std::make_unique<KeptConnection>(fd, *peer, absl::Now()));
+          std::make_unique<KeptConnection>(fd, *peer, serving_, absl::Now()));
     }
     least->Wake();
   }
@@ -223,10 +224,8 @@ void HitSocket::RunLoop(Loop& loop) {
       if (it == held.end()) continue;
       KeptConnection& c = *it->second.connection;
       settle(it, (events[i].events & EPOLLOUT) != 0
-                     ? c.OnWritable(answer_, options_.max_request_bytes,
-                                    options_.io_timeout, now)
-                     : c.OnReadable(answer_, options_.max_request_bytes,
-                                    options_.io_timeout, now, scratch));
+                     ? c.OnWritable(now)
+                     : c.OnReadable(now, scratch));
     }
     if (now >= next_sweep || stopping) {
       next_sweep = now + absl::Milliseconds(250);

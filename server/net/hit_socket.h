@@ -87,8 +87,9 @@ class HitSocket {
 
   const std::string path_;  // empty: not ours to remove
   const std::unique_ptr<Acceptor> acceptor_;
-  const Answer answer_;
   const Options options_;
+  // What each connection answers with, and its limits (options_'s).
+  const KeptConnection::Serving serving_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> accepted_{0};
   std::thread acceptor_thread_;

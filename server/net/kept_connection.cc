@@ -17,13 +17,13 @@ constexpr char kAskGrpc = 1;
 }  // namespace
 
 KeptConnection::KeptConnection(int fd, const PeerCredentials& peer,
-                               absl::Time now)
-    : fd_(fd), peer_(peer), last_active_(now) {}
+                               const Serving& serving, absl::Time now)
+    : fd_(fd), peer_(peer), serving_(serving), last_active_(now) {}
 
 KeptConnection::~KeptConnection() { close(fd_); }
 
 void KeptConnection::StartAnswer(std::shared_ptr<const std::string> response,
-                                 absl::Duration io_timeout, absl::Time now) {
+                                 absl::Time now) {
   if (response == nullptr || response->size() > frame::kMaxPayloadBytes) {
     head_[0] = kAskGrpc;
     head_bytes_ = 1;
@@ -35,7 +35,7 @@ void KeptConnection::StartAnswer(std::shared_ptr<const std::string> response,
     out_ = std::move(response);
   }
   sent_ = 0;
-  deadline_ = now + io_timeout;
+  deadline_ = now + serving_.io_timeout;
 }
 
 bool KeptConnection::Flush() {
@@ -72,25 +72,23 @@ KeptConnection::Wait KeptConnection::Next() const {
   return close_after_ ? Wait::kClose : Wait::kReadable;
 }
 
-size_t KeptConnection::AnswerWhole(absl::string_view bytes,
-                                   const Answer& answer,
-                                   size_t max_request_bytes,
-                                   absl::Duration io_timeout, absl::Time now,
+size_t KeptConnection::AnswerWhole(absl::string_view bytes, absl::Time now,
                                    bool* close) {
   size_t used = 0;
   while (!Sending() && !close_after_) {
     const absl::string_view rest = bytes.substr(used);
     if (rest.size() < frame::kHeaderBytes) break;
     const uint32_t length = frame::LengthOf(rest.data());
-    if (length > max_request_bytes) {
+    if (length > serving_.max_request_bytes) {
       // The gRPC path names the limit. What follows is not worth reading.
-      StartAnswer(nullptr, io_timeout, now);
+      StartAnswer(nullptr, now);
       close_after_ = true;
       used = bytes.size();
     } else {
       if (rest.size() - frame::kHeaderBytes < length) break;
-      StartAnswer(answer(rest.substr(frame::kHeaderBytes, length), peer_),
-                  io_timeout, now);
+      StartAnswer(
+          serving_.answer(rest.substr(frame::kHeaderBytes, length), peer_),
+          now);
       used += frame::kHeaderBytes + length;
     }
     if (!Flush()) {
@@ -101,10 +99,7 @@ size_t KeptConnection::AnswerWhole(absl::string_view bytes,
   return used;
 }
 
-KeptConnection::Wait KeptConnection::OnReadable(const Answer& answer,
-                                                size_t max_request_bytes,
-                                                absl::Duration io_timeout,
-                                                absl::Time now,
+KeptConnection::Wait KeptConnection::OnReadable(absl::Time now,
                                                 std::string& scratch) {
   if (Sending() || close_after_) return Next();
   while (true) {
@@ -123,20 +118,18 @@ KeptConnection::Wait KeptConnection::OnReadable(const Answer& answer,
     if (!had_partial) {
       // The usual case: whole requests in one read, answered from the
       // scratch buffer without a copy.
-      used = AnswerWhole(arrived, answer, max_request_bytes, io_timeout, now,
-                         &close);
+      used = AnswerWhole(arrived, now, &close);
       arrived.remove_prefix(used);
       in_.assign(arrived.data(), arrived.size());
     } else {
       in_.append(arrived.data(), arrived.size());
-      used =
-          AnswerWhole(in_, answer, max_request_bytes, io_timeout, now, &close);
+      used = AnswerWhole(in_, now, &close);
       in_.erase(0, used);
     }
     if (close) return Wait::kClose;
     // A request's time runs from its first byte.
     if (!in_.empty() && !Sending() && (!had_partial || used > 0)) {
-      deadline_ = now + io_timeout;
+      deadline_ = now + serving_.io_timeout;
     }
     if (Sending() || close_after_) return Next();
     if (static_cast<size_t>(n) < scratch.size()) break;  // drained
@@ -144,19 +137,15 @@ KeptConnection::Wait KeptConnection::OnReadable(const Answer& answer,
   return Wait::kReadable;
 }
 
-KeptConnection::Wait KeptConnection::OnWritable(const Answer& answer,
-                                                size_t max_request_bytes,
-                                                absl::Duration io_timeout,
-                                                absl::Time now) {
+KeptConnection::Wait KeptConnection::OnWritable(absl::Time now) {
   if (!Flush()) return Wait::kClose;
   if (Sending() || close_after_) return Next();
   last_active_ = now;
   // Requests the client sent behind the one just answered.
   bool close = false;
-  in_.erase(
-      0, AnswerWhole(in_, answer, max_request_bytes, io_timeout, now, &close));
+  in_.erase(0, AnswerWhole(in_, now, &close));
   if (close) return Wait::kClose;
-  if (!in_.empty() && !Sending()) deadline_ = now + io_timeout;
+  if (!in_.empty() && !Sending()) deadline_ = now + serving_.io_timeout;
   return Next();
 }
 

@@ -26,24 +26,30 @@ class KeptConnection {
   // (shared, so that a kept answer is written without a copy).
   using Answer = std::function<std::shared_ptr<const std::string>(
       absl::string_view request, const PeerCredentials& peer)>;
+  // What every connection of one socket answers with, and its limits.
+  struct Serving {
+    Answer answer;
+    // Requests over this are answered "ask gRPC" and end the connection.
+    size_t max_request_bytes = 0;
+    // A request's time from its first byte; an answer's to be read.
+    absl::Duration io_timeout;
+  };
   enum class Wait { kReadable, kWritable, kClose };
 
-  // Takes ownership of `fd`, which must not block.
-  KeptConnection(int fd, const PeerCredentials& peer, absl::Time now);
+  // Takes ownership of `fd`, which must not block; `serving` must outlive
+  // the connection.
+  KeptConnection(int fd, const PeerCredentials& peer, const Serving& serving,
+                 absl::Time now);
   ~KeptConnection();
   KeptConnection(const KeptConnection&) = delete;
   KeptConnection& operator=(const KeptConnection&) = delete;
 
   // Reads what has arrived and answers each whole request, using `scratch`
-  // (reused between calls) for reads. Requests over `max_request_bytes`
-  // are answered "ask gRPC" and end the connection.
-  Wait OnReadable(const Answer& answer, size_t max_request_bytes,
-                  absl::Duration io_timeout, absl::Time now,
-                  std::string& scratch);
+  // (reused between calls) for reads.
+  Wait OnReadable(absl::Time now, std::string& scratch);
   // Sends more of the answer under way; once it is sent, answers the
   // requests that arrived behind it.
-  Wait OnWritable(const Answer& answer, size_t max_request_bytes,
-                  absl::Duration io_timeout, absl::Time now);
+  Wait OnWritable(absl::Time now);
 
   int fd() const { return fd_; }
   const PeerCredentials& peer() const { return peer_; }
@@ -59,12 +65,9 @@ class KeptConnection {
  private:
   // Answers the whole requests at the front of `bytes`; returns how many
   // bytes it used, and stops early when an answer could not be sent whole.
-  size_t AnswerWhole(absl::string_view bytes, const Answer& answer,
-                     size_t max_request_bytes, absl::Duration io_timeout,
-                     absl::Time now, bool* close);
+  size_t AnswerWhole(absl::string_view bytes, absl::Time now, bool* close);
   bool Sending() const { return head_bytes_ != 0; }
-  void StartAnswer(std::shared_ptr<const std::string> response,
-                   absl::Duration io_timeout, absl::Time now);
+  void StartAnswer(std::shared_ptr<const std::string> response, absl::Time now);
   // Sends what the socket takes of the answer; false when the peer has
   // gone.
   bool Flush();
@@ -73,6 +76,7 @@ class KeptConnection {
 
   const int fd_;
   const PeerCredentials peer_;
+  const Serving& serving_;
   std::string in_;  // the start of a request, while the rest is awaited
   std::shared_ptr<const std::string> out_;  // an answer being sent
   char head_[5] = {0};        // its status byte, then its length if a hit

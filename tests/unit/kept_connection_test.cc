@@ -35,7 +35,7 @@ class KeptConnectionTest : public ::testing::Test {
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
     client_ = fds[1];
     connection_ = std::make_unique<KeptConnection>(fds[0], PeerCredentials{},
-                                                   absl::Now());
+                                                   serving_, absl::Now());
   }
   void TearDown() override { close(client_); }
 
@@ -53,29 +53,24 @@ class KeptConnectionTest : public ::testing::Test {
     fcntl(client_, F_SETFL, 0);
     return out;
   }
-  Wait Readable() {
-    return connection_->OnReadable(answer_, 1000, absl::Seconds(2), absl::Now(),
-                                   scratch_);
-  }
-  Wait Writable() {
-    return connection_->OnWritable(answer_, 1000, absl::Seconds(2),
-                                   absl::Now());
-  }
+  Wait Readable() { return connection_->OnReadable(absl::Now(), scratch_); }
+  Wait Writable() { return connection_->OnWritable(absl::Now()); }
 
   int client_ = -1;
   std::unique_ptr<KeptConnection> connection_;
   std::string scratch_ = std::string(4096, '\0');
   std::vector<std::string> asked_;
   std::shared_ptr<const std::string> big_;  // answered to "big"
-  KeptConnection::Answer answer_ = [this](absl::string_view request,
-                                          const PeerCredentials&) {
-    asked_.emplace_back(request);
-    if (request == "big") return big_;
-    if (request.substr(0, 3) != "hit")
-      return std::shared_ptr<const std::string>();
-    return std::make_shared<const std::string>("answer to " +
-                                               std::string(request));
-  };
+  KeptConnection::Serving serving_{
+      [this](absl::string_view request, const PeerCredentials&) {
+        asked_.emplace_back(request);
+        if (request == "big") return big_;
+        if (request.substr(0, 3) != "hit")
+          return std::shared_ptr<const std::string>();
+        return std::make_shared<const std::string>("answer to " +
+                                                   std::string(request));
+      },
+      1000, absl::Seconds(2)};
 };
 
 TEST_F(KeptConnectionTest, RequestsOneAfterAnotherAreAnsweredInOrder) {
