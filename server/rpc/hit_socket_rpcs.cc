@@ -1,30 +1,16 @@
 // The hit socket's requests (common/hit_protocol.h), answered by the same
 // validation, keys and hot answers as the gRPC path.
-#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "common/hit_protocol.h"
 #include "common/log.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "server/rpc/jitcache_service.h"
 
 namespace jitcache {
-namespace {
-
-// Appends `bytes` as field 1, length-delimited: one element of a repeated
-// message field, written without parsing the message again.
-void AppendFieldOne(absl::string_view bytes, std::string* out) {
-  out->push_back('\x0a');
-  uint64_t n = bytes.size();
-  while (n >= 0x80) {
-    out->push_back(static_cast<char>((n & 0x7f) | 0x80));
-    n >>= 7;
-  }
-  out->push_back(static_cast<char>(n));
-  out->append(bytes.data(), bytes.size());
-}
-
-}  // namespace
 
 std::shared_ptr<const HotAnswer> JitCacheService::AnswerOne(
     const v1::CompileRequest& request, const PeerCredentials& peer,
@@ -62,12 +48,20 @@ std::shared_ptr<const std::string> JitCacheService::AnswerBatch(
     }
     answers.push_back(std::move(hit));
   }
+  // Each answer's bytes as one element of HitBatchResponse.responses,
+  // written without parsing them again; an empty one (served unspecified)
+  // is not a hit.
   auto out = std::make_shared<std::string>();
   out->reserve(total + 16 * answers.size());
-  for (const std::shared_ptr<const HotAnswer>& hit : answers) {
-    // An empty response (served unspecified): not a hit.
-    AppendFieldOne(hit == nullptr ? absl::string_view() : hit->serialized,
-                   out.get());
+  {
+    google::protobuf::io::StringOutputStream stream(out.get());
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    const std::string none;
+    for (const std::shared_ptr<const HotAnswer>& hit : answers) {
+      google::protobuf::internal::WireFormatLite::WriteBytes(
+          v1::HitBatchResponse::kResponsesFieldNumber,
+          hit == nullptr ? none : hit->serialized, &coded);
+    }
   }
   return out;
 }
