@@ -220,14 +220,17 @@ bool IncludeScanner::UnchangedSinceChecked(const Digest& key) {
 bool IncludeScanner::CheckAndWatch(const Digest& key, const Memo& memo) {
   // Watched first, then checked: a change after the check is an event,
   // one before it a stamp that differs.
-  std::vector<std::string> files, dirs;
-  for (const auto& [path, stamp] : memo.files) files.push_back(path);
-  for (const auto& [path, stamp] : memo.dirs) dirs.push_back(path);
-  const bool watched =
-      stats_done_.load() >= watch_after_stats_ && watch_.Watch(files, dirs);
-  const uint64_t changes = watch_.Changes();
+  bool watched = false;
+  uint64_t changes = 0;
+  if (stats_done_.load() >= watch_after_stats_) {
+    std::vector<std::string> files, dirs;
+    for (const auto& [path, stamp] : memo.files) files.push_back(path);
+    for (const auto& [path, stamp] : memo.dirs) dirs.push_back(path);
+    watched = watch_.Watch(files, dirs);
+    changes = watch_.Changes();
+  }
   stamp_checks_.fetch_add(1);
-  stats_done_.fetch_add(files.size() + dirs.size());
+  stats_done_.fetch_add(memo.files.size() + memo.dirs.size());
   if (!StillValid(memo)) return false;
   if (watched) {
     absl::MutexLock lock(&mu_);
