@@ -36,7 +36,17 @@
 #include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
-namespace {}  // namespace
+namespace {
+
+// One outcome's options: the item's, for `arch`.
+ProgramOptions ForArch(const Client::PrecompileItem& item,
+                       const std::string& arch) {
+  ProgramOptions options = item.options;
+  options.arch = arch;
+  return options;
+}
+
+}  // namespace
 
 // One asynchronous RPC: the poller thread calls Done when it completes.
 struct PendingCall {
@@ -209,10 +219,8 @@ struct Client::Impl {
              bytes < (size_t{16} << 20);
            ++i) {
         const Client::PrecompileItem& item = items[outcomes[i].item];
-        ProgramOptions for_arch = item.options;
-        for_arch.arch = outcomes[i].arch;
-        absl::StatusOr<Prepared> made =
-            CompileRequest(item.program, for_arch, item.target, false);
+        absl::StatusOr<Prepared> made = CompileRequest(
+            item.program, ForArch(item, outcomes[i].arch), item.target, false);
         if (!made.ok()) continue;  // its own compile says why
         bytes += made->request.ByteSizeLong();
         *batch.add_requests() = std::move(made->request);
@@ -544,9 +552,8 @@ std::vector<Client::PrecompileOutcome> Client::Precompile(
         continue;
       }
       const PrecompileItem& item = items[outcomes[next].item];
-      ProgramOptions options = item.options;
-      options.arch = outcomes[next].arch;
-      pending[next] = CompileAsync(item.program, options, item.target);
+      pending[next] = CompileAsync(
+          item.program, ForArch(item, outcomes[next].arch), item.target);
       in_flight.push_back(next++);
     }
     // Collect whatever has finished; wait briefly on the oldest otherwise.
