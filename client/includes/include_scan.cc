@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -111,8 +112,17 @@ bool IncludeScanner::Racy(const FileStamp& stamp) const {
 }
 
 IncludeScanner& IncludeScanner::ForProcess() {
-  static auto* scanner =
-      new IncludeScanner(2'000'000'000, DefaultScanCachePath());
+  static auto* scanner = [] {
+    // JITCACHE_SCAN_WATCH_AFTER: stamps checked before watching (the
+    // differential tests watch from the first check).
+    uint64_t watch_after = kWatchAfterStats;
+    if (const char* set = std::getenv("JITCACHE_SCAN_WATCH_AFTER");
+        set != nullptr && *set != '\0') {
+      watch_after = std::strtoull(set, nullptr, 10);
+    }
+    return new IncludeScanner(2'000'000'000, DefaultScanCachePath(),
+                              watch_after);
+  }();
   return *scanner;
 }
 

@@ -13,6 +13,9 @@
      expr EXPR        a name expression (repeatable)
      chdir DIR        the working directory of the compile
      end              runs the case
+     outdir DIR       later cases' results go to DIR instead of OUTDIR
+     pause PATH       creates PATH.ready, then waits until PATH exists (the
+                      caller changes files meanwhile)
    The result file has, in order: the create and compile results, the log,
    each kind's size result and bytes (PTX, cubin, LTO-IR), and each name
    expression's lowered name. */
@@ -151,6 +154,8 @@ int main(int argc, char** argv) {
   memset(&c, 0, sizeof(c));
   static char line[kMaxLine];
   int failed = 0, ran = 0;
+  const char* out = argv[2];
+  char* out_set = NULL;
   while (fgets(line, sizeof(line), in) != NULL) {
     line[strcspn(line, "\n")] = '\0';
     char* value = strchr(line, ' ');
@@ -178,11 +183,21 @@ int main(int argc, char** argv) {
     } else if (strcmp(line, "end") == 0) {
       if (argc == 4 && strcmp(argv[3], c.id) != 0) continue;
       ++ran;
-      if (!Run(&c, argv[2])) ++failed;
+      if (!Run(&c, out)) ++failed;
+    } else if (strcmp(line, "outdir") == 0 && value) {
+      free(out_set);
+      out = out_set = strdup(value);
+    } else if (strcmp(line, "pause") == 0 && value) {
+      char ready[kMaxLine + 8];
+      snprintf(ready, sizeof(ready), "%s.ready", value);
+      FILE* f = fopen(ready, "w");
+      if (f != NULL) fclose(f);
+      while (access(value, F_OK) != 0) usleep(20 * 1000);
     }
   }
   fclose(in);
   Reset(&c);
+  free(out_set);
   if (ran == 0) fprintf(stderr, "no case ran\n");
   return failed == 0 && ran > 0 ? 0 : 1;
 }
