@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "client/api/asked_compile.h"
 #include "client/includes/included_files.h"
 #include "client/local/local_compiler.h"
 #include "client/rpc/messages.h"
@@ -402,6 +403,16 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   thread_local std::string request_bytes;
   thread_local std::string answer_buffer;
   request.SerializeToString(&request_bytes);
+  if (internal::AskedCompile* asked = internal::RecordAskedCompile::Current();
+      asked != nullptr) {
+    asked->asked = true;
+    asked->request = request_bytes;
+    absl::MutexLock lock(&impl_->mu);
+    asked->toolkit_fingerprint =
+        impl_->toolkit != nullptr ? impl_->toolkit->fingerprint : "";
+    asked->depends_on =
+        made->included != nullptr ? made->included->depends_on : nullptr;
+  }
   if (std::optional<std::string_view> hit =
           impl_->hits->Ask(request_bytes, answer_buffer);
       hit.has_value() &&

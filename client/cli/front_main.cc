@@ -1,6 +1,8 @@
 // jitcache: the command-line front end. A `compile` that the daemon can
 // answer from its store is served here over the daemon's hit socket
-// (SOCKET.hit), in a process that loads nothing but libc and libstdc++;
+// (SOCKET.hit), in a process that loads nothing but libc and libstdc++,
+// when jitcache-full left a direct-mode memo for it that still holds
+// (client/cli/direct_memo.h);
 // everything else (misses, errors, other commands, --help) is handed,
 // with the same arguments, to jitcache-full, the gRPC client installed next
 // to this binary. The output is the same either way.
@@ -16,9 +18,11 @@
 #include <vector>
 
 #include "client/cli/compile_flags.h"
+#include "client/cli/direct_memo.h"
 #include "client/cli/hit_wire.h"
 #include "common/fd_io.h"
 #include "common/hit_client.h"
+#include "common/hit_protocol.h"
 #include "common/paths.h"
 
 namespace {
@@ -63,6 +67,38 @@ bool WriteFile(const std::string& path, const std::string& data) {
   return close(fd) == 0 && written;
 }
 
+// The direct-mode memo jitcache-full kept for this request here, when its
+// toolkit is the daemon's and nothing its include scan depended on has
+// changed since (client/cli/direct_memo.h).
+std::optional<jitcache::cli::DirectMemo> MemoThatHolds(
+    jitcache::HitChannel& channel, const std::string& socket,
+    const std::string& asked) {
+  const std::string dir =
+      jitcache::cli::DirectMemoDir(jitcache::DefaultScanCachePath());
+  char cwd_buffer[4096];
+  if (dir.empty() || getcwd(cwd_buffer, sizeof(cwd_buffer)) == nullptr) {
+    return std::nullopt;
+  }
+  const std::string cwd(cwd_buffer);
+  std::optional<std::string> bytes =
+      ReadFile(dir + "/" + jitcache::cli::DirectMemoName(socket, cwd, asked));
+  if (!bytes) return std::nullopt;
+  std::optional<jitcache::cli::DirectMemo> memo =
+      jitcache::cli::DecodeDirectMemo(*bytes);
+  if (!memo || memo->asked != asked || memo->cwd != cwd) return std::nullopt;
+  std::string answer;
+  std::optional<std::string_view> toolkit = channel.Ask(
+      std::string_view(&jitcache::hit_protocol::kToolkit, 1), answer);
+  if (!toolkit) return std::nullopt;
+  std::optional<std::string> fingerprint =
+      jitcache::hit_wire::DecodeToolkitFingerprint(std::string(*toolkit));
+  if (!fingerprint || *fingerprint != memo->toolkit_fingerprint ||
+      !jitcache::cli::StampsHold(*memo)) {
+    return std::nullopt;
+  }
+  return memo;
+}
+
 // Serves `jitcache compile ...` from a hit; returns the exit status, or
 // nullopt for anything it does not handle (then jitcache-full does).
 std::optional<int> CompileHit(const std::string& socket,
@@ -76,34 +112,27 @@ std::optional<int> CompileHit(const std::string& socket,
       flags.archs.size() > 1) {
     return std::nullopt;
   }
-  static const std::map<std::string, int> kTargets = {
-      {"ptx", 1}, {"cubin", 2}, {"ltoir", 3}};
-  jitcache::hit_wire::Request request;
+  std::vector<std::pair<std::string, std::string>> headers;
   for (const auto& [name, file] : flags.headers) {
     std::optional<std::string> contents = ReadFile(file);
     if (!contents) return std::nullopt;
-    request.headers.emplace_back(name, *std::move(contents));
+    headers.emplace_back(name, *std::move(contents));
   }
   std::optional<std::string> source = ReadFile(flags.file);
   if (!source) return std::nullopt;
-  request.source = *std::move(source);
-  request.program_name =
-      flags.program_name.empty()
-          ? flags.file.substr(flags.file.find_last_of('/') + 1)
-          : flags.program_name;
-  request.name_expressions = flags.name_expressions;
-  // The options exactly as jitcache-full sends them: -arch first.
-  if (!flags.archs.empty())
-    request.options.push_back("-arch=" + flags.archs[0]);
-  request.options.insert(request.options.end(), flags.nvrtc_options.begin(),
-                         flags.nvrtc_options.end());
-  request.target = kTargets.at(flags.target);
+  const std::string asked =
+      jitcache::hit_wire::Encode(jitcache::cli::FrontRequest(
+          flags, *std::move(source), std::move(headers)));
 
-  std::optional<std::string> bytes =
-      jitcache::AskHitSocket(socket, Encode(request));
+  jitcache::HitChannel channel(socket);
+  std::optional<jitcache::cli::DirectMemo> memo =
+      MemoThatHolds(channel, socket, asked);
+  if (!memo) return std::nullopt;
+  std::string answer;
+  std::optional<std::string_view> bytes = channel.Ask(memo->request, answer);
   if (!bytes) return std::nullopt;
   std::optional<jitcache::hit_wire::Response> response =
-      jitcache::hit_wire::Decode(*bytes);
+      jitcache::hit_wire::Decode(std::string(*bytes));
   if (!response || response->served != 1) return std::nullopt;
   const double total_ms = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - start)

@@ -137,4 +137,18 @@ std::optional<Response> Decode(const std::string& bytes) {
   return r;
 }
 
+std::optional<std::string> DecodeToolkitFingerprint(const std::string& bytes) {
+  std::string fingerprint;
+  Reader in(bytes);
+  while (!in.done()) {
+    uint64_t tag = 0;
+    if (!in.Varint(&tag)) return std::nullopt;
+    const int type = static_cast<int>(tag & 7);
+    const bool ok = type == kBytes && (tag >> 3) == 3 ? in.Bytes(&fingerprint)
+                                                      : in.Skip(type);
+    if (!ok) return std::nullopt;
+  }
+  return fingerprint;
+}
+
 }  // namespace jitcache::hit_wire

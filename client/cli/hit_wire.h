@@ -35,6 +35,9 @@ struct Response {
 std::string Encode(const Request& request);
 // nullopt when the bytes are not a well-formed CompileResponse.
 std::optional<Response> Decode(const std::string& bytes);
+// The toolchain_fingerprint of a PingResponse (the hit socket's answer to
+// kToolkit); nullopt when the bytes are not a well-formed one.
+std::optional<std::string> DecodeToolkitFingerprint(const std::string& bytes);
 
 }  // namespace jitcache::hit_wire
 

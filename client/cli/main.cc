@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -17,12 +18,16 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
+#include "client/api/asked_compile.h"
 #include "client/cli/cli_args.h"
 #include "client/cli/compile_flags.h"
+#include "client/cli/direct_memo.h"
+#include "client/cli/hit_wire.h"
 #include "client/cli/progress_bar.h"
 #include "client/cli/store_commands.h"
 #include "client/rpc/rpc_channel.h"
 #include "common/paths.h"
+#include "common/private_file.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "jitcache/client.h"
 #include "jitcache/linker.h"
@@ -294,6 +299,45 @@ absl::StatusOr<CompileArgs> ParseCompileArgs(
   return out;
 }
 
+// Keeps what this compile asked, so that the next `jitcache compile` of
+// the same program in the same place is answered by the front end while
+// nothing the scan depended on changes (client/cli/direct_memo.h). Best
+// effort: it is a cache.
+void KeepDirectMemo(const std::string& socket,
+                    const std::vector<std::string>& args,
+                    const jitcache::Program& program,
+                    const jitcache::internal::AskedCompile& asked) {
+  const std::string dir =
+      jitcache::cli::DirectMemoDir(jitcache::DefaultScanCachePath());
+  if (!asked.asked || asked.depends_on == nullptr ||
+      !asked.depends_on->files_settled || dir.empty()) {
+    return;
+  }
+  jitcache::cli::CompileFlags flags;
+  std::string error;
+  std::error_code ec;
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  if (!jitcache::cli::ParseCompileFlags(args, &flags, &error) || ec) return;
+  jitcache::cli::DirectMemo memo;
+  // From the very bytes this compile was asked about, not read again.
+  memo.asked = jitcache::hit_wire::Encode(
+      jitcache::cli::FrontRequest(flags, program.source(), program.headers()));
+  memo.cwd = cwd;
+  memo.toolkit_fingerprint = asked.toolkit_fingerprint;
+  memo.request = asked.request;
+  auto stamps = [](const auto& from, auto& to) {
+    for (const auto& [path, s] : from) {
+      to.emplace_back(path, jitcache::cli::Stamp{s.dev, s.ino, s.size,
+                                                 s.mtime_ns, s.ctime_ns});
+    }
+  };
+  stamps(asked.depends_on->files, memo.files);
+  memo.absent = asked.depends_on->absent;
+  jitcache::KeepPrivateFile(
+      dir, jitcache::cli::DirectMemoName(socket, cwd, memo.asked),
+      jitcache::cli::EncodeDirectMemo(memo));
+}
+
 int Compile(const jitcache::Client& client,
             const std::vector<std::string>& args) {
   absl::StatusOr<CompileArgs> parsed = ParseCompileArgs(args, "");
@@ -314,11 +358,18 @@ int Compile(const jitcache::Client& client,
                 std::string(jitcache::CodeTypeName(parsed->target)))
           : parsed->output;
   const absl::Time start = absl::Now();
-  absl::StatusOr<jitcache::ObjectCode> code =
-      client.Compile(parsed->program, parsed->options, parsed->target);
+  jitcache::internal::AskedCompile asked;
+  absl::StatusOr<jitcache::ObjectCode> code;
+  {
+    jitcache::internal::RecordAskedCompile recording(&asked);
+    code = client.Compile(parsed->program, parsed->options, parsed->target);
+  }
   const double total_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   if (!code.ok()) {
     return jitcache::cli::Failed(code.status());
+  }
+  if (code->served != jitcache::Served::kLocal) {
+    KeepDirectMemo(client.socket_path(), args, parsed->program, asked);
   }
   return Report(*code, output, total_ms, "COMPILE_ERROR");
 }

@@ -205,10 +205,10 @@ Digest IncludeScanner::ScanKey(const ScanInput& input) {
 
 bool IncludeScanner::StillValid(const Memo& memo) {
   struct stat st;
-  for (const auto& [path, stamp] : memo.files) {
+  for (const auto& [path, stamp] : memo.depends_on->files) {
     if (!StatFile(path, &st) || !(StampOf(st) == stamp)) return false;
   }
-  for (const auto& [path, stamp] : memo.dirs) {
+  for (const auto& [path, stamp] : memo.depends_on->dirs) {
     if (::stat(path.c_str(), &st) != 0 || !(StampOf(st) == stamp)) {
       return false;
     }
@@ -234,13 +234,16 @@ bool IncludeScanner::CheckAndWatch(const Digest& key, const Memo& memo) {
   uint64_t changes = 0;
   if (stats_done_.load() >= watch_after_stats_) {
     std::vector<std::string> files, dirs;
-    for (const auto& [path, stamp] : memo.files) files.push_back(path);
-    for (const auto& [path, stamp] : memo.dirs) dirs.push_back(path);
+    for (const auto& [path, stamp] : memo.depends_on->files)
+      files.push_back(path);
+    for (const auto& [path, stamp] : memo.depends_on->dirs)
+      dirs.push_back(path);
     watched = watch_.Watch(files, dirs);
     changes = watch_.Changes();
   }
   stamp_checks_.fetch_add(1);
-  stats_done_.fetch_add(memo.files.size() + memo.dirs.size());
+  stats_done_.fetch_add(memo.depends_on->files.size() +
+                        memo.depends_on->dirs.size());
   if (!StillValid(memo)) return false;
   if (watched) {
     absl::MutexLock lock(&mu_);
@@ -466,7 +469,10 @@ class IncludeScanner::Walker {
                            " exists: ", std::strerror(errno)));
         }
       }
-      if (!it->second) NoteAbsent(JoinNormal("", spelled));
+      if (!it->second) {
+        memo_->depends_on->absent.push_back(spelled);
+        NoteAbsent(JoinNormal("", spelled));
+      }
     }
     if (!it->second) return false;
     *st = *it->second;
@@ -485,7 +491,7 @@ class IncludeScanner::Walker {
       if (::stat(dir.c_str(), &st) == 0) {
         const FileStamp stamp = StampOf(st);
         if (scanner_.Racy(stamp)) memo_->cacheable = false;
-        memo_->dirs.emplace_back(dir, stamp);
+        memo_->depends_on->dirs.emplace_back(dir, stamp);
         return;
       }
       if (dir == "." || dir == "/") return;
@@ -523,8 +529,11 @@ class IncludeScanner::Walker {
     // every compile's: its files need no stamps checked on each hit (a CUB
     // program has hundreds).
     if (!toolkit) {
-      memo_->files.emplace_back(path, stamp);
-      if (!(*info)->cacheable) memo_->cacheable = false;
+      memo_->depends_on->files.emplace_back(path, stamp);
+      if (!(*info)->cacheable) {
+        memo_->cacheable = false;
+        memo_->depends_on->files_settled = false;
+      }
       out_.push_back({path, (*info)->digest});
     }
     for (const Define& d : (*info)->defines) defines_[d.name].push_back(d.body);
@@ -616,6 +625,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
   absl::StatusOr<std::shared_ptr<ScanResult>> result = walker.Run();
   if (!result.ok()) return result.status();
   std::shared_ptr<Memo> memo = walker.memo();
+  (*result)->depends_on = memo->depends_on;
   if (memo->cacheable) {
     memo->result = *result;
     if (!memo_dir_.empty()) SaveMemo(key, *memo);

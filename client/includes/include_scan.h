@@ -54,9 +54,31 @@ struct ScannedFile {
   Digest digest;
 };
 
+// What says a file or directory has not changed.
+struct FileStamp {
+  uint64_t dev = 0, ino = 0, size = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+// What must not have changed for a scan's answer to hold: every file it
+// read, and every path it found absent. The absent ones are held two ways:
+// by the nearest directory above each that exists (a stamp per directory,
+// what the scanner checks), and one by one (what jitcache's front end
+// checks: a file written next to the program does not move them). stat
+// follows symbolic links for all.
+struct ScanDependencies {
+  std::vector<std::pair<std::string, FileStamp>> files;
+  std::vector<std::pair<std::string, FileStamp>> dirs;
+  std::vector<std::string> absent;  // as looked up (spelled)
+  // No file changed too recently to be trusted by its stamp.
+  bool files_settled = true;
+};
+
 struct ScanResult {
   std::vector<ScannedFile> files;  // sorted by path
   Digest set;                      // IncludedSetDigest of the files
+  std::shared_ptr<const ScanDependencies> depends_on;
 };
 
 // Finds every file a program may include from its include directories, the
@@ -126,12 +148,7 @@ class IncludeScanner {
   static absl::StatusOr<std::string> Read(const std::string& path,
                                           Digest* digest);
 
-  // What says a file or directory has not changed.
-  struct FileStamp {
-    uint64_t dev = 0, ino = 0, size = 0;
-    int64_t mtime_ns = 0, ctime_ns = 0;
-    bool operator==(const FileStamp&) const = default;
-  };
+  using FileStamp = internal::FileStamp;
 
   using Directive = internal::Directive;
   using Define = internal::Define;
@@ -148,12 +165,10 @@ class IncludeScanner {
     std::vector<Define> defines;
   };
 
-  // A whole scan's answer, and what must not have changed for it to hold:
-  // every file read, and for every path found absent, the nearest
-  // directory above it that exists.
+  // A whole scan's answer, and what must not have changed for it to hold.
   struct Memo {
-    std::vector<std::pair<std::string, FileStamp>> files;
-    std::vector<std::pair<std::string, FileStamp>> dirs;
+    std::shared_ptr<ScanDependencies> depends_on =
+        std::make_shared<ScanDependencies>();
     bool cacheable = true;
     std::shared_ptr<const ScanResult> result;
   };

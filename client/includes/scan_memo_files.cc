@@ -11,8 +11,8 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "client/includes/include_scan.h"
+#include "common/private_file.h"
 #include "jitcache/v1/scan_memo.pb.h"
 
 namespace jitcache::internal {
@@ -36,35 +36,18 @@ std::pair<std::string, IncludeScanner::FileStamp> FromRecord(
 
 // Both formats go up whenever a scan finds other files for the same input
 // (2: files beside the program, by absolute path, -include; directives
-// behind comments, digraphs and continuations), so that no memo of an
-// older scanner answers for a newer one.
-constexpr uint32_t kMemoFormat = 2;
+// behind comments, digraphs and continuations) or keeps more of what it
+// found (3: the absent paths one by one), so that no memo of an older
+// scanner answers for a newer one.
+constexpr uint32_t kMemoFormat = 3;
 constexpr uint32_t kFilesFormat = 2;  // see kMemoFormat
 // Headers kept on disk at most; past this the file starts again.
 constexpr size_t kMaxKeptFiles = 50000;
 
-// Writes `record` to DIR/NAME whole or not at all (a reader in another
-// process sees the old file or the new one). Best effort: it is a cache.
+// Best effort: it is a cache.
 void KeepFile(const std::string& dir, const std::string& name,
               const google::protobuf::Message& record) {
-  // Private to the user: whoever could write here could choose what the
-  // user's compiles are keyed on. Its parents (~/.cache on a new account)
-  // may not exist yet either.
-  for (size_t slash = dir.find('/', 1); slash != std::string::npos;
-       slash = dir.find('/', slash + 1)) {
-    ::mkdir(dir.substr(0, slash).c_str(), 0700);
-  }
-  ::mkdir(dir.c_str(), 0700);
-  const std::string path = dir + "/" + name;
-  const std::string temp = absl::StrCat(path, ".", getpid(), ".tmp");
-  const int fd =
-      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  const bool written = record.SerializeToFileDescriptor(fd);
-  ::close(fd);
-  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
-    ::unlink(temp.c_str());
-  }
+  KeepPrivateFile(dir, name, record.SerializeAsString());
 }
 
 }  // namespace
@@ -82,8 +65,10 @@ std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::LoadMemo(
     return nullptr;
   }
   auto memo = std::make_shared<Memo>();
-  for (const auto& r : record.files()) memo->files.push_back(FromRecord(r));
-  for (const auto& r : record.dirs()) memo->dirs.push_back(FromRecord(r));
+  for (const auto& r : record.files())
+    memo->depends_on->files.push_back(FromRecord(r));
+  for (const auto& r : record.dirs())
+    memo->depends_on->dirs.push_back(FromRecord(r));
   auto result = std::make_shared<ScanResult>();
   for (int i = 0; i < record.result_paths_size(); ++i) {
     absl::StatusOr<Digest> d = Digest::FromBytes(record.result_sha256(i));
@@ -93,6 +78,9 @@ std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::LoadMemo(
   absl::StatusOr<Digest> set = Digest::FromBytes(record.set_sha256());
   if (!set.ok()) return nullptr;
   result->set = *set;
+  memo->depends_on->absent.assign(record.absent().begin(),
+                                  record.absent().end());
+  result->depends_on = memo->depends_on;
   memo->result = std::move(result);
   return memo;
 }
@@ -100,11 +88,14 @@ std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::LoadMemo(
 void IncludeScanner::SaveMemo(const Digest& key, const Memo& memo) const {
   v1::ScanMemo record;
   record.set_format_version(kMemoFormat);
-  for (const auto& [path, stamp] : memo.files) {
+  for (const auto& [path, stamp] : memo.depends_on->files) {
     ToRecord(path, stamp, record.add_files());
   }
-  for (const auto& [path, stamp] : memo.dirs) {
+  for (const auto& [path, stamp] : memo.depends_on->dirs) {
     ToRecord(path, stamp, record.add_dirs());
+  }
+  for (const std::string& path : memo.depends_on->absent) {
+    record.add_absent(path);
   }
   for (const ScannedFile& f : memo.result->files) {
     record.add_result_paths(f.path);

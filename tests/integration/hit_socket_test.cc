@@ -6,11 +6,14 @@
 
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "client/cli/direct_memo.h"
 #include "client/cli/hit_wire.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -233,6 +236,138 @@ TEST_F(HitSocketTest, TheFrontEndServesHitsAndHandsTheRestToTheFullClient) {
   EXPECT_THAT(bad.output, HasSubstr("sm_XX"));
   auto help = testing::RunProcess({testing::CliBinary(), "--help"});
   EXPECT_THAT(help.output, HasSubstr("precompile MANIFEST"));
+}
+
+// The front end alone (no jitcache-full next to it, so that anything it
+// does not serve itself fails) answers a compile whose program includes
+// headers from its directory and an -I directory, from the memo the full
+// client left, and refuses as soon as anything its include scan read or
+// found absent may have changed.
+class FrontEndMemoTest : public testing::DaemonFixture {
+ protected:
+  void SetUp() override {
+    DaemonFixture::SetUp();
+    std::filesystem::create_directories(dir_.Sub("src/inc"));
+    std::filesystem::create_directories(dir_.Sub("src/first"));
+    std::filesystem::create_directories(dir_.Sub("front"));
+    std::filesystem::copy_file(testing::CliBinary(),
+                               dir_.Sub("front/jitcache"));
+    Write("src/k.cu",
+          "#include \"h.cuh\"\n#include <g.cuh>\n"
+          "extern \"C\" __global__ void k(float* x) "
+          "{ x[threadIdx.x] *= SCALE + OFFSET; }\n");
+    Write("src/inc/h.cuh", "#define SCALE 2.0f\n");
+    Write("src/inc/g.cuh", "#define OFFSET 1.0f\n");
+  }
+
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_.Sub(name)) << text;
+  }
+
+  // A file changed in the last two seconds is not trusted by its stamp:
+  // no memo is kept for a scan that read one.
+  static void LetChangesSettle() { absl::SleepFor(absl::Milliseconds(2200)); }
+
+  // `jitcache compile` in src/ with `cli`; returns its result and the
+  // object it wrote.
+  testing::ProcessResult Compile(const std::string& cli, std::string* object,
+                                 const std::string& cwd = "src") {
+    std::filesystem::remove(dir_.Sub("src/k.cubin"));
+    testing::ProcessResult result = testing::RunProcess(
+        {"/usr/bin/env", "-C", dir_.Sub(cwd),
+         "JITCACHE_SCAN_CACHE=" + dir_.Sub("scans"), cli, "--socket",
+         dir_.Sub("s.sock"), "compile", dir_.Sub("src/k.cu"), "-Ifirst",
+         "-Iinc", "--arch", "sm_90", "--target", "cubin", "-o",
+         dir_.Sub("src/k.cubin")});
+    std::ifstream in(dir_.Sub("src/k.cubin"), std::ios::binary);
+    object->assign(std::istreambuf_iterator<char>(in), {});
+    return result;
+  }
+  testing::ProcessResult Full(std::string* object) {
+    return Compile(testing::CliBinary(), object);
+  }
+  testing::ProcessResult FrontAlone(std::string* object,
+                                    const std::string& cwd = "src") {
+    return Compile(dir_.Sub("front/jitcache"), object, cwd);
+  }
+};
+
+TEST_F(FrontEndMemoTest, ServesOnlyWhileNothingTheScanReadChanged) {
+  LetChangesSettle();
+  std::string first, again;
+  auto miss = Full(&first);
+  ASSERT_EQ(miss.exit_code, 0) << miss.output;
+  ASSERT_THAT(miss.output, StartsWith("MISS key "));
+  auto hit = FrontAlone(&again);
+  ASSERT_EQ(hit.exit_code, 0) << hit.output;
+  EXPECT_THAT(hit.output, StartsWith("HIT key "));
+  EXPECT_EQ(again, first);
+  ASSERT_FALSE(first.empty());
+
+  // Elsewhere the program's relative -I means another directory: not
+  // this memo.
+  auto elsewhere = FrontAlone(&again, "front");
+  EXPECT_EQ(elsewhere.exit_code, 3) << elsewhere.output;
+  EXPECT_THAT(elsewhere.output, HasSubstr("cannot run"));
+
+  // Each change: the front end refuses; the full client compiles the new
+  // program; once settled, the front end serves the new bytes.
+  const std::vector<std::pair<std::string, std::function<void()>>> changes = {
+      {"a same-size rewrite of a header",
+       [&] { Write("src/inc/h.cuh", "#define SCALE 3.0f\n"); }},
+      {"a header created where the scan found none (beside the program)",
+       [&] { Write("src/h.cuh", "#define SCALE 5.0f\n"); }},
+      {"a header created in a directory searched before the one used",
+       [&] { Write("src/first/g.cuh", "#define OFFSET 7.0f\n"); }},
+  };
+  std::string before = first;
+  for (const auto& [what, change] : changes) {
+    SCOPED_TRACE(what);
+    change();
+    std::string stale, fresh, served;
+    auto refused = FrontAlone(&stale);
+    EXPECT_EQ(refused.exit_code, 3) << refused.output;
+    EXPECT_THAT(refused.output, HasSubstr("cannot run"));
+    auto full = Full(&fresh);
+    ASSERT_EQ(full.exit_code, 0) << full.output;
+    EXPECT_NE(fresh, before);
+    LetChangesSettle();
+    Full(&fresh);  // keeps a memo now that the change is settled
+    auto served_hit = FrontAlone(&served);
+    EXPECT_EQ(served_hit.exit_code, 0) << served_hit.output;
+    EXPECT_EQ(served, fresh);
+    before = fresh;
+  }
+
+  // Writing the output next to the program does not cost the memo.
+  std::string other;
+  EXPECT_EQ(FrontAlone(&other).exit_code, 0);
+  EXPECT_EQ(FrontAlone(&other).exit_code, 0);
+
+  // A memo of another toolkit (the daemon was upgraded): the scan followed
+  // that toolkit's headers, so it is not this compile's.
+  for (const auto& entry :
+       std::filesystem::directory_iterator(dir_.Sub("scans/direct"))) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::optional<cli::DirectMemo> memo = cli::DecodeDirectMemo(
+        std::string(std::istreambuf_iterator<char>(in), {}));
+    ASSERT_TRUE(memo.has_value());
+    memo->toolkit_fingerprint[0] ^= 1;
+    std::ofstream(entry.path(), std::ios::binary | std::ios::trunc)
+        << cli::EncodeDirectMemo(*memo);
+  }
+  auto other_toolkit = FrontAlone(&other);
+  EXPECT_EQ(other_toolkit.exit_code, 3) << other_toolkit.output;
+  EXPECT_THAT(other_toolkit.output, HasSubstr("cannot run"));
+
+  // A damaged memo is no memo.
+  for (const auto& entry :
+       std::filesystem::directory_iterator(dir_.Sub("scans/direct"))) {
+    std::filesystem::resize_file(entry.path(), 40);
+  }
+  auto damaged = FrontAlone(&other);
+  EXPECT_EQ(damaged.exit_code, 3) << damaged.output;
+  EXPECT_THAT(damaged.output, HasSubstr("cannot run"));
 }
 
 TEST(HitSocket, WithoutItTheFrontEndUsesGrpc) {

@@ -1,0 +1,41 @@
+#ifndef JITCACHE_CLIENT_API_ASKED_COMPILE_H_
+#define JITCACHE_CLIENT_API_ASKED_COMPILE_H_
+
+// What a blocking Client::Compile asked the daemon, for jitcache-full: it
+// keeps it as a direct-mode memo (client/cli/direct_memo.h) so that the
+// `jitcache` front end can ask the same request again without scanning.
+#include <memory>
+#include <string>
+
+#include "client/includes/include_scan.h"
+
+namespace jitcache::internal {
+
+struct AskedCompile {
+  bool asked = false;   // a request went to the daemon
+  std::string request;  // the serialized CompileRequest, files by digest
+  std::string toolkit_fingerprint;  // the daemon's, that the scan used
+  // Null when the request's includes were not scanned, or the scan may not
+  // be reused (something it depends on changed too recently).
+  std::shared_ptr<const ScanDependencies> depends_on;
+};
+
+// While one is alive, a blocking Client::Compile on the same thread fills
+// `into` (the last such compile's). Thread-safety: per thread.
+class RecordAskedCompile {
+ public:
+  explicit RecordAskedCompile(AskedCompile* into);
+  ~RecordAskedCompile();
+  RecordAskedCompile(const RecordAskedCompile&) = delete;
+  RecordAskedCompile& operator=(const RecordAskedCompile&) = delete;
+
+  // The thread's recording, or null.
+  static AskedCompile* Current();
+
+ private:
+  AskedCompile* const previous_;
+};
+
+}  // namespace jitcache::internal
+
+#endif  // JITCACHE_CLIENT_API_ASKED_COMPILE_H_
