@@ -31,10 +31,10 @@ class HitChannel {
 
   // The daemon's answer to `payload` when it is a hit (or the toolkit),
   // read into `buffer` (reused: it never shrinks, so a warm buffer costs
-  // no allocation) and viewed there; nullopt for anything else (a miss,
-  // no hit socket, a daemon that does not answer within `timeout`), which
-  // the caller then asks over gRPC. A kept connection the daemon has
-  // closed meanwhile (idle, restarted) is replaced once, unseen.
+  // no allocation) and viewed there (not necessarily at its start); nullopt for
+  // anything else (a miss, no hit socket, a daemon that does not answer within
+  // `timeout`), which the caller then asks over gRPC. A kept connection the
+  // daemon has closed meanwhile (idle, restarted) is replaced once, unseen.
   std::optional<std::string_view> Ask(
       std::string_view payload, std::string& buffer,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(500));
@@ -44,6 +44,7 @@ class HitChannel {
   void Keep(int fd);
 
   const std::string path_;
+  const std::chrono::steady_clock::duration spin_;
   std::mutex mu_;
   std::vector<int> idle_;  // guarded by mu_
   pid_t pid_;              // guarded by mu_: whose connections idle_ holds
