@@ -543,8 +543,14 @@ TEST(Observability, MetricsParseAndMoveHealthServesAndLogsNameKeys) {
       std::vector<std::string>{"--metrics_address=127.0.0.1:0",
                                "--log_level=debug"});
   ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
-  // "metrics on http://127.0.0.1:0/metrics (port N)"
-  const std::string log = daemon.Log();
+  // "metrics on http://127.0.0.1:0/metrics (port N)": the daemon may
+  // answer its socket a moment before the line reaches its log.
+  std::string log = daemon.Log();
+  for (int i = 0; i < 200 && log.find("/metrics (port ") == std::string::npos;
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    log = daemon.Log();
+  }
   const size_t at = log.find("/metrics (port ");
   ASSERT_NE(at, std::string::npos) << log;
   int port = 0;
