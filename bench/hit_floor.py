@@ -4,12 +4,14 @@
 Each side is a folder holding its own jitcached, jitcache-worker, jitcache
 and jitcache_bench (a build's binaries, or a GPU bundle's bin/). For each,
 a daemon on a fresh store: library hit latency (connected client) for the
-small, CUB and large kernels; a new process's first hit (CUB); a hit of a
+small, CUB and large kernels; a new process's first hit (CUB); a
+`jitcache compile` hit in a new process (a program with headers); a hit of a
 program with its own 700-header include tree; a precompile of 500 cached
 kernels in one call; hits per second and the daemon's CPU per hit from 1
 and 16 client processes (small kernel). Prints one JSON object.
 
-  python3 bench/hit_floor.py --side before=DIR --side after=DIR [--hits N]
+  python3 bench/hit_floor.py --side before=DIR --side after=DIR \
+      [--side spin=DIR,JITCACHE_HIT_SPIN_US=50] [--hits N]
 """
 import argparse
 import json
@@ -94,6 +96,40 @@ def first_hits(bindir, daemon, runs):
             "n": len(inside)}
 
 
+CLI_PROGRAM = """#include "scale.cuh"
+#include <offset.cuh>
+extern "C" __global__ void scaled(float* x) { x[threadIdx.x] *= SCALE + OFFSET; }
+"""
+
+
+def cli_hits(bindir, daemon, workdir, runs):
+    """`jitcache compile` in a new process per hit, of a program with a
+    header beside it and one in an -I directory: the wall time of each."""
+    src = os.path.join(workdir, "cli")
+    os.makedirs(os.path.join(src, "inc"), exist_ok=True)
+    for name, text in (("prog.cu", CLI_PROGRAM),
+                       ("scale.cuh", "#define SCALE 2.0f\n"),
+                       ("inc/offset.cuh", "#define OFFSET 1.0f\n")):
+        with open(os.path.join(src, name), "w") as f:
+            f.write(text)
+    time.sleep(2.2)  # a file changed within two seconds is not trusted
+    cmd = [os.path.join(bindir, "jitcache"), "--socket", daemon.socket,
+           "compile", "prog.cu", "-Iinc", "--arch", "sm_90", "--target",
+           "cubin", "-o", "prog.cubin"]
+    walls, served = [], set()
+    for i in range(runs + 2):  # a miss, then the first hit
+        t = time.perf_counter()
+        out = subprocess.run(cmd, cwd=src, capture_output=True, text=True)
+        wall = (time.perf_counter() - t) * 1e6
+        if out.returncode != 0:
+            raise RuntimeError(f"jitcache compile: {out.stdout}{out.stderr}")
+        if i >= 2:
+            walls.append(wall)
+            served.add(out.stdout.split()[0])
+    return {"process_wall_us_p50": round(statistics.median(walls), 1),
+            "served": sorted(served), "n": len(walls)}
+
+
 def measure(name, bindir, workdir, hits, seconds, batch):
     daemon = Daemon(bindir, workdir, name)
     daemon.start()
@@ -102,6 +138,8 @@ def measure(name, bindir, workdir, hits, seconds, batch):
         latency = bench(bindir, "hit-latency", daemon.socket, str(hits))
         rows = {"latency": latency}
         rows["first_hit"] = first_hits(bindir, daemon, 21)
+        rows["cli_hit"] = cli_hits(bindir, daemon,
+                                   os.path.join(workdir, name + ".cli"), 21)
         rows["include_tree_700"] = bench(
             bindir, "include-tree-hit", daemon.socket,
             os.path.join(workdir, name + ".tree"), "700", str(hits))
@@ -118,7 +156,8 @@ def measure(name, bindir, workdir, hits, seconds, batch):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--side", action="append", required=True,
-                    help="NAME=DIR with jitcached, jitcache, jitcache_bench")
+                    help="NAME=DIR[,VAR=VALUE...]: jitcached, jitcache, "
+                    "jitcache_bench in DIR, run with those variables set")
     ap.add_argument("--hits", type=int, default=2000)
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--batch", type=int, default=500,
@@ -129,8 +168,11 @@ def main():
         # Alternate the sides twice so that neither has the quieter moment.
         for round_ in range(2):
             for side in args.side:
-                name, bindir = side.split("=", 1)
+                name, spec = side.split("=", 1)
+                bindir, *assignments = spec.split(",")
                 log(f"{name} round {round_ + 1}")
+                saved = dict(os.environ)
+                os.environ.update(a.split("=", 1) for a in assignments)
                 # Each side keeps its include scans in a cache of its own.
                 os.environ["XDG_CACHE_HOME"] = os.path.join(
                     workdir, f"{name}{round_}.cache")
@@ -138,6 +180,8 @@ def main():
                 results.setdefault(name, []).append(
                     measure(f"{name}{round_}", os.path.abspath(bindir), workdir,
                             args.hits, args.seconds, args.batch))
+                os.environ.clear()
+                os.environ.update(saved)
     print(json.dumps(results, indent=1))
 
 
