@@ -426,6 +426,7 @@ def main():
         log("store scale ...")
         results["store_scale"] = section_store_scale(args.build, work, args.smoke)
     command = "python3 bench/run.py" + (" --smoke" if args.smoke else "")
+    os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     md = markdown(results, command)
