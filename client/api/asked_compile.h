@@ -12,11 +12,9 @@
 namespace jitcache::internal {
 
 struct AskedCompile {
-  bool asked = false;   // a request went to the daemon
   std::string request;  // the serialized CompileRequest, files by digest
   std::string toolkit_fingerprint;  // the daemon's, that the scan used
-  // Null when the request's includes were not scanned, or the scan may not
-  // be reused (something it depends on changed too recently).
+  // Null when no request was asked, or its includes were not scanned.
   std::shared_ptr<const ScanDependencies> depends_on;
 };
 

@@ -178,16 +178,19 @@ struct Client::Impl {
   struct Prepared {
     v1::CompileRequest request;
     std::shared_ptr<const internal::ScanResult> included;
+    std::shared_ptr<const internal::Toolkit> toolkit;  // the scan's
   };
   absl::StatusOr<Prepared> CompileRequest(const Program& program,
                                           const ProgramOptions& options_in,
                                           CodeType target, bool with_contents) {
-    Prepared out{CompileRequestFor(program, options_in, target), nullptr};
+    Prepared out{CompileRequestFor(program, options_in, target), nullptr,
+                 nullptr};
     absl::StatusOr<std::shared_ptr<const internal::Toolkit>> asked =
         AskToolkit();
     if (!asked.ok()) return asked.status();
+    out.toolkit = *std::move(asked);
     absl::StatusOr<std::shared_ptr<const internal::ScanResult>> included =
-        internal::ResolveIncludes(**asked, &out.request);
+        internal::ResolveIncludes(*out.toolkit, &out.request);
     if (!included.ok()) return included.status();
     out.included = *std::move(included);
     if (with_contents && out.included != nullptr) {
@@ -405,11 +408,8 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   request.SerializeToString(&request_bytes);
   if (internal::AskedCompile* asked = internal::RecordAskedCompile::Current();
       asked != nullptr) {
-    asked->asked = true;
     asked->request = request_bytes;
-    absl::MutexLock lock(&impl_->mu);
-    asked->toolkit_fingerprint =
-        impl_->toolkit != nullptr ? impl_->toolkit->fingerprint : "";
+    asked->toolkit_fingerprint = made->toolkit->fingerprint;
     asked->depends_on =
         made->included != nullptr ? made->included->depends_on : nullptr;
   }

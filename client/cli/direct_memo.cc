@@ -1,8 +1,5 @@
 #include "client/cli/direct_memo.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
 #include <cstring>
 #include <map>
 
@@ -25,7 +22,7 @@ void PutString(std::string& out, std::string_view s) {
 }
 
 void PutStamps(std::string& out,
-               const std::vector<std::pair<std::string, Stamp>>& stamps) {
+               const std::vector<std::pair<std::string, FileStamp>>& stamps) {
   PutU64(out, stamps.size());
   for (const auto& [path, s] : stamps) {
     PutString(out, path);
@@ -54,7 +51,7 @@ class Reader {
     rest_.remove_prefix(n);
     return true;
   }
-  bool Stamps(std::vector<std::pair<std::string, Stamp>>* out) {
+  bool Stamps(std::vector<std::pair<std::string, FileStamp>>* out) {
     uint64_t n = 0;
     // Each entry takes at least 48 bytes: a count beyond that is damage.
     if (!U64(&n) || n > rest_.size() / 48) return false;
@@ -88,10 +85,6 @@ class Reader {
  private:
   std::string_view rest_;
 };
-
-int64_t Ns(const timespec& t) {
-  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
 
 }  // namespace
 
@@ -167,26 +160,11 @@ std::optional<DirectMemo> DecodeDirectMemo(std::string_view bytes) {
 }
 
 bool StampsHold(const DirectMemo& memo) {
-  struct stat st;
-  auto same = [&st](const Stamp& s) {
-    return Stamp{static_cast<uint64_t>(st.st_dev),
-                 static_cast<uint64_t>(st.st_ino),
-                 static_cast<uint64_t>(st.st_size), Ns(st.st_mtim),
-                 Ns(st.st_ctim)} == s;
-  };
-  for (const auto& [path, s] : memo.files) {
-    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || !same(s)) {
-      return false;
-    }
+  for (const auto& [path, stamp] : memo.files) {
+    if (!FileStampHolds(path, stamp)) return false;
   }
-  // As the scan probed: a regular file there now would be found; an error
-  // other than absence the scan would not have passed.
   for (const std::string& path : memo.absent) {
-    if (::stat(path.c_str(), &st) == 0) {
-      if (S_ISREG(st.st_mode)) return false;
-    } else if (errno != ENOENT && errno != ENOTDIR) {
-      return false;
-    }
+    if (!StillNoFile(path)) return false;
   }
   return true;
 }

@@ -28,20 +28,15 @@
 
 #include "client/cli/compile_flags.h"
 #include "client/cli/hit_wire.h"
+#include "common/file_stamp.h"
 
 namespace jitcache::cli {
-
-struct Stamp {
-  uint64_t dev = 0, ino = 0, size = 0;
-  int64_t mtime_ns = 0, ctime_ns = 0;
-  bool operator==(const Stamp&) const = default;
-};
 
 struct DirectMemo {
   std::string asked;  // hit_wire::Encode of the front end's request
   std::string cwd;
   std::string toolkit_fingerprint;
-  std::vector<std::pair<std::string, Stamp>> files;  // regular files
+  std::vector<std::pair<std::string, FileStamp>> files;  // regular files
   // Paths the scan looked up and found no regular file at.
   std::vector<std::string> absent;
   std::string request;  // the serialized, keyed CompileRequest

@@ -91,7 +91,7 @@ std::optional<jitcache::cli::DirectMemo> MemoThatHolds(
       std::string_view(&jitcache::hit_protocol::kToolkit, 1), answer);
   if (!toolkit) return std::nullopt;
   std::optional<std::string> fingerprint =
-      jitcache::hit_wire::DecodeToolkitFingerprint(std::string(*toolkit));
+      jitcache::hit_wire::DecodeToolkitFingerprint(*toolkit);
   if (!fingerprint || *fingerprint != memo->toolkit_fingerprint ||
       !jitcache::cli::StampsHold(*memo)) {
     return std::nullopt;
@@ -132,7 +132,7 @@ std::optional<int> CompileHit(const std::string& socket,
   std::optional<std::string_view> bytes = channel.Ask(memo->request, answer);
   if (!bytes) return std::nullopt;
   std::optional<jitcache::hit_wire::Response> response =
-      jitcache::hit_wire::Decode(std::string(*bytes));
+      jitcache::hit_wire::Decode(*bytes);
   if (!response || response->served != 1) return std::nullopt;
   const double total_ms = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - start)

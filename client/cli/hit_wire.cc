@@ -22,7 +22,7 @@ void PutBytes(std::string& out, int field, const std::string& bytes) {
 // A bounds-checked reader of one message's fields.
 class Reader {
  public:
-  explicit Reader(const std::string& data)
+  explicit Reader(std::string_view data)
       : p_(data.data()), end_(p_ + data.size()) {}
   bool done() const { return p_ == end_; }
 
@@ -91,7 +91,7 @@ std::string Encode(const Request& r) {
   return out;
 }
 
-std::optional<Response> Decode(const std::string& bytes) {
+std::optional<Response> Decode(std::string_view bytes) {
   Response r;
   Reader in(bytes);
   while (!in.done()) {
@@ -137,7 +137,7 @@ std::optional<Response> Decode(const std::string& bytes) {
   return r;
 }
 
-std::optional<std::string> DecodeToolkitFingerprint(const std::string& bytes) {
+std::optional<std::string> DecodeToolkitFingerprint(std::string_view bytes) {
   std::string fingerprint;
   Reader in(bytes);
   while (!in.done()) {

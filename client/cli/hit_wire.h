@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -34,10 +35,10 @@ struct Response {
 
 std::string Encode(const Request& request);
 // nullopt when the bytes are not a well-formed CompileResponse.
-std::optional<Response> Decode(const std::string& bytes);
+std::optional<Response> Decode(std::string_view bytes);
 // The toolchain_fingerprint of a PingResponse (the hit socket's answer to
 // kToolkit); nullopt when the bytes are not a well-formed one.
-std::optional<std::string> DecodeToolkitFingerprint(const std::string& bytes);
+std::optional<std::string> DecodeToolkitFingerprint(std::string_view bytes);
 
 }  // namespace jitcache::hit_wire
 

@@ -251,12 +251,11 @@ int Link(const jitcache::Client& client, const std::vector<std::string>& args) {
 
 // What one `compile` command line (or manifest line) asks for.
 struct CompileArgs {
+  jitcache::cli::CompileFlags flags;  // as spelled
   jitcache::Program program{""};
   jitcache::ProgramOptions options;
   jitcache::CodeType target = jitcache::CodeType::kPtx;
-  std::vector<std::string> archs;  // --arch, possibly a comma list
-  std::string file;
-  std::string output;
+  std::string file;  // flags.file, from the base directory
 };
 
 // Parses compile flags; relative paths are taken from `base_dir` (empty:
@@ -269,17 +268,15 @@ absl::StatusOr<CompileArgs> ParseCompileArgs(
                ? p
                : absl::StrCat(base_dir, "/", p);
   };
-  jitcache::cli::CompileFlags flags;
+  CompileArgs out;
+  jitcache::cli::CompileFlags& flags = out.flags;
   std::string error;
   if (!jitcache::cli::ParseCompileFlags(args, &flags, &error)) {
     return absl::InvalidArgumentError(error);
   }
-  CompileArgs out;
   out.target = *jitcache::ParseCodeType(flags.target);  // checked above
-  out.archs = flags.archs;
   out.options.name_expressions = flags.name_expressions;
   out.options.extra_options = flags.nvrtc_options;
-  out.output = flags.output;
   out.file = path(flags.file);
   std::optional<std::string> source = ReadFile(out.file);
   if (!source) {
@@ -303,35 +300,25 @@ absl::StatusOr<CompileArgs> ParseCompileArgs(
 // the same program in the same place is answered by the front end while
 // nothing the scan depended on changes (client/cli/direct_memo.h). Best
 // effort: it is a cache.
-void KeepDirectMemo(const std::string& socket,
-                    const std::vector<std::string>& args,
-                    const jitcache::Program& program,
+void KeepDirectMemo(const std::string& socket, const CompileArgs& compile,
                     const jitcache::internal::AskedCompile& asked) {
   const std::string dir =
       jitcache::cli::DirectMemoDir(jitcache::DefaultScanCachePath());
-  if (!asked.asked || asked.depends_on == nullptr ||
-      !asked.depends_on->files_settled || dir.empty()) {
+  if (asked.depends_on == nullptr || !asked.depends_on->files_settled ||
+      dir.empty()) {
     return;
   }
-  jitcache::cli::CompileFlags flags;
-  std::string error;
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
-  if (!jitcache::cli::ParseCompileFlags(args, &flags, &error) || ec) return;
+  if (ec) return;
   jitcache::cli::DirectMemo memo;
   // From the very bytes this compile was asked about, not read again.
-  memo.asked = jitcache::hit_wire::Encode(
-      jitcache::cli::FrontRequest(flags, program.source(), program.headers()));
+  memo.asked = jitcache::hit_wire::Encode(jitcache::cli::FrontRequest(
+      compile.flags, compile.program.source(), compile.program.headers()));
   memo.cwd = cwd;
   memo.toolkit_fingerprint = asked.toolkit_fingerprint;
   memo.request = asked.request;
-  auto stamps = [](const auto& from, auto& to) {
-    for (const auto& [path, s] : from) {
-      to.emplace_back(path, jitcache::cli::Stamp{s.dev, s.ino, s.size,
-                                                 s.mtime_ns, s.ctime_ns});
-    }
-  };
-  stamps(asked.depends_on->files, memo.files);
+  memo.files = asked.depends_on->files;
   memo.absent = asked.depends_on->absent;
   jitcache::KeepPrivateFile(
       dir, jitcache::cli::DirectMemoName(socket, cwd, memo.asked),
@@ -347,16 +334,18 @@ int Compile(const jitcache::Client& client,
     }
     return jitcache::cli::Failed(parsed.status());
   }
-  if (parsed->archs.size() > 1) {
+  if (parsed->flags.archs.size() > 1) {
     return UsageError("compile takes one --arch (precompile takes several)");
   }
-  if (!parsed->archs.empty()) parsed->options.arch = parsed->archs[0];
+  if (!parsed->flags.archs.empty()) {
+    parsed->options.arch = parsed->flags.archs[0];
+  }
   const std::string output =
-      parsed->output.empty()
+      parsed->flags.output.empty()
           ? jitcache::cli::DefaultOutput(
                 parsed->file,
                 std::string(jitcache::CodeTypeName(parsed->target)))
-          : parsed->output;
+          : parsed->flags.output;
   const absl::Time start = absl::Now();
   jitcache::internal::AskedCompile asked;
   absl::StatusOr<jitcache::ObjectCode> code;
@@ -369,7 +358,7 @@ int Compile(const jitcache::Client& client,
     return jitcache::cli::Failed(code.status());
   }
   if (code->served != jitcache::Served::kLocal) {
-    KeepDirectMemo(client.socket_path(), args, parsed->program, asked);
+    KeepDirectMemo(client.socket_path(), *parsed, asked);
   }
   return Report(*code, output, total_ms, "COMPILE_ERROR");
 }
@@ -453,7 +442,7 @@ int Precompile(const jitcache::Client& client,
   }
   size_t total = 0;
   for (const Entry& e : entries)
-    total += std::max<size_t>(1, e.args.archs.size());
+    total += std::max<size_t>(1, e.args.flags.archs.size());
   if (total == 0) return UsageError(absl::StrCat(manifest, " lists nothing"));
 
   struct Row {
@@ -463,7 +452,7 @@ int Precompile(const jitcache::Client& client,
   std::vector<jitcache::Client::PrecompileItem> items;
   for (const Entry& e : entries) {
     items.push_back(
-        {e.args.program, e.args.options, e.args.target, e.args.archs});
+        {e.args.program, e.args.options, e.args.target, e.args.flags.archs});
   }
   const absl::Time start = absl::Now();
   std::vector<Row> rows;

@@ -62,10 +62,6 @@ absl::string_view DirName(absl::string_view path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-bool StatFile(const std::string& path, struct stat* st) {
-  return ::stat(path.c_str(), st) == 0 && S_ISREG(st->st_mode);
-}
-
 // `dir`/`name` as the compiler spells it: nothing resolved.
 std::string JoinSpelled(absl::string_view dir, absl::string_view name) {
   if (absl::StartsWith(name, "/") || dir.empty()) return std::string(name);
@@ -88,27 +84,18 @@ std::vector<std::string> DirsBeforeDotDot(absl::string_view spelled) {
   return out;
 }
 
-int64_t Ns(const struct timespec& t) {
-  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
 // Whole scans remembered in memory (each ~100 KB for CUB's 700 headers);
 // past this many programs they start again (the kept ones on disk stay).
 constexpr size_t kMaxMemos = 64;
 
 }  // namespace
 
-IncludeScanner::FileStamp IncludeScanner::StampOf(const struct stat& st) {
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-          static_cast<uint64_t>(st.st_size), Ns(st.st_mtim), Ns(st.st_ctim)};
-}
-
 // A file changed this recently may change again without its timestamps
 // moving (they tick coarsely): it is read again next time.
 bool IncludeScanner::Racy(const FileStamp& stamp) const {
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
-  return Ns(now) - std::max(stamp.mtime_ns, stamp.ctime_ns) < settle_ns_;
+  return StampNs(now) - std::max(stamp.mtime_ns, stamp.ctime_ns) < settle_ns_;
 }
 
 IncludeScanner& IncludeScanner::ForProcess() {
@@ -204,14 +191,11 @@ Digest IncludeScanner::ScanKey(const ScanInput& input) {
 }
 
 bool IncludeScanner::StillValid(const Memo& memo) {
-  struct stat st;
   for (const auto& [path, stamp] : memo.depends_on->files) {
-    if (!StatFile(path, &st) || !(StampOf(st) == stamp)) return false;
+    if (!FileStampHolds(path, stamp)) return false;
   }
   for (const auto& [path, stamp] : memo.depends_on->dirs) {
-    if (::stat(path.c_str(), &st) != 0 || !(StampOf(st) == stamp)) {
-      return false;
-    }
+    if (!StampHolds(path, stamp)) return false;
   }
   return true;
 }

@@ -18,6 +18,7 @@
 #include "client/includes/change_watch.h"
 #include "client/includes/directives.h"
 #include "common/digest.h"
+#include "common/file_stamp.h"
 
 namespace jitcache::internal {
 
@@ -52,13 +53,6 @@ struct ScannedFile {
   std::string path;  // absolute, lexically normal, no symbolic link; not
                      // the toolkit's
   Digest digest;
-};
-
-// What says a file or directory has not changed.
-struct FileStamp {
-  uint64_t dev = 0, ino = 0, size = 0;
-  int64_t mtime_ns = 0, ctime_ns = 0;
-  bool operator==(const FileStamp&) const = default;
 };
 
 // What must not have changed for a scan's answer to hold: every file it
@@ -148,7 +142,7 @@ class IncludeScanner {
   static absl::StatusOr<std::string> Read(const std::string& path,
                                           Digest* digest);
 
-  using FileStamp = internal::FileStamp;
+  using FileStamp = jitcache::FileStamp;
 
   using Directive = internal::Directive;
   using Define = internal::Define;
@@ -173,7 +167,6 @@ class IncludeScanner {
     std::shared_ptr<const ScanResult> result;
   };
 
-  static FileStamp StampOf(const struct stat& st);
   bool Racy(const FileStamp& stamp) const;
   static Digest ScanKey(const ScanInput& input);
   static bool StillValid(const Memo& memo);

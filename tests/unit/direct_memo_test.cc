@@ -12,13 +12,10 @@
 namespace jitcache::cli {
 namespace {
 
-Stamp StampOf(const std::string& path) {
+FileStamp StampAt(const std::string& path) {
   struct stat st;
   EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-          static_cast<uint64_t>(st.st_size),
-          st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec,
-          st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec};
+  return StampOf(st);
 }
 
 DirectMemo Sample() {
@@ -75,7 +72,7 @@ TEST(DirectMemo, StampsHoldUntilAFileOrAnAbsentPathChanges) {
   testing::TempDir dir;
   std::ofstream(dir.Sub("h.cuh")) << "#define A 1\n";
   DirectMemo memo;
-  memo.files = {{dir.Sub("h.cuh"), StampOf(dir.Sub("h.cuh"))}};
+  memo.files = {{dir.Sub("h.cuh"), StampAt(dir.Sub("h.cuh"))}};
   memo.absent = {dir.Sub("missing.cuh"), dir.Sub("no/such/dir.cuh"),
                  dir.Sub("h.cuh/under_a_file.cuh"), dir.Sub("a_dir")};
   std::filesystem::create_directory(dir.Sub("a_dir"));
@@ -93,7 +90,7 @@ TEST(DirectMemo, StampsHoldUntilAFileOrAnAbsentPathChanges) {
   // The same size, rewritten: the times move.
   std::ofstream(dir.Sub("h.cuh")) << "#define A 2\n";
   EXPECT_FALSE(StampsHold(memo));
-  memo.files[0].second = StampOf(dir.Sub("h.cuh"));
+  memo.files[0].second = StampAt(dir.Sub("h.cuh"));
   EXPECT_TRUE(StampsHold(memo));
   std::filesystem::remove(dir.Sub("h.cuh"));
   EXPECT_FALSE(StampsHold(memo));
