@@ -290,6 +290,39 @@ class FrontEndMemoTest : public testing::DaemonFixture {
                                     const std::string& cwd = "src") {
     return Compile(dir_.Sub("front/jitcache"), object, cwd);
   }
+
+  // The oracle: the cubin the real NVRTC makes of the program as it now
+  // is, in src/, with the options the compile sends (the daemon's
+  // toolkit include directories last, as jitcache's client asks).
+  std::string RealNvrtcCubin() {
+    auto stub = v1::JitCache::NewStub(grpc::CreateChannel(
+        "unix:" + dir_.Sub("s.sock"), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    v1::PingResponse pong;
+    EXPECT_TRUE(stub->Ping(&context, v1::PingRequest(), &pong).ok());
+    std::string cases = "case real\nname k.cu\nsource " + dir_.Sub("src/k.cu") +
+                        "\nchdir " + dir_.Sub("src") +
+                        "\nopt -arch=sm_90\nopt -Ifirst\nopt -Iinc\n";
+    for (const std::string& d : pong.include_dirs())
+      cases += "opt -I" + d + "\n";
+    cases += "end\n";
+    std::ofstream(dir_.Sub("real.cases")) << cases;
+    std::filesystem::create_directories(dir_.Sub("real"));
+    auto ran = testing::RunProcess(
+        {JITCACHE_NVRTC_CASE, dir_.Sub("real.cases"), dir_.Sub("real")});
+    EXPECT_EQ(ran.exit_code, 0) << ran.output;
+    // "cubin CODE SIZE\n" then SIZE bytes (tests/testing/nvrtc_case.c).
+    std::ifstream in(dir_.Sub("real/real"), std::ios::binary);
+    const std::string result(std::istreambuf_iterator<char>(in), {});
+    const size_t at = result.find("\ncubin 0 ");
+    if (at == std::string::npos) {
+      ADD_FAILURE() << "the real NVRTC made no cubin:\n" << result;
+      return "";
+    }
+    const size_t line_end = result.find('\n', at + 1);
+    const size_t size = std::stoul(result.substr(at + 9, line_end - (at + 9)));
+    return result.substr(line_end + 1, size);
+  }
 };
 
 TEST_F(FrontEndMemoTest, ServesOnlyWhileNothingTheScanReadChanged) {
@@ -303,6 +336,7 @@ TEST_F(FrontEndMemoTest, ServesOnlyWhileNothingTheScanReadChanged) {
   EXPECT_THAT(hit.output, StartsWith("HIT key "));
   EXPECT_EQ(again, first);
   ASSERT_FALSE(first.empty());
+  EXPECT_TRUE(again == RealNvrtcCubin()) << "not the real NVRTC's cubin";
 
   // Elsewhere the program's relative -I means another directory: not
   // this memo.
@@ -336,6 +370,7 @@ TEST_F(FrontEndMemoTest, ServesOnlyWhileNothingTheScanReadChanged) {
     auto served_hit = FrontAlone(&served);
     EXPECT_EQ(served_hit.exit_code, 0) << served_hit.output;
     EXPECT_EQ(served, fresh);
+    EXPECT_TRUE(served == RealNvrtcCubin()) << "not the real NVRTC's cubin";
     before = fresh;
   }
 
