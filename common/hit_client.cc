@@ -201,13 +201,4 @@ std::optional<std::string_view> HitChannel::Ask(
   return std::nullopt;
 }
 
-std::optional<std::string> AskHitSocket(const std::string& socket,
-                                        const std::string& request) {
-  HitChannel channel(socket);
-  std::string buffer;
-  std::optional<std::string_view> answer = channel.Ask(request, buffer);
-  if (!answer.has_value()) return std::nullopt;
-  return std::string(*answer);
-}
-
 }  // namespace jitcache

@@ -53,11 +53,6 @@ class HitChannel {
   pid_t pid_;              // guarded by mu_: whose connections idle_ holds
 };
 
-// One question on a connection of its own (for a process that asks once):
-// the answer's bytes, or nullopt as for HitChannel::Ask.
-std::optional<std::string> AskHitSocket(const std::string& socket,
-                                        const std::string& request);
-
 }  // namespace jitcache
 
 #endif  // JITCACHE_COMMON_HIT_CLIENT_H_
