@@ -284,6 +284,53 @@ TEST(SocketActivation, RestartsUnderLoadRefuseNoRequest) {
     }
   });
 
+  // Asynchronous compiles, a batch at a time.
+  load.emplace_back([&] {
+    absl::StatusOr<Client> c =
+        Client::Connect({.socket_path = socket, .local_fallback = false});
+    while (!stop.load()) {
+      std::vector<AsyncResult<ObjectCode>> batch;
+      for (int i = 0; i < 8; ++i) {
+        batch.push_back(c->CompileAsync(Program(Kernel(i % kWarm), "load.cu"),
+                                        Sm90(), CodeType::kPtx));
+      }
+      for (AsyncResult<ObjectCode>& handle : batch) {
+        if (!handle.wait(absl::Minutes(2))) {
+          record(false, "an asynchronous compile was never answered");
+          continue;
+        }
+        record(handle.get().ok(),
+               handle.get().ok()
+                   ? ""
+                   : "async: " + handle.get().status().ToString());
+      }
+    }
+  });
+  // Unmodified NVRTC programs through libnvrtc.so.13, each a new process:
+  // the same bytes as the real NVRTC's, whichever daemon (or, for a process
+  // that never reached one, the real library) answered.
+  const std::string real_out = dir.Sub("nvrtc-real");
+  ASSERT_EQ(mkdir(real_out.c_str(), 0700), 0);
+  ProcessResult real = testing::RunProcess({JITCACHE_NVRTC_USER, real_out});
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  load.emplace_back([&] {
+    for (int run = 0; !stop.load(); ++run) {
+      const std::string out = dir.Sub(absl::StrCat("nvrtc-", run));
+      mkdir(out.c_str(), 0700);
+      ProcessResult r = testing::RunProcess(
+          {"/usr/bin/env", std::string("LD_LIBRARY_PATH=") + JITCACHE_NVRTC_DIR,
+           "JITCACHE_SCAN_CACHE=" + dir.Sub("scans"),
+           "JITCACHE_SOCKET=" + socket, JITCACHE_NVRTC_USER, out});
+      bool same = r.exit_code == 0 && r.output == real.output;
+      for (const char* name :
+           {"sm90.cubin", "sm90.ptx", "compute90.ptx", "lto.ltoir"}) {
+        same = same && testing::ReadFile(real_out + "/" + name) ==
+                           testing::ReadFile(out + "/" + name);
+      }
+      record(same, "libnvrtc.so.13 run " + out + ": " + r.output);
+    }
+  });
+
   constexpr int kRestarts = 10;
   for (int restart = 0; restart < kRestarts; ++restart) {
     absl::SleepFor(absl::Milliseconds(1000));
