@@ -23,7 +23,8 @@ install(TARGETS jitcached jitcache_worker jitcache jitcache_full
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT daemon)
 # The NVRTC-compatible library, in a directory of its own: programs opt in
 # with LD_PRELOAD=.../jitcache/libnvrtc.so.13 (README: unmodified programs).
-install(TARGETS jitcache_nvrtc
+# The same for nvJitLink: LD_PRELOAD=.../jitcache/libnvJitLink.so.13.
+install(TARGETS jitcache_nvrtc jitcache_nvjitlink
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/jitcache NAMELINK_SKIP
   COMPONENT daemon)
 install(FILES ${PROJECT_BINARY_DIR}/deploy/jitcached.service

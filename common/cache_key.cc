@@ -45,6 +45,8 @@ enum LinkTag : uint32_t {
   kLinkTagInputs = 20,
   kLinkTagInputKind = 21,
   kLinkTagInputDigest = 22,
+  kLinkTagInputName = 23,
+  kLinkTagComplete = 24,
 };
 
 }  // namespace
@@ -130,6 +132,23 @@ Digest ComputeLinkKey(const LinkKeyInput& input) {
     key.Count(kLinkTagInputKind, static_cast<uint64_t>(kind));
     key.Field(kLinkTagInputDigest, digest.AsBytes());
   }
+  return key.Finish();
+}
+
+Digest ComputeAsCalledLinkKey(const AsCalledLinkKeyInput& input) {
+  KeyHasher key(RequestKind::kAsCalledLink);
+  key.Field(kLinkTagToolchain, input.toolchain_fingerprint);
+  key.Count(kLinkTagOptions, input.options.size());
+  for (const std::string& option : input.options) {
+    key.Field(kLinkTagOption, option);
+  }
+  key.Count(kLinkTagInputs, input.inputs.size());
+  for (const AsCalledLinkKeyInput::Input& in : input.inputs) {
+    key.Count(kLinkTagInputKind, static_cast<uint64_t>(in.kind));
+    key.Field(kLinkTagInputDigest, in.digest.AsBytes());
+    key.Field(kLinkTagInputName, in.name);
+  }
+  key.Count(kLinkTagComplete, input.complete ? 1 : 0);
   return key.Finish();
 }
 

@@ -18,7 +18,12 @@ namespace jitcache {
 // store can never answer a request under a new meaning.
 inline constexpr uint32_t kKeySchemaVersion = 2;
 
-enum class RequestKind : uint32_t { kCompile = 1, kLink = 2, kIncludedSet = 3 };
+enum class RequestKind : uint32_t {
+  kCompile = 1,
+  kLink = 2,
+  kIncludedSet = 3,
+  kAsCalledLink = 4,
+};
 
 // Everything that decides the output of one NVRTC compile. Views only: the
 // caller keeps the data alive while the key is computed.
@@ -66,6 +71,25 @@ struct LinkKeyInput {
 };
 
 Digest ComputeLinkKey(const LinkKeyInput& input);
+
+// nvJitLink's C API as a caller drove it (libnvJitLink.so.13): the options
+// as spelled and the inputs with their names (nvJitLink's messages name
+// them), in call order. `complete` tells a whole link from its first
+// steps (nvJitLinkCreate and these inputs' nvJitLinkAddData calls), whose
+// answers are recorded under their own keys.
+struct AsCalledLinkKeyInput {
+  absl::string_view toolchain_fingerprint;
+  std::span<const std::string> options;
+  struct Input {
+    ObjectKind kind;
+    Digest digest;
+    absl::string_view name;
+  };
+  std::span<const Input> inputs;
+  bool complete = false;
+};
+
+Digest ComputeAsCalledLinkKey(const AsCalledLinkKeyInput& input);
 
 // Builds a key from length-prefixed, tagged fields, so that no two different
 // field sequences can produce the same byte stream.

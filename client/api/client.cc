@@ -675,4 +675,56 @@ AsyncResult<ObjectCode> Client::LinkAsync(
   return AsyncResult<ObjectCode>(std::move(state));
 }
 
+absl::StatusOr<Client::LinkTraceAnswer> Client::LinkAsCalled(
+    const std::vector<LinkInput>& inputs,
+    const std::vector<std::string>& options, bool steps_only,
+    bool send_bytes) const {
+  v1::LinkRequest request;
+  request.set_as_called(true);
+  request.set_steps_only(steps_only);
+  for (const LinkInput& input : inputs) {
+    v1::LinkInput* in = request.add_inputs();
+    in->set_kind(ToWireKind(input.kind));
+    in->set_name(input.name);
+    if (send_bytes && !steps_only) {
+      in->set_data(input.bytes);
+    } else {
+      in->set_digest(input.digest);
+    }
+  }
+  for (const std::string& o : options) request.add_options(o);
+  v1::CompileResponse response;
+  absl::Status s = impl_->Call(impl_->options.compile_deadline,
+                               &v1::JitCache::Stub::Link, request, &response);
+  if (absl::IsNotFound(s) && !steps_only) {
+    // The daemon lacks an input: it gets the ones it lacks, then links.
+    std::vector<std::string> digests;
+    for (const LinkInput& input : inputs) digests.push_back(input.digest);
+    absl::StatusOr<std::vector<std::string>> missing =
+        FindMissingObjects(digests);
+    if (!missing.ok()) return missing.status();
+    for (const std::string& digest : *missing) {
+      for (const LinkInput& input : inputs) {
+        if (input.digest != digest) continue;
+        if (absl::Status up = UploadObject(digest, input.kind, input.bytes);
+            !up.ok()) {
+          return up;
+        }
+        break;
+      }
+    }
+    s = impl_->Call(impl_->options.compile_deadline, &v1::JitCache::Stub::Link,
+                    request, &response);
+  }
+  if (!s.ok()) return s;
+  if (!response.has_link_trace()) {
+    return absl::InternalError("the daemon answered a link without its trace");
+  }
+  LinkTraceAnswer answer;
+  answer.trace = response.link_trace().SerializeAsString();
+  answer.cubin = std::move(*response.mutable_object());
+  answer.hit = response.served() == v1::SERVED_HIT;
+  return answer;
+}
+
 }  // namespace jitcache

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/object_kind.h"
+#include "jitcache/v1/jitcache.pb.h"
 
 namespace jitcache {
 
@@ -55,6 +57,10 @@ struct LinkJob {
   std::vector<std::string> options;   // canonical (see link_options.h)
   ObjectKind target = ObjectKind::kCubin;
   absl::Time deadline = absl::InfiniteFuture();
+  // Options exactly as the caller spelled them, every call's observables
+  // recorded (CompileResult::link_trace) and both outputs read; nvJitLink
+  // refusing something is part of the trace, not an error.
+  bool as_called = false;
 };
 
 // A compile or link that ran. A program that does not compile is a result too
@@ -65,6 +71,8 @@ struct CompileResult {
   std::string log;
   std::vector<std::pair<std::string, std::string>> lowered_names;
   absl::Duration elapsed;
+  // An as-called link's (object: its cubin, when it gave one).
+  std::optional<v1::NvJitLinkTrace> link_trace;
 };
 
 // How the compile processes have fared (zero for an in-process compiler).

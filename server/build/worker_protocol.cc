@@ -47,6 +47,7 @@ v1::WorkerRequest ToWorkerRequest(const LinkJob& job) {
   }
   for (const std::string& o : job.options) l->add_options(o);
   l->set_target(static_cast<int>(job.target));
+  l->set_as_called(job.as_called);
   request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
   return request;
 }
@@ -103,6 +104,7 @@ absl::StatusOr<LinkJob> LinkJobFrom(const v1::WorkerLink& l,
   if (!target.ok()) return target.status();
   job.target = *target;
   job.deadline = deadline;
+  job.as_called = l.as_called();
   return job;
 }
 
@@ -122,6 +124,8 @@ v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r) {
     name->set_lowered_name(lowered);
   }
   response.set_elapsed_us(absl::ToInt64Microseconds(r->elapsed));
+  if (r->link_trace.has_value())
+    *response.mutable_link_trace() = *r->link_trace;
   return response;
 }
 
@@ -139,6 +143,9 @@ absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response) {
                                       name.lowered_name());
   }
   result.elapsed = absl::Microseconds(response.elapsed_us());
+  if (response.has_link_trace()) {
+    result.link_trace = std::move(*response.mutable_link_trace());
+  }
   return result;
 }
 

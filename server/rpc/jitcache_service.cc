@@ -26,6 +26,20 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
   if (!record.object_digest().empty()) {
     response->set_object_digest(absl::BytesToHexString(record.object_digest()));
   }
+  if (record.has_link_trace()) {
+    *response->mutable_link_trace() = record.link_trace();
+  }
+}
+
+// The part of an as-called link's trace its first `inputs` adds made.
+v1::NvJitLinkTrace FirstSteps(const v1::NvJitLinkTrace& whole, size_t inputs) {
+  v1::NvJitLinkTrace first;
+  first.set_handle_created(whole.handle_created());
+  for (int i = 0; i < whole.steps_size() && static_cast<size_t>(i) <= inputs;
+       ++i) {
+    *first.add_steps() = whole.steps(i);
+  }
+  return first;
 }
 
 // A compile that failed because a file was not there. The compile sees
@@ -176,7 +190,9 @@ absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
   if (!record->has_value()) return std::nullopt;
   v1::ActionRecord& r = **record;
   v1::CompileResponse response;
-  if (r.outcome() == v1::OUTCOME_OK) {
+  // An as-called link without a cubin holds all it answers in its trace.
+  const bool trace_alone = r.has_link_trace() && r.object_digest().empty();
+  if (r.outcome() == v1::OUTCOME_OK && !trace_alone) {
     absl::StatusOr<Digest> digest = Digest::FromBytes(r.object_digest());
     absl::StatusOr<std::optional<StoredObject>> object =
         digest.ok() ? options_.store->GetObject(*digest)
@@ -306,6 +322,24 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
+  if (prepared->steps_only) {
+    // Only what an earlier link recorded: never a link of its own.
+    absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+        HitAnswer(prepared->key);
+    if (!hit.ok()) {
+      reactor->FinishOnce(ToGrpcStatus(hit.status()));
+    } else if (*hit == nullptr) {
+      reactor->FinishOnce(grpc::Status(grpc::StatusCode::NOT_FOUND,
+                                       "no link recorded these steps"));
+    } else if (!response->ParseFromString((*hit)->serialized)) {
+      reactor->FinishOnce(grpc::Status(grpc::StatusCode::INTERNAL,
+                                       "a kept answer does not parse"));
+    } else {
+      CountHit(reactor->user(), **hit, reactor->start());
+      reactor->FinishOnce(grpc::Status::OK);
+    }
+    return reactor;
+  }
   // Inline inputs are kept like uploads, so a later link can name them.
   if (!prepared->inline_objects.empty()) {
     std::vector<ObjectRef> refs;
@@ -326,6 +360,7 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
     build.is_link = true;
     build.arch = link->arch;
     build.options = link->options;
+    build.step_keys = link->step_keys;
     build.run = [this, link](absl::Time deadline) {
       return RunLink(*link, deadline);
     };
@@ -342,6 +377,7 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
   job.options = link.options;
   job.target = link.target;
   job.deadline = deadline;
+  job.as_called = link.as_called;
   for (const auto& input : link.inputs) {
     absl::StatusOr<std::optional<StoredObject>> object =
         options_.store->GetObject(input.digest);
@@ -495,8 +531,14 @@ void JitCacheService::RunBuild(const Build& build) {
   record.set_created_unix_ms(now_ms);
   record.set_last_used_unix_ms(now_ms);
 
+  if (result->link_trace.has_value()) {
+    *record.mutable_link_trace() = *result->link_trace;
+  }
   std::vector<ObjectRef> objects;
-  if (result->ok) {
+  // An as-called link with no cubin (refused, failed, or PTX alone) has
+  // all it answers in its trace.
+  if (result->ok &&
+      !(result->link_trace.has_value() && result->object.empty())) {
     const Digest digest = Digest::Of(result->object);
     record.set_object_digest(std::string(digest.AsBytes()));
     record.set_object_size(result->object.size());
@@ -513,6 +555,10 @@ void JitCacheService::RunBuild(const Build& build) {
                         << stored_locally;
   }
 
+  if (stored_locally.ok() && result->link_trace.has_value()) {
+    KeepFirstSteps(build, record);
+  }
+
   auto response = std::make_shared<v1::CompileResponse>();
   FillFromRecord(key, record, response.get());
   if (result->ok) response->set_object(std::move(result->object));
@@ -523,6 +569,33 @@ void JitCacheService::RunBuild(const Build& build) {
       tiered_->Publish(key, record);
     } else {
       tiered_->Release(key);
+    }
+  }
+}
+
+void JitCacheService::KeepFirstSteps(const Build& build,
+                                     const v1::ActionRecord& whole) {
+  // A refused nvJitLinkCreate leaves one step however many inputs follow.
+  const size_t known =
+      std::min(build.step_keys.size(),
+               static_cast<size_t>(whole.link_trace().steps_size()));
+  for (size_t inputs = 0; inputs < known; ++inputs) {
+    v1::ActionRecord record;
+    record.set_format_version(1);
+    record.set_outcome(v1::OUTCOME_OK);
+    record.set_target(whole.target());
+    record.set_arch(whole.arch());
+    *record.mutable_options() = whole.options();
+    record.set_toolchain_fingerprint(whole.toolchain_fingerprint());
+    record.set_created_unix_ms(whole.created_unix_ms());
+    record.set_last_used_unix_ms(whole.last_used_unix_ms());
+    *record.mutable_link_trace() = FirstSteps(whole.link_trace(), inputs);
+    if (absl::Status s =
+            options_.store->PutResult(build.step_keys[inputs], record, {});
+        !s.ok()) {
+      JITCACHE_LOG(Debug) << "cannot store the first steps of "
+                          << build.key.Hex() << ": " << s;
+      return;
     }
   }
 }

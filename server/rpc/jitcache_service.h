@@ -147,6 +147,9 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     std::string program_name;
     std::vector<std::string> options;  // canonical
     uint64_t source_bytes = 0;
+    // An as-called link's first steps: where their part of its trace is
+    // kept, for libnvJitLink.so.13 to answer each call of a later link.
+    std::vector<Digest> step_keys;
     std::function<absl::StatusOr<CompileResult>(absl::Time deadline)> run;
     // Who led it: charged its compile time.
     uid_t uid = 0;
@@ -158,6 +161,9 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   std::optional<PeerCredentials> PeerOfCall(
       const grpc::CallbackServerContext& context) const;
   uid_t UserOfCall(const grpc::CallbackServerContext& context) const;
+  // Keeps the trace of each of an as-called link's first steps under its
+  // own key (Build::step_keys), after the whole link was stored.
+  void KeepFirstSteps(const Build& build, const v1::ActionRecord& whole);
   // A request from `uid` arrived: counted for the daemon and for the user,
   // whose counters are returned.
   UserStats::Counters& CountRequest(uid_t uid);

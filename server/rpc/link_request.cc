@@ -1,21 +1,112 @@
 #include "server/rpc/link_request.h"
 
 #include <algorithm>
+#include <span>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
 #include "common/link_options.h"
 #include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
+namespace {
+
+// Where the input's bytes come from: the digest named, or inline data
+// (kept like an upload).
+absl::Status ReadSource(const v1::LinkInput& in, ObjectKind kind,
+                        const std::string& label, PreparedLink* out,
+                        Digest* digest) {
+  switch (in.source_case()) {
+    case v1::LinkInput::kDigest: {
+      absl::StatusOr<Digest> d = Digest::FromHex(in.digest());
+      if (!d.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("link ", label, ": ", d.status().message()));
+      }
+      *digest = *d;
+      return absl::OkStatus();
+    }
+    case v1::LinkInput::kData:
+      if (in.data().empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("link ", label, " is empty"));
+      }
+      *digest = Digest::Of(in.data());
+      out->inline_objects.push_back({*digest, kind, in.data()});
+      return absl::OkStatus();
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("link ", label, " has neither a digest nor data"));
+  }
+}
+
+// nvJitLink takes C strings: a NUL inside one would be cut there.
+absl::Status CheckNoNul(absl::string_view what, absl::string_view value) {
+  if (value.find('\0') == absl::string_view::npos) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(what,
+                   " holds a NUL byte: nvJitLink would never see the "
+                   "rest of it"));
+}
+
+// As the caller drove nvJitLink: nothing is canonicalized, since the real
+// nvJitLink answers each spelling in its own way (a refusal included).
+absl::StatusOr<PreparedLink> PrepareAsCalledLink(
+    const v1::LinkRequest& request, const ToolchainInfo& toolchain) {
+  PreparedLink out;
+  out.as_called = true;
+  out.steps_only = request.steps_only();
+  out.target = ObjectKind::kCubin;
+  for (const std::string& option : request.options()) {
+    if (absl::Status s = CheckNoNul("an option", option); !s.ok()) return s;
+    if (absl::StartsWith(option, "-arch=")) out.arch = option.substr(6);
+    out.options.push_back(option);
+  }
+  std::vector<AsCalledLinkKeyInput::Input> keyed;
+  for (int i = 0; i < request.inputs_size(); ++i) {
+    const v1::LinkInput& in = request.inputs(i);
+    const std::string label = absl::StrCat("input ", i);
+    std::optional<ObjectKind> kind = FromWireKind(in.kind());
+    if (!kind) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("link ", label, " has no valid kind"));
+    }
+    if (absl::Status s = CheckNoNul(label + "'s name", in.name()); !s.ok()) {
+      return s;
+    }
+    PreparedLink::Input input{Digest{}, *kind, in.name()};
+    if (absl::Status s = ReadSource(in, *kind, label, &out, &input.digest);
+        !s.ok()) {
+      return s;
+    }
+    out.inputs.push_back(std::move(input));
+  }
+  for (const PreparedLink::Input& input : out.inputs) {
+    keyed.push_back({input.kind, input.digest, input.name});
+  }
+  auto key_of = [&](size_t inputs, bool complete) {
+    return ComputeAsCalledLinkKey(
+        {.toolchain_fingerprint = toolchain.fingerprint,
+         .options = out.options,
+         .inputs = std::span(keyed).first(inputs),
+         .complete = complete});
+  };
+  out.key = key_of(keyed.size(), !out.steps_only);
+  if (!out.steps_only) {
+    for (size_t k = 0; k <= keyed.size(); ++k) {
+      out.step_keys.push_back(key_of(k, false));
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
                                          const ToolchainInfo& toolchain,
                                          const RequestLimits& limits) {
-  if (request.inputs().empty()) {
-    return absl::InvalidArgumentError("a link needs at least one input");
-  }
   for (absl::Status s :
        {CheckCount("link inputs", request.inputs_size(),
                    limits.max_link_inputs),
@@ -23,6 +114,13 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
     if (!s.ok()) return s;
   }
   PreparedLink out;
+  if (request.as_called()) return PrepareAsCalledLink(request, toolchain);
+  if (request.inputs().empty()) {
+    return absl::InvalidArgumentError("a link needs at least one input");
+  }
+  if (request.steps_only()) {
+    return absl::InvalidArgumentError("steps_only needs as_called");
+  }
   std::optional<ObjectKind> target = FromWireTarget(request.target());
   if (!target ||
       (*target != ObjectKind::kCubin && *target != ObjectKind::kPtx)) {
@@ -56,27 +154,9 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
           absl::StrCat("link ", label, " has no valid kind"));
     }
     PreparedLink::Input input{Digest{}, *kind, label};
-    switch (in.source_case()) {
-      case v1::LinkInput::kDigest: {
-        absl::StatusOr<Digest> digest = Digest::FromHex(in.digest());
-        if (!digest.ok()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("link ", label, ": ", digest.status().message()));
-        }
-        input.digest = *digest;
-        break;
-      }
-      case v1::LinkInput::kData:
-        if (in.data().empty()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("link ", label, " is empty"));
-        }
-        input.digest = Digest::Of(in.data());
-        out.inline_objects.push_back({input.digest, *kind, in.data()});
-        break;
-      default:
-        return absl::InvalidArgumentError(
-            absl::StrCat("link ", label, " has neither a digest nor data"));
+    if (absl::Status s = ReadSource(in, *kind, label, &out, &input.digest);
+        !s.ok()) {
+      return s;
     }
     key.inputs.emplace_back(*kind, input.digest);
     out.inputs.push_back(std::move(input));

@@ -31,6 +31,13 @@ struct PreparedLink {
     std::string bytes;
   };
   std::vector<Inline> inline_objects;
+  // nvJitLink's C API as the caller drove it (LinkRequest.as_called): the
+  // options above are as spelled, and the answer is a trace.
+  bool as_called = false;
+  bool steps_only = false;  // `key` names the first steps, not a link
+  // As called, whole: the keys of its first steps (nvJitLinkCreate, then
+  // with each input added), under which their part of the trace is kept.
+  std::vector<Digest> step_keys;
 };
 
 // Validates a Link request and computes its key; INVALID_ARGUMENT naming the

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
 #include "jitcache/linker.h"
+#include "jitcache/v1/jitcache.pb.h"
 #include "tests/testing/daemon_fixture.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/elf_symbols.h"
@@ -68,6 +69,64 @@ TEST_F(LinkTest, TwoLtoUnitsLinkIntoACubinAndTheSecondLinkHits) {
   auto stats = client_->Stats();
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ(stats->link_requests, 2u);
+}
+
+// libnvJitLink.so.13's requests: a link as the caller drove it is run once
+// and recorded call by call; its first steps are then answered from the
+// record alone (never by a link of their own), under keys that hold each
+// input's name.
+TEST_F(LinkTest, AsCalledFirstStepsAreAnsweredOnlyFromAWholeLinksRecord) {
+  const ObjectCode a = Ltoir(kernels::kLtoSortUnit, "a.cu");
+  const ObjectCode b = Ltoir(kernels::kLtoTransformUnit, "b.cu");
+  std::vector<Client::LinkInput> inputs = {
+      {CodeType::kLtoir, "a", Digest::Of(a.bytes).Hex(), a.bytes},
+      {CodeType::kLtoir, "b", Digest::Of(b.bytes).Hex(), b.bytes}};
+  const std::vector<std::string> options = {"-arch=sm_90", "-lto"};
+  auto steps = client_->LinkAsCalled(inputs, options, /*steps_only=*/true);
+  EXPECT_TRUE(absl::IsNotFound(steps.status())) << steps.status();
+  auto stats = client_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->compiles, 2u);  // the two units; no link
+
+  auto whole = client_->LinkAsCalled(inputs, options, /*steps_only=*/false);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  v1::NvJitLinkTrace trace;
+  ASSERT_TRUE(trace.ParseFromString(whole->trace));
+  ASSERT_EQ(trace.steps_size(), 4);  // create, two adds, complete
+  EXPECT_TRUE(trace.complete());
+  for (const v1::NvJitLinkStep& step : trace.steps()) {
+    EXPECT_EQ(step.result(), 0);
+  }
+  EXPECT_EQ(trace.cubin_size_result(), 0);
+  EXPECT_FALSE(whole->cubin.empty());
+  EXPECT_FALSE(whole->hit);
+
+  for (size_t first = 0; first <= inputs.size(); ++first) {
+    const std::vector<Client::LinkInput> prefix(inputs.begin(),
+                                                inputs.begin() + first);
+    auto recorded = client_->LinkAsCalled(prefix, options, true);
+    ASSERT_TRUE(recorded.ok()) << first << ": " << recorded.status();
+    v1::NvJitLinkTrace part;
+    ASSERT_TRUE(part.ParseFromString(recorded->trace));
+    EXPECT_EQ(part.steps_size(), static_cast<int>(first) + 1);
+    EXPECT_FALSE(part.complete());
+    EXPECT_TRUE(recorded->hit);
+  }
+  // Another name for the same bytes: nvJitLink's messages would differ.
+  inputs[0].name = "renamed";
+  EXPECT_TRUE(
+      absl::IsNotFound(client_->LinkAsCalled(inputs, options, true).status()));
+  auto again =
+      client_->LinkAsCalled({inputs[1]}, {"-arch=sm_90", "-lto", "-O3"}, true);
+  EXPECT_TRUE(absl::IsNotFound(again.status()));
+  stats = client_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->compiles, 3u);  // one link, however often asked
+  // An option nvJitLink would see cut short is refused.
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      client_
+          ->LinkAsCalled(inputs, {std::string("-arch=sm_90\0-lto", 16)}, false)
+          .status()));
 }
 
 TEST_F(LinkTest, ChangingOneInputChangesTheLinkKey) {

@@ -181,6 +181,24 @@ class Client {
                                     const std::vector<std::string>& options,
                                     CodeType target) const;
 
+  // nvJitLink's C API as a caller drove it (libnvJitLink.so.13): options as
+  // spelled, inputs with their names, each naming its digest and carrying
+  // its bytes: sent with the request when `send_bytes` (a link the daemon
+  // is not expected to have), else only if the daemon lacks them. `trace` is a
+  // serialized jitcache.v1.NvJitLinkTrace; `cubin` the linked cubin when
+  // there is one. With `steps_only`, what the daemon recorded for
+  // nvJitLinkCreate and these inputs' adds (NOT_FOUND when it has none);
+  // otherwise the whole link, run on a miss.
+  struct LinkTraceAnswer {
+    std::string trace;
+    std::string cubin;
+    bool hit = false;
+  };
+  absl::StatusOr<LinkTraceAnswer> LinkAsCalled(
+      const std::vector<LinkInput>& inputs,
+      const std::vector<std::string>& options, bool steps_only,
+      bool send_bytes = false) const;
+
   const std::string& socket_path() const;
 
  private:

@@ -18,7 +18,14 @@ def loaded_nvrtc():
     return sorted(p for p in paths if "builtins" not in p)
 
 
+def loaded_nvjitlink():
+    with open("/proc/self/maps") as f:
+        return sorted({line.split()[-1] for line in f
+                       if "nvJitLink" in line and "/" in line})
+
+
 def report(package, ok, detail=""):
     print(f"{package}: {'correct' if ok else 'WRONG'} {detail} "
-          f"libnvrtc={loaded_nvrtc()}", flush=True)
+          f"libnvrtc={loaded_nvrtc()} libnvJitLink={loaded_nvjitlink()}",
+          flush=True)
     sys.exit(0 if ok else 1)

@@ -1,0 +1,652 @@
+// libnvJitLink.so.13 from jitcache: nvJitLink's C API, answered by the
+// node's jitcached when it can, and by the real nvJitLink otherwise, with
+// identical results. A program picks it up, unmodified, through LD_PRELOAD
+// (or this library's directory first on LD_LIBRARY_PATH); see README:
+// "Links through nvJitLink".
+//
+// nvJitLink answers every call at once (an input is checked, PTX assembled,
+// when it is added), so a link cannot wait for its last call to go to the
+// daemon. The daemon keeps, for each link it ran as a caller drove it,
+// what the real nvJitLink answered to each call, under keys of the link's
+// first steps (the options; the options and the first input; ...). Each
+// call here asks for the record of the steps so far and answers from it.
+// When the daemon has none, the link goes on in the real nvJitLink, in
+// this process; at nvJitLinkComplete the daemon is asked for the whole
+// link, and its answer is used only if every call the real nvJitLink
+// answered here was answered the same there (otherwise the real one
+// completes it). Whatever the daemon cannot answer exactly (an option
+// that prints timings, nvJitLinkAddFile, a call out of the usual order)
+// goes to the real nvJitLink, opened by path from $JITCACHE_REAL_NVJITLINK,
+// else $CUDA_HOME/lib64, else /usr/local/cuda/lib64; the calls made so
+// far are replayed there first.
+//
+// JITCACHE_NVJITLINK_VERBOSE=1 says on stderr why a link went to the real
+// nvJitLink; JITCACHE_NVJITLINK_DISABLE=1 sends every link there.
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "common/digest.h"
+#include "jitcache/client.h"
+#include "jitcache/v1/jitcache.pb.h"
+
+// nvJitLink.h defines its API as inline wrappers of versioned symbols; this
+// library defines both, so it spells the ABI itself.
+extern "C" {
+typedef struct nvJitLink* nvJitLinkHandle;
+typedef int nvJitLinkResult;
+typedef int nvJitLinkInputType;
+}
+
+namespace {
+
+constexpr nvJitLinkResult kSuccess = 0;
+constexpr nvJitLinkResult kInternal = 6;
+
+// The input types nvJitLink numbers (nvJitLink.h); others go to it as they
+// are.
+std::optional<jitcache::CodeType> KindOf(nvJitLinkInputType type) {
+  switch (type) {
+    case 1:
+      return jitcache::CodeType::kCubin;
+    case 2:
+      return jitcache::CodeType::kPtx;
+    case 3:
+      return jitcache::CodeType::kLtoir;
+    case 4:
+      return jitcache::CodeType::kFatbin;
+    case 5:
+      return jitcache::CodeType::kObject;
+    case 6:
+      return jitcache::CodeType::kLibrary;
+    default:
+      return std::nullopt;
+  }
+}
+
+#define JITCACHE_NVJITLINK_FUNCTIONS(X)                                     \
+  X(nvJitLinkCreate, nvJitLinkResult, nvJitLinkHandle*, uint32_t,           \
+    const char**)                                                           \
+  X(nvJitLinkDestroy, nvJitLinkResult, nvJitLinkHandle*)                    \
+  X(nvJitLinkAddData, nvJitLinkResult, nvJitLinkHandle, nvJitLinkInputType, \
+    const void*, size_t, const char*)                                       \
+  X(nvJitLinkAddFile, nvJitLinkResult, nvJitLinkHandle, nvJitLinkInputType, \
+    const char*)                                                            \
+  X(nvJitLinkComplete, nvJitLinkResult, nvJitLinkHandle)                    \
+  X(nvJitLinkGetLinkedCubinSize, nvJitLinkResult, nvJitLinkHandle, size_t*) \
+  X(nvJitLinkGetLinkedCubin, nvJitLinkResult, nvJitLinkHandle, void*)       \
+  X(nvJitLinkGetLinkedPtxSize, nvJitLinkResult, nvJitLinkHandle, size_t*)   \
+  X(nvJitLinkGetLinkedPtx, nvJitLinkResult, nvJitLinkHandle, char*)         \
+  X(nvJitLinkGetErrorLogSize, nvJitLinkResult, nvJitLinkHandle, size_t*)    \
+  X(nvJitLinkGetErrorLog, nvJitLinkResult, nvJitLinkHandle, char*)          \
+  X(nvJitLinkGetInfoLogSize, nvJitLinkResult, nvJitLinkHandle, size_t*)     \
+  X(nvJitLinkGetInfoLog, nvJitLinkResult, nvJitLinkHandle, char*)           \
+  X(nvJitLinkVersion, nvJitLinkResult, unsigned int*, unsigned int*)
+
+// The real nvJitLink, loaded on first need.
+struct Real {
+  void* lib = nullptr;
+#define JITCACHE_NVJITLINK_MEMBER(name, ret, ...) \
+  ret (*name)(__VA_ARGS__) = nullptr;
+  JITCACHE_NVJITLINK_FUNCTIONS(JITCACHE_NVJITLINK_MEMBER)
+#undef JITCACHE_NVJITLINK_MEMBER
+};
+
+const Real& RealNvJitLink() {
+  static const Real* real = [] {
+    auto* r = new Real();
+    std::string path;
+    if (const char* p = getenv("JITCACHE_REAL_NVJITLINK"); p != nullptr && *p) {
+      path = p;
+    } else {
+      const char* home = getenv("CUDA_HOME");
+      path = std::string(home != nullptr && *home ? home : "/usr/local/cuda") +
+             "/lib64/libnvJitLink.so.13";
+    }
+    // By path: a bare name would find this library again.
+    r->lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (r->lib == nullptr) {
+      std::fprintf(stderr, "jitcache libnvJitLink: cannot open %s: %s\n",
+                   path.c_str(), dlerror());
+      return r;
+    }
+#define JITCACHE_NVJITLINK_RESOLVE(name, ...) \
+  r->name = reinterpret_cast<decltype(r->name)>(dlsym(r->lib, #name));
+    JITCACHE_NVJITLINK_FUNCTIONS(JITCACHE_NVJITLINK_RESOLVE)
+#undef JITCACHE_NVJITLINK_RESOLVE
+    return r;
+  }();
+  return *real;
+}
+
+bool Verbose() {
+  static const bool verbose = [] {
+    const char* v = getenv("JITCACHE_NVJITLINK_VERBOSE");
+    return v != nullptr && *v && std::strcmp(v, "0") != 0;
+  }();
+  return verbose;
+}
+
+// One connection to the daemon for the process.
+const jitcache::Client* Daemon() {
+  static const jitcache::Client* client = []() -> const jitcache::Client* {
+    if (const char* off = getenv("JITCACHE_NVJITLINK_DISABLE");
+        off != nullptr && *off && std::strcmp(off, "0") != 0) {
+      return nullptr;
+    }
+    jitcache::ClientOptions options;
+    options.local_fallback = false;
+    absl::StatusOr<jitcache::Client> c = jitcache::Client::Connect(options);
+    return c.ok() ? new jitcache::Client(*std::move(c)) : nullptr;
+  }();
+  return client;
+}
+
+// Options whose answers depend on the moment: a recorded answer would not
+// be the real one.
+bool Reproducible(const std::vector<std::string>& options) {
+  for (const std::string& o : options) {
+    // -time: timings in the info log; -verbose and ptxas's -v: its
+    // "Compile time" line.
+    if (o == "-time" || absl::StartsWith(o, "-time=") || o == "-verbose" ||
+        (absl::StartsWith(o, "-Xptxas") && absl::StrContains(o, "-v"))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A link as the caller sees it: answered from the daemon's record while
+// there is one, then by a real nvJitLink handle holding the same calls.
+struct Link {
+  std::mutex mu;
+  std::vector<std::string> options;
+  std::vector<jitcache::Client::LinkInput> inputs;
+  std::vector<nvJitLinkInputType> types;  // as the caller gave them
+  // What each call made so far answered (from the daemon or the real
+  // nvJitLink): the last step's logs are the handle's logs now.
+  jitcache::v1::NvJitLinkTrace answered;
+  bool eligible = true;  // the daemon may answer this link
+  nvJitLinkHandle real = nullptr;
+  bool completed = false;
+  // Set once the daemon answered nvJitLinkComplete: outputs and logs from
+  // its record.
+  bool daemon_completed = false;
+  std::string cubin;
+};
+
+Link* Of(nvJitLinkHandle h) { return reinterpret_cast<Link*>(h); }
+
+void Why(const char* what) {
+  if (Verbose()) {
+    std::fprintf(stderr, "jitcache libnvJitLink: the real nvJitLink: %s\n",
+                 what);
+  }
+}
+
+// After a real call: what it answered and the logs it left.
+void RecordRealStep(Link& link, nvJitLinkResult result) {
+  const Real& r = RealNvJitLink();
+  jitcache::v1::NvJitLinkStep* step = link.answered.add_steps();
+  step->set_result(result);
+  auto read = [&](nvJitLinkResult (*get_size)(nvJitLinkHandle, size_t*),
+                  nvJitLinkResult (*get)(nvJitLinkHandle, char*),
+                  std::string* text) {
+    size_t size = 0;
+    const nvJitLinkResult s = get_size(link.real, &size);
+    if (s == kSuccess && size > 0) {
+      text->assign(size, '\0');
+      if (get(link.real, text->data()) != kSuccess) text->clear();
+    }
+    return s;
+  };
+  jitcache::v1::NvJitLinkLogs* logs = step->mutable_logs();
+  logs->set_error_size_result(read(r.nvJitLinkGetErrorLogSize,
+                                   r.nvJitLinkGetErrorLog,
+                                   logs->mutable_error_log()));
+  logs->set_info_size_result(read(r.nvJitLinkGetInfoLogSize,
+                                  r.nvJitLinkGetInfoLog,
+                                  logs->mutable_info_log()));
+}
+
+// Moves the link to a real nvJitLink handle: the calls answered so far
+// are made again there (nvJitLink is deterministic: they answer the same).
+// False when the real nvJitLink cannot be had.
+bool Materialize(Link& link) {
+  if (link.real != nullptr) return true;
+  const Real& r = RealNvJitLink();
+  if (r.nvJitLinkCreate == nullptr) return false;
+  std::vector<const char*> argv;
+  for (const std::string& o : link.options) argv.push_back(o.c_str());
+  r.nvJitLinkCreate(&link.real, static_cast<uint32_t>(argv.size()),
+                    argv.data());
+  if (link.real == nullptr) return false;
+  for (size_t i = 0; i < link.inputs.size(); ++i) {
+    const jitcache::Client::LinkInput& in = link.inputs[i];
+    r.nvJitLinkAddData(link.real, link.types[i], in.bytes.data(),
+                       in.bytes.size(), in.name.c_str());
+  }
+  if (link.completed) r.nvJitLinkComplete(link.real);
+  link.daemon_completed = false;
+  return true;
+}
+
+// The daemon's record of the calls so far, when it has one that answers
+// them all.
+struct Record {
+  jitcache::v1::NvJitLinkTrace trace;
+  std::string cubin;
+};
+
+std::optional<Record> Recorded(const Link& link, bool complete) {
+  const jitcache::Client* daemon = Daemon();
+  if (daemon == nullptr || !link.eligible) return std::nullopt;
+  // A link answered here by the real nvJitLink so far is one the daemon
+  // has no record of: its inputs go with the request.
+  absl::StatusOr<jitcache::Client::LinkTraceAnswer> answer =
+      daemon->LinkAsCalled(link.inputs, link.options, !complete,
+                           /*send_bytes=*/link.real != nullptr);
+  if (!answer.ok()) {
+    if (Verbose() && !absl::IsNotFound(answer.status())) {
+      std::fprintf(stderr, "jitcache libnvJitLink: the daemon: %s\n",
+                   answer.status().ToString().c_str());
+    }
+    return std::nullopt;
+  }
+  Record record;
+  if (!record.trace.ParseFromString(answer->trace)) return std::nullopt;
+  // A record answers only if it holds every call made so far: the daemon
+  // stops after a refused nvJitLinkCreate, whose later calls the real
+  // nvJitLink answers (or crashes on) in this process.
+  const int steps = static_cast<int>(link.inputs.size()) + (complete ? 2 : 1);
+  if (!record.trace.handle_created() || record.trace.steps_size() != steps ||
+      record.trace.complete() != complete) {
+    return std::nullopt;
+  }
+  record.cubin = std::move(answer->cubin);
+  return record;
+}
+
+// The step the daemon's record answers now (its last).
+const jitcache::v1::NvJitLinkStep& Last(const Link& link) {
+  return link.answered.steps(link.answered.steps_size() - 1);
+}
+
+// nvJitLink's answer when a handle's state is beyond the real library (it
+// could not be loaded): an internal error, as nvJitLink's own would be.
+nvJitLinkResult Unavailable() {
+  std::fprintf(stderr,
+               "jitcache libnvJitLink: the real nvJitLink cannot be loaded\n");
+  return kInternal;
+}
+
+// A log read from the daemon's record: the last step's.
+nvJitLinkResult LogSize(Link& link, bool error, size_t* size,
+                        nvJitLinkResult (*Real::*real)(nvJitLinkHandle,
+                                                       size_t*)) {
+  if (link.real == nullptr && link.answered.steps_size() > 0) {
+    const jitcache::v1::NvJitLinkLogs& logs = Last(link).logs();
+    const int result =
+        error ? logs.error_size_result() : logs.info_size_result();
+    if (result == kSuccess && size != nullptr) {
+      *size = (error ? logs.error_log() : logs.info_log()).size();
+      return kSuccess;
+    }
+  }
+  if (!Materialize(link)) return Unavailable();
+  return (RealNvJitLink().*real)(link.real, size);
+}
+
+nvJitLinkResult LogText(Link& link, bool error, char* out,
+                        nvJitLinkResult (*Real::*real)(nvJitLinkHandle,
+                                                       char*)) {
+  if (link.real == nullptr && link.answered.steps_size() > 0 &&
+      out != nullptr) {
+    const jitcache::v1::NvJitLinkLogs& logs = Last(link).logs();
+    const int result =
+        error ? logs.error_size_result() : logs.info_size_result();
+    if (result == kSuccess) {
+      const std::string& text = error ? logs.error_log() : logs.info_log();
+      std::memcpy(out, text.data(), text.size());
+      return kSuccess;
+    }
+  }
+  if (!Materialize(link)) return Unavailable();
+  return (RealNvJitLink().*real)(link.real, out);
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkCreate(
+    nvJitLinkHandle* handle, uint32_t num_options, const char** options) {
+  if (handle == nullptr || (num_options > 0 && options == nullptr)) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkCreate != nullptr
+               ? r.nvJitLinkCreate(handle, num_options, options)
+               : Unavailable();
+  }
+  auto link = std::make_unique<Link>();
+  for (uint32_t i = 0; i < num_options; ++i) {
+    if (options[i] == nullptr) {
+      link->eligible = false;
+      break;
+    }
+    link->options.push_back(options[i]);
+  }
+  link->eligible = link->eligible && Reproducible(link->options);
+  if (std::optional<Record> record = Recorded(*link, false)) {
+    link->answered = std::move(record->trace);
+    *handle = reinterpret_cast<nvJitLinkHandle>(link.release());
+    return Last(*Of(*handle)).result();
+  }
+  Why(link->eligible ? "no record of nvJitLinkCreate with these options"
+                     : "options the daemon cannot answer exactly");
+  const Real& r = RealNvJitLink();
+  if (r.nvJitLinkCreate == nullptr) return Unavailable();
+  const nvJitLinkResult result =
+      r.nvJitLinkCreate(&link->real, num_options, options);
+  if (link->real == nullptr) {
+    *handle = nullptr;
+    return result;
+  }
+  RecordRealStep(*link, result);
+  *handle = reinterpret_cast<nvJitLinkHandle>(link.release());
+  return result;
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkDestroy(
+    nvJitLinkHandle* handle) {
+  if (handle == nullptr || *handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkDestroy != nullptr ? r.nvJitLinkDestroy(handle)
+                                         : Unavailable();
+  }
+  Link* link = Of(*handle);
+  nvJitLinkResult result = kSuccess;
+  if (link->real != nullptr) {
+    result = RealNvJitLink().nvJitLinkDestroy(&link->real);
+  }
+  delete link;
+  *handle = nullptr;
+  return result;
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
+    nvJitLinkHandle handle, nvJitLinkInputType type, const void* data,
+    size_t size, const char* name) {
+  if (handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkAddData != nullptr
+               ? r.nvJitLinkAddData(handle, type, data, size, name)
+               : Unavailable();
+  }
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  const std::optional<jitcache::CodeType> kind = KindOf(type);
+  if (link.completed || !kind.has_value() || data == nullptr || size == 0 ||
+      name == nullptr) {
+    // Nothing the daemon keeps answers these.
+    Why("an input the daemon does not take, or an add after completion");
+    link.eligible = false;
+    if (!Materialize(link)) return Unavailable();
+    return RealNvJitLink().nvJitLinkAddData(link.real, type, data, size, name);
+  }
+  jitcache::Client::LinkInput input;
+  input.kind = *kind;
+  input.name = name;
+  input.bytes.assign(static_cast<const char*>(data), size);
+  input.digest = jitcache::Digest::Of(input.bytes).Hex();
+  link.inputs.push_back(std::move(input));
+  link.types.push_back(type);
+  if (link.real == nullptr) {
+    if (std::optional<Record> record = Recorded(link, false)) {
+      link.answered = std::move(record->trace);
+      return Last(link).result();
+    }
+    Why("no record of these inputs");
+    input = std::move(link.inputs.back());
+    link.inputs.pop_back();
+    link.types.pop_back();
+    if (!Materialize(link)) return Unavailable();
+    link.inputs.push_back(std::move(input));
+    link.types.push_back(type);
+  }
+  const jitcache::Client::LinkInput& added = link.inputs.back();
+  const nvJitLinkResult result =
+      RealNvJitLink().nvJitLinkAddData(link.real, type, added.bytes.data(),
+                                       added.bytes.size(), added.name.c_str());
+  RecordRealStep(link, result);
+  return result;
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddFile(
+    nvJitLinkHandle handle, nvJitLinkInputType type, const char* file) {
+  if (handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkAddFile != nullptr
+               ? r.nvJitLinkAddFile(handle, type, file)
+               : Unavailable();
+  }
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  // The real nvJitLink reads the file (and names it) its own way.
+  Why("nvJitLinkAddFile");
+  link.eligible = false;
+  if (!Materialize(link)) return Unavailable();
+  return RealNvJitLink().nvJitLinkAddFile(link.real, type, file);
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
+    nvJitLinkHandle handle) {
+  if (handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkComplete != nullptr ? r.nvJitLinkComplete(handle)
+                                          : Unavailable();
+  }
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  // The daemon links only what nvJitLinkCreate accepted (see Recorded).
+  const bool created = link.answered.steps_size() > 0 &&
+                       link.answered.steps(0).result() == kSuccess;
+  if (!link.completed && created) {
+    if (std::optional<Record> record = Recorded(link, true)) {
+      // Used only if every call answered so far was answered the same by
+      // the daemon's nvJitLink.
+      const jitcache::v1::NvJitLinkTrace& trace = record->trace;
+      bool same = trace.steps_size() == link.answered.steps_size() + 1;
+      for (int i = 0; same && i < link.answered.steps_size(); ++i) {
+        same = trace.steps(i).SerializeAsString() ==
+               link.answered.steps(i).SerializeAsString();
+      }
+      if (same) {
+        if (link.real != nullptr) {
+          RealNvJitLink().nvJitLinkDestroy(&link.real);
+        }
+        link.answered = std::move(record->trace);
+        link.cubin = std::move(record->cubin);
+        link.completed = true;
+        link.daemon_completed = true;
+        return Last(link).result();
+      }
+      Why("the daemon's nvJitLink answered an earlier call differently");
+    }
+  }
+  if (!Materialize(link)) return Unavailable();
+  link.completed = true;
+  return RealNvJitLink().nvJitLinkComplete(link.real);
+}
+
+// An output read after nvJitLinkComplete: from the daemon's record when it
+// completed the link.
+__attribute__((visibility("default"))) nvJitLinkResult
+nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) {
+  if (handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkGetLinkedCubinSize != nullptr
+               ? r.nvJitLinkGetLinkedCubinSize(handle, size)
+               : Unavailable();
+  }
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  if (link.daemon_completed && size != nullptr &&
+      link.answered.cubin_size_result() == kSuccess) {
+    *size = link.cubin.size();
+    return kSuccess;
+  }
+  if (!Materialize(link)) return Unavailable();
+  return RealNvJitLink().nvJitLinkGetLinkedCubinSize(link.real, size);
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedCubin(
+    nvJitLinkHandle handle, void* cubin) {
+  if (handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkGetLinkedCubin != nullptr
+               ? r.nvJitLinkGetLinkedCubin(handle, cubin)
+               : Unavailable();
+  }
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  if (link.daemon_completed && cubin != nullptr &&
+      link.answered.cubin_result() == kSuccess) {
+    std::memcpy(cubin, link.cubin.data(), link.cubin.size());
+    return kSuccess;
+  }
+  if (!Materialize(link)) return Unavailable();
+  return RealNvJitLink().nvJitLinkGetLinkedCubin(link.real, cubin);
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult
+nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) {
+  if (handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkGetLinkedPtxSize != nullptr
+               ? r.nvJitLinkGetLinkedPtxSize(handle, size)
+               : Unavailable();
+  }
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  if (link.daemon_completed && size != nullptr &&
+      link.answered.ptx_size_result() == kSuccess) {
+    *size = link.answered.ptx().size();
+    return kSuccess;
+  }
+  if (!Materialize(link)) return Unavailable();
+  return RealNvJitLink().nvJitLinkGetLinkedPtxSize(link.real, size);
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedPtx(
+    nvJitLinkHandle handle, char* ptx) {
+  if (handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkGetLinkedPtx != nullptr
+               ? r.nvJitLinkGetLinkedPtx(handle, ptx)
+               : Unavailable();
+  }
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  if (link.daemon_completed && ptx != nullptr &&
+      link.answered.ptx_result() == kSuccess) {
+    const std::string& text = link.answered.ptx();
+    std::memcpy(ptx, text.data(), text.size());
+    return kSuccess;
+  }
+  if (!Materialize(link)) return Unavailable();
+  return RealNvJitLink().nvJitLinkGetLinkedPtx(link.real, ptx);
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLogSize(
+    nvJitLinkHandle handle, size_t* size) {
+  if (handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkGetErrorLogSize != nullptr
+               ? r.nvJitLinkGetErrorLogSize(handle, size)
+               : Unavailable();
+  }
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  return LogSize(link, true, size, &Real::nvJitLinkGetErrorLogSize);
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLog(
+    nvJitLinkHandle handle, char* log) {
+  if (handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkGetErrorLog != nullptr
+               ? r.nvJitLinkGetErrorLog(handle, log)
+               : Unavailable();
+  }
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  return LogText(link, true, log, &Real::nvJitLinkGetErrorLog);
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLogSize(
+    nvJitLinkHandle handle, size_t* size) {
+  if (handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkGetInfoLogSize != nullptr
+               ? r.nvJitLinkGetInfoLogSize(handle, size)
+               : Unavailable();
+  }
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  return LogSize(link, false, size, &Real::nvJitLinkGetInfoLogSize);
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLog(
+    nvJitLinkHandle handle, char* log) {
+  if (handle == nullptr) {
+    const Real& r = RealNvJitLink();
+    return r.nvJitLinkGetInfoLog != nullptr ? r.nvJitLinkGetInfoLog(handle, log)
+                                            : Unavailable();
+  }
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  return LogText(link, false, log, &Real::nvJitLinkGetInfoLog);
+}
+
+__attribute__((visibility("default"))) nvJitLinkResult nvJitLinkVersion(
+    unsigned int* major, unsigned int* minor) {
+  const Real& r = RealNvJitLink();
+  return r.nvJitLinkVersion != nullptr ? r.nvJitLinkVersion(major, minor)
+                                       : Unavailable();
+}
+
+// The versioned names nvJitLink.h's inline wrappers call.
+#define JITCACHE_NVJITLINK_VERSIONED(name, ...)        \
+  __attribute__((visibility("default"), alias(#name))) \
+  nvJitLinkResult __##name##_13_0(__VA_ARGS__);
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkCreate, nvJitLinkHandle*, uint32_t,
+                             const char**)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkDestroy, nvJitLinkHandle*)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkAddData, nvJitLinkHandle,
+                             nvJitLinkInputType, const void*, size_t,
+                             const char*)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkAddFile, nvJitLinkHandle,
+                             nvJitLinkInputType, const char*)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkComplete, nvJitLinkHandle)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkGetLinkedCubinSize, nvJitLinkHandle,
+                             size_t*)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkGetLinkedCubin, nvJitLinkHandle, void*)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkGetLinkedPtxSize, nvJitLinkHandle,
+                             size_t*)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkGetLinkedPtx, nvJitLinkHandle, char*)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkGetErrorLogSize, nvJitLinkHandle, size_t*)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkGetErrorLog, nvJitLinkHandle, char*)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkGetInfoLogSize, nvJitLinkHandle, size_t*)
+JITCACHE_NVJITLINK_VERSIONED(nvJitLinkGetInfoLog, nvJitLinkHandle, char*)
+#undef JITCACHE_NVJITLINK_VERSIONED
+
+}  // extern "C"

@@ -1,0 +1,227 @@
+// libnvJitLink.so.13 against the real nvJitLink. One C program
+// (tests/testing/nvjitlink_case.c) drives a link and prints every call's
+// result, both logs after each call, and both outputs. For each case it
+// runs once with the toolkit's nvJitLink (the oracle), then twice with
+// ours in front (LD_LIBRARY_PATH): a miss, and in a new process a hit that
+// the real nvJitLink never answers. All three must print and write the
+// same bytes. The cases cover the option spellings programs pass and the
+// error paths: refused options, a missing -arch, bad inputs, unresolved
+// symbols, a link that goes on after a failed add.
+#include <sys/stat.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "jitcache/client.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_env.h"
+
+namespace jitcache {
+namespace {
+
+using testing::ProcessResult;
+
+// nvJitLinkInputType's numbers.
+constexpr int kCubin = 1, kPtx = 2, kLtoir = 3;
+
+struct Case {
+  std::string name;
+  std::vector<std::string> steps;  // the driver's arguments after OUTDIR
+  // The second process is answered by the daemon alone. Not so for a link
+  // never completed, or one nvJitLinkCreate refused: the real nvJitLink
+  // answers (13.0 crashes in nvJitLinkComplete after a refused create,
+  // and ends the process on an unknown architecture), in the caller's
+  // process as it would without us.
+  bool hits = true;
+};
+
+class NvJitLinkDifferential : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(daemon_.Start().ok()) << daemon_.Log();
+    absl::StatusOr<Client> client =
+        Client::Connect({.socket_path = daemon_.socket()});
+    ASSERT_TRUE(client.ok());
+    client_.emplace(*std::move(client));
+    // Inputs made by NVRTC through the daemon (byte-identical to NVRTC's).
+    const std::string caller =
+        "extern __device__ float f(float);\n"
+        "extern \"C\" __global__ void k(float* x) "
+        "{ x[threadIdx.x] = f(x[threadIdx.x]); }\n";
+    const std::string callee =
+        "__device__ float f(float v) { return v * v + 1.0f; }\n";
+    Make("caller.ltoir", caller, "caller.cu", CodeType::kLtoir);
+    Make("callee.ltoir", callee, "callee.cu", CodeType::kLtoir);
+    Make("caller.ptx", caller, "caller.cu", CodeType::kPtx);
+    Make("callee.ptx", callee, "callee.cu", CodeType::kPtx);
+    Make("callee.cubin", callee, "callee.cu", CodeType::kCubin);
+    testing::WriteFile(dir_.Sub("garbage"), "this is not an object\n");
+    testing::WriteFile(dir_.Sub("bad.ptx"),
+                       ".version 9.0\n.target sm_90\n.address_size 64\n"
+                       ".visible .entry broken() { bogus.instruction; }\n");
+  }
+
+  void Make(const std::string& file, const std::string& source,
+            const std::string& name, CodeType target) {
+    ProgramOptions options;
+    options.arch = target == CodeType::kPtx ? "compute_90" : "sm_90";
+    options.relocatable_device_code = true;
+    absl::StatusOr<ObjectCode> code =
+        client_->Compile(Program(source, name), options, target);
+    ASSERT_TRUE(code.ok()) << code.status();
+    testing::WriteFile(dir_.Sub(file), code->bytes);
+  }
+
+  std::string In(const std::string& file) const { return dir_.Sub(file); }
+
+  ProcessResult Run(const std::string& out, const Case& c, bool ours) {
+    mkdir(dir_.Sub(out).c_str(), 0700);
+    std::vector<std::string> argv = {"/usr/bin/env"};
+    if (ours) {
+      argv.push_back(std::string("LD_LIBRARY_PATH=") + JITCACHE_NVJITLINK_DIR);
+      argv.push_back("JITCACHE_SOCKET=" + daemon_.socket());
+      argv.push_back("JITCACHE_NVJITLINK_VERBOSE=1");
+    }
+    argv.push_back(JITCACHE_NVJITLINK_CASE);
+    argv.push_back(dir_.Sub(out));
+    argv.insert(argv.end(), c.steps.begin(), c.steps.end());
+    return testing::RunProcess(argv);
+  }
+
+  void ExpectSame(const std::string& real, const std::string& ours,
+                  const std::string& label) {
+    for (const char* file : {"report", "linked.cubin", "linked.ptx"}) {
+      EXPECT_EQ(testing::ReadFile(dir_.Sub(real + "/" + file)),
+                testing::ReadFile(dir_.Sub(ours + "/" + file)))
+          << label << ": " << file << " differs from the real nvJitLink's";
+    }
+  }
+
+  testing::TempDir dir_;
+  testing::DaemonProcess daemon_{dir_.Sub("jc.sock"), ":memory:"};
+  std::optional<Client> client_;
+};
+
+std::vector<std::string> Add(int type, const std::string& name,
+                             const std::string& path) {
+  return {"-a", std::to_string(type), name, path};
+}
+
+TEST_F(NvJitLinkDifferential, EveryCaseMatchesTheRealNvJitLinkMissAndHit) {
+  auto steps = [](std::vector<std::string> options,
+                  std::vector<std::vector<std::string>> adds, bool complete) {
+    std::vector<std::string> out;
+    for (const std::string& o : options) {
+      out.push_back("-o");
+      out.push_back(o);
+    }
+    for (const auto& a : adds) out.insert(out.end(), a.begin(), a.end());
+    if (complete) out.push_back("-c");
+    return out;
+  };
+  const auto lto_pair = std::vector<std::vector<std::string>>{
+      Add(kLtoir, "caller.ltoir", In("caller.ltoir")),
+      Add(kLtoir, "callee.ltoir", In("callee.ltoir"))};
+  const auto ptx_pair = std::vector<std::vector<std::string>>{
+      Add(kPtx, "caller.ptx", In("caller.ptx")),
+      Add(kPtx, "callee.ptx", In("callee.ptx"))};
+  const std::vector<Case> cases = {
+      {"lto", steps({"-arch=sm_90", "-lto"}, lto_pair, true)},
+      {"lto-O3-ftz",
+       steps({"-arch=sm_90", "-lto", "-O3", "-ftz=true"}, lto_pair, true)},
+      {"lto-ptx-out", steps({"-arch=sm_90", "-lto", "-ptx"}, lto_pair, true)},
+      {"lto-lineinfo-maxrreg",
+       steps({"-arch=sm_90", "-lto", "-lineinfo", "-maxrregcount=32"}, lto_pair,
+             true)},
+      // ("-arch" "sm_90" as two options crashes the real nvJitLink 13.0.)
+      {"lto-arch-twice",
+       steps({"-arch=sm_90", "-lto", "-arch=sm_90"}, lto_pair, true)},
+      {"ptx", steps({"-arch=sm_90"}, ptx_pair, true)},
+      {"ptx-and-cubin", steps({"-arch=sm_90"},
+                              {Add(kPtx, "caller.ptx", In("caller.ptx")),
+                               Add(kCubin, "callee.cubin", In("callee.cubin"))},
+                              true)},
+      {"unknown-option", steps({"-arch=sm_90", "-nonsense"}, lto_pair, true),
+       false},
+      {"no-arch", steps({"-lto"}, lto_pair, true), false},
+      {"bad-arch", steps({"-arch=sm_1", "-lto"}, lto_pair, true), false},
+      {"garbage-ltoir", steps({"-arch=sm_90", "-lto"},
+                              {Add(kLtoir, "garbage", In("garbage")),
+                               Add(kLtoir, "callee.ltoir", In("callee.ltoir"))},
+                              true)},
+      // The same bytes under another name: nvJitLink's log names it.
+      {"garbage-renamed",
+       steps({"-arch=sm_90", "-lto"},
+             {Add(kLtoir, "other-garbage", In("garbage")),
+              Add(kLtoir, "callee.ltoir", In("callee.ltoir"))},
+             true)},
+      {"bad-ptx",
+       steps({"-arch=sm_90"}, {Add(kPtx, "bad.ptx", In("bad.ptx"))}, true)},
+      {"ltoir-without-lto", steps({"-arch=sm_90"}, lto_pair, true)},
+      {"unresolved",
+       steps({"-arch=sm_90", "-lto"},
+             {Add(kLtoir, "caller.ltoir", In("caller.ltoir"))}, true)},
+      {"other-name", steps({"-arch=sm_90", "-lto"},
+                           {Add(kLtoir, "renamed", In("caller.ltoir"))}, true)},
+      {"wrong-type",
+       steps({"-arch=sm_90"}, {Add(kCubin, "caller.ptx", In("caller.ptx"))},
+             true)},
+      {"no-complete", steps({"-arch=sm_90", "-lto"}, lto_pair, false), false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ProcessResult real = Run(c.name + "-real", c, false);
+    // (An unknown architecture ends the process before a line is written.)
+    if (c.name != "bad-arch") {
+      ASSERT_FALSE(testing::ReadFile(dir_.Sub(c.name + "-real/report")).empty())
+          << real.output;
+    }
+    ProcessResult miss = Run(c.name + "-miss", c, true);
+    EXPECT_EQ(miss.exit_code, real.exit_code) << miss.output;
+    ExpectSame(c.name + "-real", c.name + "-miss", c.name + " (miss)");
+    absl::StatusOr<DaemonStats> before = client_->Stats();
+    ASSERT_TRUE(before.ok());
+    ProcessResult hit = Run(c.name + "-hit", c, true);
+    EXPECT_EQ(hit.exit_code, real.exit_code) << hit.output;
+    ExpectSame(c.name + "-real", c.name + "-hit", c.name + " (hit)");
+    absl::StatusOr<DaemonStats> after = client_->Stats();
+    ASSERT_TRUE(after.ok());
+    EXPECT_EQ(after->compiler_crashes, before->compiler_crashes);
+    if (!c.hits) continue;
+    // The second process is answered by the daemon's record alone: every
+    // call a hit, nothing linked, the real nvJitLink never asked.
+    EXPECT_FALSE(absl::StrContains(hit.output, "the real nvJitLink"))
+        << hit.output;
+    EXPECT_EQ(after->misses, before->misses);
+    EXPECT_GT(after->hits, before->hits);
+  }
+}
+
+// Options whose answers hold the moment (-time, and the "Compile time"
+// line of -verbose and ptxas's -v) are never answered from a record: the
+// real nvJitLink links them, in the caller's process, every time.
+TEST_F(NvJitLinkDifferential, TimingsAreLeftToTheRealNvJitLink) {
+  for (const std::string option : {"-time", "-verbose", "-Xptxas=-v"}) {
+    const Case c{
+        option,
+        {"-o", "-arch=sm_90", "-o", "-lto", "-o", option, "-a",
+         std::to_string(kLtoir), "caller.ltoir", In("caller.ltoir"), "-a",
+         std::to_string(kLtoir), "callee.ltoir", In("callee.ltoir"), "-c"}};
+    for (int run = 0; run < 2; ++run) {
+      const std::string out = absl::StrCat("timed-", option, "-", run);
+      ProcessResult ours = Run(out, c, true);
+      ASSERT_EQ(ours.exit_code, 0) << ours.output;
+      EXPECT_TRUE(absl::StrContains(ours.output, "the real nvJitLink"))
+          << option << ": " << ours.output;
+      EXPECT_FALSE(testing::ReadFile(dir_.Sub(out + "/linked.cubin")).empty())
+          << option;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace jitcache

@@ -1,0 +1,128 @@
+/* One nvJitLink link, driven the way programs drive it, printing every
+   observable, for the differential tests of libnvJitLink.so.13:
+     jitcache_nvjitlink_case OUTDIR STEP...
+   STEP is `-o OPTION` (an option of nvJitLinkCreate, in order), then
+   `-a TYPE NAME FILE` (nvJitLinkAddData of FILE's bytes, TYPE being
+   nvJitLinkInputType's number), then `-c` (nvJitLinkComplete). After
+   nvJitLinkCreate and after each later call it prints the call's result
+   and both logs as nvJitLinkGet*LogSize / nvJitLinkGet*Log give them;
+   after nvJitLinkComplete, both outputs' sizes and results, writing the
+   outputs to OUTDIR/linked.cubin and OUTDIR/linked.ptx. The report goes to
+   OUTDIR/report. Exit status 0 unless the program itself cannot run. */
+#include <nvJitLink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static FILE* report;
+
+
+static void Logs(nvJitLinkHandle h) {
+  size_t size = 0;
+  nvJitLinkResult r = nvJitLinkGetErrorLogSize(h, &size);
+  fprintf(report, "  error log: %d, %zu bytes\n", (int)r, size);
+  if (r == NVJITLINK_SUCCESS && size > 0) {
+    char* text = malloc(size);
+    fprintf(report, "  read: %d\n", (int)nvJitLinkGetErrorLog(h, text));
+    fwrite(text, 1, size, report);
+    fputc('\n', report);
+    free(text);
+  }
+  size = 0;
+  r = nvJitLinkGetInfoLogSize(h, &size);
+  fprintf(report, "  info log: %d, %zu bytes\n", (int)r, size);
+  if (r == NVJITLINK_SUCCESS && size > 0) {
+    char* text = malloc(size);
+    fprintf(report, "  read: %d\n", (int)nvJitLinkGetInfoLog(h, text));
+    fwrite(text, 1, size, report);
+    fputc('\n', report);
+    free(text);
+  }
+}
+
+static char* Slurp(const char* path, size_t* size) {
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  *size = (size_t)ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* data = malloc(*size + 1);
+  if (fread(data, 1, *size, f) != *size) {
+    fclose(f);
+    free(data);
+    return NULL;
+  }
+  fclose(f);
+  return data;
+}
+
+static void Output(nvJitLinkHandle h, const char* dir, int ptx) {
+  size_t size = 0;
+  nvJitLinkResult r = ptx ? nvJitLinkGetLinkedPtxSize(h, &size)
+                          : nvJitLinkGetLinkedCubinSize(h, &size);
+  fprintf(report, "%s size: %d, %zu bytes\n", ptx ? "ptx" : "cubin", (int)r,
+          size);
+  if (r != NVJITLINK_SUCCESS) return;
+  char* data = malloc(size + 1);
+  r = ptx ? nvJitLinkGetLinkedPtx(h, data) : nvJitLinkGetLinkedCubin(h, data);
+  fprintf(report, "%s read: %d\n", ptx ? "ptx" : "cubin", (int)r);
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/linked.%s", dir, ptx ? "ptx" : "cubin");
+  FILE* f = fopen(path, "wb");
+  if (f != NULL) {
+    fwrite(data, 1, size, f);
+    fclose(f);
+  }
+  free(data);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s OUTDIR STEP...\n", argv[0]);
+    return 2;
+  }
+  const char* dir = argv[1];
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/report", dir);
+  report = fopen(path, "wb");
+  if (report == NULL) return 2;
+  setvbuf(report, NULL, _IONBF, 0);
+  const char* options[64];
+  unsigned n = 0;
+  int i = 2;
+  while (i + 1 < argc && strcmp(argv[i], "-o") == 0 && n < 64) {
+    options[n++] = argv[i + 1];
+    i += 2;
+  }
+  nvJitLinkHandle h = NULL;
+  nvJitLinkResult r = nvJitLinkCreate(&h, n, options);
+  fprintf(report, "create: %d, handle %s\n", (int)r, h ? "given" : "none");
+  if (h == NULL) return 0;
+  Logs(h);
+  for (; i < argc; ++i) {
+    if (strcmp(argv[i], "-a") == 0 && i + 3 < argc) {
+      size_t size = 0;
+      char* data = Slurp(argv[i + 3], &size);
+      if (data == NULL) return 2;
+      r = nvJitLinkAddData(h, (nvJitLinkInputType)atoi(argv[i + 1]), data,
+                           size, argv[i + 2]);
+      fprintf(report, "add %s: %d\n", argv[i + 2], (int)r);
+      free(data);
+      Logs(h);
+      i += 3;
+    } else if (strcmp(argv[i], "-c") == 0) {
+      r = nvJitLinkComplete(h);
+      fprintf(report, "complete: %d\n", (int)r);
+      Logs(h);
+      Output(h, dir, 0);
+      Output(h, dir, 1);
+    } else {
+      fprintf(stderr, "bad step %s\n", argv[i]);
+      return 2;
+    }
+  }
+  r = nvJitLinkDestroy(&h);
+  fprintf(report, "destroy: %d, handle %s\n", (int)r, h ? "kept" : "cleared");
+  fclose(report);
+  return 0;
+}
