@@ -39,8 +39,12 @@ install(FILES ${PROJECT_SOURCE_DIR}/deploy/default/jitcached
 install(FILES ${PROJECT_SOURCE_DIR}/README.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT daemon)
 
+# The shared client library goes with the daemon's package: the NVRTC- and
+# nvJitLink-compatible libraries load it (one copy of the client per
+# process); its development link and headers go with -dev.
 install(TARGETS jitcache_shared EXPORT jitcacheTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT daemon
+    NAMELINK_COMPONENT dev
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/client/include/jitcache
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)

@@ -675,7 +675,7 @@ AsyncResult<ObjectCode> Client::LinkAsync(
   return AsyncResult<ObjectCode>(std::move(state));
 }
 
-absl::StatusOr<Client::LinkTraceAnswer> Client::LinkAsCalled(
+absl::StatusOr<Client::LinkTrace> Client::LinkAsCalled(
     const std::vector<LinkInput>& inputs,
     const std::vector<std::string>& options, bool steps_only,
     bool send_bytes) const {
@@ -720,11 +720,24 @@ absl::StatusOr<Client::LinkTraceAnswer> Client::LinkAsCalled(
   if (!response.has_link_trace()) {
     return absl::InternalError("the daemon answered a link without its trace");
   }
-  LinkTraceAnswer answer;
-  answer.trace = response.link_trace().SerializeAsString();
-  answer.cubin = std::move(*response.mutable_object());
-  answer.hit = response.served() == v1::SERVED_HIT;
-  return answer;
+  const v1::NvJitLinkTrace& t = response.link_trace();
+  LinkTrace trace;
+  trace.handle_created = t.handle_created();
+  for (const v1::NvJitLinkStep& step : t.steps()) {
+    trace.steps.push_back({step.result(), step.logs().error_size_result(),
+                           step.logs().error_log(),
+                           step.logs().info_size_result(),
+                           step.logs().info_log()});
+  }
+  trace.complete = t.complete();
+  trace.cubin_size_result = t.cubin_size_result();
+  trace.cubin_result = t.cubin_result();
+  trace.ptx_size_result = t.ptx_size_result();
+  trace.ptx_result = t.ptx_result();
+  trace.ptx = t.ptx();
+  trace.cubin = std::move(*response.mutable_object());
+  trace.hit = response.served() == v1::SERVED_HIT;
+  return trace;
 }
 
 }  // namespace jitcache

@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -37,7 +38,6 @@
 #include "absl/strings/match.h"
 #include "common/digest.h"
 #include "jitcache/client.h"
-#include "jitcache/v1/jitcache.pb.h"
 
 // nvJitLink.h defines its API as inline wrappers of versioned symbols; this
 // library defines both, so it spells the ABI itself.
@@ -174,14 +174,13 @@ struct Link {
   std::vector<nvJitLinkInputType> types;  // as the caller gave them
   // What each call made so far answered (from the daemon or the real
   // nvJitLink): the last step's logs are the handle's logs now.
-  jitcache::v1::NvJitLinkTrace answered;
+  jitcache::Client::LinkTrace answered;
   bool eligible = true;  // the daemon may answer this link
   nvJitLinkHandle real = nullptr;
   bool completed = false;
   // Set once the daemon answered nvJitLinkComplete: outputs and logs from
   // its record.
   bool daemon_completed = false;
-  std::string cubin;
 };
 
 Link* Of(nvJitLinkHandle h) { return reinterpret_cast<Link*>(h); }
@@ -196,8 +195,8 @@ void Why(const char* what) {
 // After a real call: what it answered and the logs it left.
 void RecordRealStep(Link& link, nvJitLinkResult result) {
   const Real& r = RealNvJitLink();
-  jitcache::v1::NvJitLinkStep* step = link.answered.add_steps();
-  step->set_result(result);
+  jitcache::Client::NvJitLinkStep step;
+  step.result = result;
   auto read = [&](nvJitLinkResult (*get_size)(nvJitLinkHandle, size_t*),
                   nvJitLinkResult (*get)(nvJitLinkHandle, char*),
                   std::string* text) {
@@ -209,13 +208,11 @@ void RecordRealStep(Link& link, nvJitLinkResult result) {
     }
     return s;
   };
-  jitcache::v1::NvJitLinkLogs* logs = step->mutable_logs();
-  logs->set_error_size_result(read(r.nvJitLinkGetErrorLogSize,
-                                   r.nvJitLinkGetErrorLog,
-                                   logs->mutable_error_log()));
-  logs->set_info_size_result(read(r.nvJitLinkGetInfoLogSize,
-                                  r.nvJitLinkGetInfoLog,
-                                  logs->mutable_info_log()));
+  step.error_size_result =
+      read(r.nvJitLinkGetErrorLogSize, r.nvJitLinkGetErrorLog, &step.error_log);
+  step.info_size_result =
+      read(r.nvJitLinkGetInfoLogSize, r.nvJitLinkGetInfoLog, &step.info_log);
+  link.answered.steps.push_back(std::move(step));
 }
 
 // Moves the link to a real nvJitLink handle: the calls answered so far
@@ -242,17 +239,13 @@ bool Materialize(Link& link) {
 
 // The daemon's record of the calls so far, when it has one that answers
 // them all.
-struct Record {
-  jitcache::v1::NvJitLinkTrace trace;
-  std::string cubin;
-};
-
-std::optional<Record> Recorded(const Link& link, bool complete) {
+std::optional<jitcache::Client::LinkTrace> Recorded(const Link& link,
+                                                    bool complete) {
   const jitcache::Client* daemon = Daemon();
   if (daemon == nullptr || !link.eligible) return std::nullopt;
   // A link answered here by the real nvJitLink so far is one the daemon
   // has no record of: its inputs go with the request.
-  absl::StatusOr<jitcache::Client::LinkTraceAnswer> answer =
+  absl::StatusOr<jitcache::Client::LinkTrace> answer =
       daemon->LinkAsCalled(link.inputs, link.options, !complete,
                            /*send_bytes=*/link.real != nullptr);
   if (!answer.ok()) {
@@ -262,23 +255,20 @@ std::optional<Record> Recorded(const Link& link, bool complete) {
     }
     return std::nullopt;
   }
-  Record record;
-  if (!record.trace.ParseFromString(answer->trace)) return std::nullopt;
   // A record answers only if it holds every call made so far: the daemon
   // stops after a refused nvJitLinkCreate, whose later calls the real
   // nvJitLink answers (or crashes on) in this process.
-  const int steps = static_cast<int>(link.inputs.size()) + (complete ? 2 : 1);
-  if (!record.trace.handle_created() || record.trace.steps_size() != steps ||
-      record.trace.complete() != complete) {
+  const size_t steps = link.inputs.size() + (complete ? 2 : 1);
+  if (!answer->handle_created || answer->steps.size() != steps ||
+      answer->complete != complete) {
     return std::nullopt;
   }
-  record.cubin = std::move(answer->cubin);
-  return record;
+  return *std::move(answer);
 }
 
 // The step the daemon's record answers now (its last).
-const jitcache::v1::NvJitLinkStep& Last(const Link& link) {
-  return link.answered.steps(link.answered.steps_size() - 1);
+const jitcache::Client::NvJitLinkStep& Last(const Link& link) {
+  return link.answered.steps.back();
 }
 
 // nvJitLink's answer when a handle's state is beyond the real library (it
@@ -293,12 +283,11 @@ nvJitLinkResult Unavailable() {
 nvJitLinkResult LogSize(Link& link, bool error, size_t* size,
                         nvJitLinkResult (*Real::*real)(nvJitLinkHandle,
                                                        size_t*)) {
-  if (link.real == nullptr && link.answered.steps_size() > 0) {
-    const jitcache::v1::NvJitLinkLogs& logs = Last(link).logs();
-    const int result =
-        error ? logs.error_size_result() : logs.info_size_result();
+  if (link.real == nullptr && !link.answered.steps.empty()) {
+    const jitcache::Client::NvJitLinkStep& last = Last(link);
+    const int result = error ? last.error_size_result : last.info_size_result;
     if (result == kSuccess && size != nullptr) {
-      *size = (error ? logs.error_log() : logs.info_log()).size();
+      *size = (error ? last.error_log : last.info_log).size();
       return kSuccess;
     }
   }
@@ -309,13 +298,11 @@ nvJitLinkResult LogSize(Link& link, bool error, size_t* size,
 nvJitLinkResult LogText(Link& link, bool error, char* out,
                         nvJitLinkResult (*Real::*real)(nvJitLinkHandle,
                                                        char*)) {
-  if (link.real == nullptr && link.answered.steps_size() > 0 &&
-      out != nullptr) {
-    const jitcache::v1::NvJitLinkLogs& logs = Last(link).logs();
-    const int result =
-        error ? logs.error_size_result() : logs.info_size_result();
+  if (link.real == nullptr && !link.answered.steps.empty() && out != nullptr) {
+    const jitcache::Client::NvJitLinkStep& last = Last(link);
+    const int result = error ? last.error_size_result : last.info_size_result;
     if (result == kSuccess) {
-      const std::string& text = error ? logs.error_log() : logs.info_log();
+      const std::string& text = error ? last.error_log : last.info_log;
       std::memcpy(out, text.data(), text.size());
       return kSuccess;
     }
@@ -345,10 +332,11 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkCreate(
     link->options.push_back(options[i]);
   }
   link->eligible = link->eligible && Reproducible(link->options);
-  if (std::optional<Record> record = Recorded(*link, false)) {
-    link->answered = std::move(record->trace);
+  if (std::optional<jitcache::Client::LinkTrace> record =
+          Recorded(*link, false)) {
+    link->answered = *std::move(record);
     *handle = reinterpret_cast<nvJitLinkHandle>(link.release());
-    return Last(*Of(*handle)).result();
+    return Last(*Of(*handle)).result;
   }
   Why(link->eligible ? "no record of nvJitLinkCreate with these options"
                      : "options the daemon cannot answer exactly");
@@ -410,9 +398,10 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
   link.inputs.push_back(std::move(input));
   link.types.push_back(type);
   if (link.real == nullptr) {
-    if (std::optional<Record> record = Recorded(link, false)) {
-      link.answered = std::move(record->trace);
-      return Last(link).result();
+    if (std::optional<jitcache::Client::LinkTrace> record =
+            Recorded(link, false)) {
+      link.answered = *std::move(record);
+      return Last(link).result;
     }
     Why("no record of these inputs");
     input = std::move(link.inputs.back());
@@ -457,27 +446,26 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
   // The daemon links only what nvJitLinkCreate accepted (see Recorded).
-  const bool created = link.answered.steps_size() > 0 &&
-                       link.answered.steps(0).result() == kSuccess;
+  const bool created =
+      !link.answered.steps.empty() && link.answered.steps[0].result == kSuccess;
   if (!link.completed && created) {
-    if (std::optional<Record> record = Recorded(link, true)) {
+    if (std::optional<jitcache::Client::LinkTrace> record =
+            Recorded(link, true)) {
       // Used only if every call answered so far was answered the same by
       // the daemon's nvJitLink.
-      const jitcache::v1::NvJitLinkTrace& trace = record->trace;
-      bool same = trace.steps_size() == link.answered.steps_size() + 1;
-      for (int i = 0; same && i < link.answered.steps_size(); ++i) {
-        same = trace.steps(i).SerializeAsString() ==
-               link.answered.steps(i).SerializeAsString();
-      }
+      const std::vector<jitcache::Client::NvJitLinkStep>& asked =
+          link.answered.steps;
+      const bool same =
+          record->steps.size() == asked.size() + 1 &&
+          std::equal(asked.begin(), asked.end(), record->steps.begin());
       if (same) {
         if (link.real != nullptr) {
           RealNvJitLink().nvJitLinkDestroy(&link.real);
         }
-        link.answered = std::move(record->trace);
-        link.cubin = std::move(record->cubin);
+        link.answered = *std::move(record);
         link.completed = true;
         link.daemon_completed = true;
-        return Last(link).result();
+        return Last(link).result;
       }
       Why("the daemon's nvJitLink answered an earlier call differently");
     }
@@ -500,8 +488,8 @@ nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) {
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
   if (link.daemon_completed && size != nullptr &&
-      link.answered.cubin_size_result() == kSuccess) {
-    *size = link.cubin.size();
+      link.answered.cubin_size_result == kSuccess) {
+    *size = link.answered.cubin.size();
     return kSuccess;
   }
   if (!Materialize(link)) return Unavailable();
@@ -519,8 +507,8 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedCubin(
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
   if (link.daemon_completed && cubin != nullptr &&
-      link.answered.cubin_result() == kSuccess) {
-    std::memcpy(cubin, link.cubin.data(), link.cubin.size());
+      link.answered.cubin_result == kSuccess) {
+    std::memcpy(cubin, link.answered.cubin.data(), link.answered.cubin.size());
     return kSuccess;
   }
   if (!Materialize(link)) return Unavailable();
@@ -538,8 +526,8 @@ nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) {
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
   if (link.daemon_completed && size != nullptr &&
-      link.answered.ptx_size_result() == kSuccess) {
-    *size = link.answered.ptx().size();
+      link.answered.ptx_size_result == kSuccess) {
+    *size = link.answered.ptx.size();
     return kSuccess;
   }
   if (!Materialize(link)) return Unavailable();
@@ -557,8 +545,8 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedPtx(
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
   if (link.daemon_completed && ptx != nullptr &&
-      link.answered.ptx_result() == kSuccess) {
-    const std::string& text = link.answered.ptx();
+      link.answered.ptx_result == kSuccess) {
+    const std::string& text = link.answered.ptx;
     std::memcpy(ptx, text.data(), text.size());
     return kSuccess;
   }

@@ -37,11 +37,6 @@ class CudaCompiler final : public Compiler {
   ToolchainInfo toolchain_;
 };
 
-// nvJitLink sets itself up on its first nvJitLinkCreate (milliseconds):
-// done once in the worker, before it forks a child per job, instead of in
-// every child. It links nothing (see nvjitlink_link.cc).
-void WarmNvJitLink();
-
 // CUDA_HOME, else /usr/local/cuda.
 std::string DefaultCudaRoot();
 

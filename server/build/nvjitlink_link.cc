@@ -192,15 +192,6 @@ absl::StatusOr<CompileResult> LinkAsCalled(const LinkJob& job) {
 
 }  // namespace
 
-void WarmNvJitLink() {
-  // A handle made and destroyed: no input, no link. The differential tests
-  // (nvjitlink_differential_test.cc) hold every later link of a child to
-  // the real nvJitLink's in a fresh process.
-  const char* options[] = {"-arch=sm_90"};
-  LinkHandle link;
-  nvJitLinkCreate(link.out(), 1, options);
-}
-
 absl::StatusOr<CompileResult> CudaCompiler::Link(const LinkJob& job) {
   if (job.as_called) return LinkAsCalled(job);
   const absl::Time start = absl::Now();

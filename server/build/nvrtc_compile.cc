@@ -213,7 +213,6 @@ std::unique_ptr<CudaCompiler> CudaCompiler::ForWorker(
         absl::StrCat("libnvrtc-builtins.so.", major, ".", minor);
     dlopen(builtins.c_str(), RTLD_NOW | RTLD_LOCAL);
   }
-  WarmNvJitLink();
   ToolchainInfo info;
   info.include_dirs = std::move(include_dirs);
   return std::unique_ptr<CudaCompiler>(new CudaCompiler(std::move(info)));

@@ -9,7 +9,6 @@
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
 #include "jitcache/linker.h"
-#include "jitcache/v1/jitcache.pb.h"
 #include "tests/testing/daemon_fixture.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/elf_symbols.h"
@@ -90,14 +89,12 @@ TEST_F(LinkTest, AsCalledFirstStepsAreAnsweredOnlyFromAWholeLinksRecord) {
 
   auto whole = client_->LinkAsCalled(inputs, options, /*steps_only=*/false);
   ASSERT_TRUE(whole.ok()) << whole.status();
-  v1::NvJitLinkTrace trace;
-  ASSERT_TRUE(trace.ParseFromString(whole->trace));
-  ASSERT_EQ(trace.steps_size(), 4);  // create, two adds, complete
-  EXPECT_TRUE(trace.complete());
-  for (const v1::NvJitLinkStep& step : trace.steps()) {
-    EXPECT_EQ(step.result(), 0);
+  ASSERT_EQ(whole->steps.size(), 4u);  // create, two adds, complete
+  EXPECT_TRUE(whole->complete);
+  for (const Client::NvJitLinkStep& step : whole->steps) {
+    EXPECT_EQ(step.result, 0);
   }
-  EXPECT_EQ(trace.cubin_size_result(), 0);
+  EXPECT_EQ(whole->cubin_size_result, 0);
   EXPECT_FALSE(whole->cubin.empty());
   EXPECT_FALSE(whole->hit);
 
@@ -106,10 +103,8 @@ TEST_F(LinkTest, AsCalledFirstStepsAreAnsweredOnlyFromAWholeLinksRecord) {
                                                 inputs.begin() + first);
     auto recorded = client_->LinkAsCalled(prefix, options, true);
     ASSERT_TRUE(recorded.ok()) << first << ": " << recorded.status();
-    v1::NvJitLinkTrace part;
-    ASSERT_TRUE(part.ParseFromString(recorded->trace));
-    EXPECT_EQ(part.steps_size(), static_cast<int>(first) + 1);
-    EXPECT_FALSE(part.complete());
+    EXPECT_EQ(recorded->steps.size(), first + 1);
+    EXPECT_FALSE(recorded->complete);
     EXPECT_TRUE(recorded->hit);
   }
   // Another name for the same bytes: nvJitLink's messages would differ.

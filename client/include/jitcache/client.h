@@ -184,17 +184,31 @@ class Client {
   // nvJitLink's C API as a caller drove it (libnvJitLink.so.13): options as
   // spelled, inputs with their names, each naming its digest and carrying
   // its bytes: sent with the request when `send_bytes` (a link the daemon
-  // is not expected to have), else only if the daemon lacks them. `trace` is a
-  // serialized jitcache.v1.NvJitLinkTrace; `cubin` the linked cubin when
-  // there is one. With `steps_only`, what the daemon recorded for
-  // nvJitLinkCreate and these inputs' adds (NOT_FOUND when it has none);
-  // otherwise the whole link, run on a miss.
-  struct LinkTraceAnswer {
-    std::string trace;
-    std::string cubin;
-    bool hit = false;
+  // is not expected to have), else only if the daemon lacks them. The
+  // answer is what the real nvJitLink answered, call by call. With
+  // `steps_only`, what the daemon recorded for nvJitLinkCreate and these
+  // inputs' adds (NOT_FOUND when it has none); otherwise the whole link,
+  // run on a miss.
+  struct NvJitLinkStep {
+    int result = 0;  // nvJitLinkResult of the call
+    // The logs right after it: Get*LogSize's result and the log's bytes.
+    int error_size_result = 0;
+    std::string error_log;
+    int info_size_result = 0;
+    std::string info_log;
+    bool operator==(const NvJitLinkStep&) const = default;
   };
-  absl::StatusOr<LinkTraceAnswer> LinkAsCalled(
+  struct LinkTrace {
+    bool handle_created = false;
+    // nvJitLinkCreate, each nvJitLinkAddData, then nvJitLinkComplete.
+    std::vector<NvJitLinkStep> steps;
+    bool complete = false;
+    int cubin_size_result = 0, cubin_result = 0;
+    int ptx_size_result = 0, ptx_result = 0;
+    std::string cubin, ptx;
+    bool hit = false;  // the daemon answered from its store
+  };
+  absl::StatusOr<LinkTrace> LinkAsCalled(
       const std::vector<LinkInput>& inputs,
       const std::vector<std::string>& options, bool steps_only,
       bool send_bytes = false) const;
