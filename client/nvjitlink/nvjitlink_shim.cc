@@ -36,7 +36,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "client/rpc/stand_in_client.h"
 #include "common/digest.h"
+#include "common/real_library.h"
 #include "jitcache/client.h"
 
 // nvJitLink.h defines its API as inline wrappers of versioned symbols; this
@@ -104,21 +106,9 @@ struct Real {
 const Real& RealNvJitLink() {
   static const Real* real = [] {
     auto* r = new Real();
-    std::string path;
-    if (const char* p = getenv("JITCACHE_REAL_NVJITLINK"); p != nullptr && *p) {
-      path = p;
-    } else {
-      const char* home = getenv("CUDA_HOME");
-      path = std::string(home != nullptr && *home ? home : "/usr/local/cuda") +
-             "/lib64/libnvJitLink.so.13";
-    }
-    // By path: a bare name would find this library again.
-    r->lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (r->lib == nullptr) {
-      std::fprintf(stderr, "jitcache libnvJitLink: cannot open %s: %s\n",
-                   path.c_str(), dlerror());
-      return r;
-    }
+    r->lib = jitcache::OpenRealLibrary("JITCACHE_REAL_NVJITLINK",
+                                       "libnvJitLink.so.13");
+    if (r->lib == nullptr) return r;
 #define JITCACHE_NVJITLINK_RESOLVE(name, ...) \
   r->name = reinterpret_cast<decltype(r->name)>(dlsym(r->lib, #name));
     JITCACHE_NVJITLINK_FUNCTIONS(JITCACHE_NVJITLINK_RESOLVE)
@@ -138,16 +128,8 @@ bool Verbose() {
 
 // One connection to the daemon for the process.
 const jitcache::Client* Daemon() {
-  static const jitcache::Client* client = []() -> const jitcache::Client* {
-    if (const char* off = getenv("JITCACHE_NVJITLINK_DISABLE");
-        off != nullptr && *off && std::strcmp(off, "0") != 0) {
-      return nullptr;
-    }
-    jitcache::ClientOptions options;
-    options.local_fallback = false;
-    absl::StatusOr<jitcache::Client> c = jitcache::Client::Connect(options);
-    return c.ok() ? new jitcache::Client(*std::move(c)) : nullptr;
-  }();
+  static const jitcache::Client* client =
+      jitcache::ConnectStandIn("JITCACHE_NVJITLINK_DISABLE").release();
   return client;
 }
 
@@ -279,6 +261,14 @@ nvJitLinkResult Unavailable() {
   return kInternal;
 }
 
+// A call the real nvJitLink answers as it stands (a null handle is none of
+// ours: the real one says what that is).
+template <auto kFunction, typename... Args>
+nvJitLinkResult Forward(Args... args) {
+  const Real& r = RealNvJitLink();
+  return r.*kFunction != nullptr ? (r.*kFunction)(args...) : Unavailable();
+}
+
 // A log read from the daemon's record: the last step's.
 nvJitLinkResult LogSize(Link& link, bool error, size_t* size,
                         nvJitLinkResult (*Real::*real)(nvJitLinkHandle,
@@ -318,10 +308,7 @@ extern "C" {
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkCreate(
     nvJitLinkHandle* handle, uint32_t num_options, const char** options) {
   if (handle == nullptr || (num_options > 0 && options == nullptr)) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkCreate != nullptr
-               ? r.nvJitLinkCreate(handle, num_options, options)
-               : Unavailable();
+    return Forward<&Real::nvJitLinkCreate>(handle, num_options, options);
   }
   auto link = std::make_unique<Link>();
   for (uint32_t i = 0; i < num_options; ++i) {
@@ -356,9 +343,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkCreate(
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkDestroy(
     nvJitLinkHandle* handle) {
   if (handle == nullptr || *handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkDestroy != nullptr ? r.nvJitLinkDestroy(handle)
-                                         : Unavailable();
+    return Forward<&Real::nvJitLinkDestroy>(handle);
   }
   Link* link = Of(*handle);
   nvJitLinkResult result = kSuccess;
@@ -374,10 +359,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
     nvJitLinkHandle handle, nvJitLinkInputType type, const void* data,
     size_t size, const char* name) {
   if (handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkAddData != nullptr
-               ? r.nvJitLinkAddData(handle, type, data, size, name)
-               : Unavailable();
+    return Forward<&Real::nvJitLinkAddData>(handle, type, data, size, name);
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
@@ -422,10 +404,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddFile(
     nvJitLinkHandle handle, nvJitLinkInputType type, const char* file) {
   if (handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkAddFile != nullptr
-               ? r.nvJitLinkAddFile(handle, type, file)
-               : Unavailable();
+    return Forward<&Real::nvJitLinkAddFile>(handle, type, file);
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
@@ -439,9 +418,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddFile(
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
     nvJitLinkHandle handle) {
   if (handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkComplete != nullptr ? r.nvJitLinkComplete(handle)
-                                          : Unavailable();
+    return Forward<&Real::nvJitLinkComplete>(handle);
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
@@ -480,10 +457,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
 __attribute__((visibility("default"))) nvJitLinkResult
 nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) {
   if (handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkGetLinkedCubinSize != nullptr
-               ? r.nvJitLinkGetLinkedCubinSize(handle, size)
-               : Unavailable();
+    return Forward<&Real::nvJitLinkGetLinkedCubinSize>(handle, size);
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
@@ -499,10 +473,7 @@ nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) {
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedCubin(
     nvJitLinkHandle handle, void* cubin) {
   if (handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkGetLinkedCubin != nullptr
-               ? r.nvJitLinkGetLinkedCubin(handle, cubin)
-               : Unavailable();
+    return Forward<&Real::nvJitLinkGetLinkedCubin>(handle, cubin);
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
@@ -518,10 +489,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedCubin(
 __attribute__((visibility("default"))) nvJitLinkResult
 nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) {
   if (handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkGetLinkedPtxSize != nullptr
-               ? r.nvJitLinkGetLinkedPtxSize(handle, size)
-               : Unavailable();
+    return Forward<&Real::nvJitLinkGetLinkedPtxSize>(handle, size);
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
@@ -537,10 +505,7 @@ nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) {
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedPtx(
     nvJitLinkHandle handle, char* ptx) {
   if (handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkGetLinkedPtx != nullptr
-               ? r.nvJitLinkGetLinkedPtx(handle, ptx)
-               : Unavailable();
+    return Forward<&Real::nvJitLinkGetLinkedPtx>(handle, ptx);
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
@@ -557,10 +522,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedPtx(
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLogSize(
     nvJitLinkHandle handle, size_t* size) {
   if (handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkGetErrorLogSize != nullptr
-               ? r.nvJitLinkGetErrorLogSize(handle, size)
-               : Unavailable();
+    return Forward<&Real::nvJitLinkGetErrorLogSize>(handle, size);
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
@@ -570,10 +532,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLogSize(
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLog(
     nvJitLinkHandle handle, char* log) {
   if (handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkGetErrorLog != nullptr
-               ? r.nvJitLinkGetErrorLog(handle, log)
-               : Unavailable();
+    return Forward<&Real::nvJitLinkGetErrorLog>(handle, log);
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
@@ -583,10 +542,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLog(
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLogSize(
     nvJitLinkHandle handle, size_t* size) {
   if (handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkGetInfoLogSize != nullptr
-               ? r.nvJitLinkGetInfoLogSize(handle, size)
-               : Unavailable();
+    return Forward<&Real::nvJitLinkGetInfoLogSize>(handle, size);
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
@@ -596,9 +552,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLogSize(
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLog(
     nvJitLinkHandle handle, char* log) {
   if (handle == nullptr) {
-    const Real& r = RealNvJitLink();
-    return r.nvJitLinkGetInfoLog != nullptr ? r.nvJitLinkGetInfoLog(handle, log)
-                                            : Unavailable();
+    return Forward<&Real::nvJitLinkGetInfoLog>(handle, log);
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
@@ -607,9 +561,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLog(
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkVersion(
     unsigned int* major, unsigned int* minor) {
-  const Real& r = RealNvJitLink();
-  return r.nvJitLinkVersion != nullptr ? r.nvJitLinkVersion(major, minor)
-                                       : Unavailable();
+  return Forward<&Real::nvJitLinkVersion>(major, minor);
 }
 
 // The versioned names nvJitLink.h's inline wrappers call.

@@ -27,8 +27,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "client/rpc/stand_in_client.h"
 #include "common/compile_options.h"
 #include "common/nvrtc_program.h"
+#include "common/real_library.h"
 #include "jitcache/client.h"
 
 namespace {
@@ -73,16 +75,7 @@ struct Real {
 const Real& RealNvrtc() {
   static const Real* real = [] {
     auto* r = new Real();
-    std::string path;
-    if (const char* p = getenv("JITCACHE_REAL_NVRTC"); p != nullptr && *p) {
-      path = p;
-    } else {
-      const char* home = getenv("CUDA_HOME");
-      path = std::string(home != nullptr && *home ? home : "/usr/local/cuda") +
-             "/lib64/libnvrtc.so.13";
-    }
-    // By path: a bare name would find this library again.
-    r->lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    r->lib = jitcache::OpenRealLibrary("JITCACHE_REAL_NVRTC", "libnvrtc.so.13");
     if (r->lib == nullptr) return r;
 #define JITCACHE_NVRTC_RESOLVE(name) \
   r->name = reinterpret_cast<decltype(r->name)>(dlsym(r->lib, #name));
@@ -96,16 +89,8 @@ const Real& RealNvrtc() {
 // One connection to the daemon for the process; no in-process fallback
 // (that would load "libnvrtc.so.13": this library).
 const jitcache::Client* Daemon() {
-  static const jitcache::Client* client = []() -> const jitcache::Client* {
-    if (const char* off = getenv("JITCACHE_NVRTC_DISABLE");
-        off != nullptr && *off && std::strcmp(off, "0") != 0) {
-      return nullptr;
-    }
-    jitcache::ClientOptions options;
-    options.local_fallback = false;
-    absl::StatusOr<jitcache::Client> c = jitcache::Client::Connect(options);
-    return c.ok() ? new jitcache::Client(*std::move(c)) : nullptr;
-  }();
+  static const jitcache::Client* client =
+      jitcache::ConnectStandIn("JITCACHE_NVRTC_DISABLE").release();
   return client;
 }
 

@@ -17,27 +17,39 @@
 static FILE* report;
 
 
-static void Logs(nvJitLinkHandle h) {
+/* One log as nvJitLinkGet*LogSize and nvJitLinkGet*Log give it. */
+static void Log(nvJitLinkHandle h, const char* which,
+                nvJitLinkResult (*get_size)(nvJitLinkHandle, size_t*),
+                nvJitLinkResult (*get)(nvJitLinkHandle, char*)) {
   size_t size = 0;
-  nvJitLinkResult r = nvJitLinkGetErrorLogSize(h, &size);
-  fprintf(report, "  error log: %d, %zu bytes\n", (int)r, size);
+  nvJitLinkResult r = get_size(h, &size);
+  fprintf(report, "  %s log: %d, %zu bytes\n", which, (int)r, size);
   if (r == NVJITLINK_SUCCESS && size > 0) {
     char* text = malloc(size);
-    fprintf(report, "  read: %d\n", (int)nvJitLinkGetErrorLog(h, text));
+    fprintf(report, "  read: %d\n", (int)get(h, text));
     fwrite(text, 1, size, report);
     fputc('\n', report);
     free(text);
   }
-  size = 0;
-  r = nvJitLinkGetInfoLogSize(h, &size);
-  fprintf(report, "  info log: %d, %zu bytes\n", (int)r, size);
-  if (r == NVJITLINK_SUCCESS && size > 0) {
-    char* text = malloc(size);
-    fprintf(report, "  read: %d\n", (int)nvJitLinkGetInfoLog(h, text));
-    fwrite(text, 1, size, report);
-    fputc('\n', report);
-    free(text);
-  }
+}
+
+/* The header's functions are inline wrappers: these are addressable. */
+static nvJitLinkResult ErrorSize(nvJitLinkHandle h, size_t* s) {
+  return nvJitLinkGetErrorLogSize(h, s);
+}
+static nvJitLinkResult ErrorText(nvJitLinkHandle h, char* t) {
+  return nvJitLinkGetErrorLog(h, t);
+}
+static nvJitLinkResult InfoSize(nvJitLinkHandle h, size_t* s) {
+  return nvJitLinkGetInfoLogSize(h, s);
+}
+static nvJitLinkResult InfoText(nvJitLinkHandle h, char* t) {
+  return nvJitLinkGetInfoLog(h, t);
+}
+
+static void Logs(nvJitLinkHandle h) {
+  Log(h, "error", ErrorSize, ErrorText);
+  Log(h, "info", InfoSize, InfoText);
 }
 
 static char* Slurp(const char* path, size_t* size) {

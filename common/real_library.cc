@@ -1,0 +1,28 @@
+#include "common/real_library.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace jitcache {
+
+void* OpenRealLibrary(const char* env_var, const char* file_name) {
+  std::string path;
+  if (const char* p = std::getenv(env_var); p != nullptr && *p) {
+    path = p;
+  } else {
+    const char* home = std::getenv("CUDA_HOME");
+    path = std::string(home != nullptr && *home ? home : "/usr/local/cuda") +
+           "/lib64/" + file_name;
+  }
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    std::fprintf(stderr, "jitcache: cannot open the real %s (%s): %s\n",
+                 file_name, path.c_str(), dlerror());
+  }
+  return lib;
+}
+
+}  // namespace jitcache

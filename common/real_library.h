@@ -1,0 +1,16 @@
+#ifndef JITCACHE_COMMON_REAL_LIBRARY_H_
+#define JITCACHE_COMMON_REAL_LIBRARY_H_
+
+namespace jitcache {
+
+// The toolkit's own copy of a library that jitcache stands in for
+// (libnvrtc.so.13, libnvJitLink.so.13), opened by path: $ENV_VAR, else
+// $CUDA_HOME/lib64/FILE_NAME, else /usr/local/cuda/lib64/FILE_NAME. Never by
+// bare name, which would find the stand-in again. nullptr, with a line on
+// stderr, when it cannot be opened. Thread-safe; each call opens (dlopen
+// counts references), so callers keep the handle.
+void* OpenRealLibrary(const char* env_var, const char* file_name);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_COMMON_REAL_LIBRARY_H_
