@@ -477,6 +477,15 @@ void JitCacheService::RunBuild(const Build& build) {
     // The team's tier had it: checked, and stored here, like an import.
     absl::StatusOr<std::optional<v1::CompileResponse>> fetched = LookUp(key);
     if (fetched.ok() && fetched->has_value()) {
+      // An as-called link from another node: its first steps are kept
+      // here too, so that this node's next caller is answered call by call.
+      if (!build.step_keys.empty()) {
+        absl::StatusOr<std::optional<v1::ActionRecord>> whole =
+            options_.store->GetAction(key);
+        if (whole.ok() && whole->has_value() && (*whole)->has_link_trace()) {
+          KeepFirstSteps(build, **whole);
+        }
+      }
       (*fetched)->set_served_remotely(true);
       flights_.Complete(key, std::make_shared<const v1::CompileResponse>(
                                  **std::move(fetched)));

@@ -124,6 +124,53 @@ TEST_F(RemoteTier, AnotherNodesCompileIsARemoteHitThenALocalHit) {
   EXPECT_EQ(redis_->Cli({"KEYS", "jitcache:v2:lease:*"}), "\n");
 }
 
+// libnvJitLink.so.13's links: what one node linked, another serves from the
+// team's tier, and keeps call by call for its own next callers, linking
+// nothing itself.
+TEST_F(RemoteTier, AnAsCalledLinkFromAnotherNodeAnswersEveryCallHere) {
+  auto& a = Node("a");
+  auto& b = Node("b");
+  absl::StatusOr<Client> on_a = Client::Connect({.socket_path = a.socket()});
+  absl::StatusOr<Client> on_b = Client::Connect({.socket_path = b.socket()});
+  ASSERT_TRUE(on_a.ok() && on_b.ok());
+  ProgramOptions options;
+  options.arch = "sm_90";
+  options.relocatable_device_code = true;
+  std::vector<Client::LinkInput> inputs;
+  for (const char* unit : {kernels::kLtoSortUnit, kernels::kLtoTransformUnit}) {
+    absl::StatusOr<ObjectCode> code =
+        on_a->Compile(Program(unit, "unit.cu"), options, CodeType::kLtoir);
+    ASSERT_TRUE(code.ok()) << code.status();
+    inputs.push_back({CodeType::kLtoir, absl::StrCat("unit", inputs.size()),
+                      Digest::Of(code->bytes).Hex(), code->bytes});
+  }
+  const std::vector<std::string> link_options = {"-arch=sm_90", "-lto"};
+  absl::StatusOr<Client::LinkTrace> on_a_link =
+      on_a->LinkAsCalled(inputs, link_options, false);
+  ASSERT_TRUE(on_a_link.ok()) << on_a_link.status();
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return Stats(a.socket()).remote_bytes_up > 0; }));
+
+  EXPECT_TRUE(absl::IsNotFound(
+      on_b->LinkAsCalled(inputs, link_options, true).status()));
+  absl::StatusOr<Client::LinkTrace> on_b_link =
+      on_b->LinkAsCalled(inputs, link_options, false);
+  ASSERT_TRUE(on_b_link.ok()) << on_b_link.status();
+  EXPECT_EQ(on_b_link->steps, on_a_link->steps);
+  EXPECT_EQ(on_b_link->cubin, on_a_link->cubin);
+  for (size_t first = 0; first <= inputs.size(); ++first) {
+    absl::StatusOr<Client::LinkTrace> steps = on_b->LinkAsCalled(
+        std::vector<Client::LinkInput>(inputs.begin(), inputs.begin() + first),
+        link_options, true);
+    ASSERT_TRUE(steps.ok()) << first << ": " << steps.status();
+    EXPECT_TRUE(steps->hit);
+    EXPECT_EQ(steps->steps.size(), first + 1);
+  }
+  DaemonStats stats = Stats(b.socket());
+  EXPECT_EQ(stats.compiles, 0u);
+  EXPECT_EQ(stats.remote_hits, 1u);
+}
+
 TEST_F(RemoteTier, FourNodesWithEightProcessesEachCompileTenKernelsOnce) {
   std::vector<testing::DaemonProcess*> nodes;
   for (int n = 0; n < 4; ++n) nodes.push_back(&Node(absl::StrCat("n", n)));
