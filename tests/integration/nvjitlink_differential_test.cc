@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -199,6 +200,36 @@ TEST_F(NvJitLinkDifferential, EveryCaseMatchesTheRealNvJitLinkMissAndHit) {
     EXPECT_EQ(after->misses, before->misses);
     EXPECT_GT(after->hits, before->hits);
   }
+}
+
+// Eight processes starting the same new link at once (as the ranks of a
+// job do): each answers its own first calls with the real nvJitLink, and
+// the daemon links once for all of them.
+TEST_F(NvJitLinkDifferential, EightProcessesAtOnceAreOneLink) {
+  const Case c{
+      "herd",
+      {"-o", "-arch=sm_90", "-o", "-lto", "-o", "-O3", "-a",
+       std::to_string(kLtoir), "caller.ltoir", In("caller.ltoir"), "-a",
+       std::to_string(kLtoir), "callee.ltoir", In("callee.ltoir"), "-c"}};
+  ProcessResult real = Run("herd-real", c, false);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  absl::StatusOr<DaemonStats> before = client_->Stats();
+  ASSERT_TRUE(before.ok());
+  constexpr int kProcesses = 8;
+  std::vector<std::thread> herd;
+  std::vector<ProcessResult> results(kProcesses);
+  for (int i = 0; i < kProcesses; ++i) {
+    herd.emplace_back(
+        [&, i] { results[i] = Run(absl::StrCat("herd-", i), c, true); });
+  }
+  for (std::thread& t : herd) t.join();
+  for (int i = 0; i < kProcesses; ++i) {
+    EXPECT_EQ(results[i].exit_code, 0) << results[i].output;
+    ExpectSame("herd-real", absl::StrCat("herd-", i), absl::StrCat("herd ", i));
+  }
+  absl::StatusOr<DaemonStats> after = client_->Stats();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->compiles, before->compiles + 1);
 }
 
 // Options whose answers hold the moment (-time, and the "Compile time"
