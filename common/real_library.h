@@ -1,6 +1,8 @@
 #ifndef JITCACHE_COMMON_REAL_LIBRARY_H_
 #define JITCACHE_COMMON_REAL_LIBRARY_H_
 
+#include <string>
+
 namespace jitcache {
 
 // The toolkit's own copy of a library that jitcache stands in for
@@ -10,6 +12,9 @@ namespace jitcache {
 // stderr, when it cannot be opened. Thread-safe; each call opens (dlopen
 // counts references), so callers keep the handle.
 void* OpenRealLibrary(const char* env_var, const char* file_name);
+
+// The path OpenRealLibrary opens.
+std::string RealLibraryPath(const char* env_var, const char* file_name);
 
 }  // namespace jitcache
 

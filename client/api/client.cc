@@ -368,6 +368,10 @@ absl::StatusOr<DaemonInfo> Client::Ping() const {
   info.supported_archs.assign(response.supported_archs().begin(),
                               response.supported_archs().end());
   info.store_path = response.store_path();
+  for (const v1::ToolkitLibrary& lib : response.libraries()) {
+    info.libraries.push_back({lib.name(), lib.path(), lib.device(), lib.inode(),
+                              lib.size(), lib.mtime_ns()});
+  }
   return info;
 }
 

@@ -145,6 +145,11 @@ int Ping(const jitcache::Client& client) {
             << "archs:      ";
   for (const auto& a : info->supported_archs) std::cout << " " << a;
   std::cout << "\n";
+  for (const jitcache::DaemonInfo::Library& lib : info->libraries) {
+    std::cout << lib.name << ": " << lib.path << " (device " << lib.device
+              << ", inode " << lib.inode << ", " << lib.size << " bytes, mtime "
+              << lib.mtime_ns << " ns)\n";
+  }
   return 0;
 }
 

@@ -129,7 +129,10 @@ bool Verbose() {
 // One connection to the daemon for the process.
 const jitcache::Client* Daemon() {
   static const jitcache::Client* client =
-      jitcache::ConnectStandIn("JITCACHE_NVJITLINK_DISABLE").release();
+      jitcache::ConnectStandIn(
+          {"JITCACHE_NVJITLINK_DISABLE", "JITCACHE_NVJITLINK_VERBOSE",
+           "JITCACHE_REAL_NVJITLINK", "libnvJitLink.so.13"})
+          .release();
   return client;
 }
 

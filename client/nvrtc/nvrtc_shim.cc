@@ -90,7 +90,10 @@ const Real& RealNvrtc() {
 // (that would load "libnvrtc.so.13": this library).
 const jitcache::Client* Daemon() {
   static const jitcache::Client* client =
-      jitcache::ConnectStandIn("JITCACHE_NVRTC_DISABLE").release();
+      jitcache::ConnectStandIn({"JITCACHE_NVRTC_DISABLE",
+                                "JITCACHE_NVRTC_VERBOSE", "JITCACHE_REAL_NVRTC",
+                                "libnvrtc.so.13"})
+          .release();
   return client;
 }
 

@@ -7,12 +7,23 @@
 
 namespace jitcache {
 
-// The daemon connection of a library that stands in for a toolkit library
-// in unmodified programs (libnvrtc.so.13, libnvJitLink.so.13): no
-// in-process compiles (they would load the stand-in itself), the socket
-// from the usual settings. nullptr when $DISABLE_VAR is set to anything but
-// "0", or no daemon answers: the caller then uses the real library.
-std::unique_ptr<Client> ConnectStandIn(const char* disable_var);
+// What a library that stands in for a toolkit library in unmodified
+// programs (libnvrtc.so.13, libnvJitLink.so.13) is, and the real one it
+// would otherwise forward to (common/real_library.h).
+struct StandIn {
+  const char* disable_var;  // "JITCACHE_NVRTC_DISABLE"
+  const char* verbose_var;  // "JITCACHE_NVRTC_VERBOSE"
+  const char* real_var;     // "JITCACHE_REAL_NVRTC"
+  const char* file_name;    // "libnvrtc.so.13"
+};
+
+// The stand-in's daemon connection: no in-process compiles (they would
+// load the stand-in itself), the socket from the usual settings. nullptr
+// (the caller then uses the real library) when $disable_var is set to
+// anything but "0", when no daemon answers, and when the daemon's copy of
+// the library is not the very file the real one would be opened from:
+// the daemon's answers would then not be that library's.
+std::unique_ptr<Client> ConnectStandIn(const StandIn& stand_in);
 
 }  // namespace jitcache
 

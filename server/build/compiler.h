@@ -22,6 +22,14 @@ struct ToolchainInfo {
   std::vector<int> supported_archs;
   std::vector<std::string> include_dirs;  // on every compile's include path
   std::string root;  // the toolkit's directory, as configured
+  // The NVRTC and nvJitLink files loaded (PingResponse.libraries).
+  struct Library {
+    std::string name;  // "libnvrtc.so.13"
+    std::string path;  // resolved
+    uint64_t device = 0, inode = 0, size = 0;
+    int64_t mtime_ns = 0;
+  };
+  std::vector<Library> libraries;
 };
 
 struct CompileJob {

@@ -1,6 +1,9 @@
 #include <dlfcn.h>
+#include <limits.h>
 #include <nvJitLink.h>
 #include <nvrtc.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -8,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <utility>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
@@ -17,6 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
+#include "common/file_stamp.h"
 #include "common/nvrtc_program.h"
 #include "common/sha256.h"
 #include "server/build/cuda_compiler.h"
@@ -121,6 +127,27 @@ __global__ void jitcache_probe(T* out, const T* in, int n) {
 template __global__ void jitcache_probe<float>(float*, const float*, int);
 )";
 
+// The file `symbol` was loaded from, resolved, and its stamp.
+std::optional<ToolchainInfo::Library> LoadedLibrary(const char* name,
+                                                    void* symbol) {
+  Dl_info where;
+  if (dladdr(symbol, &where) == 0 || where.dli_fname == nullptr) {
+    return std::nullopt;
+  }
+  char resolved[PATH_MAX];
+  struct stat st;
+  if (realpath(where.dli_fname, resolved) == nullptr ||
+      stat(resolved, &st) != 0) {
+    return std::nullopt;
+  }
+  return ToolchainInfo::Library{name,
+                                resolved,
+                                static_cast<uint64_t>(st.st_dev),
+                                static_cast<uint64_t>(st.st_ino),
+                                static_cast<uint64_t>(st.st_size),
+                                StampNs(st.st_mtim)};
+}
+
 }  // namespace
 
 std::string DefaultCudaRoot() {
@@ -143,6 +170,15 @@ absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
   }
   info.description = absl::StrCat("NVRTC ", major, ".", minor, ", nvJitLink ",
                                   link_major, ".", link_minor);
+  for (const auto& [name, symbol] :
+       {std::pair<const char*, void*>{"libnvrtc.so.13",
+                                      reinterpret_cast<void*>(&nvrtcVersion)},
+        {"libnvJitLink.so.13", reinterpret_cast<void*>(&nvJitLinkVersion)}}) {
+    if (std::optional<ToolchainInfo::Library> lib =
+            LoadedLibrary(name, symbol)) {
+      info.libraries.push_back(*std::move(lib));
+    }
+  }
   int num_archs = 0;
   if (absl::Status s = FromNvrtc(nvrtcGetNumSupportedArchs(&num_archs),
                                  "nvrtcGetNumSupportedArchs");

@@ -90,6 +90,15 @@ v1::PingResponse JitCacheService::PingAnswer() const {
   for (const std::string& dir : tc.include_dirs) {
     response.add_include_dirs(dir);
   }
+  for (const ToolchainInfo::Library& lib : tc.libraries) {
+    v1::ToolkitLibrary* out = response.add_libraries();
+    out->set_name(lib.name);
+    out->set_path(lib.path);
+    out->set_device(lib.device);
+    out->set_inode(lib.inode);
+    out->set_size(lib.size);
+    out->set_mtime_ns(lib.mtime_ns);
+  }
   return response;
 }
 

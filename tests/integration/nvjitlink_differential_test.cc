@@ -9,6 +9,7 @@
 // symbols, a link that goes on after a failed add.
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,13 +80,16 @@ class NvJitLinkDifferential : public ::testing::Test {
 
   std::string In(const std::string& file) const { return dir_.Sub(file); }
 
-  ProcessResult Run(const std::string& out, const Case& c, bool ours) {
+  // The driver into OUT, through ours (with `env` added) or the real one.
+  ProcessResult Run(const std::string& out, const Case& c, bool ours,
+                    const std::vector<std::string>& env = {}) {
     mkdir(dir_.Sub(out).c_str(), 0700);
     std::vector<std::string> argv = {"/usr/bin/env"};
     if (ours) {
       argv.push_back(std::string("LD_LIBRARY_PATH=") + JITCACHE_NVJITLINK_DIR);
       argv.push_back("JITCACHE_SOCKET=" + daemon_.socket());
       argv.push_back("JITCACHE_NVJITLINK_VERBOSE=1");
+      argv.insert(argv.end(), env.begin(), env.end());
     }
     argv.push_back(JITCACHE_NVJITLINK_CASE);
     argv.push_back(dir_.Sub(out));
@@ -230,6 +234,38 @@ TEST_F(NvJitLinkDifferential, EightProcessesAtOnceAreOneLink) {
   absl::StatusOr<DaemonStats> after = client_->Stats();
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->compiles, before->compiles + 1);
+}
+
+// A process whose real nvJitLink would be another file than the daemon's
+// (another toolkit, another copy) never takes the daemon's answers: they
+// are that other library's.
+TEST_F(NvJitLinkDifferential, AnotherNvJitLinkThanTheDaemonsIsNeverAnswered) {
+  const std::string copy = dir_.Sub("libnvJitLink.so.13");
+  std::filesystem::copy_file(
+      std::string(getenv("CUDA_HOME") ? getenv("CUDA_HOME")
+                                      : "/usr/local/cuda") +
+          "/lib64/libnvJitLink.so.13",
+      copy);
+  const Case c{
+      "other-copy",
+      {"-o", "-arch=sm_90", "-o", "-lto", "-a", std::to_string(kLtoir),
+       "caller.ltoir", In("caller.ltoir"), "-a", std::to_string(kLtoir),
+       "callee.ltoir", In("callee.ltoir"), "-c"}};
+  ProcessResult real = Run("other-real", c, false);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  absl::StatusOr<DaemonStats> before = client_->Stats();
+  ASSERT_TRUE(before.ok());
+  for (int run = 0; run < 2; ++run) {
+    ProcessResult ours = Run(absl::StrCat("other-", run), c, true,
+                             {"JITCACHE_REAL_NVJITLINK=" + copy});
+    ASSERT_EQ(ours.exit_code, 0) << ours.output;
+    EXPECT_TRUE(absl::StrContains(ours.output, "not using the daemon"))
+        << ours.output;
+    ExpectSame("other-real", absl::StrCat("other-", run), "another copy");
+  }
+  absl::StatusOr<DaemonStats> after = client_->Stats();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->link_requests, before->link_requests);
 }
 
 // Options whose answers hold the moment (-time, and the "Compile time"

@@ -30,9 +30,11 @@ class NvrtcShim : public ::testing::Test {
   // `socket` is given (empty: the daemon is down).
   ProcessResult Run(const std::string& out, std::optional<std::string> socket,
                     std::vector<std::string> extra = {},
-                    const std::string& program_name = "") {
+                    const std::string& program_name = "",
+                    const std::vector<std::string>& env = {}) {
     std::filesystem::create_directories(dir_.Sub(out));
     std::vector<std::string> argv = {"/usr/bin/env"};
+    argv.insert(argv.end(), env.begin(), env.end());
     if (!program_name.empty()) {
       argv.push_back("JC_PROGRAM_NAME=" + program_name);
     }
@@ -92,6 +94,40 @@ TEST_F(NvrtcShim, SameBytesAsNvrtcTheSecondProcessHitsAndNoDaemonStillWorks) {
   ASSERT_EQ(alone.exit_code, 0) << alone.output;
   EXPECT_EQ(alone.output, real.output);
   ExpectSameOutputs("real", "alone");
+}
+
+// A process whose real NVRTC would be another file than the daemon's
+// (another toolkit, another copy) never takes the daemon's answers: they
+// are that other NVRTC's.
+TEST_F(NvrtcShim, AnotherNvrtcThanTheDaemonsIsNeverAnswered) {
+  ProcessResult real = Run("real", std::nullopt);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  const std::string lib = dir_.Sub("other-nvrtc");
+  std::filesystem::create_directories(lib);
+  const std::string toolkit =
+      std::string(getenv("CUDA_HOME") ? getenv("CUDA_HOME")
+                                      : "/usr/local/cuda") +
+      "/lib64/";
+  for (const char* name : {"libnvrtc.so.13", "libnvrtc-builtins.so.13.0"}) {
+    std::filesystem::copy_file(toolkit + name, lib + "/" + name);
+  }
+  testing::DaemonProcess daemon(dir_.Sub("jc.sock"), ":memory:");
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon.socket()});
+  ASSERT_TRUE(client.ok());
+  for (const char* out : {"other1", "other2"}) {
+    ProcessResult ours = Run(out, daemon.socket(), {}, "",
+                             {"JITCACHE_REAL_NVRTC=" + lib + "/libnvrtc.so.13",
+                              "JITCACHE_NVRTC_VERBOSE=1"});
+    ASSERT_EQ(ours.exit_code, 0) << ours.output;
+    EXPECT_TRUE(absl::StrContains(ours.output, "not using the daemon"))
+        << ours.output;
+    ExpectSameOutputs("real", out);
+  }
+  absl::StatusOr<DaemonStats> stats = client->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->misses + stats->hits, 0u);
 }
 
 // A program that includes headers from an -I directory of its own: the
