@@ -370,7 +370,8 @@ absl::StatusOr<DaemonInfo> Client::Ping() const {
   info.store_path = response.store_path();
   for (const v1::ToolkitLibrary& lib : response.libraries()) {
     info.libraries.push_back({lib.name(), lib.path(), lib.device(), lib.inode(),
-                              lib.size(), lib.mtime_ns()});
+                              lib.size(), lib.mtime_ns(), lib.major(),
+                              lib.minor()});
   }
   return info;
 }

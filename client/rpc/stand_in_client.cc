@@ -22,7 +22,7 @@ bool Set(const char* var) {
 
 // The daemon uses the very file this process would open as the real one.
 bool SameLibrary(const DaemonInfo& daemon, const StandIn& stand_in,
-                 std::string* why) {
+                 std::string* why, DaemonInfo::Library* same) {
   const std::string path =
       RealLibraryPath(stand_in.real_var, stand_in.file_name);
   char resolved[PATH_MAX];
@@ -37,6 +37,7 @@ bool SameLibrary(const DaemonInfo& daemon, const StandIn& stand_in,
         lib.inode == static_cast<uint64_t>(st.st_ino) &&
         lib.size == static_cast<uint64_t>(st.st_size) &&
         lib.mtime_ns == StampNs(st.st_mtim)) {
+      if (same != nullptr) *same = lib;
       return true;
     }
     *why =
@@ -50,7 +51,8 @@ bool SameLibrary(const DaemonInfo& daemon, const StandIn& stand_in,
 
 }  // namespace
 
-std::unique_ptr<Client> ConnectStandIn(const StandIn& stand_in) {
+std::unique_ptr<Client> ConnectStandIn(const StandIn& stand_in,
+                                       DaemonInfo::Library* library) {
   if (Set(stand_in.disable_var)) return nullptr;
   ClientOptions options;
   options.local_fallback = false;
@@ -60,7 +62,7 @@ std::unique_ptr<Client> ConnectStandIn(const StandIn& stand_in) {
   std::string why;
   if (!daemon.ok()) {
     why = std::string(daemon.status().message());
-  } else if (SameLibrary(*daemon, stand_in, &why)) {
+  } else if (SameLibrary(*daemon, stand_in, &why, library)) {
     return std::make_unique<Client>(*std::move(client));
   }
   if (Set(stand_in.verbose_var)) {

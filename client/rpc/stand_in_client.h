@@ -23,7 +23,9 @@ struct StandIn {
 // anything but "0", when no daemon answers, and when the daemon's copy of
 // the library is not the very file the real one would be opened from:
 // the daemon's answers would then not be that library's.
-std::unique_ptr<Client> ConnectStandIn(const StandIn& stand_in);
+// `library` (optional) receives the daemon's account of that file.
+std::unique_ptr<Client> ConnectStandIn(const StandIn& stand_in,
+                                       DaemonInfo::Library* library = nullptr);
 
 }  // namespace jitcache
 

@@ -28,6 +28,7 @@ struct ToolchainInfo {
     std::string path;  // resolved
     uint64_t device = 0, inode = 0, size = 0;
     int64_t mtime_ns = 0;
+    unsigned major = 0, minor = 0;  // its own Version call's answer
   };
   std::vector<Library> libraries;
 };

@@ -140,12 +140,14 @@ std::optional<ToolchainInfo::Library> LoadedLibrary(const char* name,
       stat(resolved, &st) != 0) {
     return std::nullopt;
   }
-  return ToolchainInfo::Library{name,
-                                resolved,
-                                static_cast<uint64_t>(st.st_dev),
-                                static_cast<uint64_t>(st.st_ino),
-                                static_cast<uint64_t>(st.st_size),
-                                StampNs(st.st_mtim)};
+  ToolchainInfo::Library lib;
+  lib.name = name;
+  lib.path = resolved;
+  lib.device = static_cast<uint64_t>(st.st_dev);
+  lib.inode = static_cast<uint64_t>(st.st_ino);
+  lib.size = static_cast<uint64_t>(st.st_size);
+  lib.mtime_ns = StampNs(st.st_mtim);
+  return lib;
 }
 
 }  // namespace
@@ -170,14 +172,17 @@ absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
   }
   info.description = absl::StrCat("NVRTC ", major, ".", minor, ", nvJitLink ",
                                   link_major, ".", link_minor);
-  for (const auto& [name, symbol] :
-       {std::pair<const char*, void*>{"libnvrtc.so.13",
-                                      reinterpret_cast<void*>(&nvrtcVersion)},
-        {"libnvJitLink.so.13", reinterpret_cast<void*>(&nvJitLinkVersion)}}) {
-    if (std::optional<ToolchainInfo::Library> lib =
-            LoadedLibrary(name, symbol)) {
-      info.libraries.push_back(*std::move(lib));
-    }
+  if (std::optional<ToolchainInfo::Library> lib = LoadedLibrary(
+          "libnvrtc.so.13", reinterpret_cast<void*>(&nvrtcVersion))) {
+    lib->major = static_cast<unsigned>(major);
+    lib->minor = static_cast<unsigned>(minor);
+    info.libraries.push_back(*std::move(lib));
+  }
+  if (std::optional<ToolchainInfo::Library> lib = LoadedLibrary(
+          "libnvJitLink.so.13", reinterpret_cast<void*>(&nvJitLinkVersion))) {
+    lib->major = link_major;
+    lib->minor = link_minor;
+    info.libraries.push_back(*std::move(lib));
   }
   int num_archs = 0;
   if (absl::Status s = FromNvrtc(nvrtcGetNumSupportedArchs(&num_archs),

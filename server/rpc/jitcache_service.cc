@@ -98,6 +98,8 @@ v1::PingResponse JitCacheService::PingAnswer() const {
     out->set_inode(lib.inode);
     out->set_size(lib.size);
     out->set_mtime_ns(lib.mtime_ns);
+    out->set_major(lib.major);
+    out->set_minor(lib.minor);
   }
   return response;
 }

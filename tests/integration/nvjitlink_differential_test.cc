@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
 #include "tests/testing/daemon_process.h"
@@ -136,6 +137,13 @@ TEST_F(NvJitLinkDifferential, EveryCaseMatchesTheRealNvJitLinkMissAndHit) {
       Add(kPtx, "callee.ptx", In("callee.ptx"))};
   const std::vector<Case> cases = {
       {"lto", steps({"-arch=sm_90", "-lto"}, lto_pair, true)},
+      {"lto-version",
+       [&] {
+         std::vector<std::string> v =
+             steps({"-arch=sm_90", "-lto"}, lto_pair, true);
+         v.insert(v.end() - 1, "-V");
+         return v;
+       }()},
       {"lto-O3-ftz",
        steps({"-arch=sm_90", "-lto", "-O3", "-ftz=true"}, lto_pair, true)},
       {"lto-ptx-out", steps({"-arch=sm_90", "-lto", "-ptx"}, lto_pair, true)},
@@ -201,6 +209,12 @@ TEST_F(NvJitLinkDifferential, EveryCaseMatchesTheRealNvJitLinkMissAndHit) {
     // call a hit, nothing linked, the real nvJitLink never asked.
     EXPECT_FALSE(absl::StrContains(hit.output, "the real nvJitLink"))
         << hit.output;
+    // Nor is it loaded: the process maps only this library.
+    for (absl::string_view line : absl::StrSplit(hit.output, '\n')) {
+      if (absl::StartsWith(line, "mapped ")) {
+        EXPECT_TRUE(absl::StrContains(line, JITCACHE_NVJITLINK_DIR)) << line;
+      }
+    }
     EXPECT_EQ(after->misses, before->misses);
     EXPECT_GT(after->hits, before->hits);
   }

@@ -3,7 +3,9 @@
      jitcache_nvjitlink_case OUTDIR STEP...
    STEP is `-o OPTION` (an option of nvJitLinkCreate, in order), then
    `-a TYPE NAME FILE` (nvJitLinkAddData of FILE's bytes, TYPE being
-   nvJitLinkInputType's number), then `-c` (nvJitLinkComplete). After
+   nvJitLinkInputType's number), `-V` (nvJitLinkVersion), then `-c`
+   (nvJitLinkComplete). It ends by printing on stdout the nvJitLink files
+   it mapped. After
    nvJitLinkCreate and after each later call it prints the call's result
    and both logs as nvJitLinkGet*LogSize / nvJitLinkGet*Log give them;
    after nvJitLinkComplete, both outputs' sizes and results, writing the
@@ -16,12 +18,16 @@
 
 static FILE* report;
 
+/* What a size holds before a call: a call that refuses leaves it so, or
+   not, and the report shows which. */
+static const size_t kUnset = 12345;
+
 
 /* One log as nvJitLinkGet*LogSize and nvJitLinkGet*Log give it. */
 static void Log(nvJitLinkHandle h, const char* which,
                 nvJitLinkResult (*get_size)(nvJitLinkHandle, size_t*),
                 nvJitLinkResult (*get)(nvJitLinkHandle, char*)) {
-  size_t size = 0;
+  size_t size = kUnset;
   nvJitLinkResult r = get_size(h, &size);
   fprintf(report, "  %s log: %d, %zu bytes\n", which, (int)r, size);
   if (r == NVJITLINK_SUCCESS && size > 0) {
@@ -69,7 +75,7 @@ static char* Slurp(const char* path, size_t* size) {
 }
 
 static void Output(nvJitLinkHandle h, const char* dir, int ptx) {
-  size_t size = 0;
+  size_t size = kUnset;
   nvJitLinkResult r = ptx ? nvJitLinkGetLinkedPtxSize(h, &size)
                           : nvJitLinkGetLinkedCubinSize(h, &size);
   fprintf(report, "%s size: %d, %zu bytes\n", ptx ? "ptx" : "cubin", (int)r,
@@ -113,7 +119,7 @@ int main(int argc, char** argv) {
   Logs(h);
   for (; i < argc; ++i) {
     if (strcmp(argv[i], "-a") == 0 && i + 3 < argc) {
-      size_t size = 0;
+      size_t size = kUnset;
       char* data = Slurp(argv[i + 3], &size);
       if (data == NULL) return 2;
       r = nvJitLinkAddData(h, (nvJitLinkInputType)atoi(argv[i + 1]), data,
@@ -122,6 +128,10 @@ int main(int argc, char** argv) {
       free(data);
       Logs(h);
       i += 3;
+    } else if (strcmp(argv[i], "-V") == 0) {
+      unsigned major = 0, minor = 0;
+      r = nvJitLinkVersion(&major, &minor);
+      fprintf(report, "version: %d, %u.%u\n", (int)r, major, minor);
     } else if (strcmp(argv[i], "-c") == 0) {
       r = nvJitLinkComplete(h);
       fprintf(report, "complete: %d\n", (int)r);
@@ -136,5 +146,16 @@ int main(int argc, char** argv) {
   r = nvJitLinkDestroy(&h);
   fprintf(report, "destroy: %d, handle %s\n", (int)r, h ? "kept" : "cleared");
   fclose(report);
+  /* Which nvJitLink files the process mapped (on stdout, not the report:
+     they differ between the real library and ours by design). */
+  FILE* maps = fopen("/proc/self/maps", "r");
+  char line[8192];
+  while (maps != NULL && fgets(line, sizeof(line), maps) != NULL) {
+    const char* path = strchr(line, '/');
+    if (path != NULL && strstr(path, "libnvJitLink") != NULL) {
+      printf("mapped %s", path);
+    }
+  }
+  if (maps != NULL) fclose(maps);
   return 0;
 }

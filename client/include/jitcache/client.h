@@ -68,6 +68,7 @@ struct DaemonInfo {
     std::string path;
     uint64_t device = 0, inode = 0, size = 0;
     int64_t mtime_ns = 0;
+    unsigned major = 0, minor = 0;  // its Version call's answer
   };
   std::vector<Library> libraries;
 };
