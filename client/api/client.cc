@@ -371,7 +371,7 @@ absl::StatusOr<DaemonInfo> Client::Ping() const {
   for (const v1::ToolkitLibrary& lib : response.libraries()) {
     info.libraries.push_back({lib.name(), lib.path(), lib.device(), lib.inode(),
                               lib.size(), lib.mtime_ns(), lib.major(),
-                              lib.minor()});
+                              lib.minor(), lib.ctime_ns()});
   }
   return info;
 }

@@ -54,7 +54,8 @@ namespace {
 constexpr nvJitLinkResult kSuccess = 0;
 constexpr nvJitLinkResult kInternal = 6;
 
-// The input types nvJitLink numbers (nvJitLink.h); others go to it as they
+// The input types nvJitLink numbers (nvJitLink.h) the daemon takes, and
+// back (TypeOf); others go to the real nvJitLink as they are.
 // are.
 std::optional<jitcache::CodeType> KindOf(nvJitLinkInputType type) {
   switch (type) {
@@ -73,6 +74,13 @@ std::optional<jitcache::CodeType> KindOf(nvJitLinkInputType type) {
     default:
       return std::nullopt;
   }
+}
+
+nvJitLinkInputType TypeOf(jitcache::CodeType kind) {
+  for (nvJitLinkInputType type = 1; type <= 6; ++type) {
+    if (KindOf(type) == kind) return type;
+  }
+  return 0;
 }
 
 #define JITCACHE_NVJITLINK_FUNCTIONS(X)                                     \
@@ -119,10 +127,7 @@ const Real& RealNvJitLink() {
 }
 
 bool Verbose() {
-  static const bool verbose = [] {
-    const char* v = getenv("JITCACHE_NVJITLINK_VERBOSE");
-    return v != nullptr && *v && std::strcmp(v, "0") != 0;
-  }();
+  static const bool verbose = jitcache::EnvFlag("JITCACHE_NVJITLINK_VERBOSE");
   return verbose;
 }
 
@@ -164,16 +169,13 @@ struct Link {
   std::mutex mu;
   std::vector<std::string> options;
   std::vector<jitcache::Client::LinkInput> inputs;
-  std::vector<nvJitLinkInputType> types;  // as the caller gave them
   // What each call made so far answered (from the daemon or the real
   // nvJitLink): the last step's logs are the handle's logs now.
   jitcache::Client::LinkTrace answered;
   bool eligible = true;  // the daemon may answer this link
   nvJitLinkHandle real = nullptr;
+  // nvJitLinkComplete was answered: by the record while `real` is null.
   bool completed = false;
-  // Set once the daemon answered nvJitLinkComplete: outputs and logs from
-  // its record.
-  bool daemon_completed = false;
 };
 
 Link* Of(nvJitLinkHandle h) { return reinterpret_cast<Link*>(h); }
@@ -220,13 +222,11 @@ bool Materialize(Link& link) {
   r.nvJitLinkCreate(&link.real, static_cast<uint32_t>(argv.size()),
                     argv.data());
   if (link.real == nullptr) return false;
-  for (size_t i = 0; i < link.inputs.size(); ++i) {
-    const jitcache::Client::LinkInput& in = link.inputs[i];
-    r.nvJitLinkAddData(link.real, link.types[i], in.bytes.data(),
+  for (const jitcache::Client::LinkInput& in : link.inputs) {
+    r.nvJitLinkAddData(link.real, TypeOf(in.kind), in.bytes.data(),
                        in.bytes.size(), in.name.c_str());
   }
   if (link.completed) r.nvJitLinkComplete(link.real);
-  link.daemon_completed = false;
   return true;
 }
 
@@ -280,38 +280,79 @@ nvJitLinkResult Forward(Args... args) {
   return r.*kFunction != nullptr ? (r.*kFunction)(args...) : Unavailable();
 }
 
-// A log read from the daemon's record: the last step's.
-nvJitLinkResult LogSize(Link& link, bool error, size_t* size,
-                        nvJitLinkResult (*Real::*real)(nvJitLinkHandle,
-                                                       size_t*)) {
-  if (link.real == nullptr && !link.answered.steps.empty()) {
-    const jitcache::Client::NvJitLinkStep& last = Last(link);
-    const int result = error ? last.error_size_result : last.info_size_result;
-    if (size != nullptr) {
-      if (result == kSuccess) {
-        *size = (error ? last.error_log : last.info_log).size();
-      }
-      return result;
-    }
-  }
-  if (!Materialize(link)) return Unavailable();
-  return (RealNvJitLink().*real)(link.real, size);
+// The record answers a handle while the real nvJitLink has none of it.
+bool FromRecord(const Link& link) {
+  return link.real == nullptr && !link.answered.steps.empty();
 }
 
-nvJitLinkResult LogText(Link& link, bool error, char* out,
-                        nvJitLinkResult (*Real::*real)(nvJitLinkHandle,
-                                                       char*)) {
-  if (link.real == nullptr && !link.answered.steps.empty() && out != nullptr) {
-    const jitcache::Client::NvJitLinkStep& last = Last(link);
-    const int result = error ? last.error_size_result : last.info_size_result;
-    if (result == kSuccess) {
-      const std::string& text = error ? last.error_log : last.info_log;
-      std::memcpy(out, text.data(), text.size());
-      return kSuccess;
-    }
+// A size read, from the record when it holds the answer. A size the real
+// call refused is answered with its result alone: the real nvJitLink
+// leaves *size as it was (the differential test checks it with a value
+// the caller set).
+std::optional<nvJitLinkResult> RecordedSize(int size_result,
+                                            const std::string& bytes,
+                                            size_t* size) {
+  if (size == nullptr) return std::nullopt;
+  if (size_result == kSuccess) *size = bytes.size();
+  return size_result;
+}
+
+// The bytes' read, from the record when the real read succeeded.
+std::optional<nvJitLinkResult> RecordedBytes(int result,
+                                             const std::string& bytes,
+                                             void* out) {
+  if (out == nullptr || result != kSuccess) return std::nullopt;
+  std::memcpy(out, bytes.data(), bytes.size());
+  return kSuccess;
+}
+
+// The logs after the last call: error or info, by the step's fields.
+template <int jitcache::Client::NvJitLinkStep::*kResult,
+          std::string jitcache::Client::NvJitLinkStep::*kLog>
+std::optional<nvJitLinkResult> LogSize(const Link& link, size_t* size) {
+  if (!FromRecord(link)) return std::nullopt;
+  const jitcache::Client::NvJitLinkStep& last = Last(link);
+  return RecordedSize(last.*kResult, last.*kLog, size);
+}
+
+template <int jitcache::Client::NvJitLinkStep::*kResult,
+          std::string jitcache::Client::NvJitLinkStep::*kLog>
+std::optional<nvJitLinkResult> Log(const Link& link, char* out) {
+  if (!FromRecord(link)) return std::nullopt;
+  const jitcache::Client::NvJitLinkStep& last = Last(link);
+  return RecordedBytes(last.*kResult, last.*kLog, out);
+}
+
+// The outputs, once the record completed the link: cubin or PTX, by the
+// trace's fields.
+template <int jitcache::Client::LinkTrace::*kSizeResult,
+          std::string jitcache::Client::LinkTrace::*kBytes>
+std::optional<nvJitLinkResult> OutputSize(const Link& link, size_t* size) {
+  if (!FromRecord(link) || !link.completed) return std::nullopt;
+  return RecordedSize(link.answered.*kSizeResult, link.answered.*kBytes, size);
+}
+
+template <int jitcache::Client::LinkTrace::*kResult,
+          std::string jitcache::Client::LinkTrace::*kBytes, typename Out>
+std::optional<nvJitLinkResult> Output(const Link& link, Out out) {
+  if (!FromRecord(link) || !link.completed) return std::nullopt;
+  return RecordedBytes(link.answered.*kResult, link.answered.*kBytes, out);
+}
+
+// A call on a handle: from the record when `recorded` answers it, else by
+// the real nvJitLink, the link moved there first.
+template <auto kFunction, typename Out>
+nvJitLinkResult OnLink(nvJitLinkHandle handle, Out out,
+                       std::optional<nvJitLinkResult> (*recorded)(const Link&,
+                                                                  Out)) {
+  if (handle == nullptr) return Forward<kFunction>(handle, out);
+  Link& link = *Of(handle);
+  std::lock_guard<std::mutex> lock(link.mu);
+  if (std::optional<nvJitLinkResult> answer = recorded(link, out)) {
+    return *answer;
   }
   if (!Materialize(link)) return Unavailable();
-  return (RealNvJitLink().*real)(link.real, out);
+  return (RealNvJitLink().*kFunction)(link.real, out);
 }
 
 }  // namespace
@@ -391,7 +432,6 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
   input.bytes.assign(static_cast<const char*>(data), size);
   input.digest = jitcache::Digest::Of(input.bytes).Hex();
   link.inputs.push_back(std::move(input));
-  link.types.push_back(type);
   if (link.real == nullptr) {
     if (std::optional<jitcache::Client::LinkTrace> record =
             Recorded(link, false)) {
@@ -401,10 +441,8 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
     Why("no record of these inputs");
     input = std::move(link.inputs.back());
     link.inputs.pop_back();
-    link.types.pop_back();
     if (!Materialize(link)) return Unavailable();
     link.inputs.push_back(std::move(input));
-    link.types.push_back(type);
   }
   const jitcache::Client::LinkInput& added = link.inputs.back();
   const nvJitLinkResult result =
@@ -454,7 +492,6 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
         }
         link.answered = *std::move(record);
         link.completed = true;
-        link.daemon_completed = true;
         return Last(link).result;
       }
       Why("the daemon's nvJitLink answered an earlier call differently");
@@ -465,116 +502,69 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
   return RealNvJitLink().nvJitLinkComplete(link.real);
 }
 
-// An output read after nvJitLinkComplete: from the daemon's record when it
-// completed the link.
+// Outputs and logs: from the daemon's record while it answers the link.
 __attribute__((visibility("default"))) nvJitLinkResult
 nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) {
-  if (handle == nullptr) {
-    return Forward<&Real::nvJitLinkGetLinkedCubinSize>(handle, size);
-  }
-  Link& link = *Of(handle);
-  std::lock_guard<std::mutex> lock(link.mu);
-  // A size the real call refused is answered with its result alone: the
-  // real nvJitLink leaves *size as it was then (the differential test
-  // checks it with a value the caller set).
-  if (link.daemon_completed && size != nullptr) {
-    if (link.answered.cubin_size_result == kSuccess) {
-      *size = link.answered.cubin.size();
-    }
-    return link.answered.cubin_size_result;
-  }
-  if (!Materialize(link)) return Unavailable();
-  return RealNvJitLink().nvJitLinkGetLinkedCubinSize(link.real, size);
+  return OnLink<&Real::nvJitLinkGetLinkedCubinSize>(
+      handle, size,
+      &OutputSize<&jitcache::Client::LinkTrace::cubin_size_result,
+                  &jitcache::Client::LinkTrace::cubin>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedCubin(
     nvJitLinkHandle handle, void* cubin) {
-  if (handle == nullptr) {
-    return Forward<&Real::nvJitLinkGetLinkedCubin>(handle, cubin);
-  }
-  Link& link = *Of(handle);
-  std::lock_guard<std::mutex> lock(link.mu);
-  if (link.daemon_completed && cubin != nullptr &&
-      link.answered.cubin_result == kSuccess) {
-    std::memcpy(cubin, link.answered.cubin.data(), link.answered.cubin.size());
-    return kSuccess;
-  }
-  if (!Materialize(link)) return Unavailable();
-  return RealNvJitLink().nvJitLinkGetLinkedCubin(link.real, cubin);
+  return OnLink<&Real::nvJitLinkGetLinkedCubin>(
+      handle, cubin,
+      &Output<&jitcache::Client::LinkTrace::cubin_result,
+              &jitcache::Client::LinkTrace::cubin, void*>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult
 nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) {
-  if (handle == nullptr) {
-    return Forward<&Real::nvJitLinkGetLinkedPtxSize>(handle, size);
-  }
-  Link& link = *Of(handle);
-  std::lock_guard<std::mutex> lock(link.mu);
-  if (link.daemon_completed && size != nullptr) {
-    if (link.answered.ptx_size_result == kSuccess) {
-      *size = link.answered.ptx.size();
-    }
-    return link.answered.ptx_size_result;
-  }
-  if (!Materialize(link)) return Unavailable();
-  return RealNvJitLink().nvJitLinkGetLinkedPtxSize(link.real, size);
+  return OnLink<&Real::nvJitLinkGetLinkedPtxSize>(
+      handle, size,
+      &OutputSize<&jitcache::Client::LinkTrace::ptx_size_result,
+                  &jitcache::Client::LinkTrace::ptx>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedPtx(
     nvJitLinkHandle handle, char* ptx) {
-  if (handle == nullptr) {
-    return Forward<&Real::nvJitLinkGetLinkedPtx>(handle, ptx);
-  }
-  Link& link = *Of(handle);
-  std::lock_guard<std::mutex> lock(link.mu);
-  if (link.daemon_completed && ptx != nullptr &&
-      link.answered.ptx_result == kSuccess) {
-    const std::string& text = link.answered.ptx;
-    std::memcpy(ptx, text.data(), text.size());
-    return kSuccess;
-  }
-  if (!Materialize(link)) return Unavailable();
-  return RealNvJitLink().nvJitLinkGetLinkedPtx(link.real, ptx);
+  return OnLink<&Real::nvJitLinkGetLinkedPtx>(
+      handle, ptx,
+      &Output<&jitcache::Client::LinkTrace::ptx_result,
+              &jitcache::Client::LinkTrace::ptx, char*>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLogSize(
     nvJitLinkHandle handle, size_t* size) {
-  if (handle == nullptr) {
-    return Forward<&Real::nvJitLinkGetErrorLogSize>(handle, size);
-  }
-  Link& link = *Of(handle);
-  std::lock_guard<std::mutex> lock(link.mu);
-  return LogSize(link, true, size, &Real::nvJitLinkGetErrorLogSize);
+  return OnLink<&Real::nvJitLinkGetErrorLogSize>(
+      handle, size,
+      &LogSize<&jitcache::Client::NvJitLinkStep::error_size_result,
+               &jitcache::Client::NvJitLinkStep::error_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLog(
     nvJitLinkHandle handle, char* log) {
-  if (handle == nullptr) {
-    return Forward<&Real::nvJitLinkGetErrorLog>(handle, log);
-  }
-  Link& link = *Of(handle);
-  std::lock_guard<std::mutex> lock(link.mu);
-  return LogText(link, true, log, &Real::nvJitLinkGetErrorLog);
+  return OnLink<&Real::nvJitLinkGetErrorLog>(
+      handle, log,
+      &Log<&jitcache::Client::NvJitLinkStep::error_size_result,
+           &jitcache::Client::NvJitLinkStep::error_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLogSize(
     nvJitLinkHandle handle, size_t* size) {
-  if (handle == nullptr) {
-    return Forward<&Real::nvJitLinkGetInfoLogSize>(handle, size);
-  }
-  Link& link = *Of(handle);
-  std::lock_guard<std::mutex> lock(link.mu);
-  return LogSize(link, false, size, &Real::nvJitLinkGetInfoLogSize);
+  return OnLink<&Real::nvJitLinkGetInfoLogSize>(
+      handle, size,
+      &LogSize<&jitcache::Client::NvJitLinkStep::info_size_result,
+               &jitcache::Client::NvJitLinkStep::info_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLog(
     nvJitLinkHandle handle, char* log) {
-  if (handle == nullptr) {
-    return Forward<&Real::nvJitLinkGetInfoLog>(handle, log);
-  }
-  Link& link = *Of(handle);
-  std::lock_guard<std::mutex> lock(link.mu);
-  return LogText(link, false, log, &Real::nvJitLinkGetInfoLog);
+  return OnLink<&Real::nvJitLinkGetInfoLog>(
+      handle, log,
+      &Log<&jitcache::Client::NvJitLinkStep::info_size_result,
+           &jitcache::Client::NvJitLinkStep::info_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkVersion(

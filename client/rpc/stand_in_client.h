@@ -7,6 +7,9 @@
 
 namespace jitcache {
 
+// An environment setting that is on: set, and not "0".
+bool EnvFlag(const char* var);
+
 // What a library that stands in for a toolkit library in unmodified
 // programs (libnvrtc.so.13, libnvJitLink.so.13) is, and the real one it
 // would otherwise forward to (common/real_library.h).

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/file_stamp.h"
 #include "common/object_kind.h"
 #include "jitcache/v1/jitcache.pb.h"
 
@@ -26,8 +27,7 @@ struct ToolchainInfo {
   struct Library {
     std::string name;  // "libnvrtc.so.13"
     std::string path;  // resolved
-    uint64_t device = 0, inode = 0, size = 0;
-    int64_t mtime_ns = 0;
+    FileStamp stamp;
     unsigned major = 0, minor = 0;  // its own Version call's answer
   };
   std::vector<Library> libraries;

@@ -2,13 +2,13 @@
 #include <nvJitLink.h>
 
 #include <algorithm>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/sized_read.h"
 #include "server/build/cuda_compiler.h"
 
 namespace jitcache {
@@ -51,14 +51,22 @@ class LinkHandle {
   nvJitLinkHandle handle_ = nullptr;
 };
 
-// One of nvJitLink's two logs: its size, then its text (NUL-terminated).
+// One of nvJitLink's two logs as nvJitLink hands it out (its bytes, the
+// NUL terminator included); returns the size call's result.
+int RawLog(nvJitLinkHandle h,
+           nvJitLinkResult (*get_size)(nvJitLinkHandle, size_t*),
+           nvJitLinkResult (*get)(nvJitLinkHandle, char*), std::string* out) {
+  return ReadSized([&](size_t* size) { return get_size(h, size); },
+                   [&](char* into) { return get(h, into); }, NVJITLINK_SUCCESS,
+                   out);
+}
+
+// One of the two logs as text.
 std::string ReadLog(nvJitLinkHandle h,
                     nvJitLinkResult (*get_size)(nvJitLinkHandle, size_t*),
                     nvJitLinkResult (*get)(nvJitLinkHandle, char*)) {
-  size_t size = 0;
-  if (get_size(h, &size) != NVJITLINK_SUCCESS || size <= 1) return {};
-  std::string log(size, '\0');
-  if (get(h, log.data()) != NVJITLINK_SUCCESS) return {};
+  std::string log;
+  RawLog(h, get_size, get, &log);
   log.resize(std::min(log.size(), log.find('\0')));
   return log;
 }
@@ -93,40 +101,29 @@ nvJitLinkInputType InputType(ObjectKind kind) {
 
 // What a caller reading both logs right after a call would get.
 void RecordLogs(nvJitLinkHandle h, v1::NvJitLinkLogs* logs) {
-  auto read = [h](nvJitLinkResult (*get_size)(nvJitLinkHandle, size_t*),
-                  nvJitLinkResult (*get)(nvJitLinkHandle, char*),
-                  std::string* text) {
-    size_t size = 0;
-    const nvJitLinkResult r = get_size(h, &size);
-    if (r == NVJITLINK_SUCCESS && size > 0) {
-      text->assign(size, '\0');
-      if (get(h, text->data()) != NVJITLINK_SUCCESS) text->clear();
-    }
-    return static_cast<int>(r);
-  };
-  logs->set_error_size_result(read(&nvJitLinkGetErrorLogSize,
-                                   &nvJitLinkGetErrorLog,
-                                   logs->mutable_error_log()));
-  logs->set_info_size_result(read(&nvJitLinkGetInfoLogSize,
-                                  &nvJitLinkGetInfoLog,
-                                  logs->mutable_info_log()));
+  logs->set_error_size_result(RawLog(h, &nvJitLinkGetErrorLogSize,
+                                     &nvJitLinkGetErrorLog,
+                                     logs->mutable_error_log()));
+  logs->set_info_size_result(RawLog(h, &nvJitLinkGetInfoLogSize,
+                                    &nvJitLinkGetInfoLog,
+                                    logs->mutable_info_log()));
 }
 
-// One of the two outputs after nvJitLinkComplete: the size call's result,
-// then the read's.
-void RecordOutput(nvJitLinkHandle h,
-                  nvJitLinkResult (*get_size)(nvJitLinkHandle, size_t*),
-                  const std::function<nvJitLinkResult(char*)>& get,
-                  int* size_result, int* result, std::string* bytes) {
-  size_t size = 0;
-  const nvJitLinkResult r = get_size(h, &size);
-  *size_result = r;
-  *result = r;
-  if (r == NVJITLINK_SUCCESS) {
-    bytes->assign(size, '\0');
-    *result = get(bytes->data());
-    if (*result != NVJITLINK_SUCCESS) bytes->clear();
-  }
+// One of the two outputs after nvJitLinkComplete: returns the size call's
+// result, `read` the read's.
+nvJitLinkResult ReadOutput(nvJitLinkHandle h,
+                           nvJitLinkResult (*get_size)(nvJitLinkHandle,
+                                                       size_t*),
+                           nvJitLinkResult (*get)(nvJitLinkHandle, void*),
+                           std::string* bytes, nvJitLinkResult* read) {
+  return ReadSized([&](size_t* size) { return get_size(h, size); },
+                   [&](char* into) { return get(h, into); }, NVJITLINK_SUCCESS,
+                   bytes, read);
+}
+
+// nvJitLinkGetLinkedPtx takes a char*: the same read as the cubin's.
+nvJitLinkResult GetLinkedPtx(nvJitLinkHandle h, void* ptx) {
+  return nvJitLinkGetLinkedPtx(h, static_cast<char*>(ptx));
 }
 
 // The link as the caller drove it through libnvJitLink.so.13: the options
@@ -168,19 +165,15 @@ absl::StatusOr<CompileResult> LinkAsCalled(const LinkJob& job) {
           absl::StrCat("link took ", absl::FormatDuration(absl::Now() - start),
                        ": it ran past the daemon's compile-time limit"));
     }
-    int size_result = 0, read_result = 0;
-    RecordOutput(
-        link.get(), &nvJitLinkGetLinkedCubinSize,
-        [&](char* out) { return nvJitLinkGetLinkedCubin(link.get(), out); },
-        &size_result, &read_result, &result.object);
-    trace.set_cubin_size_result(size_result);
-    trace.set_cubin_result(read_result);
-    RecordOutput(
-        link.get(), &nvJitLinkGetLinkedPtxSize,
-        [&](char* out) { return nvJitLinkGetLinkedPtx(link.get(), out); },
-        &size_result, &read_result, trace.mutable_ptx());
-    trace.set_ptx_size_result(size_result);
-    trace.set_ptx_result(read_result);
+    nvJitLinkResult read = NVJITLINK_SUCCESS;
+    trace.set_cubin_size_result(
+        ReadOutput(link.get(), &nvJitLinkGetLinkedCubinSize,
+                   &nvJitLinkGetLinkedCubin, &result.object, &read));
+    trace.set_cubin_result(read);
+    trace.set_ptx_size_result(ReadOutput(link.get(), &nvJitLinkGetLinkedPtxSize,
+                                         &GetLinkedPtx, trace.mutable_ptx(),
+                                         &read));
+    trace.set_ptx_result(read);
   } else if (link.get() == nullptr) {
     trace.add_steps()->set_result(r);
   }
@@ -230,22 +223,15 @@ absl::StatusOr<CompileResult> CudaCompiler::Link(const LinkJob& job) {
         absl::StrCat("link took ", absl::FormatDuration(absl::Now() - start),
                      ": it ran past the daemon's compile-time limit"));
   }
-  size_t size = 0;
-  if (job.target == ObjectKind::kPtx) {
-    r = nvJitLinkGetLinkedPtxSize(link.get(), &size);
-    if (r == NVJITLINK_SUCCESS) {
-      result.object.resize(size);
-      r = nvJitLinkGetLinkedPtx(link.get(), result.object.data());
-      while (!result.object.empty() && result.object.back() == '\0') {
-        result.object.pop_back();
-      }
-    }
-  } else {
-    r = nvJitLinkGetLinkedCubinSize(link.get(), &size);
-    if (r == NVJITLINK_SUCCESS) {
-      result.object.resize(size);
-      r = nvJitLinkGetLinkedCubin(link.get(), result.object.data());
-    }
+  nvJitLinkResult read = NVJITLINK_SUCCESS;
+  const bool ptx = job.target == ObjectKind::kPtx;
+  r = ptx ? ReadOutput(link.get(), &nvJitLinkGetLinkedPtxSize, &GetLinkedPtx,
+                       &result.object, &read)
+          : ReadOutput(link.get(), &nvJitLinkGetLinkedCubinSize,
+                       &nvJitLinkGetLinkedCubin, &result.object, &read);
+  if (r == NVJITLINK_SUCCESS) r = read;
+  while (ptx && !result.object.empty() && result.object.back() == '\0') {
+    result.object.pop_back();
   }
   if (r != NVJITLINK_SUCCESS) return link_error("reading the linked output");
   result.ok = true;

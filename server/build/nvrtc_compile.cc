@@ -1,8 +1,6 @@
 #include <dlfcn.h>
-#include <limits.h>
 #include <nvJitLink.h>
 #include <nvrtc.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -134,19 +132,15 @@ std::optional<ToolchainInfo::Library> LoadedLibrary(const char* name,
   if (dladdr(symbol, &where) == 0 || where.dli_fname == nullptr) {
     return std::nullopt;
   }
-  char resolved[PATH_MAX];
+  std::error_code ec;
+  const std::filesystem::path resolved =
+      std::filesystem::canonical(where.dli_fname, ec);
   struct stat st;
-  if (realpath(where.dli_fname, resolved) == nullptr ||
-      stat(resolved, &st) != 0) {
-    return std::nullopt;
-  }
+  if (ec || stat(resolved.c_str(), &st) != 0) return std::nullopt;
   ToolchainInfo::Library lib;
   lib.name = name;
-  lib.path = resolved;
-  lib.device = static_cast<uint64_t>(st.st_dev);
-  lib.inode = static_cast<uint64_t>(st.st_ino);
-  lib.size = static_cast<uint64_t>(st.st_size);
-  lib.mtime_ns = StampNs(st.st_mtim);
+  lib.path = resolved.string();
+  lib.stamp = StampOf(st);
   return lib;
 }
 

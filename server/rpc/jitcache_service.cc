@@ -94,10 +94,11 @@ v1::PingResponse JitCacheService::PingAnswer() const {
     v1::ToolkitLibrary* out = response.add_libraries();
     out->set_name(lib.name);
     out->set_path(lib.path);
-    out->set_device(lib.device);
-    out->set_inode(lib.inode);
-    out->set_size(lib.size);
-    out->set_mtime_ns(lib.mtime_ns);
+    out->set_device(lib.stamp.dev);
+    out->set_inode(lib.stamp.ino);
+    out->set_size(lib.stamp.size);
+    out->set_mtime_ns(lib.stamp.mtime_ns);
+    out->set_ctime_ns(lib.stamp.ctime_ns);
     out->set_major(lib.major);
     out->set_minor(lib.minor);
   }
@@ -194,16 +195,16 @@ grpc::ServerUnaryReactor* JitCacheService::Finish(
 }
 
 absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
-    const Digest& key) {
+    const Digest& key, v1::ActionRecord* record_out) {
   absl::StatusOr<std::optional<v1::ActionRecord>> record =
       options_.store->GetAction(key);
   if (!record.ok()) return record.status();
   if (!record->has_value()) return std::nullopt;
   v1::ActionRecord& r = **record;
   v1::CompileResponse response;
-  // An as-called link without a cubin holds all it answers in its trace.
-  const bool trace_alone = r.has_link_trace() && r.object_digest().empty();
-  if (r.outcome() == v1::OUTCOME_OK && !trace_alone) {
+  // A record names its object, when it has one (an as-called link that
+  // made no cubin has none), by digest.
+  if (r.outcome() == v1::OUTCOME_OK && !r.object_digest().empty()) {
     absl::StatusOr<Digest> digest = Digest::FromBytes(r.object_digest());
     absl::StatusOr<std::optional<StoredObject>> object =
         digest.ok() ? options_.store->GetObject(*digest)
@@ -223,6 +224,7 @@ absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
   }
   // The store keeps the last use itself, off this path.
   FillFromRecord(key, r, &response);
+  if (record_out != nullptr) *record_out = std::move(r);
   return response;
 }
 
@@ -335,19 +337,9 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
   }
   if (prepared->steps_only) {
     // Only what an earlier link recorded: never a link of its own.
-    absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-        HitAnswer(prepared->key);
-    if (!hit.ok()) {
-      reactor->FinishOnce(ToGrpcStatus(hit.status()));
-    } else if (*hit == nullptr) {
+    if (!FinishFromStore(uid, prepared->key, response, reactor)) {
       reactor->FinishOnce(grpc::Status(grpc::StatusCode::NOT_FOUND,
                                        "no link recorded these steps"));
-    } else if (!response->ParseFromString((*hit)->serialized)) {
-      reactor->FinishOnce(grpc::Status(grpc::StatusCode::INTERNAL,
-                                       "a kept answer does not parse"));
-    } else {
-      CountHit(reactor->user(), **hit, reactor->start());
-      reactor->FinishOnce(grpc::Status::OK);
     }
     return reactor;
   }
@@ -403,26 +395,31 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
   return options_.compiler->Link(job);
 }
 
+bool JitCacheService::FinishFromStore(uid_t uid, const Digest& key,
+                                      v1::CompileResponse* response,
+                                      CompileReactor* reactor) {
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit = HitAnswer(key);
+  if (!hit.ok()) {
+    reactor->FinishOnce(ToGrpcStatus(hit.status()));
+    return true;
+  }
+  if (*hit == nullptr) return false;
+  if (!response->ParseFromString((*hit)->serialized)) {
+    reactor->FinishOnce(grpc::Status(grpc::StatusCode::INTERNAL,
+                                     "a kept answer does not parse"));
+    return true;
+  }
+  CountHit(reactor->user(), **hit, reactor->start());
+  JITCACHE_LOG(Debug) << "hit " << key.Hex() << " uid " << uid;
+  reactor->FinishOnce(grpc::Status::OK);
+  return true;
+}
+
 grpc::ServerUnaryReactor* JitCacheService::Serve(
     uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
     const Digest& key, const std::function<Build()>& make_build,
     const std::function<bool()>& ask_for_inputs) {
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit = HitAnswer(key);
-  if (!hit.ok()) {
-    reactor->FinishOnce(ToGrpcStatus(hit.status()));
-    return reactor;
-  }
-  if (*hit != nullptr) {
-    if (!response->ParseFromString((*hit)->serialized)) {
-      reactor->FinishOnce(grpc::Status(grpc::StatusCode::INTERNAL,
-                                       "a kept answer does not parse"));
-      return reactor;
-    }
-    CountHit(reactor->user(), **hit, reactor->start());
-    JITCACHE_LOG(Debug) << "hit " << key.Hex() << " uid " << uid;
-    reactor->FinishOnce(grpc::Status::OK);
-    return reactor;
-  }
+  if (FinishFromStore(uid, key, response, reactor)) return reactor;
   if (ask_for_inputs && ask_for_inputs()) {
     reactor->FinishToResend(
         grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
@@ -486,17 +483,13 @@ void JitCacheService::RunBuild(const Build& build) {
       tiered_->FetchOrLease(key, absl::Now() + options_.compile_time_limit,
                             shutting_down_, &leased)) {
     // The team's tier had it: checked, and stored here, like an import.
-    absl::StatusOr<std::optional<v1::CompileResponse>> fetched = LookUp(key);
+    v1::ActionRecord whole;
+    absl::StatusOr<std::optional<v1::CompileResponse>> fetched =
+        LookUp(key, &whole);
     if (fetched.ok() && fetched->has_value()) {
       // An as-called link from another node: its first steps are kept
       // here too, so that this node's next caller is answered call by call.
-      if (!build.step_keys.empty()) {
-        absl::StatusOr<std::optional<v1::ActionRecord>> whole =
-            options_.store->GetAction(key);
-        if (whole.ok() && whole->has_value() && (*whole)->has_link_trace()) {
-          KeepFirstSteps(build, **whole);
-        }
-      }
+      if (whole.has_link_trace()) KeepFirstSteps(build, whole);
       (*fetched)->set_served_remotely(true);
       flights_.Complete(key, std::make_shared<const v1::CompileResponse>(
                                  **std::move(fetched)));
@@ -555,10 +548,9 @@ void JitCacheService::RunBuild(const Build& build) {
     *record.mutable_link_trace() = *result->link_trace;
   }
   std::vector<ObjectRef> objects;
-  // An as-called link with no cubin (refused, failed, or PTX alone) has
-  // all it answers in its trace.
-  if (result->ok &&
-      !(result->link_trace.has_value() && result->object.empty())) {
+  // No bytes, no object: an as-called link that made no cubin (refused,
+  // failed, or PTX alone) has all it answers in its trace.
+  if (result->ok && !result->object.empty()) {
     const Digest digest = Digest::Of(result->object);
     record.set_object_digest(std::string(digest.AsBytes()));
     record.set_object_size(result->object.size());

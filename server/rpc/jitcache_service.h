@@ -202,12 +202,18 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   std::shared_ptr<const std::string> AnswerBatch(absl::string_view batch,
                                                  const PeerCredentials& peer);
 
-  // The stored answer for `key`, or nullopt on a miss.
-  absl::StatusOr<std::optional<v1::CompileResponse>> LookUp(const Digest& key);
+  // The stored answer for `key`, or nullopt on a miss; `record` (optional)
+  // receives the record it was made from.
+  absl::StatusOr<std::optional<v1::CompileResponse>> LookUp(
+      const Digest& key, v1::ActionRecord* record = nullptr);
   // A hit's answer for `key`: from memory while the store still holds what
   // it was built from, else from the store (then kept in memory); null on
   // a miss.
   absl::StatusOr<std::shared_ptr<const HotAnswer>> HitAnswer(const Digest& key);
+  // Finishes the call with the stored answer for `key` (or the error
+  // reading it); false on a miss, the call left unfinished.
+  bool FinishFromStore(uid_t uid, const Digest& key,
+                       v1::CompileResponse* response, CompileReactor* reactor);
   // The common path of Compile and Link once the key is known: hit, or join
   // the flight and, leading, queue the build.
   // `make_build` runs only for the request that leads a miss: a hit copies

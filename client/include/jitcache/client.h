@@ -69,6 +69,7 @@ struct DaemonInfo {
     uint64_t device = 0, inode = 0, size = 0;
     int64_t mtime_ns = 0;
     unsigned major = 0, minor = 0;  // its Version call's answer
+    int64_t ctime_ns = 0;
   };
   std::vector<Library> libraries;
 };
