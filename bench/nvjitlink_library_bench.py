@@ -26,6 +26,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from run import Daemon  # noqa: E402
+from nvrtc_library_bench import BundleDaemon  # noqa: E402
 from results_section import write_section  # noqa: E402
 
 CHILD = r"""
@@ -71,11 +72,7 @@ def main():
     work = tempfile.mkdtemp(prefix="jclinkbench.")
     if args.bundle:
         build = os.path.abspath(args.bundle)
-        daemon = Daemon(build, work, "d",
-                        binary=os.path.join(build, "bin/jitcached"))
-        daemon.cli = lambda *a: subprocess.run(
-            [os.path.join(build, "bin/jitcache"), "--socket", daemon.socket,
-             *a], capture_output=True, text=True)
+        daemon = BundleDaemon(build, work, "d")
         shim = os.path.abspath(args.shim_dir or os.path.join(build, "bin"))
     else:
         build = os.path.abspath(args.build)

@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace jitcache {
 namespace {
@@ -48,6 +49,23 @@ constexpr option_parser::Dialect kNvJitLink = {"nvJitLink", kNvJitLinkSpecs,
                                                kNvJitLinkGlued, "-", "arch"};
 
 }  // namespace
+
+bool LinkOptionsReportTimes(std::span<const std::string> options) {
+  for (const std::string& o : options) {
+    if (o == "-verbose" ||
+        (absl::StartsWith(o, "-Xptxas") && absl::StrContains(o, "-v"))) {
+      return true;
+    }
+    for (const Spec& spec : kNvJitLinkSpecs) {
+      const std::string name = absl::StrCat("-", spec.name);
+      if (!spec.refusal.empty() &&
+          (o == name || absl::StartsWith(o, name + "="))) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
 
 absl::StatusOr<CanonicalLinkOptions> CanonicalizeLinkOptions(
     std::span<const std::string> raw, ObjectKind target, bool ltoir_inputs,

@@ -27,6 +27,12 @@ absl::StatusOr<CanonicalLinkOptions> CanonicalizeLinkOptions(
     std::span<const std::string> raw, ObjectKind target, bool ltoir_inputs,
     const OptionPolicy& policy);
 
+// Options as spelled for nvJitLinkCreate whose answers hold the moment:
+// those the canonical form refuses for it (-time), and -verbose and
+// ptxas's -v, whose info log has a "Compile time" line. No record of such
+// a link is what the real nvJitLink would answer. Pure; thread-safe.
+bool LinkOptionsReportTimes(std::span<const std::string> options);
+
 }  // namespace jitcache
 
 #endif  // JITCACHE_COMMON_LINK_OPTIONS_H_

@@ -615,6 +615,30 @@ absl::Status Client::UploadObject(const std::string& digest, CodeType kind,
                      &v1::JitCache::Stub::UploadObject, request, &response);
 }
 
+absl::Status Client::UploadMissing(const std::vector<LinkInput>& inputs) const {
+  std::vector<std::string> digests;
+  for (const LinkInput& input : inputs) digests.push_back(input.digest);
+  absl::StatusOr<std::vector<std::string>> missing =
+      FindMissingObjects(digests);
+  if (!missing.ok()) return missing.status();
+  for (const std::string& digest : *missing) {
+    for (const LinkInput& input : inputs) {
+      if (input.digest != digest) continue;
+      if (input.bytes.empty()) {
+        return absl::NotFoundError(
+            absl::StrCat("the daemon lacks object ", digest, " (", input.name,
+                         ") and this linker has no bytes for it"));
+      }
+      if (absl::Status s = UploadObject(digest, input.kind, input.bytes);
+          !s.ok()) {
+        return s;
+      }
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ObjectCode> Client::FetchObject(
     const std::string& digest) const {
   v1::FetchObjectRequest request;
@@ -703,21 +727,7 @@ absl::StatusOr<Client::LinkTrace> Client::LinkAsCalled(
                                &v1::JitCache::Stub::Link, request, &response);
   if (absl::IsNotFound(s) && !steps_only) {
     // The daemon lacks an input: it gets the ones it lacks, then links.
-    std::vector<std::string> digests;
-    for (const LinkInput& input : inputs) digests.push_back(input.digest);
-    absl::StatusOr<std::vector<std::string>> missing =
-        FindMissingObjects(digests);
-    if (!missing.ok()) return missing.status();
-    for (const std::string& digest : *missing) {
-      for (const LinkInput& input : inputs) {
-        if (input.digest != digest) continue;
-        if (absl::Status up = UploadObject(digest, input.kind, input.bytes);
-            !up.ok()) {
-          return up;
-        }
-        break;
-      }
-    }
+    if (absl::Status up = UploadMissing(inputs); !up.ok()) return up;
     s = impl_->Call(impl_->options.compile_deadline, &v1::JitCache::Stub::Link,
                     request, &response);
   }

@@ -69,30 +69,10 @@ absl::StatusOr<ObjectCode> Linker::Link(const LinkerOptions& options,
                                         CodeType target) const {
   // Name every input by digest; upload only what the daemon lacks.
   std::vector<Client::LinkInput> by_digest = inputs_;
-  std::vector<std::string> digests;
   for (Client::LinkInput& input : by_digest) {
     if (input.digest.empty()) input.digest = Digest::Of(input.bytes).Hex();
-    digests.push_back(input.digest);
   }
-  absl::StatusOr<std::vector<std::string>> missing =
-      client_->FindMissingObjects(digests);
-  if (!missing.ok()) return missing.status();
-  for (const std::string& digest : *missing) {
-    for (const Client::LinkInput& input : by_digest) {
-      if (input.digest != digest) continue;
-      if (input.bytes.empty()) {
-        return absl::NotFoundError(
-            absl::StrCat("the daemon lacks object ", digest, " (", input.name,
-                         ") and this linker has no bytes for it"));
-      }
-      if (absl::Status s =
-              client_->UploadObject(digest, input.kind, input.bytes);
-          !s.ok()) {
-        return s;
-      }
-      break;
-    }
-  }
+  if (absl::Status s = client_->UploadMissing(by_digest); !s.ok()) return s;
   for (Client::LinkInput& input : by_digest) input.bytes.clear();
   return client_->Link(by_digest, options.AsNvJitLinkOptions(), target);
 }

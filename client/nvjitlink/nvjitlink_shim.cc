@@ -38,7 +38,9 @@
 #include "absl/strings/match.h"
 #include "client/rpc/stand_in_client.h"
 #include "common/digest.h"
+#include "common/link_options.h"
 #include "common/real_library.h"
+#include "common/sized_read.h"
 #include "jitcache/client.h"
 
 // nvJitLink.h defines its API as inline wrappers of versioned symbols; this
@@ -149,20 +151,6 @@ const jitcache::Client* Daemon() {
   return client;
 }
 
-// Options whose answers depend on the moment: a recorded answer would not
-// be the real one.
-bool Reproducible(const std::vector<std::string>& options) {
-  for (const std::string& o : options) {
-    // -time: timings in the info log; -verbose and ptxas's -v: its
-    // "Compile time" line.
-    if (o == "-time" || absl::StartsWith(o, "-time=") || o == "-verbose" ||
-        (absl::StartsWith(o, "-Xptxas") && absl::StrContains(o, "-v"))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // A link as the caller sees it: answered from the daemon's record while
 // there is one, then by a real nvJitLink handle holding the same calls.
 struct Link {
@@ -195,13 +183,9 @@ void RecordRealStep(Link& link, nvJitLinkResult result) {
   auto read = [&](nvJitLinkResult (*get_size)(nvJitLinkHandle, size_t*),
                   nvJitLinkResult (*get)(nvJitLinkHandle, char*),
                   std::string* text) {
-    size_t size = 0;
-    const nvJitLinkResult s = get_size(link.real, &size);
-    if (s == kSuccess && size > 0) {
-      text->assign(size, '\0');
-      if (get(link.real, text->data()) != kSuccess) text->clear();
-    }
-    return s;
+    return jitcache::ReadSized(
+        [&](size_t* size) { return get_size(link.real, size); },
+        [&](char* into) { return get(link.real, into); }, kSuccess, text);
   };
   step.error_size_result =
       read(r.nvJitLinkGetErrorLogSize, r.nvJitLinkGetErrorLog, &step.error_log);
@@ -372,7 +356,8 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkCreate(
     }
     link->options.push_back(options[i]);
   }
-  link->eligible = link->eligible && Reproducible(link->options);
+  link->eligible =
+      link->eligible && !jitcache::LinkOptionsReportTimes(link->options);
   if (std::optional<jitcache::Client::LinkTrace> record =
           Recorded(*link, false)) {
     link->answered = *std::move(record);
