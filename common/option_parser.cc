@@ -142,19 +142,23 @@ std::string RenderOne(const Dialect& dialect, const Spec& spec,
 
 }  // namespace
 
+absl::Status CheckCString(absl::string_view what, absl::string_view value) {
+  const size_t nul = value.find('\0');
+  if (nul == absl::string_view::npos) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, " contains a NUL byte (the compiler would read '",
+      absl::CEscape(value.substr(0, nul)), "' and nothing after it)"));
+}
+
 absl::StatusOr<Parsed> Parse(std::span<const std::string> raw,
                              const Dialect& dialect,
                              const OptionPolicy& policy) {
   Parsed parsed;
   for (size_t i = 0; i < raw.size(); ++i) {
     const std::string& option = raw[i];
-    // NVRTC reads options as C strings: what follows a NUL it never sees,
-    // so the key must not hold it either.
-    if (option.find('\0') != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "option ", i + 1, " contains a NUL byte (the compiler would read '",
-          absl::CEscape(option.substr(0, option.find('\0'))),
-          "' and nothing after it)"));
+    if (absl::Status s = CheckCString(absl::StrCat("option ", i + 1), option);
+        !s.ok()) {
+      return s;
     }
     if (option.size() < 2 || option[0] != '-') {
       return Invalid(option, "is not an option (options start with '-')");

@@ -72,6 +72,11 @@ struct Parsed {
   }
 };
 
+// The toolkit's libraries read options (and names) as C strings: what
+// follows a NUL they never see, so no key may hold it either.
+// INVALID_ARGUMENT naming `what` when `value` holds one.
+absl::Status CheckCString(absl::string_view what, absl::string_view value);
+
 // INVALID_ARGUMENT naming the option for anything unknown, malformed or
 // refused.
 absl::StatusOr<Parsed> Parse(std::span<const std::string> raw,

@@ -42,15 +42,6 @@ absl::Status ReadSource(const v1::LinkInput& in, ObjectKind kind,
   }
 }
 
-// nvJitLink takes C strings: a NUL inside one would be cut there.
-absl::Status CheckNoNul(absl::string_view what, absl::string_view value) {
-  if (value.find('\0') == absl::string_view::npos) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(what,
-                   " holds a NUL byte: nvJitLink would never see the "
-                   "rest of it"));
-}
-
 // As the caller drove nvJitLink: nothing is canonicalized, since the real
 // nvJitLink answers each spelling in its own way (a refusal included).
 absl::StatusOr<PreparedLink> PrepareAsCalledLink(
@@ -59,8 +50,13 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
   out.as_called = true;
   out.steps_only = request.steps_only();
   out.target = ObjectKind::kCubin;
-  for (const std::string& option : request.options()) {
-    if (absl::Status s = CheckNoNul("an option", option); !s.ok()) return s;
+  for (int i = 0; i < request.options_size(); ++i) {
+    const std::string& option = request.options(i);
+    if (absl::Status s =
+            option_parser::CheckCString(absl::StrCat("option ", i + 1), option);
+        !s.ok()) {
+      return s;
+    }
     if (absl::StartsWith(option, "-arch=")) out.arch = option.substr(6);
     out.options.push_back(option);
   }
@@ -73,7 +69,9 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
       return absl::InvalidArgumentError(
           absl::StrCat("link ", label, " has no valid kind"));
     }
-    if (absl::Status s = CheckNoNul(label + "'s name", in.name()); !s.ok()) {
+    if (absl::Status s =
+            option_parser::CheckCString(label + "'s name", in.name());
+        !s.ok()) {
       return s;
     }
     PreparedLink::Input input{Digest{}, *kind, in.name()};
