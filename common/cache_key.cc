@@ -49,6 +49,18 @@ enum LinkTag : uint32_t {
   kLinkTagComplete = 24,
 };
 
+// Field tags of the ptxas key.
+enum PtxasTag : uint32_t {
+  kPtxasTagBinary = 30,
+  kPtxasTagProgram = 31,
+  kPtxasTagArguments = 32,
+  kPtxasTagArgument = 33,
+  kPtxasTagPtx = 34,
+  kPtxasTagInputName = 35,
+  kPtxasTagOutputName = 36,
+  kPtxasTagWorkingDirectory = 37,
+};
+
 }  // namespace
 
 KeyHasher::KeyHasher(RequestKind kind) {
@@ -149,6 +161,23 @@ Digest ComputeAsCalledLinkKey(const AsCalledLinkKeyInput& input) {
     key.Field(kLinkTagInputName, in.name);
   }
   key.Count(kLinkTagComplete, input.complete ? 1 : 0);
+  return key.Finish();
+}
+
+Digest ComputePtxasKey(const PtxasKeyInput& input) {
+  KeyHasher key(RequestKind::kPtxas);
+  key.Field(kPtxasTagBinary, input.ptxas_fingerprint);
+  key.Field(kPtxasTagProgram, input.program);
+  key.Count(kPtxasTagArguments, input.arguments.size());
+  for (const std::string& argument : input.arguments) {
+    key.Field(kPtxasTagArgument, argument);
+  }
+  key.Field(kPtxasTagPtx, input.ptx);
+  if (input.names.has_value()) {
+    key.Field(kPtxasTagInputName, input.names->input);
+    key.Field(kPtxasTagOutputName, input.names->output);
+    key.Field(kPtxasTagWorkingDirectory, input.names->working_directory);
+  }
   return key.Finish();
 }
 

@@ -2,6 +2,7 @@
 #define JITCACHE_COMMON_CACHE_KEY_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -23,6 +24,7 @@ enum class RequestKind : uint32_t {
   kLink = 2,
   kIncludedSet = 3,
   kAsCalledLink = 4,
+  kPtxas = 5,
 };
 
 // Everything that decides the output of one NVRTC compile. Views only: the
@@ -90,6 +92,25 @@ struct AsCalledLinkKeyInput {
 };
 
 Digest ComputeAsCalledLinkKey(const AsCalledLinkKeyInput& input);
+
+// One run of a registered ptxas binary (jitcache-ptxas): the binary's
+// content hash, its command line as spelled (argv[0] too: ptxas names
+// itself in its messages) and the PTX. The file names and the working
+// directory are part of the key only when the answer showed them
+// (`names` set); otherwise the arguments hold markers in their place
+// (PtxasCommand::WithoutNames).
+struct PtxasKeyInput {
+  absl::string_view ptxas_fingerprint;  // raw SHA-256 of the binary
+  absl::string_view program;            // argv[0]
+  std::span<const std::string> arguments;
+  absl::string_view ptx;
+  struct Names {
+    absl::string_view input, output, working_directory;
+  };
+  std::optional<Names> names;
+};
+
+Digest ComputePtxasKey(const PtxasKeyInput& input);
 
 // Builds a key from length-prefixed, tagged fields, so that no two different
 // field sequences can produce the same byte stream.

@@ -37,6 +37,8 @@ struct DaemonOptions {
   // RocksDB directory; ":memory:" keeps the store in memory (tests).
   std::string store_path;
   std::string cuda_root;
+  // ptxas binaries besides the toolkit's that may be run (ptxas_registry.h).
+  std::vector<std::string> ptxas;
   int workers = 0;  // 0: one per core
   size_t max_queued = 1024;
   size_t max_queued_per_user = 0;  // 0: only max_queued

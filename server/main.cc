@@ -10,6 +10,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -40,6 +41,11 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, cuda_root, "",
           "CUDA toolkit whose include/ is on every compile's include path. "
           "Default: $CUDA_HOME, else /usr/local/cuda");
+ABSL_FLAG(std::vector<std::string>, ptxas, {},
+          "More ptxas binaries jitcache-ptxas may ask the daemon to run "
+          "(comma-separated; the toolkit's bin/ptxas always), hashed at "
+          "start; e.g. Triton's bundled one. A program naming any other "
+          "ptxas runs it itself");
 ABSL_FLAG(int, workers, 0,
           "Compiles at a time, each in its own jitcache-worker process; 0 "
           "means one per core");
@@ -199,6 +205,7 @@ int main(int argc, char** argv) {
   if (options.store_path.empty())
     options.store_path = jitcache::DefaultStorePath();
   options.cuda_root = absl::GetFlag(FLAGS_cuda_root);
+  options.ptxas = absl::GetFlag(FLAGS_ptxas);
   options.workers = absl::GetFlag(FLAGS_workers);
   options.max_queued =
       static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queued)));
@@ -328,6 +335,9 @@ int main(int argc, char** argv) {
   config["socket_activated"] = options.inherited.has_value() ? "true" : "false";
   config["cuda_root"] = options.cuda_root.empty() ? jitcache::DefaultCudaRoot()
                                                   : options.cuda_root;
+  config["ptxas"] = options.ptxas.empty()
+                        ? "(the toolkit's alone)"
+                        : absl::StrJoin(options.ptxas, ",");
   config["max_size"] = with_size(*max_size, "no cap");
   config["compile_memory_limit"] = with_size(*memory_limit, "none");
   config["remote_max_object"] = with_size(*remote_max, "none");

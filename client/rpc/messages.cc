@@ -95,6 +95,7 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"compiles", &DaemonStats::compiles},
       {"link_requests", &DaemonStats::link_requests},
       {"link_errors", &DaemonStats::link_errors},
+      {"ptxas_requests", &DaemonStats::ptxas_requests},
       {"queued", &DaemonStats::queued},
       {"running", &DaemonStats::running},
       {"waiting", &DaemonStats::waiting},

@@ -29,8 +29,11 @@ struct ToolchainInfo {
     std::string path;  // resolved
     FileStamp stamp;
     unsigned major = 0, minor = 0;  // its own Version call's answer
+    std::string sha256;             // raw; a ptxas binary's content hash
   };
   std::vector<Library> libraries;
+  // The ptxas binaries the daemon runs (ptxas_registry.h).
+  std::vector<Library> ptxas;
 };
 
 struct CompileJob {
@@ -72,6 +75,19 @@ struct LinkJob {
   bool as_called = false;
 };
 
+// One run of a registered ptxas (PtxasRequest), in the caller's place: the
+// PTX at the path the caller named, the caller's working directory.
+struct PtxasJob {
+  ToolchainInfo::Library ptxas;  // which one, as the daemon hashed it
+  std::string program;           // argv[0]
+  std::vector<std::string> arguments;
+  std::string ptx;
+  std::string working_directory;  // absolute
+  std::string input_path;         // absolute, lexically normal
+  std::string output_path;        // absolute, lexically normal
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
 // A compile or link that ran. A program that does not compile is a result too
 // (ok == false, with the log); only failures of the machinery are errors.
 struct CompileResult {
@@ -82,6 +98,8 @@ struct CompileResult {
   absl::Duration elapsed;
   // An as-called link's (object: its cubin, when it gave one).
   std::optional<v1::NvJitLinkTrace> link_trace;
+  // A ptxas run's (log: its stderr; object: its output file).
+  std::optional<v1::PtxasRun> ptxas_run;
 };
 
 // How the compile processes have fared (zero for an in-process compiler).
@@ -92,13 +110,19 @@ struct CompilerStats {
   uint64_t time_limited = 0;    // killed at the compile-time limit
 };
 
-// Thread-safety: Compile and Link may be called from many threads at once;
+// Thread-safety: Compile, Link and Ptxas may be called from many threads at once;
 // toolchain() is immutable.
 class Compiler {
  public:
   virtual ~Compiler() = default;
   virtual absl::StatusOr<CompileResult> Compile(const CompileJob& job) = 0;
   virtual absl::StatusOr<CompileResult> Link(const LinkJob& job) = 0;
+  // Only in a confined worker: UNIMPLEMENTED elsewhere, and the caller
+  // runs its own ptxas.
+  virtual absl::StatusOr<CompileResult> Ptxas(const PtxasJob& /*job*/) {
+    return absl::UnimplementedError(
+        "ptxas runs only in compile workers (not --in_process_compiles)");
+  }
   virtual const ToolchainInfo& toolchain() const = 0;
   virtual CompilerStats stats() const { return {}; }
   // Makes running and later jobs answer UNAVAILABLE (daemon shutdown).

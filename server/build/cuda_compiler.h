@@ -17,9 +17,10 @@ namespace jitcache {
 class CudaCompiler final : public Compiler {
  public:
   // Queries NVRTC and nvJitLink, hashes the include trees and runs a probe
-  // compile; takes a fraction of a second.
+  // compile; takes a fraction of a second. The toolkit's ptxas and each of
+  // `ptxas` are hashed for the ptxas runs (ptxas_registry.h).
   static absl::StatusOr<std::unique_ptr<CudaCompiler>> Create(
-      const std::string& cuda_root);
+      const std::string& cuda_root, const std::vector<std::string>& ptxas = {});
 
   // For a worker process: compiles with these include directories; the
   // toolchain's other fields (fingerprint, archs) stay empty.

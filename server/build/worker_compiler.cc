@@ -58,6 +58,9 @@ absl::StatusOr<std::unique_ptr<WorkerCompiler>> WorkerCompiler::Create(
   for (const std::string& dir : compiler->toolchain().include_dirs) {
     compiler->argv_.push_back("--include_dir=" + dir);
   }
+  for (const ToolchainInfo::Library& ptxas : compiler->toolchain().ptxas) {
+    compiler->argv_.push_back("--ptxas=" + ptxas.path);
+  }
   return compiler;
 }
 
@@ -192,6 +195,11 @@ absl::StatusOr<CompileResult> WorkerCompiler::Compile(const CompileJob& job) {
 absl::StatusOr<CompileResult> WorkerCompiler::Link(const LinkJob& job) {
   return Run(ToWorkerRequest(job).SerializeAsString(), job.deadline, nullptr,
              "link");
+}
+
+absl::StatusOr<CompileResult> WorkerCompiler::Ptxas(const PtxasJob& job) {
+  return Run(ToWorkerRequest(job).SerializeAsString(), job.deadline, nullptr,
+             "ptxas run");
 }
 
 absl::StatusOr<CompileResult> WorkerCompiler::Run(

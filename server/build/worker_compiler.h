@@ -47,6 +47,7 @@ class WorkerCompiler final : public Compiler {
 
   absl::StatusOr<CompileResult> Compile(const CompileJob& job) override;
   absl::StatusOr<CompileResult> Link(const LinkJob& job) override;
+  absl::StatusOr<CompileResult> Ptxas(const PtxasJob& job) override;
   const ToolchainInfo& toolchain() const override {
     return toolchain_source_->toolchain();
   }

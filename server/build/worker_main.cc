@@ -18,6 +18,7 @@
 #include "common/length_frame.h"
 #include "server/build/compile_view.h"
 #include "server/build/cuda_compiler.h"
+#include "server/build/ptxas_run.h"
 #include "server/build/worker_protocol.h"
 #include "server/build/worker_sandbox.h"
 
@@ -26,11 +27,43 @@ namespace jitcache {
 namespace {
 
 // One job's answer, in the child that runs it.
-absl::StatusOr<CompileResult> RunJob(const std::string& frame,
-                                     const CompileView& view,
-                                     CudaCompiler& compiler,
-                                     const WorkerHooks& hooks,
-                                     uint64_t memory_limit) {
+// The view of a ptxas job: the toolkit's, and the loader the binaries
+// need.
+CompileView PtxasView(const CompileView& toolkit,
+                      const PtxasBinaries& binaries) {
+  CompileView view = toolkit;
+  view.toolkit_dirs.insert(view.toolkit_dirs.end(),
+                           binaries.loader_dirs.begin(),
+                           binaries.loader_dirs.end());
+  view.toolkit_links.insert(view.toolkit_links.end(),
+                            binaries.loader_links.begin(),
+                            binaries.loader_links.end());
+  return view;
+}
+
+// A ptxas job's answer, in the child that runs it.
+absl::StatusOr<CompileResult> RunPtxasJob(const v1::WorkerPtxas& request,
+                                          absl::Time deadline,
+                                          const CompileView& view,
+                                          const PtxasBinaries& binaries) {
+  absl::StatusOr<PtxasJob> job = PtxasJobFrom(request, deadline);
+  if (!job.ok()) return job.status();
+  if (absl::Status s = KeepCrashReportSource(); !s.ok()) return s;
+  if (absl::Status s = EnterCompileView(view, job->working_directory,
+                                        {{job->input_path, job->ptx}});
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = LockDownCompile(/*runs_ptxas=*/true); !s.ok()) {
+    return s;
+  }
+  return RunPtxas(*job, binaries);
+}
+
+absl::StatusOr<CompileResult> RunJob(
+    const std::string& frame, const CompileView& view,
+    const PtxasBinaries& binaries, const CompileView& ptxas_view,
+    CudaCompiler& compiler, const WorkerHooks& hooks, uint64_t memory_limit) {
   v1::WorkerRequest request;
   absl::StatusOr<CompileResult> result =
       absl::InvalidArgumentError("unreadable worker request");
@@ -39,6 +72,9 @@ absl::StatusOr<CompileResult> RunJob(const std::string& frame,
         request.deadline_unix_us() > 0
             ? absl::FromUnixMicros(request.deadline_unix_us())
             : absl::InfiniteFuture();
+    if (request.has_ptxas()) {
+      return RunPtxasJob(request.ptxas(), deadline, ptxas_view, binaries);
+    }
     // The job sees the toolkit and what its request carried, nothing else
     // (a link: the toolkit alone).
     // A link's view is the toolkit's alone: no files, no directory.
@@ -83,6 +119,7 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
   uint64_t memory_limit = 0;
   std::vector<std::string> include_dirs;
   std::string cuda_root;
+  std::vector<std::string> ptxas;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--fd=") && absl::SimpleAtoi(arg, &fd)) {
@@ -96,6 +133,11 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
     arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--cuda_root=")) {
       cuda_root = std::string(arg);
+      continue;
+    }
+    arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--ptxas=")) {
+      ptxas.emplace_back(arg);
       continue;
     }
     arg = argv[i];
@@ -121,7 +163,17 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
                  std::string(view.status().message()).c_str());
     return 1;
   }
-  if (absl::Status s = EnterWorkerSandbox(memory_limit, fd); !s.ok()) {
+  absl::StatusOr<PtxasBinaries> binaries = OpenPtxasBinaries(ptxas);
+  if (!binaries.ok()) {
+    std::fprintf(stderr, "jitcache-worker: %s\n",
+                 std::string(binaries.status().message()).c_str());
+    return 1;
+  }
+  const CompileView ptxas_view = PtxasView(*view, *binaries);
+  if (absl::Status s =
+          EnterWorkerSandbox(memory_limit, fd, kFirstPtxasFd,
+                             static_cast<int>(binaries->paths.size()));
+      !s.ok()) {
     std::fprintf(stderr, "jitcache-worker: %s\n",
                  std::string(s.message()).c_str());
     return 1;
@@ -156,7 +208,8 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
       absl::StatusOr<CompileResult> result =
           absl::InternalError("the compile could not be tied to its worker");
       if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == worker) {
-        result = RunJob(*frame, *view, *compiler, hooks, memory_limit);
+        result = RunJob(*frame, *view, *binaries, ptxas_view, *compiler, hooks,
+                        memory_limit);
       }
       // Exit status 1: the answer could not be written, the daemon is gone.
       _exit(frame::Write(fd, ToWorkerResponse(result).SerializeAsString()) ? 0

@@ -1,5 +1,7 @@
 #include "server/build/worker_protocol.h"
 
+#include <filesystem>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -7,6 +9,7 @@
 #include "common/length_frame.h"
 #include "common/little_endian.h"
 #include "common/object_kind.h"
+#include "server/build/toolkit_library.h"
 
 namespace jitcache {
 
@@ -48,6 +51,20 @@ v1::WorkerRequest ToWorkerRequest(const LinkJob& job) {
   for (const std::string& o : job.options) l->add_options(o);
   l->set_target(static_cast<int>(job.target));
   l->set_as_called(job.as_called);
+  request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
+  return request;
+}
+
+v1::WorkerRequest ToWorkerRequest(const PtxasJob& job) {
+  v1::WorkerRequest request;
+  v1::WorkerPtxas* p = request.mutable_ptxas();
+  ToolkitLibraryOf(job.ptxas, p->mutable_ptxas());
+  p->set_program(job.program);
+  for (const std::string& a : job.arguments) p->add_arguments(a);
+  p->set_ptx(job.ptx);
+  p->set_working_directory(job.working_directory);
+  p->set_input_path(job.input_path);
+  p->set_output_path(job.output_path);
   request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
   return request;
 }
@@ -108,6 +125,28 @@ absl::StatusOr<LinkJob> LinkJobFrom(const v1::WorkerLink& l,
   return job;
 }
 
+absl::StatusOr<PtxasJob> PtxasJobFrom(const v1::WorkerPtxas& p,
+                                      absl::Time deadline) {
+  PtxasJob job;
+  job.ptxas = LibraryOf(p.ptxas());
+  job.program = p.program();
+  job.arguments.assign(p.arguments().begin(), p.arguments().end());
+  job.ptx = p.ptx();
+  job.working_directory = p.working_directory();
+  job.input_path = p.input_path();
+  job.output_path = p.output_path();
+  job.deadline = deadline;
+  for (const std::string* path :
+       {&job.working_directory, &job.input_path, &job.output_path}) {
+    const std::filesystem::path as_path(*path);
+    if (!as_path.is_absolute() || as_path.lexically_normal() != as_path) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "worker request: ptxas path ", *path, " is not absolute and normal"));
+    }
+  }
+  return job;
+}
+
 v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r) {
   v1::WorkerResponse response;
   if (!r.ok()) {
@@ -126,6 +165,7 @@ v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r) {
   response.set_elapsed_us(absl::ToInt64Microseconds(r->elapsed));
   if (r->link_trace.has_value())
     *response.mutable_link_trace() = *r->link_trace;
+  if (r->ptxas_run.has_value()) *response.mutable_ptxas_run() = *r->ptxas_run;
   return response;
 }
 
@@ -145,6 +185,9 @@ absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response) {
   result.elapsed = absl::Microseconds(response.elapsed_us());
   if (response.has_link_trace()) {
     result.link_trace = std::move(*response.mutable_link_trace());
+  }
+  if (response.has_ptxas_run()) {
+    result.ptxas_run = std::move(*response.mutable_ptxas_run());
   }
   return result;
 }

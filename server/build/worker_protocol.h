@@ -22,12 +22,16 @@ inline constexpr uint32_t kCrashFrameLength = frame::kNoFrameLength;
 
 v1::WorkerRequest ToWorkerRequest(const CompileJob& job);
 v1::WorkerRequest ToWorkerRequest(const LinkJob& job);
+v1::WorkerRequest ToWorkerRequest(const PtxasJob& job);
 // The job a request carries (no cancellation flag: a worker is killed);
 // INVALID_ARGUMENT for a kind that is not one.
 absl::StatusOr<CompileJob> CompileJobFrom(const v1::WorkerCompile& compile,
                                           absl::Time deadline);
 absl::StatusOr<LinkJob> LinkJobFrom(const v1::WorkerLink& link,
                                     absl::Time deadline);
+// INVALID_ARGUMENT for paths that are not absolute and normal.
+absl::StatusOr<PtxasJob> PtxasJobFrom(const v1::WorkerPtxas& ptxas,
+                                      absl::Time deadline);
 
 v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r);
 absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response);

@@ -75,9 +75,48 @@ absl::Status DenySyscalls(std::initializer_list<int> syscalls) {
   return absl::OkStatus();
 }
 
+// execve never; execveat only of a descriptor in [first, first + count),
+// by descriptor alone (AT_EMPTY_PATH).
+absl::Status AllowOnlyExecOf(int first, int count) {
+  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+  if (filter == nullptr) return absl::InternalError("seccomp_init failed");
+  const uint64_t low = static_cast<uint64_t>(first);
+  const uint64_t high = static_cast<uint64_t>(first + count);
+  int failed = 0;
+  failed |=
+      seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execve), 0);
+  if (count == 0) {
+    failed |=
+        seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat), 0);
+  } else {
+    // Compared as 64 bits: a descriptor with any high bit set is denied
+    // too. A path would be followed instead of the descriptor only when
+    // absolute, and the view holds nothing else to run (the toolkit, the
+    // loader), read-only and inside this same sandbox.
+    failed |=
+        seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat), 1,
+                         SCMP_A0(SCMP_CMP_LT, low));
+    failed |=
+        seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat), 1,
+                         SCMP_A0(SCMP_CMP_GE, high));
+    failed |=
+        seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat), 1,
+                         SCMP_A4(SCMP_CMP_NE, AT_EMPTY_PATH));
+  }
+  const int loaded = failed == 0 ? seccomp_load(filter) : -1;
+  seccomp_release(filter);
+  if (failed != 0 || loaded != 0) {
+    return absl::InternalError(
+        absl::StrCat("seccomp: exec rules refused, load ",
+                     loaded == 0 ? "ok" : std::strerror(-loaded)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::Status EnterWorkerSandbox(uint64_t memory_limit_bytes, int fd) {
+absl::Status EnterWorkerSandbox(uint64_t memory_limit_bytes, int fd,
+                                int first_exec_fd, int exec_fds) {
   report_fd = fd;
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
     return absl::InternalError(
@@ -114,17 +153,17 @@ absl::Status EnterWorkerSandbox(uint64_t memory_limit_bytes, int fd) {
   }
   // Mounts and namespaces stay allowed until the job's child has entered
   // its compile view (LockDownCompile).
-  return DenySyscalls({SCMP_SYS(socket),           SCMP_SYS(socketpair),
-                       SCMP_SYS(connect),          SCMP_SYS(bind),
-                       SCMP_SYS(listen),           SCMP_SYS(accept),
-                       SCMP_SYS(accept4),          SCMP_SYS(ptrace),
-                       SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
-                       SCMP_SYS(execve),           SCMP_SYS(execveat),
-                       SCMP_SYS(init_module),      SCMP_SYS(finit_module),
-                       SCMP_SYS(kexec_load),       SCMP_SYS(bpf),
-                       SCMP_SYS(perf_event_open),  SCMP_SYS(keyctl),
-                       SCMP_SYS(add_key),          SCMP_SYS(request_key),
-                       SCMP_SYS(userfaultfd)});
+  if (absl::Status s = AllowOnlyExecOf(first_exec_fd, exec_fds); !s.ok()) {
+    return s;
+  }
+  return DenySyscalls(
+      {SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect),
+       SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4),
+       SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv),
+       SCMP_SYS(process_vm_writev), SCMP_SYS(init_module),
+       SCMP_SYS(finit_module), SCMP_SYS(kexec_load), SCMP_SYS(bpf),
+       SCMP_SYS(perf_event_open), SCMP_SYS(keyctl), SCMP_SYS(add_key),
+       SCMP_SYS(request_key), SCMP_SYS(userfaultfd)});
 }
 
 absl::Status KeepCrashReportSource() {
@@ -136,10 +175,14 @@ absl::Status KeepCrashReportSource() {
   return absl::OkStatus();
 }
 
-absl::Status LockDownCompile() {
-  return DenySyscalls({SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(unshare),
-                       SCMP_SYS(setns), SCMP_SYS(chroot),
-                       SCMP_SYS(pivot_root)});
+absl::Status LockDownCompile(bool runs_ptxas) {
+  if (absl::Status s = DenySyscalls({SCMP_SYS(mount), SCMP_SYS(umount2),
+                                     SCMP_SYS(unshare), SCMP_SYS(setns),
+                                     SCMP_SYS(chroot), SCMP_SYS(pivot_root)});
+      !s.ok()) {
+    return s;
+  }
+  return runs_ptxas ? absl::OkStatus() : DenySyscalls({SCMP_SYS(execveat)});
 }
 
 }  // namespace jitcache

@@ -10,6 +10,7 @@
 #include "common/nvrtc_program.h"
 #include "common/wire_constants.h"
 #include "jitcache/v1/wire_kinds.h"
+#include "server/build/toolkit_library.h"
 #include "server/rpc/grpc_status.h"
 
 namespace jitcache {
@@ -28,6 +29,9 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
   }
   if (record.has_link_trace()) {
     *response->mutable_link_trace() = record.link_trace();
+  }
+  if (record.has_ptxas_run()) {
+    *response->mutable_ptxas_run() = record.ptxas_run();
   }
 }
 
@@ -91,16 +95,10 @@ v1::PingResponse JitCacheService::PingAnswer() const {
     response.add_include_dirs(dir);
   }
   for (const ToolchainInfo::Library& lib : tc.libraries) {
-    v1::ToolkitLibrary* out = response.add_libraries();
-    out->set_name(lib.name);
-    out->set_path(lib.path);
-    out->set_device(lib.stamp.dev);
-    out->set_inode(lib.stamp.ino);
-    out->set_size(lib.stamp.size);
-    out->set_mtime_ns(lib.stamp.mtime_ns);
-    out->set_ctime_ns(lib.stamp.ctime_ns);
-    out->set_major(lib.major);
-    out->set_minor(lib.minor);
+    ToolkitLibraryOf(lib, response.add_libraries());
+  }
+  for (const ToolchainInfo::Library& ptxas : tc.ptxas) {
+    ToolkitLibraryOf(ptxas, response.add_ptxas());
   }
   return response;
 }
@@ -374,6 +372,37 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
   });
 }
 
+grpc::ServerUnaryReactor* JitCacheService::Ptxas(
+    grpc::CallbackServerContext* context, const v1::PtxasRequest* request,
+    v1::CompileResponse* response) {
+  ++counters_.ptxas_requests;
+  const uid_t uid = UserOfCall(*context);
+  auto* reactor = new CompileReactor(&counters_, &CountRequest(uid));
+  absl::StatusOr<PreparedPtxas> prepared =
+      PreparePtxas(*request, options_.compiler->toolchain(), options_.limits);
+  if (!prepared.ok()) {
+    reactor->FinishOnce(ToGrpcStatus(prepared.status()));
+    return reactor;
+  }
+  auto ptxas = std::make_shared<PreparedPtxas>(*std::move(prepared));
+  return Serve(uid, response, reactor, ptxas->key, [&] {
+    Build build;
+    build.key = ptxas->key;
+    build.target = ObjectKind::kCubin;
+    build.program_name = ptxas->job.program;
+    build.options = ptxas->job.arguments;
+    build.source_bytes = ptxas->job.ptx.size();
+    build.named_key = ptxas->named_key;
+    build.names = ptxas->names;
+    build.run = [this, ptxas](absl::Time deadline) {
+      PtxasJob job = ptxas->job;
+      job.deadline = deadline;
+      return options_.compiler->Ptxas(job);
+    };
+    return build;
+  });
+}
+
 absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
                                                        absl::Time deadline) {
   LinkJob job;
@@ -547,6 +576,9 @@ void JitCacheService::RunBuild(const Build& build) {
   if (result->link_trace.has_value()) {
     *record.mutable_link_trace() = *result->link_trace;
   }
+  if (result->ptxas_run.has_value()) {
+    *record.mutable_ptxas_run() = *result->ptxas_run;
+  }
   std::vector<ObjectRef> objects;
   // No bytes, no object: an as-called link that made no cubin (refused,
   // failed, or PTX alone) has all it answers in its trace.
@@ -556,7 +588,26 @@ void JitCacheService::RunBuild(const Build& build) {
     record.set_object_size(result->object.size());
     objects.push_back({digest, build.target, result->object});
   }
-  const bool keep = build.is_link || !FailedForAMissingFile(*result);
+  const bool keep = build.is_link || result->ptxas_run.has_value() ||
+                    !FailedForAMissingFile(*result);
+  if (build.named_key.has_value() && AnswerShowsNames(*result, build.names)) {
+    // This answer holds for the leader's names alone: kept under them, and
+    // every requester of this flight (the leader too) asks again with its
+    // own names.
+    if (absl::Status s =
+            options_.store->PutResult(*build.named_key, record, objects);
+        !s.ok()) {
+      JITCACHE_LOG(Debug) << "cannot store " << build.named_key->Hex() << ": "
+                          << s;
+    }
+    result->object.clear();
+    objects.clear();
+    record.clear_object_digest();
+    record.clear_object_size();
+    record.clear_log();
+    record.clear_ptxas_run();
+    record.mutable_ptxas_run()->set_names_matter(true);
+  }
   const absl::Status stored_locally =
       keep ? options_.store->PutResult(key, record, objects)
            : absl::FailedPreconditionError("it failed for a missing file");

@@ -15,6 +15,7 @@
 #include "server/rpc/compile_request.h"
 #include "server/rpc/hot_answers.h"
 #include "server/rpc/link_request.h"
+#include "server/rpc/ptxas_request.h"
 #include "server/rpc/request_limits.h"
 #include "server/rpc/service_counters.h"
 #include "server/rpc/single_flight.h"
@@ -74,6 +75,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   grpc::ServerUnaryReactor* Link(grpc::CallbackServerContext* context,
                                  const v1::LinkRequest* request,
                                  v1::CompileResponse* response) override;
+  // jitcache-ptxas: one run of a registered ptxas (ptxas_request.h).
+  grpc::ServerUnaryReactor* Ptxas(grpc::CallbackServerContext* context,
+                                  const v1::PtxasRequest* request,
+                                  v1::CompileResponse* response) override;
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
                                      const v1::StatsRequest* request,
                                      v1::StatsResponse* response) override;
@@ -150,6 +155,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     // An as-called link's first steps: where their part of its trace is
     // kept, for libnvJitLink.so.13 to answer each call of a later link.
     std::vector<Digest> step_keys;
+    // A ptxas run keyed without its names: where its answer goes when it
+    // shows them (PreparedPtxas), and what would show them.
+    std::optional<Digest> named_key;
+    std::vector<std::string> names;
     std::function<absl::StatusOr<CompileResult>(absl::Time deadline)> run;
     // Who led it: charged its compile time.
     uid_t uid = 0;

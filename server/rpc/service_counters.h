@@ -22,6 +22,7 @@ struct ServiceCounters {
   std::atomic<uint64_t> compiles{0};
   std::atomic<uint64_t> link_requests{0};
   std::atomic<uint64_t> link_errors{0};
+  std::atomic<uint64_t> ptxas_requests{0};
   std::atomic<uint64_t> hot_hits{0};        // hits answered from HotAnswers
   std::atomic<uint64_t> socket_hits{0};     // on the hit socket
   std::atomic<uint64_t> socket_batches{0};  // of the hit socket's requests
@@ -76,8 +77,8 @@ struct ServiceCounters {
   // histograms are not: Prometheus reads them as ever-growing.
   void Zero() {
     for (auto* c : {&requests, &hits, &misses, &joins, &compile_errors,
-                    &compiles, &link_requests, &link_errors, &hot_hits,
-                    &socket_hits, &socket_batches}) {
+                    &compiles, &link_requests, &link_errors, &ptxas_requests,
+                    &hot_hits, &socket_hits, &socket_batches}) {
       c->store(0);
     }
     compile_us_spent = 0;
@@ -94,6 +95,7 @@ struct ServiceCounters {
     out->set_compiles(compiles);
     out->set_link_requests(link_requests);
     out->set_link_errors(link_errors);
+    out->set_ptxas_requests(ptxas_requests);
     out->set_hot_hits(hot_hits);
     out->set_socket_hits(socket_hits);
     out->set_socket_batches(socket_batches);

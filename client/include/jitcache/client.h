@@ -93,6 +93,7 @@ struct DaemonStats {
   uint64_t requests = 0, hits = 0, misses = 0, joins = 0;
   uint64_t compile_errors = 0, compiles = 0;  // compiles: builds that ran
   uint64_t link_requests = 0, link_errors = 0;
+  uint64_t ptxas_requests = 0;
   std::map<std::string, uint64_t> rejected;  // by reason
   uint64_t queued = 0, running = 0, waiting = 0;
   double compile_seconds_spent = 0, compile_seconds_saved = 0;
@@ -225,6 +226,29 @@ class Client {
       const std::vector<LinkInput>& inputs,
       const std::vector<std::string>& options, bool steps_only,
       bool send_bytes = false) const;
+
+  // One ptxas run as jitcache-ptxas was called (PtxasRequest): `ptxas`
+  // names the real binary the caller stands for (resolved path and stat
+  // fields, as DaemonInfo::Library has them); FAILED_PRECONDITION when the
+  // daemon does not run that very file or cannot key the command line.
+  struct PtxasCall {
+    DaemonInfo::Library ptxas;
+    std::string program;  // argv[0]
+    std::vector<std::string> arguments;
+    std::string ptx;
+    std::string working_directory;
+    bool with_names = false;
+  };
+  struct PtxasAnswer {
+    int exit_status = 0;
+    std::string stdout_bytes, stderr_bytes;
+    bool output_written = false;
+    std::string output;
+    // Ask again with_names: the answer depends on the file names.
+    bool names_matter = false;
+    bool hit = false;
+  };
+  absl::StatusOr<PtxasAnswer> RunPtxas(const PtxasCall& call) const;
 
   const std::string& socket_path() const;
 

@@ -1,0 +1,123 @@
+#include "server/rpc/ptxas_request.h"
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/cache_key.h"
+#include "common/option_parser.h"
+#include "common/ptxas_command.h"
+#include "server/build/toolkit_library.h"
+
+namespace jitcache {
+namespace {
+
+// The path the caller's ptxas opens for `spelled`, run in `cwd`; error
+// for one with ".." in it, which the kernel resolves through the caller's
+// symbolic links, not lexically as the view would.
+absl::StatusOr<std::string> PathInView(const std::string& cwd,
+                                       const std::string& spelled) {
+  const std::filesystem::path path(spelled);
+  for (const std::filesystem::path& part : path) {
+    if (part == "..") {
+      return absl::FailedPreconditionError(
+          absl::StrCat("for the real ptxas: the path ", spelled, " has .."));
+    }
+  }
+  return (std::filesystem::path(cwd) / path).lexically_normal().string();
+}
+
+}  // namespace
+
+absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
+                                           const ToolchainInfo& toolchain,
+                                           const RequestLimits& limits) {
+  const ToolchainInfo::Library* ptxas = nullptr;
+  for (const ToolchainInfo::Library& known : toolchain.ptxas) {
+    if (known.path == request.ptxas().path() &&
+        known.stamp == StampOfLibrary(request.ptxas())) {
+      ptxas = &known;
+    }
+  }
+  if (ptxas == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "ptxas ", request.ptxas().path(),
+        " is not one this daemon runs (jitcached --ptxas registers one)"));
+  }
+  for (absl::Status s :
+       {CheckSize("ptx", request.ptx().size(), limits.max_source_bytes),
+        CheckCount("arguments", request.arguments_size(), limits.max_options),
+        option_parser::CheckCString("the program name", request.program()),
+        option_parser::CheckCString("the working directory",
+                                    request.working_directory())}) {
+    if (!s.ok()) return s;
+  }
+  const std::filesystem::path cwd(request.working_directory());
+  if (!cwd.is_absolute() || cwd.lexically_normal() != cwd) {
+    return absl::InvalidArgumentError(
+        "the working directory must be absolute and normal");
+  }
+  absl::StatusOr<PtxasCommand> command = ParsePtxasCommand(
+      {request.arguments().begin(), request.arguments().end()});
+  if (!command.ok()) return command.status();
+
+  PreparedPtxas out;
+  PtxasJob& job = out.job;
+  job.ptxas = *ptxas;
+  job.program = request.program();
+  job.ptx = request.ptx();
+  job.working_directory = request.working_directory();
+  const std::string output = command->output_path();
+  absl::StatusOr<std::string> input_path =
+      PathInView(job.working_directory, command->input_path());
+  if (!input_path.ok()) return input_path.status();
+  absl::StatusOr<std::string> output_path =
+      PathInView(job.working_directory, output);
+  if (!output_path.ok()) return output_path.status();
+  job.input_path = *input_path;
+  job.output_path = *output_path;
+
+  const std::vector<std::string> without_names = command->WithoutNames();
+  PtxasKeyInput key{ptxas->sha256, job.program, without_names, job.ptx,
+                    std::nullopt};
+  const PtxasKeyInput::Names names{command->input_path(), output,
+                                   job.working_directory};
+  if (request.with_names()) {
+    key.names = names;
+    out.key = ComputePtxasKey(key);
+  } else {
+    out.key = ComputePtxasKey(key);
+    key.names = names;
+    out.named_key = ComputePtxasKey(key);
+  }
+  // Each name as spelled, its last part, and the directories that hold
+  // it, as ptxas might print or embed any of them.
+  for (const std::string& name :
+       {command->input_path(), output, job.input_path, job.output_path}) {
+    const std::filesystem::path path(name);
+    for (const std::string& shown :
+         {name, path.filename().string(), path.parent_path().string()}) {
+      if (shown.size() > 1) out.names.push_back(shown);
+    }
+  }
+  if (job.working_directory.size() > 1) {
+    out.names.push_back(job.working_directory);
+  }
+  job.arguments = std::move(command->arguments);
+  return out;
+}
+
+bool AnswerShowsNames(const CompileResult& result,
+                      const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (absl::StrContains(result.log, name) ||
+        absl::StrContains(result.object, name) ||
+        (result.ptxas_run.has_value() &&
+         absl::StrContains(result.ptxas_run->stdout(), name))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace jitcache

@@ -1,0 +1,327 @@
+// jitcache-ptxas against the real ptxas. Each case runs the real ptxas,
+// then jitcache-ptxas, in the same directory with the same file names and
+// the same stale output file, and both must leave the same stdout, stderr
+// (but for -v's "Compile time"), exit code and output file (bytes and
+// mode, or none). Each runs twice with one set of names (a miss, then a
+// hit) and once more with other names, which is a hit too unless the
+// answer shows the names (-g, error messages). The cases cover the option
+// spellings Triton and nvcc pass and the error paths; what the daemon
+// cannot key (--version, a missing input, an unwritable output) must
+// reach the real ptxas, in the caller's place.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "jitcache/client.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/daemon_stats.h"
+#include "tests/testing/ptxas_process.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_env.h"
+
+namespace jitcache {
+namespace {
+
+using testing::PtxasOutcome;
+
+constexpr char kToolkitPtxas[] = "/usr/local/cuda/bin/ptxas";
+
+// How the daemon should take a case.
+enum class Expect {
+  kKeyed,  // answered by the daemon; other names hit too
+  kNamed,  // answered by the daemon, but for these names alone
+  kReal,   // the real ptxas, always
+};
+
+struct Case {
+  std::string name;
+  // IN and OUT stand for the input and output file names.
+  std::vector<std::string> arguments;
+  Expect expect = Expect::kKeyed;
+  std::string ptx = "kernels.ptx";  // which input
+  std::string out = "OUT";          // the output file ("elf.o": default)
+};
+
+class PtxasDifferential : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(kToolkitPtxas, X_OK) != 0) {
+      GTEST_SKIP() << "no ptxas in the toolkit";
+    }
+    ASSERT_TRUE(daemon_.Start().ok()) << daemon_.Log();
+    absl::StatusOr<Client> client =
+        Client::Connect({.socket_path = daemon_.socket()});
+    ASSERT_TRUE(client.ok());
+    ProgramOptions options;
+    options.arch = "compute_90";
+    // A small kernel, and one that needs more registers than -maxrregcount
+    // 16 allows (spills).
+    absl::StatusOr<ObjectCode> ptx = client->Compile(
+        Program("extern \"C\" __global__ void axpy(float a, const float* x, "
+                "float* y, int n) { int i = blockIdx.x * blockDim.x + "
+                "threadIdx.x; if (i < n) y[i] = a * x[i] + y[i]; }\n"
+                "extern \"C\" __global__ void wide(float* y) { float v[32]; "
+                "for (int i = 0; i < 32; ++i) v[i] = y[i * threadIdx.x]; "
+                "float s = 0; for (int i = 0; i < 32; ++i) "
+                "s += v[(i * 7) % 32] * v[i]; y[threadIdx.x] = s; }\n",
+                "kernels.cu"),
+        options, CodeType::kPtx);
+    ASSERT_TRUE(ptx.ok()) << ptx.status();
+    // That compile is NVRTC's: the counts below are ptxas runs alone.
+    compiles_at_start_ = testing::StatsOf(daemon_.socket()).compiles;
+    ptx_["kernels.ptx"] = ptx->bytes;
+    std::string bad = ptx->bytes;
+    const size_t at = bad.find("mul.wide.s32");
+    ASSERT_NE(at, std::string::npos);
+    bad.replace(at, 12, "mul.wideX.s32");
+    ptx_["bad.ptx"] = bad;
+    // Our front end and the real ptxas, each called "ptxas" (it names
+    // itself in its messages and in the cubin).
+    std::filesystem::create_directories(dir_.Sub("ours"));
+    std::filesystem::create_directories(dir_.Sub("real"));
+    std::filesystem::create_symlink(JITCACHE_PTXAS_BINARY,
+                                    dir_.Sub("ours/ptxas"));
+    std::filesystem::create_symlink(kToolkitPtxas, dir_.Sub("real/ptxas"));
+  }
+
+  std::vector<std::string> Env() const {
+    return {"JITCACHE_SOCKET=" + daemon_.socket(),
+            "JITCACHE_PTXAS_LOG=" + dir_.Sub("answers.log"),
+            "JITCACHE_REAL_PTXAS=" + std::string(kToolkitPtxas)};
+  }
+
+  // How the last run of ours was answered: "hit", "compiled", "real".
+  std::string LastAnswer() const {
+    std::vector<std::string> lines = absl::StrSplit(
+        testing::ReadFile(dir_.Sub("answers.log")), '\n', absl::SkipEmpty());
+    return lines.empty() ? "" : lines.back().substr(0, lines.back().find(' '));
+  }
+
+  // Runs `c` in DIR with input IN and output OUT named `in` and `out`:
+  // the real ptxas, then ours, from the same state (the input, and a stale
+  // output file).
+  std::pair<PtxasOutcome, PtxasOutcome> RunBoth(const Case& c,
+                                                const std::string& dir,
+                                                const std::string& in,
+                                                const std::string& out,
+                                                std::string* answer) {
+    std::filesystem::create_directories(dir);
+    const std::string output = c.out == "OUT" ? out : c.out;
+    std::vector<std::string> arguments;
+    for (const std::string& a : c.arguments) {
+      arguments.push_back(absl::StrReplaceAll(a, {{"IN", in}, {"OUT", out}}));
+    }
+    auto fresh = [&] {
+      testing::WriteFile(dir + "/" + in, ptx_[c.ptx]);
+      if (!output.empty() && output.find('/') == std::string::npos) {
+        testing::WriteFile(dir + "/" + output, "stale\n");
+        chmod((dir + "/" + output).c_str(), 0640);
+      }
+    };
+    fresh();
+    PtxasOutcome real =
+        testing::RunPtxasIn(dir, dir_.Sub("real/ptxas"), arguments, output);
+    fresh();
+    PtxasOutcome ours = testing::RunPtxasIn(dir, dir_.Sub("ours/ptxas"),
+                                            arguments, output, Env());
+    *answer = LastAnswer();
+    return {real, ours};
+  }
+
+  testing::TempDir dir_;
+  testing::DaemonProcess daemon_{dir_.Sub("jc.sock"), ":memory:"};
+  uint64_t Compiles() const {
+    return testing::StatsOf(daemon_.socket()).compiles - compiles_at_start_;
+  }
+
+  std::map<std::string, std::string> ptx_;
+  uint64_t compiles_at_start_ = 0;
+};
+
+void ExpectSame(const PtxasOutcome& real, const PtxasOutcome& ours,
+                const std::string& label) {
+  EXPECT_EQ(real.exit_code, ours.exit_code) << label;
+  EXPECT_EQ(real.out, ours.out) << label;
+  EXPECT_EQ(real.err, ours.err) << label;
+  EXPECT_EQ(real.output.has_value(), ours.output.has_value()) << label;
+  if (real.output.has_value() && ours.output.has_value()) {
+    EXPECT_TRUE(*real.output == *ours.output)
+        << label << ": the output file differs (" << real.output->size()
+        << " against " << ours.output->size() << " bytes)";
+    EXPECT_EQ(real.mode, ours.mode) << label;
+  }
+}
+
+TEST_F(PtxasDifferential, EveryCaseMatchesTheRealPtxasMissHitAndRenamed) {
+  const std::vector<Case> cases = {
+      {"arch-equals", {"-arch=sm_90", "IN", "-o", "OUT"}},
+      {"gpu-name-verbose",
+       {"--gpu-name", "sm_90a", "-v", "IN", "--output-file", "OUT"}},
+      {"triton-style",
+       {"-lineinfo", "--fmad=true", "-v", "--gpu-name=sm_90a", "IN", "-o",
+        "OUT"}},
+      {"O0-verbose", {"-v", "-O0", "-arch", "sm_90", "IN", "-o", "OUT"}},
+      {"O2-fmad-off", {"-O2", "--fmad=false", "-arch=sm_90", "IN", "-o=OUT"}},
+      {"opt-level-long",
+       {"--opt-level=1", "-arch=sm_90", "IN", "--output-file=OUT"}},
+      {"maxrregcount-spills",
+       {"-maxrregcount=16", "-warn-spills", "-warn-lmem-usage", "-v",
+        "-arch=sm_90", "IN", "-o", "OUT"}},
+      {"spills-as-errors",
+       {"--maxrregcount", "16", "-warn-spills", "-Werror", "-arch=sm_90", "IN",
+        "-o", "OUT"}},
+      {"relocatable", {"-c", "-arch=sm_90", "IN", "-o", "OUT"}},
+      {"entry", {"--entry", "axpy", "-arch=sm_90", "IN", "-o", "OUT"}},
+      {"no-warnings", {"-w", "-arch=sm_90", "IN", "-o", "OUT"}},
+      {"default-output",
+       {"-arch=sm_90", "IN"},
+       Expect::kKeyed,
+       "kernels.ptx",
+       "elf.o"},
+      {"debug-names-the-file",
+       {"-g", "-arch=sm_90", "IN", "-o", "OUT"},
+       Expect::kNamed},
+      {"syntax-error",
+       {"-arch=sm_90", "IN", "-o", "OUT"},
+       Expect::kNamed,
+       "bad.ptx"},
+      {"target-too-high", {"-arch=sm_80", "IN", "-o", "OUT"}},
+      {"unknown-arch", {"-arch=sm_99", "IN", "-o", "OUT"}},
+      {"unknown-option",
+       {"--bogus", "-arch=sm_90", "IN", "-o", "OUT"},
+       Expect::kReal},
+      {"version", {"--version"}, Expect::kReal, "kernels.ptx", ""},
+      {"options-file",
+       {"-optf", "IN", "-arch=sm_90", "-o", "OUT"},
+       Expect::kReal},
+      {"missing-input",
+       {"-arch=sm_90", "missing.ptx", "-o", "OUT"},
+       Expect::kReal},
+      {"output-dir-missing",
+       {"-arch=sm_90", "IN", "-o", "nodir/x.o"},
+       Expect::kReal,
+       "kernels.ptx",
+       "nodir/x.o"},
+      {"two-inputs", {"-arch=sm_90", "IN", "IN", "-o", "OUT"}, Expect::kReal},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const uint64_t compiles_before = Compiles();
+    std::string answer;
+    const std::string a = dir_.Sub("cases/" + c.name + "/a");
+    auto [real, miss] = RunBoth(c, a, "kernel.ptx", "kernel.cubin", &answer);
+    ExpectSame(real, miss, c.name + ", first run");
+    EXPECT_EQ(answer, c.expect == Expect::kReal ? "real" : "compiled");
+    auto [real_again, hit] =
+        RunBoth(c, a, "kernel.ptx", "kernel.cubin", &answer);
+    ExpectSame(real_again, hit, c.name + ", second run");
+    EXPECT_EQ(answer, c.expect == Expect::kReal ? "real" : "hit");
+
+    const std::string b = dir_.Sub("cases/" + c.name + "/b");
+    auto [real_renamed, renamed] =
+        RunBoth(c, b, "other-name.ptx", "elsewhere.o", &answer);
+    ExpectSame(real_renamed, renamed, c.name + ", other names");
+    EXPECT_EQ(answer, c.expect == Expect::kKeyed  ? "hit"
+                      : c.expect == Expect::kReal ? "real"
+                                                  : "compiled");
+    const uint64_t compiles = Compiles() - compiles_before;
+    // kNamed: the first run, then the other names' run.
+    EXPECT_EQ(compiles, c.expect == Expect::kKeyed  ? 1u
+                        : c.expect == Expect::kReal ? 0u
+                                                    : 2u);
+  }
+}
+
+TEST_F(PtxasDifferential, EightProcessesAtOnceAreOneRun) {
+  const Case c{"herd", {"-v", "-arch=sm_90a", "IN", "-o", "OUT"}};
+  const std::string dir = dir_.Sub("herd");
+  std::filesystem::create_directories(dir);
+  testing::WriteFile(dir + "/kernels.ptx", ptx_["kernels.ptx"]);
+  const PtxasOutcome real = testing::RunPtxasIn(
+      dir, dir_.Sub("real/ptxas"),
+      {"-v", "-arch=sm_90a", "kernels.ptx", "-o", "r.o"}, "r.o");
+  ASSERT_EQ(real.exit_code, 0) << real.err;
+  std::vector<PtxasOutcome> ours(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      // Each process its own input and output names, as Triton's are.
+      const std::string in = absl::StrCat("rank", i, ".ptx");
+      const std::string out = absl::StrCat("rank", i, ".o");
+      testing::WriteFile(dir + "/" + in, ptx_["kernels.ptx"]);
+      ours[i] = testing::RunPtxasIn(dir, dir_.Sub("ours/ptxas"),
+                                    {"-v", "-arch=sm_90a", in, "-o", out}, out,
+                                    Env());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(ours[i].exit_code, 0) << ours[i].err;
+    EXPECT_TRUE(ours[i].output == real.output) << "rank " << i;
+  }
+  // One run of ptxas; the others joined it or hit its answer. The -v
+  // reports hold the one run's "Compile time", the same in all eight.
+  EXPECT_EQ(Compiles(), 1u);
+  for (int i = 1; i < 8; ++i) EXPECT_EQ(ours[i].err, ours[0].err);
+}
+
+TEST_F(PtxasDifferential, APtxasTheDaemonDoesNotRunIsRunByTheCaller) {
+  // A copy of the toolkit's ptxas: the same bytes, another file, which no
+  // administrator registered.
+  const std::string copy = dir_.Sub("copy/ptxas");
+  std::filesystem::create_directories(dir_.Sub("copy"));
+  std::filesystem::copy_file(kToolkitPtxas, copy);
+  chmod(copy.c_str(), 0755);
+  const std::string dir = dir_.Sub("unregistered");
+  std::filesystem::create_directories(dir);
+  testing::WriteFile(dir + "/k.ptx", ptx_["kernels.ptx"]);
+  const std::vector<std::string> arguments = {"-arch=sm_90", "k.ptx", "-o",
+                                              "k.o"};
+  std::vector<std::string> env = Env();
+  env.back() = "JITCACHE_REAL_PTXAS=" + copy;
+  const PtxasOutcome ours =
+      testing::RunPtxasIn(dir, dir_.Sub("ours/ptxas"), arguments, "k.o", env);
+  EXPECT_EQ(LastAnswer(), "real");
+  const PtxasOutcome real =
+      testing::RunPtxasIn(dir, dir_.Sub("real/ptxas"), arguments, "k.o");
+  ExpectSame(real, ours, "unregistered");
+  EXPECT_EQ(Compiles(), 0u);
+  EXPECT_EQ(testing::StatsOf(daemon_.socket()).ptxas_requests, 1u);
+
+  // Registered (--ptxas), the same copy is run by the daemon, and keyed by
+  // its bytes: the same as the toolkit's.
+  testing::DaemonProcess registered(dir_.Sub("reg.sock"),
+                                    ":memory:", {"--ptxas=" + copy});
+  ASSERT_TRUE(registered.Start().ok()) << registered.Log();
+  env.front() = "JITCACHE_SOCKET=" + registered.socket();
+  const PtxasOutcome served =
+      testing::RunPtxasIn(dir, dir_.Sub("ours/ptxas"), arguments, "k.o", env);
+  EXPECT_EQ(LastAnswer(), "compiled");
+  ExpectSame(real, served, "registered");
+  EXPECT_EQ(testing::StatsOf(registered.socket()).compiles, 1u);
+
+  // Changed after the daemon hashed it: never run by the daemon again.
+  ASSERT_EQ(truncate(copy.c_str(),
+                     static_cast<off_t>(std::filesystem::file_size(copy))),
+            0);
+  std::filesystem::last_write_time(
+      copy, std::filesystem::file_time_type::clock::now());
+  const PtxasOutcome changed =
+      testing::RunPtxasIn(dir, dir_.Sub("ours/ptxas"),
+                          {"-arch=sm_90", "k.ptx", "-o", "k2.o"}, "k2.o", env);
+  EXPECT_EQ(LastAnswer(), "real");
+  EXPECT_EQ(changed.exit_code, 0) << changed.err;
+  EXPECT_EQ(testing::StatsOf(registered.socket()).compiles, 1u);
+}
+
+}  // namespace
+}  // namespace jitcache
