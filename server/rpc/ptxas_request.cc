@@ -90,18 +90,17 @@ absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
     key.names = names;
     out.named_key = ComputePtxasKey(key);
   }
-  // Each name as spelled, its last part, and the directories that hold
-  // it, as ptxas might print or embed any of them.
-  for (const std::string& name :
-       {command->input_path(), output, job.input_path, job.output_path}) {
-    const std::filesystem::path path(name);
+  // Each file name as spelled and its last part: what ptxas prints in its
+  // messages and embeds with -g. Not the directories: nothing ptxas
+  // writes was found to hold one without the file's name (the
+  // differential test's runs in other directories say so), while the PTX
+  // itself often names files there (Triton's line information: the
+  // kernel's Python source, Inductor's cache directory).
+  for (const std::string& name : {command->input_path(), output}) {
     for (const std::string& shown :
-         {name, path.filename().string(), path.parent_path().string()}) {
-      if (shown.size() > 1) out.names.push_back(shown);
+         {name, std::filesystem::path(name).filename().string()}) {
+      if (!shown.empty()) out.names.push_back(shown);
     }
-  }
-  if (job.working_directory.size() > 1) {
-    out.names.push_back(job.working_directory);
   }
   job.arguments = std::move(command->arguments);
   return out;

@@ -101,9 +101,12 @@ absl::Status ImportBundleEntry(ObjectStore& store,
   };
   std::vector<std::string> named(record.input_digests().begin(),
                                  record.input_digests().end());
-  if (record.outcome() == v1::OUTCOME_OK) {
-    named.push_back(record.object_digest());
-  }
+  // One rule with the store's: a record names its object when it has one
+  // (a ptxas run that wrote nothing, an as-called link that made no cubin:
+  // none).
+  const bool has_object =
+      record.outcome() == v1::OUTCOME_OK && !record.object_digest().empty();
+  if (has_object) named.push_back(record.object_digest());
   for (const std::string& raw : named) {
     if (carried(raw) == nullptr) {
       return refuse(
@@ -112,7 +115,7 @@ absl::Status ImportBundleEntry(ObjectStore& store,
                        ", which the entry does not carry"));
     }
   }
-  if (record.outcome() == v1::OUTCOME_OK &&
+  if (has_object &&
       carried(record.object_digest())->bytes.size() != record.object_size()) {
     return refuse(Refusal::kCorrupt,
                   "its object's size differs from its record's");

@@ -63,6 +63,9 @@ class PtxasDifferential : public ::testing::Test {
     ASSERT_TRUE(client.ok());
     ProgramOptions options;
     options.arch = "compute_90";
+    // Line information, as Triton's PTX has: -lineinfo then writes the
+    // source's name into the cubin.
+    options.lineinfo = true;
     // A small kernel, and one that needs more registers than -maxrregcount
     // 16 allows (spills).
     absl::StatusOr<ObjectCode> ptx = client->Compile(

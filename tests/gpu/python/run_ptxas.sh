@@ -13,6 +13,12 @@ set -uo pipefail
 bundle=$(cd "$1" && pwd); here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/jcptx.XXXXXX)
 lib="$bundle/lib"  # for the bundle's binaries alone: Python keeps its own
+paths=${PATHS:-same}
+if [ "$paths" = same ] && ! unshare --mount true 2>/dev/null; then
+  echo "no private mounts here (unshare --mount): PATHS=distinct"; paths=distinct
+fi
+mkdir -p /tmp/jcrank
+echo "cache paths: $paths"
 real=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas"))')
 [ -x "$real" ] || real=/usr/local/cuda/bin/ptxas
 echo "real ptxas: $real ($("$real" --version | tail -1))"
@@ -31,10 +37,22 @@ scenario() {  # NAME N PTXAS ENV...
   local c0 t0 t1 c1 ok=0 pids=()
   c0=$(busy); t0=$(date +%s.%N)
   for i in $(seq "$n"); do
-    env TRITON_CACHE_DIR="$work/$name/triton$i" \
-      TORCHINDUCTOR_CACHE_DIR="$work/$name/inductor$i" \
-      TRITON_PTXAS_PATH="$ptxas" "$@" \
-      timeout 500 python3 "$here/triton_compile.py" > "$work/$name/out$i" 2>&1 &
+    if [ "$paths" = same ]; then
+      # Its own tmpfs at the one path; its PTX copied out at the end.
+      unshare --mount --propagation private sh -c '
+        mount -t tmpfs rank /tmp/jcrank || exit 99
+        "$@"; rc=$?
+        cp -r /tmp/jcrank/triton "'"$work/$name/triton$i"'" 2>/dev/null
+        exit $rc' sh env TRITON_CACHE_DIR=/tmp/jcrank/triton \
+        TORCHINDUCTOR_CACHE_DIR=/tmp/jcrank/inductor \
+        TRITON_PTXAS_PATH="$ptxas" "$@" \
+        timeout 500 python3 "$here/triton_compile.py" > "$work/$name/out$i" 2>&1 &
+    else
+      env TRITON_CACHE_DIR="$work/$name/triton$i" \
+        TORCHINDUCTOR_CACHE_DIR="$work/$name/inductor$i" \
+        TRITON_PTXAS_PATH="$ptxas" "$@" \
+        timeout 500 python3 "$here/triton_compile.py" > "$work/$name/out$i" 2>&1 &
+    fi
     pids+=($!)
   done
   for pid in "${pids[@]}"; do wait "$pid" && ok=$((ok + 1)); done
@@ -92,6 +110,11 @@ start_redis two
 start_node h --remote="unix://$work/two.redis" --remote_key_file="$work/team.keys"
 scenario jc-8 8 "$ours" $(through h jc8.log)
 answers "$work/jc8.log"; echo "   daemon: $(node_stats h)"
+# What the 8 processes gave ptxas: Triton keeps each PTX in its cache.
+ptx_files=$(find "$work"/jc-8/triton* -name '*.ptx' | wc -l)
+ptx_distinct=$(find "$work"/jc-8/triton* -name '*.ptx' -exec sha256sum {} + | awk '{print $1}' | sort -u | wc -l)
+echo "   PTX files in the 8 Triton caches: $ptx_files, distinct: $ptx_distinct; sources named in them:"
+find "$work"/jc-8/triton* -name '*.ptx' -exec grep -h '^\s*\.file' {} + | sed 's/[0-9a-f]\{20,\}/HASH/g; s/inductor[0-9]/inductorN/; s/triton[0-9]/tritonN/' | awk '{print $3}' | sort | uniq -c | sort -rn | head -5
 sleep 2  # the tier is written in the background
 start_node n2 --remote="unix://$work/two.redis" --remote_key_file="$work/team.keys"
 scenario node-2 1 "$ours" $(through n2 jcn2.log)
