@@ -34,11 +34,11 @@ absl::Status WriteText(const char* path, absl::string_view text) {
   return ok ? absl::OkStatus() : Errno("write", path);
 }
 
-// mkdir -p of `path` under the stage.
-absl::Status MakeDirs(const std::string& path) {
+// mkdir -p of `path` under `root` ("": the current root).
+absl::Status MakeDirs(const std::string& root, const std::string& path) {
   std::error_code ec;
-  std::filesystem::create_directories(kStage + path, ec);
-  if (ec && !std::filesystem::is_directory(kStage + path)) {
+  std::filesystem::create_directories(root + path, ec);
+  if (ec && !std::filesystem::is_directory(root + path)) {
     return absl::InternalError(
         absl::StrCat("compile view: mkdir ", path, ": ", ec.message()));
   }
@@ -53,7 +53,7 @@ std::string Parent(const std::string& path) {
 // A read-only bind of `dir` at its own path in the stage. The flags the
 // source mount has locked (nosuid, nodev, noexec) must be kept to remount.
 absl::Status BindReadOnly(const std::string& dir) {
-  if (absl::Status s = MakeDirs(dir); !s.ok()) return s;
+  if (absl::Status s = MakeDirs(kStage, dir); !s.ok()) return s;
   const std::string target = kStage + dir;
   if (mount(dir.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) !=
       0) {
@@ -108,26 +108,31 @@ absl::Status EnterCompileView(
   for (const std::string& dir : view.toolkit_dirs) {
     if (absl::Status s = BindReadOnly(dir); !s.ok()) return s;
   }
+  // Links and files are made inside the new root, never through the
+  // stage: a link's absolute target (/usr/local/cuda -> /usr/local/cuda-13.0)
+  // would lead out of the stage to the daemon's own file system, where a
+  // file named inside the toolkit would then be written. Inside, the same
+  // target leads to the read-only bind, and such a file fails.
+  if (chroot(kStage) != 0) return Errno("chroot");
+  if (chdir("/") != 0) return Errno("chdir", "/");
   for (const auto& [path, target] : view.toolkit_links) {
-    if (absl::Status s = MakeDirs(Parent(path)); !s.ok()) return s;
-    if (symlink(target.c_str(), (kStage + path).c_str()) != 0 &&
-        errno != EEXIST) {
+    if (absl::Status s = MakeDirs("", Parent(path)); !s.ok()) return s;
+    if (symlink(target.c_str(), path.c_str()) != 0 && errno != EEXIST) {
       return Errno("symlink", path);
     }
   }
   for (const auto& [path, bytes] : files) {
-    if (absl::Status s = MakeDirs(Parent(path)); !s.ok()) return s;
-    const std::string staged = kStage + path;
+    if (absl::Status s = MakeDirs("", Parent(path)); !s.ok()) return s;
     const int fd =
-        open(staged.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+             0644);
     if (fd < 0) return Errno("create", path);
     const bool ok = WriteFully(fd, bytes.data(), bytes.size());
     close(fd);
     if (!ok) return Errno("write", path);
   }
   const std::string cwd = working_directory.empty() ? "/" : working_directory;
-  if (absl::Status s = MakeDirs(cwd); !s.ok()) return s;
-  if (chroot(kStage) != 0) return Errno("chroot");
+  if (absl::Status s = MakeDirs("", cwd); !s.ok()) return s;
   if (chdir(cwd.c_str()) != 0) return Errno("chdir", cwd);
   return absl::OkStatus();
 }

@@ -392,6 +392,7 @@ grpc::ServerUnaryReactor* JitCacheService::Ptxas(
     build.program_name = ptxas->job.program;
     build.options = ptxas->job.arguments;
     build.source_bytes = ptxas->job.ptx.size();
+    build.is_ptxas = true;
     build.named_key = ptxas->named_key;
     build.names = ptxas->names;
     build.run = [this, ptxas](absl::Time deadline) {
@@ -535,15 +536,20 @@ void JitCacheService::RunBuild(const Build& build) {
   build.user->compile_us += absl::ToInt64Microseconds(took);
   if (!result.ok()) {
     if (leased) tiered_->Release(key);
-    JITCACHE_LOG(Warning) << (build.is_link ? "link " : "compile ") << key.Hex()
-                          << " uid " << build.uid << " failed after " << took
-                          << ": " << result.status();
+    JITCACHE_LOG(Warning) << (build.is_link    ? "link "
+                              : build.is_ptxas ? "ptxas run "
+                                               : "compile ")
+                          << key.Hex() << " uid " << build.uid
+                          << " failed after " << took << ": "
+                          << result.status();
     flights_.Complete(key, result.status());
     return;
   }
-  JITCACHE_LOG(Info) << (build.is_link ? "linked " : "compiled ") << key.Hex()
-                     << " uid " << build.uid << " " << build.arch << " in "
-                     << took
+  JITCACHE_LOG(Info) << (build.is_link    ? "linked "
+                         : build.is_ptxas ? "ran ptxas for "
+                                          : "compiled ")
+                     << key.Hex() << " uid " << build.uid << " " << build.arch
+                     << " in " << took
                      << (result->ok ? ""
                                     : (build.is_link ? ": link error"
                                                      : ": compile error"));
@@ -590,15 +596,18 @@ void JitCacheService::RunBuild(const Build& build) {
   }
   const bool keep = build.is_link || result->ptxas_run.has_value() ||
                     !FailedForAMissingFile(*result);
+  // A ptxas answer that holds for the leader's names alone: kept under
+  // them, and every requester of this flight (the leader too) asks again
+  // with its own names.
+  std::optional<v1::ActionRecord> named;
   if (build.named_key.has_value() && AnswerShowsNames(*result, build.names)) {
-    // This answer holds for the leader's names alone: kept under them, and
-    // every requester of this flight (the leader too) asks again with its
-    // own names.
     if (absl::Status s =
             options_.store->PutResult(*build.named_key, record, objects);
         !s.ok()) {
       JITCACHE_LOG(Debug) << "cannot store " << build.named_key->Hex() << ": "
                           << s;
+    } else {
+      named = record;
     }
     result->object.clear();
     objects.clear();
@@ -630,6 +639,8 @@ void JitCacheService::RunBuild(const Build& build) {
   if (leased) {
     if (stored_locally.ok()) {
       tiered_->Publish(key, record);
+      // Unleased: a node asks for it only once this key has said so.
+      if (named.has_value()) tiered_->Publish(*build.named_key, *named);
     } else {
       tiered_->Release(key);
     }

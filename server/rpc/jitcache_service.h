@@ -147,6 +147,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     Digest key;
     ObjectKind target;
     bool is_link = false;
+    bool is_ptxas = false;
     std::vector<std::string> input_digests;  // raw; a link's inputs
     std::string arch;
     std::string program_name;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -324,6 +325,138 @@ TEST_F(PtxasDifferential, APtxasTheDaemonDoesNotRunIsRunByTheCaller) {
   EXPECT_EQ(LastAnswer(), "real");
   EXPECT_EQ(changed.exit_code, 0) << changed.err;
   EXPECT_EQ(testing::StatsOf(registered.socket()).compiles, 1u);
+}
+
+// The Ptxas RPC as any local user may call it, without jitcache-ptxas's
+// care: whatever the daemon cannot answer as the caller's ptxas would is
+// refused, and nothing is stored.
+TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon_.socket()});
+  ASSERT_TRUE(client.ok());
+  Client::PtxasCall call;
+  const std::string resolved = std::filesystem::canonical(kToolkitPtxas);
+  struct stat st;
+  ASSERT_EQ(stat(resolved.c_str(), &st), 0);
+  call.ptxas = {"ptxas",
+                resolved,
+                static_cast<uint64_t>(st.st_dev),
+                static_cast<uint64_t>(st.st_ino),
+                static_cast<uint64_t>(st.st_size),
+                st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec,
+                0,
+                0,
+                st.st_ctim.tv_sec * 1'000'000'000 + st.st_ctim.tv_nsec};
+  call.program = "ptxas";
+  call.ptx = ptx_["kernels.ptx"];
+  call.working_directory = "/work";
+  call.arguments = {"-arch=sm_90", "k.ptx", "-o", "k.o"};
+  absl::StatusOr<Client::PtxasAnswer> fine = client->RunPtxas(call);
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  EXPECT_EQ(fine->exit_status, 0);
+  const uint64_t entries = testing::StatsOf(daemon_.socket()).store_entries;
+
+  struct Refused {
+    std::string why;
+    std::function<void(Client::PtxasCall&)> change;
+    absl::StatusCode code;
+  };
+  const std::vector<Refused> refused = {
+      {"another file than the daemon's",
+       [](Client::PtxasCall& c) { c.ptxas.inode += 1; },
+       absl::StatusCode::kFailedPrecondition},
+      {"a ptxas nobody registered",
+       [](Client::PtxasCall& c) { c.ptxas.path = "/usr/bin/true"; },
+       absl::StatusCode::kFailedPrecondition},
+      {"an options file",
+       [](Client::PtxasCall& c) {
+         c.arguments = {"-optf", "/etc/shadow", "k.ptx"};
+       },
+       absl::StatusCode::kFailedPrecondition},
+      {"a path through ..",
+       [](Client::PtxasCall& c) {
+         c.arguments = {"-arch=sm_90", "../k.ptx", "-o", "k.o"};
+       },
+       absl::StatusCode::kFailedPrecondition},
+      // New PTX (a miss: a nameless answer already kept holds for any
+      // names, and the caller writes the output itself), which the view
+      // cannot place where the caller named it.
+      {"an output inside the toolkit",
+       [](Client::PtxasCall& c) {
+         c.ptx += "// another program\n";
+         c.arguments = {"-arch=sm_90", "k.ptx", "-o",
+                        std::string(kToolkitPtxas) + ".o"};
+       },
+       absl::StatusCode::kFailedPrecondition},
+      {"an input inside the toolkit",
+       [](Client::PtxasCall& c) {
+         c.ptx += "// yet another program\n";
+         c.arguments = {"-arch=sm_90", "/usr/local/cuda/bin/k.ptx", "-o",
+                        "k.o"};
+       },
+       absl::StatusCode::kInternal},
+      {"a relative working directory",
+       [](Client::PtxasCall& c) { c.working_directory = "work"; },
+       absl::StatusCode::kInvalidArgument},
+      {"a NUL in an argument",
+       [](Client::PtxasCall& c) {
+         c.arguments = {"-arch=sm_90", std::string("k\0.ptx", 6)};
+       },
+       absl::StatusCode::kInvalidArgument},
+  };
+  for (const Refused& r : refused) {
+    Client::PtxasCall changed = call;
+    r.change(changed);
+    absl::StatusOr<Client::PtxasAnswer> answer = client->RunPtxas(changed);
+    EXPECT_EQ(answer.status().code(), r.code)
+        << r.why << ": " << answer.status();
+  }
+  EXPECT_EQ(testing::StatsOf(daemon_.socket()).store_entries, entries);
+  // The view staged nothing through the toolkit's link onto this machine's
+  // own toolkit (it once did: the link's absolute target was followed
+  // before the view was entered).
+  EXPECT_FALSE(std::filesystem::exists(
+      std::filesystem::canonical("/usr/local/cuda") / "bin" / "k.ptx"));
+
+  // The first call's answer, kept without names, holds wherever the
+  // caller's files are: jitcache-ptxas writes the output itself, and runs
+  // the real ptxas when it cannot.
+  Client::PtxasCall elsewhere = call;
+  elsewhere.working_directory = "/somewhere/else";
+  elsewhere.arguments = {"-arch=sm_90", "x.ptx", "-o", "/usr/local/cuda/x.o"};
+  absl::StatusOr<Client::PtxasAnswer> hit = client->RunPtxas(elsewhere);
+  ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_TRUE(hit->hit);
+  EXPECT_EQ(hit->output, fine->output);
+}
+
+// A registered binary runs confined as a compile does: it can exec
+// nothing (not even the toolkit's ptxas by path), open no socket, see no
+// file of the daemon's machine, and inherits no descriptor of its worker.
+TEST_F(PtxasDifferential, ARegisteredBinaryRunsInTheWorkersSandbox) {
+  testing::DaemonProcess probed(
+      dir_.Sub("probe.sock"),
+      ":memory:", {"--ptxas=" + std::string(JITCACHE_SANDBOX_PROBE)});
+  ASSERT_TRUE(probed.Start().ok()) << probed.Log();
+  const std::string dir = dir_.Sub("probe");
+  std::filesystem::create_directories(dir);
+  testing::WriteFile(dir + "/k.ptx", ptx_["kernels.ptx"]);
+  std::vector<std::string> env = Env();
+  env.front() = "JITCACHE_SOCKET=" + probed.socket();
+  env.back() = "JITCACHE_REAL_PTXAS=" + std::string(JITCACHE_SANDBOX_PROBE);
+  const PtxasOutcome run =
+      testing::RunPtxasIn(dir, dir_.Sub("ours/ptxas"),
+                          {"-arch=sm_90", "k.ptx", "-o", "k.o"}, "k.o", env);
+  EXPECT_EQ(LastAnswer(), "compiled");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.output, "probed\n");
+  EXPECT_EQ(run.err,
+            "execve: EPERM\n"
+            "execveat by path: EPERM\n"
+            "socket: EPERM\n"
+            "open /etc/passwd: ENOENT\n"
+            "write into the toolkit: EROFS\n"
+            "open the worker's socket: EBADF\n");
 }
 
 }  // namespace
