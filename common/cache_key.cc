@@ -58,7 +58,6 @@ enum PtxasTag : uint32_t {
   kPtxasTagPtx = 34,
   kPtxasTagInputName = 35,
   kPtxasTagOutputName = 36,
-  kPtxasTagWorkingDirectory = 37,
 };
 
 }  // namespace
@@ -176,7 +175,6 @@ Digest ComputePtxasKey(const PtxasKeyInput& input) {
   if (input.names.has_value()) {
     key.Field(kPtxasTagInputName, input.names->input);
     key.Field(kPtxasTagOutputName, input.names->output);
-    key.Field(kPtxasTagWorkingDirectory, input.names->working_directory);
   }
   return key.Finish();
 }

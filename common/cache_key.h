@@ -105,7 +105,7 @@ struct PtxasKeyInput {
   std::span<const std::string> arguments;
   absl::string_view ptx;
   struct Names {
-    absl::string_view input, output, working_directory;
+    absl::string_view input, output;
   };
   std::optional<Names> names;
 };

@@ -80,8 +80,7 @@ absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
   const std::vector<std::string> without_names = command->WithoutNames();
   PtxasKeyInput key{ptxas->sha256, job.program, without_names, job.ptx,
                     std::nullopt};
-  const PtxasKeyInput::Names names{command->input_path(), output,
-                                   job.working_directory};
+  const PtxasKeyInput::Names names{command->input_path(), output};
   if (request.with_names()) {
     key.names = names;
     out.key = ComputePtxasKey(key);

@@ -13,8 +13,8 @@
 
 namespace jitcache {
 
-// A ptxas request, checked, with its keys. The names (the files' and the
-// working directory's) are keyed only when an answer showed them: the
+// A ptxas request, checked, with its keys. The file names are keyed only
+// when an answer showed them: the
 // first run is keyed without them (`key`), and when its answer shows any
 // of `names`, it is kept under `named_key` instead and `key` says only
 // that the names matter (PtxasRun.names_matter).

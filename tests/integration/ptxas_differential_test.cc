@@ -237,6 +237,13 @@ TEST_F(PtxasDifferential, EveryCaseMatchesTheRealPtxasMissHitAndRenamed) {
     EXPECT_EQ(answer, c.expect == Expect::kKeyed  ? "hit"
                       : c.expect == Expect::kReal ? "real"
                                                   : "compiled");
+    // The first names again, in another directory: ptxas's answers do not
+    // hold the directory, so every answer the daemon keeps holds there.
+    const std::string c_dir = dir_.Sub("cases/" + c.name + "/c/deeper");
+    auto [real_moved, moved] =
+        RunBoth(c, c_dir, "kernel.ptx", "kernel.cubin", &answer);
+    ExpectSame(real_moved, moved, c.name + ", another directory");
+    EXPECT_EQ(answer, c.expect == Expect::kReal ? "real" : "hit");
     const uint64_t compiles = Compiles() - compiles_before;
     // kNamed: the first run, then the other names' run.
     EXPECT_EQ(compiles, c.expect == Expect::kKeyed  ? 1u

@@ -25,6 +25,7 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/daemon_stats.h"
 #include "tests/testing/kernels.h"
+#include "tests/testing/ptxas_process.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/team_tier.h"
 #include "tests/testing/temp_dir.h"
@@ -122,6 +123,74 @@ TEST_F(RemoteTier, AnotherNodesCompileIsARemoteHitThenALocalHit) {
   EXPECT_GT(stats.remote_bytes_down, 3000u);
   // The lease was let go once the result was published.
   EXPECT_EQ(redis_->Cli({"KEYS", "jitcache:v2:lease:*"}), "\n");
+}
+
+// jitcache-ptxas: what one node's ptxas ran, another serves from the
+// team's tier without running ptxas, byte for byte what the real ptxas
+// writes there: an answer that holds for any names (the assembled
+// kernel), and one that holds for the names it shows (an error).
+TEST_F(RemoteTier, APtxasRunOnOneNodeIsNoRunOnAnother) {
+  constexpr char kPtxas[] = "/usr/local/cuda/bin/ptxas";
+  if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << "no ptxas in the toolkit";
+  auto& a = Node("a");
+  auto& b = Node("b");
+  absl::StatusOr<Client> on_a = Client::Connect({.socket_path = a.socket()});
+  ASSERT_TRUE(on_a.ok());
+  ProgramOptions options;
+  options.arch = "compute_90";
+  absl::StatusOr<ObjectCode> ptx =
+      on_a->Compile(Program(Kernel(7), "k.cu"), options, CodeType::kPtx);
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  std::string bad = ptx->bytes;
+  bad.insert(bad.find(".visible"), "this is no PTX;\n");
+  std::filesystem::create_directories(dir_.Sub("bin"));
+  std::filesystem::create_symlink(JITCACHE_PTXAS_BINARY, dir_.Sub("bin/ptxas"));
+  struct Run {
+    std::string ptx, file;
+  };
+  // `node` null: the real ptxas.
+  auto run = [&](const testing::DaemonProcess* node, const Run& r,
+                 const std::string& where) {
+    const std::string dir = dir_.Sub(where);
+    std::filesystem::create_directories(dir);
+    testing::WriteFile(dir + "/" + r.file, r.ptx);
+    const std::vector<std::string> arguments = {"-arch=sm_90", r.file, "-o",
+                                                "out.o"};
+    if (node == nullptr) {
+      return testing::RunPtxasIn(dir, kPtxas, arguments, "out.o");
+    }
+    return testing::RunPtxasIn(dir, dir_.Sub("bin/ptxas"), arguments, "out.o",
+                               {"JITCACHE_SOCKET=" + node->socket(),
+                                "JITCACHE_REAL_PTXAS=" + std::string(kPtxas)});
+  };
+  const std::vector<Run> runs = {{ptx->bytes, "kernel.ptx"},
+                                 {bad, "broken.ptx"}};
+  const uint64_t compiles_on_a = Stats(a.socket()).compiles;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    run(&a, runs[i], absl::StrCat("a", i));
+  }
+  ASSERT_EQ(Stats(a.socket()).compiles, compiles_on_a + 2);
+  // Three values: the assembled kernel, the error's "names matter" and
+  // the error under its names.
+  // Published: NVRTC's PTX, the kernel, and the error's two (that the
+  // names matter, and the answer under them).
+  ASSERT_TRUE(testing::WaitFor([&] {
+    const std::vector<std::string> entries = absl::StrSplit(
+        redis_->Cli({"KEYS", "jitcache:v2:entry:*"}), '\n', absl::SkipEmpty());
+    return entries.size() == 4;
+  })) << redis_->Cli({"KEYS", "*"});
+  const uint64_t compiles_on_b = Stats(b.socket()).compiles;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    SCOPED_TRACE(runs[i].file);
+    const testing::PtxasOutcome real =
+        run(nullptr, runs[i], absl::StrCat("r", i));
+    const testing::PtxasOutcome served = run(&b, runs[i], absl::StrCat("b", i));
+    EXPECT_EQ(served.exit_code, real.exit_code);
+    EXPECT_EQ(served.err, real.err);
+    EXPECT_EQ(served.output, real.output);
+  }
+  EXPECT_EQ(Stats(b.socket()).compiles, compiles_on_b);
+  EXPECT_GE(Stats(b.socket()).remote_hits, 3u);
 }
 
 // libnvJitLink.so.13's links: what one node linked, another serves from the
