@@ -19,8 +19,13 @@ set(JITCACHE_CONF_FILE "${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/jitcached")
 configure_file(${PROJECT_SOURCE_DIR}/deploy/systemd/jitcached.service.in
   ${PROJECT_BINARY_DIR}/deploy/jitcached.service @ONLY)
 
-install(TARGETS jitcached jitcache_worker jitcache jitcache_full
+install(TARGETS jitcached jitcache_worker jitcache jitcache_full jitcache_ptxas
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT daemon)
+# jitcache-ptxas again as .../jitcache/ptxas: ptxas names itself after its
+# argv[0] (in its messages and its cubins), so TRITON_PTXAS_PATH must name
+# a file called ptxas.
+install(PROGRAMS $<TARGET_FILE:jitcache_ptxas>
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/jitcache RENAME ptxas COMPONENT daemon)
 # The NVRTC-compatible library, in a directory of its own: programs opt in
 # with LD_PRELOAD=.../jitcache/libnvrtc.so.13 (README: unmodified programs).
 # The same for nvJitLink: LD_PRELOAD=.../jitcache/libnvJitLink.so.13.

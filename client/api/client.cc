@@ -373,6 +373,12 @@ absl::StatusOr<DaemonInfo> Client::Ping() const {
                               lib.size(), lib.mtime_ns(), lib.major(),
                               lib.minor(), lib.ctime_ns()});
   }
+  // The same fields: `jitcache ping` lists both.
+  for (const v1::ToolkitLibrary& lib : response.ptxas()) {
+    info.libraries.push_back({lib.name(), lib.path(), lib.device(), lib.inode(),
+                              lib.size(), lib.mtime_ns(), lib.major(),
+                              lib.minor(), lib.ctime_ns()});
+  }
   return info;
 }
 

@@ -62,9 +62,10 @@ struct DaemonInfo {
   unsigned key_schema_version = 0;
   std::vector<std::string> supported_archs;
   std::string store_path;
-  // The NVRTC and nvJitLink files the daemon uses (resolved paths, stamps).
+  // The NVRTC and nvJitLink files the daemon uses, and the ptxas binaries
+  // it runs (resolved paths, stamps).
   struct Library {
-    std::string name;  // "libnvrtc.so.13", "libnvJitLink.so.13"
+    std::string name;  // "libnvrtc.so.13", "libnvJitLink.so.13", "ptxas"
     std::string path;
     uint64_t device = 0, inode = 0, size = 0;
     int64_t mtime_ns = 0;

@@ -66,6 +66,10 @@ timer_sum() {  # LOG
 }
 answers() {  # LOG
   echo "   jitcache-ptxas answers: $(awk '{print $1}' "$1" | sort | uniq -c | tr '\n' ' ')"
+  awk '$1 != "real" {n[$1]++; t[$1] += $2; v[$1, n[$1]] = $2}
+       END {for (k in n) {m = 0; for (i = 1; i <= n[k]; i++) if (v[k, i] > m) m = v[k, i];
+            printf "   %s: %d calls, %.1f s in all, %.1f ms each on average, at most %.0f ms\n",
+                   k, n[k], t[k] / 1000, t[k] / n[k], m}}' "$1"
   grep '^real' "$1" | sort | uniq -c | sort -rn | head -3
 }
 key=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
@@ -102,6 +106,11 @@ start_redis one
 start_node a --remote="unix://$work/one.redis" --remote_key_file="$work/team.keys"
 scenario jc-1-cold 1 "$ours" $(through a jc1.log)
 answers "$work/jc1.log"; echo "   daemon: $(node_stats a)"
+# Triton's PTX of that run, for the per-kernel benchmark below.
+mkdir -p "$work/ptx"
+for f in $(find "$work/jc-1-cold/triton1" -name '*.ptx'); do
+  cp "$f" "$work/ptx/$(basename "$(dirname "$f")" | cut -c1-6)-$(basename "$f")"
+done
 scenario jc-1-warm 1 "$ours" $(through a jc2.log)
 answers "$work/jc2.log"; echo "   daemon: $(node_stats a)"
 pkill -f "$work/a.sock"; sleep 1
@@ -121,3 +130,8 @@ scenario node-2 1 "$ours" $(through n2 jcn2.log)
 answers "$work/jcn2.log"; echo "   daemon: $(node_stats n2)"
 pkill -f "$work/" ; sleep 1
 tail -3 "$work/h.log"
+
+echo "== per kernel: Triton's PTX of jc-1-cold, the real ptxas and jitcache-ptxas"
+(cd "$here/../../.." && LD_LIBRARY_PATH=$lib timeout 240 python3 bench/ptxas_bench.py \
+   --bundle "$bundle" --real "$real" --ptx "$work/ptx" --limit 12 --runs 3 \
+   --json "${OUT:-/tmp}/ptxas_bench_h100.json")
