@@ -58,6 +58,10 @@ enum PtxasTag : uint32_t {
   kPtxasTagPtx = 34,
   kPtxasTagInputName = 35,
   kPtxasTagOutputName = 36,
+  // 37 was the working directory's: never reused.
+  kPtxasTagSources = 38,
+  kPtxasTagSource = 39,
+  kPtxasTagSourceStat = 40,
 };
 
 }  // namespace
@@ -175,6 +179,13 @@ Digest ComputePtxasKey(const PtxasKeyInput& input) {
   if (input.names.has_value()) {
     key.Field(kPtxasTagInputName, input.names->input);
     key.Field(kPtxasTagOutputName, input.names->output);
+  }
+  key.Count(kPtxasTagSources, input.sources.size());
+  for (const PtxasKeyInput::Source& source : input.sources) {
+    key.Field(kPtxasTagSource, source.path);
+    key.Count(kPtxasTagSourceStat, source.exists ? 1 : 0);
+    key.Count(kPtxasTagSourceStat, source.size);
+    key.Count(kPtxasTagSourceStat, static_cast<uint64_t>(source.mtime_ns));
   }
   return key.Finish();
 }

@@ -108,6 +108,14 @@ struct PtxasKeyInput {
     absl::string_view input, output;
   };
   std::optional<Names> names;
+  // What the caller's stat says of each source the PTX names.
+  struct Source {
+    absl::string_view path;
+    bool exists = false;
+    uint64_t size = 0;
+    int64_t mtime_ns = 0;
+  };
+  std::span<const Source> sources;
 };
 
 Digest ComputePtxasKey(const PtxasKeyInput& input);

@@ -777,6 +777,13 @@ absl::StatusOr<Client::PtxasAnswer> Client::RunPtxas(
   request.set_ptx(call.ptx);
   request.set_working_directory(call.working_directory);
   request.set_with_names(call.with_names);
+  for (const PtxasCall::Source& source : call.sources) {
+    v1::PtxasSource* s = request.add_sources();
+    s->set_path(source.path);
+    s->set_exists(source.exists);
+    s->set_size(source.size);
+    s->set_mtime_ns(source.mtime_ns);
+  }
   v1::CompileResponse response;
   if (absl::Status s =
           impl_->Call(impl_->options.compile_deadline,

@@ -31,6 +31,7 @@
 #include "client/rpc/stand_in_client.h"
 #include "common/fd_io.h"
 #include "common/file_stamp.h"
+#include "common/ptx_sources.h"
 #include "common/ptxas_command.h"
 #include "jitcache/client.h"
 
@@ -92,6 +93,23 @@ class Run {
     if (ec) return Real("no working directory");
     if (!ReadInput(command->input_path(), &call.ptx)) {
       return Real("the PTX file cannot be read here");
+    }
+    // ptxas stats the sources the PTX names and writes what it finds into
+    // the cubin: what it would find here goes with the request.
+    absl::StatusOr<std::vector<std::string>> sources = PtxSourceFiles(call.ptx);
+    if (!sources.ok()) return Real(sources.status().message());
+    for (const std::string& path : *sources) {
+      struct stat st;
+      Client::PtxasCall::Source source{path};
+      if (stat(path.c_str(), &st) == 0) {
+        if (!S_ISREG(st.st_mode)) return Real("a source is no regular file");
+        source.exists = true;
+        source.size = static_cast<uint64_t>(st.st_size);
+        source.mtime_ns = StampNs(st.st_mtim);
+      } else if (errno != ENOENT && errno != ENOTDIR) {
+        return Real("a source cannot be looked at here");
+      }
+      call.sources.push_back(std::move(source));
     }
 
     ClientOptions options;

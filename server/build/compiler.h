@@ -85,6 +85,15 @@ struct PtxasJob {
   std::string working_directory;  // absolute
   std::string input_path;         // absolute, lexically normal
   std::string output_path;        // absolute, lexically normal
+  // The sources the PTX names (ptx_sources.h), as the caller's stat saw
+  // them; path absolute and lexically normal.
+  struct Source {
+    std::string path;
+    bool exists = false;
+    uint64_t size = 0;
+    int64_t mtime_ns = 0;
+  };
+  std::vector<Source> sources;
   absl::Time deadline = absl::InfiniteFuture();
 };
 

@@ -65,6 +65,13 @@ v1::WorkerRequest ToWorkerRequest(const PtxasJob& job) {
   p->set_working_directory(job.working_directory);
   p->set_input_path(job.input_path);
   p->set_output_path(job.output_path);
+  for (const PtxasJob::Source& source : job.sources) {
+    v1::PtxasSource* s = p->add_sources();
+    s->set_path(source.path);
+    s->set_exists(source.exists);
+    s->set_size(source.size);
+    s->set_mtime_ns(source.mtime_ns);
+  }
   request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
   return request;
 }
@@ -136,8 +143,15 @@ absl::StatusOr<PtxasJob> PtxasJobFrom(const v1::WorkerPtxas& p,
   job.input_path = p.input_path();
   job.output_path = p.output_path();
   job.deadline = deadline;
-  for (const std::string* path :
-       {&job.working_directory, &job.input_path, &job.output_path}) {
+  for (const v1::PtxasSource& s : p.sources()) {
+    job.sources.push_back({s.path(), s.exists(), s.size(), s.mtime_ns()});
+  }
+  std::vector<const std::string*> paths = {&job.working_directory,
+                                           &job.input_path, &job.output_path};
+  for (const PtxasJob::Source& source : job.sources) {
+    paths.push_back(&source.path);
+  }
+  for (const std::string* path : paths) {
     const std::filesystem::path as_path(*path);
     if (!as_path.is_absolute() || as_path.lexically_normal() != as_path) {
       return absl::InvalidArgumentError(absl::StrCat(

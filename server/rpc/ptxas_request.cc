@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
 #include "common/option_parser.h"
+#include "common/ptx_sources.h"
 #include "common/ptxas_command.h"
 #include "server/build/toolkit_library.h"
 
@@ -77,9 +78,34 @@ absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
   job.input_path = *input_path;
   job.output_path = *output_path;
 
+  // The request says what the caller's stat said of each source the PTX
+  // names, and of nothing else.
+  absl::StatusOr<std::vector<std::string>> sources = PtxSourceFiles(job.ptx);
+  if (!sources.ok()) return sources.status();
+  if (static_cast<size_t>(request.sources_size()) != sources->size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the PTX names ", sources->size(),
+                     " sources, the request ", request.sources_size()));
+  }
+  std::vector<PtxasKeyInput::Source> keyed;
+  for (int i = 0; i < request.sources_size(); ++i) {
+    const v1::PtxasSource& source = request.sources(i);
+    if (source.path() != (*sources)[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("source ", i, " is not the one the PTX names"));
+    }
+    absl::StatusOr<std::string> path =
+        PathInView(job.working_directory, source.path());
+    if (!path.ok()) return path.status();
+    job.sources.push_back(
+        {*path, source.exists(), source.size(), source.mtime_ns()});
+    keyed.push_back(
+        {source.path(), source.exists(), source.size(), source.mtime_ns()});
+  }
+
   const std::vector<std::string> without_names = command->WithoutNames();
-  PtxasKeyInput key{ptxas->sha256, job.program, without_names, job.ptx,
-                    std::nullopt};
+  PtxasKeyInput key{ptxas->sha256, job.program,  without_names,
+                    job.ptx,       std::nullopt, keyed};
   const PtxasKeyInput::Names names{command->input_path(), output};
   if (request.with_names()) {
     key.names = names;

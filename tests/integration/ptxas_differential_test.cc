@@ -8,6 +8,7 @@
 // spellings Triton and nvcc pass and the error paths; what the daemon
 // cannot key (--version, a missing input, an unwritable output) must
 // reach the real ptxas, in the caller's place.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,7 +51,18 @@ struct Case {
   Expect expect = Expect::kKeyed;
   std::string ptx = "kernels.ptx";  // which input
   std::string out = "OUT";          // the output file ("elf.o": default)
+  // The CUDA source the PTX's .file names, there beside it (ptxas stats it
+  // and writes its size and age into a -lineinfo cubin).
+  bool source = false;
 };
+
+// A source file as it was at a given moment.
+void WriteSource(const std::string& path, const std::string& text,
+                 int64_t mtime_s) {
+  testing::WriteFile(path, text);
+  const timespec times[2] = {{mtime_s, 0}, {mtime_s, 0}};
+  utimensat(AT_FDCWD, path.c_str(), times, 0);
+}
 
 class PtxasDifferential : public ::testing::Test {
  protected:
@@ -82,8 +94,15 @@ class PtxasDifferential : public ::testing::Test {
     ASSERT_TRUE(ptx.ok()) << ptx.status();
     // That compile is NVRTC's: the counts below are ptxas runs alone.
     compiles_at_start_ = testing::StatsOf(daemon_.socket()).compiles;
-    ptx_["kernels.ptx"] = ptx->bytes;
-    std::string bad = ptx->bytes;
+    // NVRTC names the source by its absolute path (in the test's working
+    // directory); the cases name it beside the PTX, where they put it.
+    std::string named = ptx->bytes;
+    const size_t file = named.find(".file");
+    ASSERT_NE(file, std::string::npos);
+    const size_t open = named.find('"', file);
+    named.replace(open, named.find('"', open + 1) - open + 1, "\"kernels.cu\"");
+    ptx_["kernels.ptx"] = named;
+    std::string bad = named;
     const size_t at = bad.find("mul.wide.s32");
     ASSERT_NE(at, std::string::npos);
     bad.replace(at, 12, "mul.wideX.s32");
@@ -126,6 +145,10 @@ class PtxasDifferential : public ::testing::Test {
     }
     auto fresh = [&] {
       testing::WriteFile(dir + "/" + in, ptx_[c.ptx]);
+      if (c.source) {
+        WriteSource(dir + "/kernels.cu", "// the kernels' source\n",
+                    1767225600);
+      }
       if (!output.empty() && output.find('/') == std::string::npos) {
         testing::WriteFile(dir + "/" + output, "stale\n");
         chmod((dir + "/" + output).c_str(), 0640);
@@ -186,6 +209,18 @@ TEST_F(PtxasDifferential, EveryCaseMatchesTheRealPtxasMissHitAndRenamed) {
       {"relocatable", {"-c", "-arch=sm_90", "IN", "-o", "OUT"}},
       {"entry", {"--entry", "axpy", "-arch=sm_90", "IN", "-o", "OUT"}},
       {"no-warnings", {"-w", "-arch=sm_90", "IN", "-o", "OUT"}},
+      {"lineinfo-source-there",
+       {"-lineinfo", "-arch=sm_90", "IN", "-o", "OUT"},
+       Expect::kKeyed,
+       "kernels.ptx",
+       "OUT",
+       true},
+      {"debug-source-there",
+       {"-g", "-arch=sm_90", "IN", "-o", "OUT"},
+       Expect::kNamed,
+       "kernels.ptx",
+       "OUT",
+       true},
       {"default-output",
        {"-arch=sm_90", "IN"},
        Expect::kKeyed,
@@ -358,6 +393,7 @@ TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
   call.ptx = ptx_["kernels.ptx"];
   call.working_directory = "/work";
   call.arguments = {"-arch=sm_90", "k.ptx", "-o", "k.o"};
+  call.sources = {{"kernels.cu"}};
   absl::StatusOr<Client::PtxasAnswer> fine = client->RunPtxas(call);
   ASSERT_TRUE(fine.ok()) << fine.status();
   EXPECT_EQ(fine->exit_status, 0);
@@ -404,6 +440,12 @@ TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
        absl::StatusCode::kInternal},
       {"a relative working directory",
        [](Client::PtxasCall& c) { c.working_directory = "work"; },
+       absl::StatusCode::kInvalidArgument},
+      {"a source the PTX does not name",
+       [](Client::PtxasCall& c) { c.sources = {{"other.cu"}}; },
+       absl::StatusCode::kInvalidArgument},
+      {"no word of the source the PTX names",
+       [](Client::PtxasCall& c) { c.sources.clear(); },
        absl::StatusCode::kInvalidArgument},
       {"a NUL in an argument",
        [](Client::PtxasCall& c) {
@@ -464,6 +506,42 @@ TEST_F(PtxasDifferential, ARegisteredBinaryRunsInTheWorkersSandbox) {
             "open /etc/passwd: ENOENT\n"
             "write into the toolkit: EROFS\n"
             "open the worker's socket: EBADF\n");
+}
+
+// What the caller's stat says of the source a PTX names is part of the
+// key: a source changed since is another run of ptxas (12.8 writes its size
+// and modification time into the cubin), answered as the real one does.
+TEST_F(PtxasDifferential, ASourceOfAnotherSizeOrAgeIsAnotherRun) {
+  ASSERT_NE(ptx_["kernels.ptx"].find(".file"), std::string::npos);
+  const std::string dir = dir_.Sub("source");
+  std::filesystem::create_directories(dir);
+  testing::WriteFile(dir + "/k.ptx", ptx_["kernels.ptx"]);
+  const std::vector<std::string> arguments = {"-lineinfo", "-arch=sm_90",
+                                              "k.ptx", "-o", "k.o"};
+  struct Moment {
+    std::string text;
+    int64_t mtime_s;
+    std::string answer;  // jitcache-ptxas's
+  };
+  for (const Moment& m : std::vector<Moment>{
+           {"// v1\n", 1767225600, "compiled"},
+           {"// v1\n", 1767225600, "hit"},
+           {"// v1\n", 1767229200, "compiled"},  // an hour older
+           {"// v2, longer\n", 1767229200, "compiled"},
+           {"", -1, "compiled"},  // gone
+       }) {
+    if (m.mtime_s < 0) {
+      unlink((dir + "/kernels.cu").c_str());
+    } else {
+      WriteSource(dir + "/kernels.cu", m.text, m.mtime_s);
+    }
+    const PtxasOutcome real =
+        testing::RunPtxasIn(dir, dir_.Sub("real/ptxas"), arguments, "k.o");
+    const PtxasOutcome ours = testing::RunPtxasIn(dir, dir_.Sub("ours/ptxas"),
+                                                  arguments, "k.o", Env());
+    ExpectSame(real, ours, m.text);
+    EXPECT_EQ(LastAnswer(), m.answer) << m.text << " " << m.mtime_s;
+  }
 }
 
 }  // namespace

@@ -239,6 +239,15 @@ class Client {
     std::string ptx;
     std::string working_directory;
     bool with_names = false;
+    // What this process's stat says of each source the PTX names in a
+    // .file directive, in order (common/ptx_sources.h).
+    struct Source {
+      std::string path;
+      bool exists = false;
+      uint64_t size = 0;
+      int64_t mtime_ns = 0;
+    };
+    std::vector<Source> sources;
   };
   struct PtxasAnswer {
     int exit_status = 0;
