@@ -9,6 +9,9 @@
 #   jc-1 cold/warm   through jitcache: a fresh daemon, then a second run
 #   jc-8             8 processes at once against a fresh daemon and store
 #   node-2           a second daemon sharing jc-8's redis-server
+# then (BENCH=1, the default) bench/ptxas_bench.py over jc-1-cold's PTX.
+# The environment passes through to the Python programs (for instance
+# TRITON_DISABLE_LINE_INFO=1).
 set -uo pipefail
 bundle=$(cd "$1" && pwd); here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/jcptx.XXXXXX)
@@ -131,6 +134,7 @@ answers "$work/jcn2.log"; echo "   daemon: $(node_stats n2)"
 pkill -f "$work/" ; sleep 1
 tail -3 "$work/h.log"
 
+[ "${BENCH:-1}" = 1 ] || exit 0
 echo "== per kernel: Triton's PTX of jc-1-cold, the real ptxas and jitcache-ptxas"
 (cd "$here/../../.." && LD_LIBRARY_PATH=$lib timeout 240 python3 bench/ptxas_bench.py \
    --bundle "$bundle" --real "$real" --ptx "$work/ptx" --limit 12 --runs 3 \
