@@ -132,19 +132,26 @@ absl::StatusOr<PtxasBinaries> OpenPtxasBinaries(
     const std::vector<std::string>& paths) {
   PtxasBinaries binaries;
   for (size_t i = 0; i < paths.size(); ++i) {
-    const int fd = open(paths[i].c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Errno("open", paths[i]);
-    const int at = kFirstPtxasFd + static_cast<int>(i);
-    if (fd != at) {
-      if (dup3(fd, at, O_CLOEXEC) != at) {
-        close(fd);
-        return Errno("dup3", paths[i]);
-      }
-      close(fd);
-    }
+    // Its slot stays empty when it cannot be used (removed or replaced
+    // since the daemon hashed it): its jobs fail, the worker's others run.
     binaries.paths.push_back(paths[i]);
+    const int at = kFirstPtxasFd + static_cast<int>(i);
+    const int fd = open(paths[i].c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      binaries.unusable.push_back(Errno("open", paths[i]).ToString());
+      continue;
+    }
+    if (fd != at) {
+      const bool moved = dup3(fd, at, O_CLOEXEC) == at;
+      close(fd);
+      if (!moved) return Errno("dup3", paths[i]);
+    }
     absl::StatusOr<std::string> interpreter = Interpreter(at, paths[i]);
-    if (!interpreter.ok()) return interpreter.status();
+    if (!interpreter.ok()) {
+      close(at);
+      binaries.unusable.push_back(interpreter.status().ToString());
+      continue;
+    }
     if (interpreter->empty()) continue;
     absl::StatusOr<std::string> resolved =
         ResolvePath(*interpreter, &binaries.loader_links);

@@ -22,10 +22,15 @@ struct PtxasBinaries {
   // the links on the way to it (/lib64 -> usr/lib64 -> ...).
   std::vector<std::string> loader_dirs;
   std::vector<PathLink> loader_links;
+  // Why a binary's descriptor is left closed (gone, no ELF executable):
+  // its jobs fail and its callers run their own; the worker goes on.
+  std::vector<std::string> unusable;
 };
 
 // Opens `paths` (a worker's --ptxas arguments) at their descriptors and
-// finds their loader. An error names the binary.
+// finds their loader. An error (the worker cannot run at all) only for a
+// descriptor that cannot be placed or a loader path that cannot be
+// resolved.
 absl::StatusOr<PtxasBinaries> OpenPtxasBinaries(
     const std::vector<std::string>& paths);
 

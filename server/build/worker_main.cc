@@ -169,6 +169,11 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
                  std::string(binaries.status().message()).c_str());
     return 1;
   }
+  for (const std::string& why : binaries->unusable) {
+    std::fprintf(stderr,
+                 "jitcache-worker: a registered ptxas is unusable: %s\n",
+                 why.c_str());
+  }
   const CompileView ptxas_view = PtxasView(*view, *binaries);
   if (absl::Status s =
           EnterWorkerSandbox(memory_limit, fd, kFirstPtxasFd,
