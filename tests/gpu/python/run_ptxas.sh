@@ -11,7 +11,8 @@
 #   node-2           a second daemon sharing jc-8's redis-server
 # then (BENCH=1, the default) bench/ptxas_bench.py over jc-1-cold's PTX.
 # The environment passes through to the Python programs (for instance
-# TRITON_DISABLE_LINE_INFO=1).
+# TRITON_DISABLE_LINE_INFO=1); DAEMON_FLAGS adds flags to every jitcached;
+# HERD_ONLY=1 runs real-8 and jc-8 alone.
 set -uo pipefail
 bundle=$(cd "$1" && pwd); here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/jcptx.XXXXXX)
@@ -84,8 +85,9 @@ start_redis() {  # NAME
 }
 start_node() {  # NAME [FLAGS...]
   local name=$1; shift
+  # shellcheck disable=SC2086  # DAEMON_FLAGS: more flags, split on spaces
   LD_LIBRARY_PATH=$lib "$bundle/bin/jitcached" --socket="$work/$name.sock" --store="$work/$name.store" \
-    --ptxas="$real" "$@" > "$work/$name.log" 2>&1 &
+    --ptxas="$real" ${DAEMON_FLAGS:-} "$@" > "$work/$name.log" 2>&1 &
   for _ in $(seq 300); do
     LD_LIBRARY_PATH=$lib "$bundle/bin/jitcache" --socket "$work/$name.sock" ping >/dev/null 2>&1 && return
     sleep 0.1
@@ -100,6 +102,16 @@ through() {  # NODE LOG: the environment of a run through jitcache
   echo JITCACHE_SOCKET="$work/$1.sock" JITCACHE_REAL_PTXAS="$real" JITCACHE_PTXAS_LOG="$work/$2"
 }
 
+if [ "${HERD_ONLY:-0}" = 1 ]; then
+  # The 8-process herd alone, real and through jitcache (DAEMON_FLAGS).
+  scenario real-8 8 "$work/timer/ptxas" PTXAS_TIMER_REAL="$real" PTXAS_TIMER_LOG="$work/real8.log"
+  timer_sum "$work/real8.log"
+  start_node h
+  scenario jc-8 8 "$ours" $(through h jc8.log)
+  answers "$work/jc8.log"; echo "   daemon: $(node_stats h)"
+  pkill -f "$work/"
+  exit 0
+fi
 scenario real-1 1 "$work/timer/ptxas" PTXAS_TIMER_REAL="$real" PTXAS_TIMER_LOG="$work/real1.log"
 timer_sum "$work/real1.log"
 scenario real-8 8 "$work/timer/ptxas" PTXAS_TIMER_REAL="$real" PTXAS_TIMER_LOG="$work/real8.log"
