@@ -37,10 +37,9 @@ int main(int argc, char** argv) {
   auto ms = [](const timeval& t) { return t.tv_sec * 1e3 + t.tv_usec / 1e3; };
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 255;
   if (const char* log = std::getenv("PTXAS_TIMER_LOG"); log && *log) {
-    const std::string line = std::to_string(wall) + " " +
-                             std::to_string(ms(usage.ru_utime)) + " " +
-                             std::to_string(ms(usage.ru_stime)) + " " +
-                             std::to_string(code) + "\n";
+    const std::string line =
+        std::to_string(wall) + " " + std::to_string(ms(usage.ru_utime)) + " " +
+        std::to_string(ms(usage.ru_stime)) + " " + std::to_string(code) + "\n";
     const int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
       if (write(fd, line.data(), line.size()) < 0) {

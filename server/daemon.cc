@@ -90,9 +90,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     daemon->compiler_ = std::move(options.compiler);
   } else {
     absl::StatusOr<std::unique_ptr<CudaCompiler>> compiler =
-        CudaCompiler::Create(options.cuda_root.empty() ? DefaultCudaRoot()
-                                                       : options.cuda_root,
-                             options.ptxas);
+        CudaCompiler::Create(
+            options.cuda_root.empty() ? DefaultCudaRoot() : options.cuda_root,
+            options.ptxas);
     if (!compiler.ok()) return compiler.status();
     daemon->compiler_ = *std::move(compiler);
     if (!options.in_process_compiles) {

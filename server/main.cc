@@ -10,9 +10,9 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/size_units.h"
@@ -335,9 +335,8 @@ int main(int argc, char** argv) {
   config["socket_activated"] = options.inherited.has_value() ? "true" : "false";
   config["cuda_root"] = options.cuda_root.empty() ? jitcache::DefaultCudaRoot()
                                                   : options.cuda_root;
-  config["ptxas"] = options.ptxas.empty()
-                        ? "(the toolkit's alone)"
-                        : absl::StrJoin(options.ptxas, ",");
+  config["ptxas"] = options.ptxas.empty() ? "(the toolkit's alone)"
+                                          : absl::StrJoin(options.ptxas, ",");
   config["max_size"] = with_size(*max_size, "no cap");
   config["compile_memory_limit"] = with_size(*memory_limit, "none");
   config["remote_max_object"] = with_size(*remote_max, "none");

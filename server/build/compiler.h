@@ -119,8 +119,8 @@ struct CompilerStats {
   uint64_t time_limited = 0;    // killed at the compile-time limit
 };
 
-// Thread-safety: Compile, Link and Ptxas may be called from many threads at once;
-// toolchain() is immutable.
+// Thread-safety: Compile, Link and Ptxas may be called from many threads at
+// once; toolchain() is immutable.
 class Compiler {
  public:
   virtual ~Compiler() = default;
