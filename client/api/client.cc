@@ -368,16 +368,11 @@ absl::StatusOr<DaemonInfo> Client::Ping() const {
   info.supported_archs.assign(response.supported_archs().begin(),
                               response.supported_archs().end());
   info.store_path = response.store_path();
-  for (const v1::ToolkitLibrary& lib : response.libraries()) {
-    info.libraries.push_back({lib.name(), lib.path(), lib.device(), lib.inode(),
-                              lib.size(), lib.mtime_ns(), lib.major(),
-                              lib.minor(), lib.ctime_ns()});
-  }
-  // The same fields: `jitcache ping` lists both.
-  for (const v1::ToolkitLibrary& lib : response.ptxas()) {
-    info.libraries.push_back({lib.name(), lib.path(), lib.device(), lib.inode(),
-                              lib.size(), lib.mtime_ns(), lib.major(),
-                              lib.minor(), lib.ctime_ns()});
+  // `jitcache ping` lists both: the libraries and the ptxas binaries.
+  for (const auto* list : {&response.libraries(), &response.ptxas()}) {
+    for (const v1::ToolkitLibrary& lib : *list) {
+      info.libraries.push_back(LibraryFrom(lib));
+    }
   }
   return info;
 }
@@ -764,14 +759,7 @@ absl::StatusOr<Client::LinkTrace> Client::LinkAsCalled(
 absl::StatusOr<Client::PtxasAnswer> Client::RunPtxas(
     const PtxasCall& call) const {
   v1::PtxasRequest request;
-  v1::ToolkitLibrary* ptxas = request.mutable_ptxas();
-  ptxas->set_name("ptxas");
-  ptxas->set_path(call.ptxas.path);
-  ptxas->set_device(call.ptxas.device);
-  ptxas->set_inode(call.ptxas.inode);
-  ptxas->set_size(call.ptxas.size);
-  ptxas->set_mtime_ns(call.ptxas.mtime_ns);
-  ptxas->set_ctime_ns(call.ptxas.ctime_ns);
+  LibraryToWire(call.ptxas, request.mutable_ptxas());
   request.set_program(call.program);
   for (const std::string& a : call.arguments) request.add_arguments(a);
   request.set_ptx(call.ptx);

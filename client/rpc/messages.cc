@@ -215,4 +215,21 @@ DaemonStats DaemonStatsFrom(const v1::StatsResponse& r) {
   return stats;
 }
 
+DaemonInfo::Library LibraryFrom(const v1::ToolkitLibrary& lib) {
+  return {lib.name(),     lib.path(),  lib.device(), lib.inode(),   lib.size(),
+          lib.mtime_ns(), lib.major(), lib.minor(),  lib.ctime_ns()};
+}
+
+void LibraryToWire(const DaemonInfo::Library& lib, v1::ToolkitLibrary* out) {
+  out->set_name(lib.name);
+  out->set_path(lib.path);
+  out->set_device(lib.device);
+  out->set_inode(lib.inode);
+  out->set_size(lib.size);
+  out->set_mtime_ns(lib.mtime_ns);
+  out->set_ctime_ns(lib.ctime_ns);
+  out->set_major(lib.major);
+  out->set_minor(lib.minor);
+}
+
 }  // namespace jitcache

@@ -57,6 +57,10 @@ std::span<const FieldMember<UserUsage>> UserUsageMembers();  // of UserStats
 // above.
 DaemonStats DaemonStatsFrom(const v1::StatsResponse& r);
 
+// A toolkit file the daemon uses (a library, a ptxas binary), each way.
+DaemonInfo::Library LibraryFrom(const v1::ToolkitLibrary& lib);
+void LibraryToWire(const DaemonInfo::Library& lib, v1::ToolkitLibrary* out);
+
 }  // namespace jitcache
 
 #endif  // JITCACHE_CLIENT_RPC_MESSAGES_H_

@@ -1,7 +1,5 @@
 #include "server/build/worker_protocol.h"
 
-#include <filesystem>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -9,6 +7,7 @@
 #include "common/length_frame.h"
 #include "common/little_endian.h"
 #include "common/object_kind.h"
+#include "common/paths.h"
 #include "server/build/toolkit_library.h"
 
 namespace jitcache {
@@ -152,8 +151,7 @@ absl::StatusOr<PtxasJob> PtxasJobFrom(const v1::WorkerPtxas& p,
     paths.push_back(&source.path);
   }
   for (const std::string* path : paths) {
-    const std::filesystem::path as_path(*path);
-    if (!as_path.is_absolute() || as_path.lexically_normal() != as_path) {
+    if (*path != "/" && !IsNormalAbsolutePath(*path)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "worker request: ptxas path ", *path, " is not absolute and normal"));
     }

@@ -384,21 +384,21 @@ grpc::ServerUnaryReactor* JitCacheService::Ptxas(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
-  auto ptxas = std::make_shared<PreparedPtxas>(*std::move(prepared));
-  return Serve(uid, response, reactor, ptxas->key, [&] {
+  return Serve(uid, response, reactor, prepared->key, [&] {
+    // The leader's alone: a hit copies nothing out of its request.
+    auto miss = std::make_shared<PtxasMiss>(MakePtxasMiss(*request, *prepared));
     Build build;
-    build.key = ptxas->key;
+    build.key = prepared->key;
     build.target = ObjectKind::kCubin;
-    build.program_name = ptxas->job.program;
-    build.options = ptxas->job.arguments;
-    build.source_bytes = ptxas->job.ptx.size();
+    build.program_name = miss->job.program;
+    build.options = miss->job.arguments;
+    build.source_bytes = miss->job.ptx.size();
     build.is_ptxas = true;
-    build.named_key = ptxas->named_key;
-    build.names = ptxas->names;
-    build.run = [this, ptxas](absl::Time deadline) {
-      PtxasJob job = ptxas->job;
-      job.deadline = deadline;
-      return options_.compiler->Ptxas(job);
+    build.named_key = miss->named_key;
+    build.names = miss->names;
+    build.run = [this, miss](absl::Time deadline) {
+      miss->job.deadline = deadline;  // run once, by one pool thread
+      return options_.compiler->Ptxas(miss->job);
     };
     return build;
   });

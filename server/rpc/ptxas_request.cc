@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
 #include "common/option_parser.h"
+#include "common/paths.h"
 #include "common/ptx_sources.h"
 #include "common/ptxas_command.h"
 #include "server/build/toolkit_library.h"
@@ -28,19 +29,37 @@ absl::StatusOr<std::string> PathInView(const std::string& cwd,
   return (std::filesystem::path(cwd) / path).lexically_normal().string();
 }
 
+// The key of `request` as `prepared` reads it, with the file names when
+// `names`.
+Digest KeyOf(const v1::PtxasRequest& request, const PreparedPtxas& prepared,
+             bool names) {
+  const std::vector<std::string> without_names =
+      prepared.command.WithoutNames();
+  std::vector<PtxasKeyInput::Source> sources;
+  for (const v1::PtxasSource& s : request.sources()) {
+    sources.push_back({s.path(), s.exists(), s.size(), s.mtime_ns()});
+  }
+  const std::string output = prepared.command.output_path();
+  PtxasKeyInput key{prepared.ptxas->sha256, request.program(), without_names,
+                    request.ptx(),          std::nullopt,      sources};
+  if (names)
+    key.names = PtxasKeyInput::Names{prepared.command.input_path(), output};
+  return ComputePtxasKey(key);
+}
+
 }  // namespace
 
 absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
                                            const ToolchainInfo& toolchain,
                                            const RequestLimits& limits) {
-  const ToolchainInfo::Library* ptxas = nullptr;
+  PreparedPtxas out;
   for (const ToolchainInfo::Library& known : toolchain.ptxas) {
     if (known.path == request.ptxas().path() &&
         known.stamp == StampOfLibrary(request.ptxas())) {
-      ptxas = &known;
+      out.ptxas = &known;
     }
   }
-  if (ptxas == nullptr) {
+  if (out.ptxas == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
         "ptxas ", request.ptxas().path(),
         " is not one this daemon runs (jitcached --ptxas registers one)"));
@@ -53,67 +72,66 @@ absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
                                     request.working_directory())}) {
     if (!s.ok()) return s;
   }
-  const std::filesystem::path cwd(request.working_directory());
-  if (!cwd.is_absolute() || cwd.lexically_normal() != cwd) {
+  const std::string& cwd = request.working_directory();
+  if (cwd != "/" && !IsNormalAbsolutePath(cwd)) {
     return absl::InvalidArgumentError(
         "the working directory must be absolute and normal");
   }
   absl::StatusOr<PtxasCommand> command = ParsePtxasCommand(
       {request.arguments().begin(), request.arguments().end()});
   if (!command.ok()) return command.status();
-
-  PreparedPtxas out;
-  PtxasJob& job = out.job;
-  job.ptxas = *ptxas;
-  job.program = request.program();
-  job.ptx = request.ptx();
-  job.working_directory = request.working_directory();
-  const std::string output = command->output_path();
+  out.command = *std::move(command);
   absl::StatusOr<std::string> input_path =
-      PathInView(job.working_directory, command->input_path());
+      PathInView(cwd, out.command.input_path());
   if (!input_path.ok()) return input_path.status();
   absl::StatusOr<std::string> output_path =
-      PathInView(job.working_directory, output);
+      PathInView(cwd, out.command.output_path());
   if (!output_path.ok()) return output_path.status();
-  job.input_path = *input_path;
-  job.output_path = *output_path;
+  out.input_path = *std::move(input_path);
+  out.output_path = *std::move(output_path);
 
   // The request says what the caller's stat said of each source the PTX
   // names, and of nothing else.
-  absl::StatusOr<std::vector<std::string>> sources = PtxSourceFiles(job.ptx);
+  absl::StatusOr<std::vector<std::string>> sources =
+      PtxSourceFiles(request.ptx());
   if (!sources.ok()) return sources.status();
   if (static_cast<size_t>(request.sources_size()) != sources->size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the PTX names ", sources->size(),
                      " sources, the request ", request.sources_size()));
   }
-  std::vector<PtxasKeyInput::Source> keyed;
   for (int i = 0; i < request.sources_size(); ++i) {
-    const v1::PtxasSource& source = request.sources(i);
-    if (source.path() != (*sources)[i]) {
+    if (request.sources(i).path() != (*sources)[i]) {
       return absl::InvalidArgumentError(
           absl::StrCat("source ", i, " is not the one the PTX names"));
     }
     absl::StatusOr<std::string> path =
-        PathInView(job.working_directory, source.path());
+        PathInView(cwd, request.sources(i).path());
     if (!path.ok()) return path.status();
-    job.sources.push_back(
-        {*path, source.exists(), source.size(), source.mtime_ns()});
-    keyed.push_back(
-        {source.path(), source.exists(), source.size(), source.mtime_ns()});
+    out.source_paths.push_back(*std::move(path));
   }
+  out.key = KeyOf(request, out, request.with_names());
+  return out;
+}
 
-  const std::vector<std::string> without_names = command->WithoutNames();
-  PtxasKeyInput key{ptxas->sha256, job.program,  without_names,
-                    job.ptx,       std::nullopt, keyed};
-  const PtxasKeyInput::Names names{command->input_path(), output};
-  if (request.with_names()) {
-    key.names = names;
-    out.key = ComputePtxasKey(key);
-  } else {
-    out.key = ComputePtxasKey(key);
-    key.names = names;
-    out.named_key = ComputePtxasKey(key);
+PtxasMiss MakePtxasMiss(const v1::PtxasRequest& request,
+                        const PreparedPtxas& prepared) {
+  PtxasMiss miss;
+  PtxasJob& job = miss.job;
+  job.ptxas = *prepared.ptxas;
+  job.program = request.program();
+  job.arguments = prepared.command.arguments;
+  job.ptx = request.ptx();
+  job.working_directory = request.working_directory();
+  job.input_path = prepared.input_path;
+  job.output_path = prepared.output_path;
+  for (int i = 0; i < request.sources_size(); ++i) {
+    const v1::PtxasSource& source = request.sources(i);
+    job.sources.push_back({prepared.source_paths[i], source.exists(),
+                           source.size(), source.mtime_ns()});
+  }
+  if (!request.with_names()) {
+    miss.named_key = KeyOf(request, prepared, /*names=*/true);
   }
   // Each file name as spelled and its last part: what ptxas prints in its
   // messages and embeds with -g. Not the directories: nothing ptxas
@@ -121,14 +139,14 @@ absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
   // differential test's runs in other directories say so), while the PTX
   // itself often names files there (Triton's line information: the
   // kernel's Python source, Inductor's cache directory).
-  for (const std::string& name : {command->input_path(), output}) {
+  for (const std::string& name :
+       {prepared.command.input_path(), prepared.command.output_path()}) {
     for (const std::string& shown :
          {name, std::filesystem::path(name).filename().string()}) {
-      if (!shown.empty()) out.names.push_back(shown);
+      if (!shown.empty()) miss.names.push_back(shown);
     }
   }
-  job.arguments = std::move(command->arguments);
-  return out;
+  return miss;
 }
 
 bool AnswerShowsNames(const CompileResult& result,

@@ -7,22 +7,26 @@
 
 #include "absl/status/statusor.h"
 #include "common/digest.h"
+#include "common/ptxas_command.h"
 #include "jitcache/v1/jitcache.pb.h"
 #include "server/build/compiler.h"
 #include "server/rpc/request_limits.h"
 
 namespace jitcache {
 
-// A ptxas request, checked, with its keys. The file names are keyed only
-// when an answer showed them: the
-// first run is keyed without them (`key`), and when its answer shows any
-// of `names`, it is kept under `named_key` instead and `key` says only
-// that the names matter (PtxasRun.names_matter).
+// A ptxas request, checked, with its key: what a hit needs, and nothing
+// copied out of the request. The file names are keyed only when an answer
+// showed them: a first run is keyed without them, and when its answer
+// shows any of PtxasMiss::names, it is kept under PtxasMiss::named_key
+// instead and the nameless key says only that the names matter
+// (PtxasRun.names_matter).
 struct PreparedPtxas {
   Digest key;
-  std::optional<Digest> named_key;  // set unless the request keyed names
-  std::vector<std::string> names;   // what would show the names
-  PtxasJob job;
+  const ToolchainInfo::Library* ptxas = nullptr;  // the toolchain's
+  PtxasCommand command;
+  // Where the caller's files are, in the compile view: absolute, normal.
+  std::string input_path, output_path;
+  std::vector<std::string> source_paths;  // in request.sources() order
 };
 
 // FAILED_PRECONDITION for a ptxas this daemon does not run (or a file that
@@ -32,6 +36,16 @@ struct PreparedPtxas {
 absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
                                            const ToolchainInfo& toolchain,
                                            const RequestLimits& limits);
+
+// What the request that leads a miss adds: the run itself, and where its
+// answer goes when it shows the names.
+struct PtxasMiss {
+  PtxasJob job;
+  std::optional<Digest> named_key;  // set unless the request keyed names
+  std::vector<std::string> names;   // what would show the names
+};
+PtxasMiss MakePtxasMiss(const v1::PtxasRequest& request,
+                        const PreparedPtxas& prepared);
 
 // Whether a run's answer shows any of `names`: its stderr, stdout or
 // output file holds one of them.
