@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/length_frame.h"
@@ -54,14 +55,23 @@ void OnFatalSignal(int signal) {
   raise(signal);
 }
 
-// Adds a seccomp filter answering EPERM to `syscalls` (filters stack: a
+// One EPERM answer: to `syscall`, when every comparison holds (none:
+// always).
+struct Denial {
+  int syscall;
+  std::vector<scmp_arg_cmp> when = {};
+};
+
+// Adds a seccomp filter answering EPERM to `denials` (filters stack: a
 // later one can only take more away).
-absl::Status DenySyscalls(std::initializer_list<int> syscalls) {
+absl::Status Deny(const std::vector<Denial>& denials) {
   scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
   if (filter == nullptr) return absl::InternalError("seccomp_init failed");
   int failed = 0;
-  for (int syscall : syscalls) {
-    if (seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), syscall, 0) != 0) {
+  for (const Denial& d : denials) {
+    if (seccomp_rule_add_array(filter, SCMP_ACT_ERRNO(EPERM), d.syscall,
+                               static_cast<unsigned>(d.when.size()),
+                               d.when.data()) != 0) {
       ++failed;
     }
   }
@@ -75,42 +85,28 @@ absl::Status DenySyscalls(std::initializer_list<int> syscalls) {
   return absl::OkStatus();
 }
 
+absl::Status DenySyscalls(std::initializer_list<int> syscalls) {
+  std::vector<Denial> denials;
+  for (int syscall : syscalls) denials.push_back({syscall});
+  return Deny(denials);
+}
+
 // execve never; execveat only of a descriptor in [first, first + count),
 // by descriptor alone (AT_EMPTY_PATH).
 absl::Status AllowOnlyExecOf(int first, int count) {
-  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-  if (filter == nullptr) return absl::InternalError("seccomp_init failed");
-  const uint64_t low = static_cast<uint64_t>(first);
-  const uint64_t high = static_cast<uint64_t>(first + count);
-  int failed = 0;
-  failed |=
-      seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execve), 0);
-  if (count == 0) {
-    failed |=
-        seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat), 0);
-  } else {
-    // Compared as 64 bits: a descriptor with any high bit set is denied
-    // too. A path would be followed instead of the descriptor only when
-    // absolute, and the view holds nothing else to run (the toolkit, the
-    // loader), read-only and inside this same sandbox.
-    failed |=
-        seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat), 1,
-                         SCMP_A0(SCMP_CMP_LT, low));
-    failed |=
-        seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat), 1,
-                         SCMP_A0(SCMP_CMP_GE, high));
-    failed |=
-        seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat), 1,
-                         SCMP_A4(SCMP_CMP_NE, AT_EMPTY_PATH));
-  }
-  const int loaded = failed == 0 ? seccomp_load(filter) : -1;
-  seccomp_release(filter);
-  if (failed != 0 || loaded != 0) {
-    return absl::InternalError(
-        absl::StrCat("seccomp: exec rules refused, load ",
-                     loaded == 0 ? "ok" : std::strerror(-loaded)));
-  }
-  return absl::OkStatus();
+  if (count == 0) return DenySyscalls({SCMP_SYS(execve), SCMP_SYS(execveat)});
+  // Compared as 64 bits: a descriptor with any high bit set is denied too.
+  // A path would be followed instead of the descriptor only when absolute,
+  // and the view holds nothing else to run (the toolkit, the loader),
+  // read-only and inside this same sandbox.
+  return Deny({
+      {SCMP_SYS(execve)},
+      {SCMP_SYS(execveat),
+       {SCMP_A0(SCMP_CMP_LT, static_cast<uint64_t>(first))}},
+      {SCMP_SYS(execveat),
+       {SCMP_A0(SCMP_CMP_GE, static_cast<uint64_t>(first + count))}},
+      {SCMP_SYS(execveat), {SCMP_A4(SCMP_CMP_NE, AT_EMPTY_PATH)}},
+  });
 }
 
 }  // namespace

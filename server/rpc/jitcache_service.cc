@@ -594,8 +594,8 @@ void JitCacheService::RunBuild(const Build& build) {
     record.set_object_size(result->object.size());
     objects.push_back({digest, build.target, result->object});
   }
-  const bool keep = build.is_link || result->ptxas_run.has_value() ||
-                    !FailedForAMissingFile(*result);
+  const bool keep =
+      build.is_link || build.is_ptxas || !FailedForAMissingFile(*result);
   // A ptxas answer that holds for the leader's names alone: kept under
   // them, and every requester of this flight (the leader too) asks again
   // with its own names.
