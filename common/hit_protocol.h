@@ -10,6 +10,11 @@
 //                                                  fingerprint, asked once
 //                                                  per process)
 //   kBatch, then a serialized HitBatchRequest   -> a HitBatchResponse
+//   kPtxas, then a serialized PtxasRequest      -> a CompileResponse, when
+//                                                  the run is done (a miss
+//                                                  waits for it: the one
+//                                                  request that is not a
+//                                                  hit's alone)
 // The kind bytes are protobuf tags of wire type 7, which does not exist, so
 // no serialized message starts with one: a bare CompileRequest (all that
 // clients before kinds sent) is still understood.
@@ -17,6 +22,7 @@ namespace jitcache::hit_protocol {
 
 inline constexpr char kToolkit = 0x07;
 inline constexpr char kBatch = 0x0F;
+inline constexpr char kPtxas = 0x17;
 
 // At most this many requests in one batch; a batch's answer holds at most
 // kMaxBatchAnswerBytes of answers (the requests past those are answered

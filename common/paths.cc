@@ -61,6 +61,11 @@ std::string DefaultScanCachePath() {
   return HomeDirectory() + "/.cache/jitcache-scan";
 }
 
+bool EnvFlag(const char* var) {
+  const char* value = std::getenv(var);
+  return value != nullptr && *value != '\0' && std::string_view(value) != "0";
+}
+
 bool IsNormalAbsolutePath(std::string_view path) {
   if (path.size() < 2 || path[0] != '/' || path.back() == '/') return false;
   size_t start = 1;

@@ -25,6 +25,9 @@ std::string DefaultStorePath();
 // $XDG_CACHE_HOME/jitcache-scan, else ~/.cache/jitcache-scan.
 std::string DefaultScanCachePath();
 
+// An environment setting that is on: set, and neither empty nor "0".
+bool EnvFlag(const char* var);
+
 // "/a/b": begins with '/', and has no empty, "." or ".." component and no
 // trailing '/'. No file system access.
 bool IsNormalAbsolutePath(std::string_view path);

@@ -1,11 +1,10 @@
 #ifndef JITCACHE_COMMON_PTX_SOURCES_H_
 #define JITCACHE_COMMON_PTX_SOURCES_H_
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
-
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 
 namespace jitcache {
 
@@ -15,9 +14,11 @@ namespace jitcache {
 // second), so two callers with one PTX but sources of other sizes or ages
 // get other cubins. A ptxas run's key holds what the caller's stat says
 // of each, and the run sees files that say the same.
-// FAILED_PRECONDITION for a directive this cannot read exactly (an escape
-// in the name, more than 4096 of them): the caller runs its own ptxas.
-absl::StatusOr<std::vector<std::string>> PtxSourceFiles(absl::string_view ptx);
+// nullopt, with `why`, for a directive this cannot read exactly (an
+// escape in the name, more than 4096 of them): the caller runs its own
+// ptxas. Plain C++: jitcache-ptxas loads nothing else.
+std::optional<std::vector<std::string>> PtxSourceFiles(std::string_view ptx,
+                                                       std::string* why);
 
 }  // namespace jitcache
 

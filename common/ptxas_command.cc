@@ -1,16 +1,12 @@
 #include "common/ptxas_command.h"
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
-#include "common/option_parser.h"
 
 namespace jitcache {
 namespace {
 
 struct PtxasOption {
-  absl::string_view name;   // after "--"
-  absl::string_view alias;  // after "-"
+  std::string_view name;   // after "--"
+  std::string_view alias;  // after "-"
   bool takes_value;
 };
 
@@ -72,27 +68,33 @@ constexpr PtxasOption kOptions[] = {
 };
 
 // Path markers: a NUL can be in no argument (the parser refuses it).
-constexpr absl::string_view kInputMarker{"\0input", 6};
-constexpr absl::string_view kOutputMarker{"\0output", 7};
+constexpr std::string_view kInputMarker{"\0input", 6};
+constexpr std::string_view kOutputMarker{"\0output", 7};
 
-const PtxasOption* Find(absl::string_view spelled) {
-  absl::string_view name = spelled;
-  if (absl::ConsumePrefix(&name, "--")) {
+const PtxasOption* Find(std::string_view spelled) {
+  std::string_view name = spelled;
+  if (name.starts_with("--")) {
+    name.remove_prefix(2);
     for (const PtxasOption& o : kOptions) {
       if (o.name == name) return &o;
     }
     return nullptr;
   }
-  if (!absl::ConsumePrefix(&name, "-")) return nullptr;
+  if (!name.starts_with("-")) return nullptr;
+  name.remove_prefix(1);
   for (const PtxasOption& o : kOptions) {
     if (o.alias == name) return &o;
   }
   return nullptr;
 }
 
-absl::Status RunAsIs(absl::string_view why) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("for the real ptxas: ", why));
+std::optional<PtxasCommand> RunAsIs(std::string why, std::string* out) {
+  *out = std::move(why);
+  return std::nullopt;
+}
+
+bool HasNul(const std::string& arg) {
+  return arg.find('\0') != std::string::npos;
 }
 
 }  // namespace
@@ -107,25 +109,22 @@ std::vector<std::string> PtxasCommand::WithoutNames() const {
   out[input] = std::string(kInputMarker);
   if (output.has_value()) {
     out[*output] =
-        absl::StrCat(out[*output].substr(0, output_offset), kOutputMarker);
+        out[*output].substr(0, output_offset) + std::string(kOutputMarker);
   }
   return out;
 }
 
-absl::StatusOr<PtxasCommand> ParsePtxasCommand(
-    std::vector<std::string> arguments) {
+std::optional<PtxasCommand> ParsePtxasCommand(
+    std::vector<std::string> arguments, std::string* why) {
   PtxasCommand command;
   std::optional<size_t> input;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const std::string& arg = arguments[i];
-    if (absl::Status s = option_parser::CheckCString("a ptxas argument", arg);
-        !s.ok()) {
-      return s;
-    }
+    if (HasNul(arg)) return RunAsIs("a NUL byte in an argument", why);
     if (arg.empty() || arg[0] != '-') {
       // "a.ptx,b.ptx" is a list of inputs to ptxas.
-      if (input.has_value() || arg.empty() || absl::StrContains(arg, ',')) {
-        return RunAsIs("not exactly one PTX file");
+      if (input.has_value() || arg.empty() || arg.find(',') != std::string::npos) {
+        return RunAsIs("not exactly one PTX file", why);
       }
       input = i;
       continue;
@@ -136,37 +135,35 @@ absl::StatusOr<PtxasCommand> ParsePtxasCommand(
       continue;
     }
     const size_t eq = arg.find('=');
-    const PtxasOption* option = Find(absl::string_view(arg).substr(0, eq));
-    if (option == nullptr) return RunAsIs(absl::StrCat("option ", arg));
+    const PtxasOption* option = Find(std::string_view(arg).substr(0, eq));
+    if (option == nullptr) return RunAsIs("option " + arg, why);
     if (!option->takes_value) {
-      if (eq != std::string::npos) return RunAsIs(absl::StrCat("option ", arg));
+      if (eq != std::string::npos) return RunAsIs("option " + arg, why);
       continue;
     }
     size_t value_arg = i;
     size_t value_offset = eq + 1;
     if (eq == std::string::npos) {
       if (i + 1 >= arguments.size()) {
-        return RunAsIs(absl::StrCat(arg, " without its value"));
+        return RunAsIs(arg + " without its value", why);
       }
       value_arg = ++i;
       value_offset = 0;
-      if (absl::Status s =
-              option_parser::CheckCString("a ptxas argument", arguments[i]);
-          !s.ok()) {
-        return s;
+      if (HasNul(arguments[i])) {
+        return RunAsIs("a NUL byte in an argument", why);
       }
     }
     if (option->name == "output-file") {
       // ptxas takes the last and warns; one is all the key needs to know.
-      if (command.output.has_value()) return RunAsIs("two output files");
+      if (command.output.has_value()) return RunAsIs("two output files", why);
       if (arguments[value_arg].size() == value_offset) {
-        return RunAsIs("an empty output file name");
+        return RunAsIs("an empty output file name", why);
       }
       command.output = value_arg;
       command.output_offset = value_offset;
     }
   }
-  if (!input.has_value()) return RunAsIs("no PTX file");
+  if (!input.has_value()) return RunAsIs("no PTX file", why);
   command.input = *input;
   command.arguments = std::move(arguments);
   return command;

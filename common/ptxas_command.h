@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
+#include <string_view>
 
 namespace jitcache {
 
@@ -33,13 +32,13 @@ struct PtxasCommand {
   std::vector<std::string> WithoutNames() const;
 };
 
-// FAILED_PRECONDITION saying why a command is not one to key (the caller
-// runs the real ptxas); INVALID_ARGUMENT for a NUL in an argument. Pure.
-absl::StatusOr<PtxasCommand> ParsePtxasCommand(
-    std::vector<std::string> arguments);
+// The command, or nullopt with `why` it is not one to key (the caller runs
+// the real ptxas). Pure, and plain C++: jitcache-ptxas loads nothing else.
+std::optional<PtxasCommand> ParsePtxasCommand(
+    std::vector<std::string> arguments, std::string* why);
 
 // ptxas's default output file.
-inline constexpr absl::string_view kPtxasDefaultOutput = "elf.o";
+inline constexpr std::string_view kPtxasDefaultOutput = "elf.o";
 
 }  // namespace jitcache
 

@@ -756,41 +756,4 @@ absl::StatusOr<Client::LinkTrace> Client::LinkAsCalled(
   return trace;
 }
 
-absl::StatusOr<Client::PtxasAnswer> Client::RunPtxas(
-    const PtxasCall& call) const {
-  v1::PtxasRequest request;
-  LibraryToWire(call.ptxas, request.mutable_ptxas());
-  request.set_program(call.program);
-  for (const std::string& a : call.arguments) request.add_arguments(a);
-  request.set_ptx(call.ptx);
-  request.set_working_directory(call.working_directory);
-  request.set_with_names(call.with_names);
-  for (const PtxasCall::Source& source : call.sources) {
-    v1::PtxasSource* s = request.add_sources();
-    s->set_path(source.path);
-    s->set_exists(source.exists);
-    s->set_size(source.size);
-    s->set_mtime_ns(source.mtime_ns);
-  }
-  v1::CompileResponse response;
-  if (absl::Status s =
-          impl_->Call(impl_->options.compile_deadline,
-                      &v1::JitCache::Stub::Ptxas, request, &response);
-      !s.ok()) {
-    return s;
-  }
-  if (!response.has_ptxas_run()) {
-    return absl::InternalError("the daemon answered ptxas without its run");
-  }
-  PtxasAnswer answer;
-  answer.exit_status = response.ptxas_run().exit_status();
-  answer.stdout_bytes = response.ptxas_run().stdout();
-  answer.stderr_bytes = std::move(*response.mutable_log());
-  answer.output_written = response.ptxas_run().output_written();
-  answer.output = std::move(*response.mutable_object());
-  answer.names_matter = response.ptxas_run().names_matter();
-  answer.hit = response.served() == v1::SERVED_HIT;
-  return answer;
-}
-
 }  // namespace jitcache

@@ -1,76 +1,13 @@
 #include "client/cli/hit_wire.h"
 
+#include "common/proto_wire.h"
+
 namespace jitcache::hit_wire {
-namespace {
-
-enum WireType { kVarint = 0, kFixed64 = 1, kBytes = 2, kFixed32 = 5 };
-
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-void PutBytes(std::string& out, int field, const std::string& bytes) {
-  PutVarint(out, (static_cast<uint64_t>(field) << 3) | kBytes);
-  PutVarint(out, bytes.size());
-  out += bytes;
-}
-
-// A bounds-checked reader of one message's fields.
-class Reader {
- public:
-  explicit Reader(std::string_view data)
-      : p_(data.data()), end_(p_ + data.size()) {}
-  bool done() const { return p_ == end_; }
-
-  bool Varint(uint64_t* v) {
-    *v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ == end_) return false;
-      const uint8_t b = static_cast<uint8_t>(*p_++);
-      *v |= uint64_t{b & 0x7fu} << shift;
-      if ((b & 0x80) == 0) return true;
-    }
-    return false;
-  }
-  bool Bytes(std::string* out) {
-    uint64_t n = 0;
-    if (!Varint(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
-    out->assign(p_, n);
-    p_ += n;
-    return true;
-  }
-  bool Skip(int wire_type) {
-    uint64_t v = 0;
-    std::string ignored;
-    switch (wire_type) {
-      case kVarint:
-        return Varint(&v);
-      case kBytes:
-        return Bytes(&ignored);
-      case kFixed64:
-        return Advance(8);
-      case kFixed32:
-        return Advance(4);
-      default:
-        return false;
-    }
-  }
-
- private:
-  bool Advance(size_t n) {
-    if (n > static_cast<size_t>(end_ - p_)) return false;
-    p_ += n;
-    return true;
-  }
-  const char* p_;
-  const char* end_;
-};
-
-}  // namespace
+using proto_wire::kBytes;
+using proto_wire::kVarint;
+using proto_wire::PutBytes;
+using proto_wire::PutVarint;
+using proto_wire::Reader;
 
 std::string Encode(const Request& r) {
   std::string out;

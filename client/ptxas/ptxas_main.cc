@@ -11,6 +11,11 @@
 // output this process cannot write) runs the real ptxas, exec'd in this
 // process's place with the same arguments.
 //
+// It asks over the daemon's hit socket (SOCKET.hit) and loads nothing but
+// libc and libstdc++: it is started once per kernel, and loading gRPC and
+// protobuf cost each run about 10 ms. Without that socket (a daemon run
+// with it off), the real ptxas runs.
+//
 // JITCACHE_PTXAS_DISABLE=1 always runs the real one. JITCACHE_PTXAS_LOG=FILE
 // appends a line per run: how it was answered, and why not by the daemon.
 #include <fcntl.h>
@@ -23,17 +28,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
-#include "client/rpc/stand_in_client.h"
+#include "client/ptxas/ptxas_wire.h"
 #include "common/fd_io.h"
 #include "common/file_stamp.h"
+#include "common/hit_client.h"
+#include "common/hit_protocol.h"
+#include "common/paths.h"
 #include "common/ptx_sources.h"
 #include "common/ptxas_command.h"
-#include "jitcache/client.h"
 
 namespace jitcache {
 namespace {
@@ -41,6 +48,8 @@ namespace {
 // The PTX files Triton writes are hundreds of KiB; the daemon takes up to
 // its --max_source_bytes.
 constexpr off_t kMaxPtxBytes = off_t{256} << 20;
+// Covers queueing and the run itself (the daemon's own limit is 10 min).
+constexpr std::chrono::minutes kRunTimeout(15);
 
 std::string RealPtxasPath() {
   if (const char* path = std::getenv("JITCACHE_REAL_PTXAS"); path && *path) {
@@ -73,34 +82,30 @@ class Run {
                    real_.c_str());
       return 255;
     }
-    absl::StatusOr<PtxasCommand> command = ParsePtxasCommand(arguments_);
-    if (!command.ok()) return Real(command.status().message());
+    std::string why;
+    std::optional<PtxasCommand> command = ParsePtxasCommand(arguments_, &why);
+    if (!command.has_value()) return Real("for the real ptxas: " + why);
     struct stat binary;
     if (stat(resolved.c_str(), &binary) != 0) return Real("no real ptxas");
 
-    Client::PtxasCall call;
-    call.ptxas.name = "ptxas";
-    call.ptxas.path = resolved;
-    const FileStamp stamp = StampOf(binary);
-    call.ptxas.device = stamp.dev;
-    call.ptxas.inode = stamp.ino;
-    call.ptxas.size = stamp.size;
-    call.ptxas.mtime_ns = stamp.mtime_ns;
-    call.ptxas.ctime_ns = stamp.ctime_ns;
-    call.program = argv_[0];
-    call.arguments = arguments_;
-    call.working_directory = std::filesystem::current_path(ec).string();
+    ptxas_wire::Request request;
+    request.ptxas_path = resolved;
+    request.ptxas_stamp = StampOf(binary);
+    request.program = argv_[0];
+    request.arguments = arguments_;
+    request.working_directory = std::filesystem::current_path(ec).string();
     if (ec) return Real("no working directory");
-    if (!ReadInput(command->input_path(), &call.ptx)) {
+    if (!ReadInput(command->input_path(), &request.ptx)) {
       return Real("the PTX file cannot be read here");
     }
     // ptxas stats the sources the PTX names and writes what it finds into
     // the cubin: what it would find here goes with the request.
-    absl::StatusOr<std::vector<std::string>> sources = PtxSourceFiles(call.ptx);
-    if (!sources.ok()) return Real(sources.status().message());
+    std::optional<std::vector<std::string>> sources =
+        PtxSourceFiles(request.ptx, &why);
+    if (!sources.has_value()) return Real("for the real ptxas: " + why);
     for (const std::string& path : *sources) {
       struct stat st;
-      Client::PtxasCall::Source source{path};
+      ptxas_wire::Source source{path};
       if (stat(path.c_str(), &st) == 0) {
         if (!S_ISREG(st.st_mode)) return Real("a source is no regular file");
         source.exists = true;
@@ -109,23 +114,24 @@ class Run {
       } else if (errno != ENOENT && errno != ENOTDIR) {
         return Real("a source cannot be looked at here");
       }
-      call.sources.push_back(std::move(source));
+      request.sources.push_back(std::move(source));
     }
 
-    ClientOptions options;
-    options.local_fallback = false;
-    absl::StatusOr<Client> client = Client::Connect(options);
-    if (!client.ok()) return Real(client.status().message());
-    absl::StatusOr<Client::PtxasAnswer> answer = client->RunPtxas(call);
+    HitChannel channel(DefaultClientSocketPath());
+    std::string buffer;
+    std::optional<ptxas_wire::Answer> answer = Ask(channel, request, buffer);
     // Whether ptxas ran for this call (the nameless ask may have been the
     // miss that found out the names matter).
-    bool compiled = answer.ok() && !answer->hit;
-    if (answer.ok() && answer->names_matter) {
-      call.with_names = true;
-      answer = client->RunPtxas(call);
-      compiled = compiled || (answer.ok() && !answer->hit);
+    bool compiled = answer.has_value() && answer->served != kServedHit;
+    if (answer.has_value() && answer->names_matter) {
+      request.with_names = true;
+      answer = Ask(channel, request, buffer);
+      compiled = compiled || (answer.has_value() && answer->served != kServedHit);
     }
-    if (!answer.ok()) return Real(answer.status().message());
+    if (!answer.has_value()) {
+      return Real("the daemon did not answer (`jitcache stats` counts "
+                  "refusals; its log says why)");
+    }
     if (answer->names_matter) return Real("the daemon keeps asking for names");
     if (answer->output_written &&
         !WriteOutput(command->output_path(), answer->output)) {
@@ -135,11 +141,24 @@ class Run {
                answer->stdout_bytes.size());
     WriteFully(STDERR_FILENO, answer->stderr_bytes.data(),
                answer->stderr_bytes.size());
-    Log(compiled ? "compiled" : "hit", call.with_names ? "named" : "");
+    Log(compiled ? "compiled" : "hit", request.with_names ? "named" : "");
     return answer->exit_status;
   }
 
  private:
+  static constexpr int kServedHit = 1;  // v1::SERVED_HIT
+
+  static std::optional<ptxas_wire::Answer> Ask(
+      HitChannel& channel, const ptxas_wire::Request& request,
+      std::string& buffer) {
+    const std::string payload =
+        std::string(1, hit_protocol::kPtxas) + ptxas_wire::Encode(request);
+    std::optional<std::string_view> bytes =
+        channel.Ask(payload, buffer, kRunTimeout);
+    if (!bytes.has_value()) return std::nullopt;
+    return ptxas_wire::Decode(*bytes);
+  }
+
   // Only a regular file, read whole: a FIFO or a device read here would
   // be gone for the real ptxas.
   static bool ReadInput(const std::string& path, std::string* bytes) {
@@ -165,13 +184,16 @@ class Run {
     return close(fd) == 0 && ok;
   }
 
-  void Log(absl::string_view how, absl::string_view why) const {
+  void Log(std::string_view how, std::string_view why) const {
     const char* path = std::getenv("JITCACHE_PTXAS_LOG");
     if (path == nullptr || *path == '\0') return;
     const double ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start_)
                           .count();
-    const std::string line = absl::StrCat(how, " ", ms, " ms ", why, "\n");
+    char took[32];
+    std::snprintf(took, sizeof(took), " %.3f ms ", ms);
+    const std::string line =
+        std::string(how) + took + std::string(why) + "\n";
     const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return;
     WriteFully(fd, line.data(), line.size());
@@ -180,7 +202,7 @@ class Run {
 
   // The real ptxas in this process's place: its arguments, output and
   // exit status are the caller's own.
-  int Real(absl::string_view why) {
+  int Real(std::string_view why) {
     Log("real", why);
     std::vector<char*> argv(argv_, argv_ + arguments_.size() + 1);
     argv.push_back(nullptr);

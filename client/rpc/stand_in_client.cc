@@ -33,11 +33,6 @@ bool SameLibrary(const DaemonInfo& daemon, const StandIn& stand_in,
 
 }  // namespace
 
-bool EnvFlag(const char* var) {
-  const char* value = std::getenv(var);
-  return value != nullptr && *value && std::strcmp(value, "0") != 0;
-}
-
 std::unique_ptr<Client> ConnectStandIn(const StandIn& stand_in,
                                        DaemonInfo::Library* library) {
   if (EnvFlag(stand_in.disable_var)) return nullptr;

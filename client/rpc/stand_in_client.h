@@ -3,12 +3,10 @@
 
 #include <memory>
 
+#include "common/paths.h"
 #include "jitcache/client.h"
 
 namespace jitcache {
-
-// An environment setting that is on: set, and not "0".
-bool EnvFlag(const char* var);
 
 // What a library that stands in for a toolkit library in unmodified
 // programs (libnvrtc.so.13, libnvJitLink.so.13) is, and the real one it

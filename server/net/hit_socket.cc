@@ -26,8 +26,12 @@ struct HitSocket::Loop {
   absl::Mutex mu;
   std::vector<std::unique_ptr<KeptConnection>> arriving ABSL_GUARDED_BY(mu);
   bool stopping ABSL_GUARDED_BY(mu) = false;
+  // Answers promised for later by its connections' requests.
+  std::shared_ptr<LaterAnswers> later;
 
   ~Loop() {
+    // Nothing may wake the descriptor once it is closed.
+    if (later != nullptr) later->Close();
     if (epoll_fd >= 0) close(epoll_fd);
     if (wake_fd >= 0) close(wake_fd);
   }
@@ -86,6 +90,8 @@ absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Serve(
       return absl::InternalError(
           absl::StrCat("hit socket event loop: ", std::strerror(errno)));
     }
+    loop->later = std::make_shared<LaterAnswers>(
+        [raw = loop.get()] { raw->Wake(); });
     socket->loops_.push_back(std::move(loop));
   }
   for (const std::unique_ptr<Loop>& loop : socket->loops_) {
@@ -126,8 +132,8 @@ void HitSocket::AcceptLoop() {
     ++least->load;
     {
       absl::MutexLock lock(&least->mu);
-      least->arriving.push_back(
-          std::make_unique<KeptConnection>(fd, *peer, serving_, absl::Now()));
+      least->arriving.push_back(std::make_unique<KeptConnection>(
+          fd, *peer, serving_, absl::Now(), least->later));
     }
     least->Wake();
   }
@@ -177,13 +183,20 @@ void HitSocket::RunLoop(Loop& loop) {
         wait = KeptConnection::Wait::kClose;  // one user's too many
       }
     }
+    // A stopping daemon keeps no promise: the peer sees its connection
+    // close and does the work itself (as a gRPC caller whose compile is
+    // cancelled does).
     if (wait == KeptConnection::Wait::kClose ||
-        (stopping && h.connection->Idle())) {
+        (stopping &&
+         (h.connection->Idle() || h.connection->Waiting()))) {
       drop(it);
       return;
     }
-    const uint32_t events =
-        wait == KeptConnection::Wait::kWritable ? EPOLLOUT : EPOLLIN;
+    // While an answer is promised, only the peer's hanging up is news.
+    const uint32_t events = wait == KeptConnection::Wait::kWritable ? EPOLLOUT
+                            : wait == KeptConnection::Wait::kLater
+                                ? EPOLLRDHUP
+                                : EPOLLIN;
     if (events != h.events) {
       epoll_event e{};
       e.events = events;
@@ -218,11 +231,22 @@ void HitSocket::RunLoop(Loop& loop) {
           auto [it, added] = held.emplace(cfd, Held{std::move(c), EPOLLIN});
           if (epoll_ctl(loop.epoll_fd, EPOLL_CTL_ADD, cfd, &e) != 0) drop(it);
         }
+        for (LaterAnswers::Given& given : loop.later->Take()) {
+          auto it = held.find(given.fd);
+          if (it == held.end()) continue;  // that peer has gone
+          settle(it, it->second.connection->OnLaterAnswer(
+                         given.ticket, std::move(given.answer), now));
+        }
         continue;
       }
       auto it = held.find(fd);
       if (it == held.end()) continue;
       KeptConnection& c = *it->second.connection;
+      if (c.Waiting()) {
+        // Hung up (or failed) while it waited: its answer has no reader.
+        drop(it);
+        continue;
+      }
       settle(it, (events[i].events & EPOLLOUT) != 0
                      ? c.OnWritable(now)
                      : c.OnReadable(now, scratch));
@@ -234,7 +258,7 @@ void HitSocket::RunLoop(Loop& loop) {
         const bool idle = c.Idle();
         if ((idle &&
              (stopping || now - c.last_active() >= options_.idle_timeout)) ||
-            (!idle && now >= c.deadline())) {
+            (!idle && now >= c.deadline()) || (stopping && c.Waiting())) {
           it = drop(it);
         } else {
           ++it;

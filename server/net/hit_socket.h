@@ -24,7 +24,10 @@ namespace jitcache {
 // without gRPC's per-call cost: for libjitcache and libnvrtc.so.13, which
 // keep a connection and ask on it again and again, and for short-lived
 // processes (the `jitcache` command) that would otherwise spend
-// milliseconds loading gRPC to ask one question. Any number of requests
+// milliseconds loading gRPC to ask one question. jitcache-ptxas, which
+// loads no gRPC at all, asks its whole run here: the answer to such a
+// request is promised (KeptConnection::Reply::later) and sent when the run
+// is done, while the loop serves its other connections. Any number of requests
 // per connection, one after another, little-endian framing:
 //   request:  u32 length | payload (see common/hit_protocol.h)
 //   response: u8 0 | u32 length | answer   (a hit)
@@ -41,7 +44,10 @@ namespace jitcache {
 // that arrive, never from a declared length; one user holds at most
 // kMaxPerUser connections and kMaxPartialPerUser half-sent requests (past
 // those, connections are closed and that client asks gRPC); connections
-// idle for `idle_timeout` are closed (clients connect again).
+// idle for `idle_timeout` are closed (clients connect again). A connection
+// waiting for a promised answer has no deadline here (the service bounds
+// its runs), is closed when its peer hangs up, and is closed at Stop
+// (its peer then does the work itself).
 // Thread-safety: Start or Adopt once, then Stop once (or destroy).
 class HitSocket {
  public:
@@ -67,7 +73,9 @@ class HitSocket {
   // Connections taken so far (refused ones included).
   uint64_t accepted() const { return accepted_.load(); }
 
-  static constexpr int kMaxPerUser = 64;
+  // Each of a user's waiting ptxas runs holds one: a herd of 8 ranks with
+  // 16 compile processes each fits.
+  static constexpr int kMaxPerUser = 256;
   static constexpr int kMaxPartialPerUser = 8;
   static constexpr int kMaxConnections = 1024;
   static constexpr int kMaxLoops = 16;

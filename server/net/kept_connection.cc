@@ -16,9 +16,33 @@ constexpr char kHit = 0;
 constexpr char kAskGrpc = 1;
 }  // namespace
 
+void LaterAnswers::Give(Given given) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return;
+  given_.push_back(std::move(given));
+  // Under the lock: once Close returns, nothing wakes a loop that is gone.
+  if (given_.size() == 1) wake_();
+}
+
+std::vector<LaterAnswers::Given> LaterAnswers::Take() {
+  absl::MutexLock lock(&mu_);
+  return std::exchange(given_, {});
+}
+
+void LaterAnswers::Close() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  given_.clear();
+}
+
 KeptConnection::KeptConnection(int fd, const PeerCredentials& peer,
-                               const Serving& serving, absl::Time now)
-    : fd_(fd), peer_(peer), serving_(serving), last_active_(now) {}
+                               const Serving& serving, absl::Time now,
+                               std::shared_ptr<LaterAnswers> later)
+    : fd_(fd),
+      peer_(peer),
+      serving_(serving),
+      later_(std::move(later)),
+      last_active_(now) {}
 
 KeptConnection::~KeptConnection() { close(fd_); }
 
@@ -69,13 +93,14 @@ bool KeptConnection::Flush() {
 
 KeptConnection::Wait KeptConnection::Next() const {
   if (Sending()) return Wait::kWritable;
+  if (Waiting()) return Wait::kLater;
   return close_after_ ? Wait::kClose : Wait::kReadable;
 }
 
 size_t KeptConnection::AnswerWhole(absl::string_view bytes, absl::Time now,
                                    bool* close) {
   size_t used = 0;
-  while (!Sending() && !close_after_) {
+  while (!Sending() && !Waiting() && !close_after_) {
     const absl::string_view rest = bytes.substr(used);
     if (rest.size() < frame::kHeaderBytes) break;
     const uint32_t length = frame::LengthOf(rest.data());
@@ -86,10 +111,16 @@ size_t KeptConnection::AnswerWhole(absl::string_view bytes, absl::Time now,
       used = bytes.size();
     } else {
       if (rest.size() - frame::kHeaderBytes < length) break;
-      StartAnswer(
-          serving_.answer(rest.substr(frame::kHeaderBytes, length), peer_),
-          now);
+      Reply reply =
+          serving_.answer(rest.substr(frame::kHeaderBytes, length), peer_);
       used += frame::kHeaderBytes + length;
+      if (reply.later && later_ != nullptr) {
+        awaited_ = later_->NextTicket();
+        deadline_ = absl::InfiniteFuture();
+        reply.later(AnswerLater(later_, fd_, *awaited_));
+        break;
+      }
+      StartAnswer(std::move(reply.now), now);
     }
     if (!Flush()) {
       *close = true;
@@ -101,7 +132,7 @@ size_t KeptConnection::AnswerWhole(absl::string_view bytes, absl::Time now,
 
 KeptConnection::Wait KeptConnection::OnReadable(absl::Time now,
                                                 std::string& scratch) {
-  if (Sending() || close_after_) return Next();
+  if (Sending() || Waiting() || close_after_) return Next();
   while (true) {
     const ssize_t n = read(fd_, scratch.data(), scratch.size());
     if (n == 0) return Wait::kClose;  // a request cut short has no answer
@@ -128,10 +159,11 @@ KeptConnection::Wait KeptConnection::OnReadable(absl::Time now,
     }
     if (close) return Wait::kClose;
     // A request's time runs from its first byte.
-    if (!in_.empty() && !Sending() && (!had_partial || used > 0)) {
+    if (!in_.empty() && !Sending() && !Waiting() &&
+        (!had_partial || used > 0)) {
       deadline_ = now + serving_.io_timeout;
     }
-    if (Sending() || close_after_) return Next();
+    if (Sending() || Waiting() || close_after_) return Next();
     if (static_cast<size_t>(n) < scratch.size()) break;  // drained
   }
   return Wait::kReadable;
@@ -140,12 +172,28 @@ KeptConnection::Wait KeptConnection::OnReadable(absl::Time now,
 KeptConnection::Wait KeptConnection::OnWritable(absl::Time now) {
   if (!Flush()) return Wait::kClose;
   if (Sending() || close_after_) return Next();
+  return AnswerWaiting(now);
+}
+
+KeptConnection::Wait KeptConnection::OnLaterAnswer(
+    uint64_t ticket, std::shared_ptr<const std::string> answer,
+    absl::Time now) {
+  if (awaited_ != ticket) return Next();
+  awaited_.reset();
+  StartAnswer(std::move(answer), now);
+  if (!Flush()) return Wait::kClose;
+  if (Sending() || close_after_) return Next();
+  return AnswerWaiting(now);
+}
+
+KeptConnection::Wait KeptConnection::AnswerWaiting(absl::Time now) {
   last_active_ = now;
-  // Requests the client sent behind the one just answered.
   bool close = false;
   in_.erase(0, AnswerWhole(in_, now, &close));
   if (close) return Wait::kClose;
-  if (!in_.empty() && !Sending()) deadline_ = now + serving_.io_timeout;
+  if (!in_.empty() && !Sending() && !Waiting()) {
+    deadline_ = now + serving_.io_timeout;
+  }
   return Next();
 }
 

@@ -1,16 +1,68 @@
 #ifndef JITCACHE_SERVER_NET_KEPT_CONNECTION_H_
 #define JITCACHE_SERVER_NET_KEPT_CONNECTION_H_
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/net/peer_listener.h"
 
 namespace jitcache {
+
+// Where answers given later (KeptConnection::Reply::later) arrive for the
+// connections of one event loop, from any thread; the loop takes them when
+// `wake` has told it to. Shared by the loop and every promise it made, so
+// it outlives the loop: an answer given after Close is dropped.
+// Thread-safety: all methods from any thread.
+class LaterAnswers {
+ public:
+  struct Given {
+    int fd;
+    uint64_t ticket;
+    std::shared_ptr<const std::string> answer;  // null: "ask gRPC"
+  };
+  explicit LaterAnswers(std::function<void()> wake) : wake_(std::move(wake)) {}
+
+  void Give(Given given);
+  std::vector<Given> Take();
+  // No more wake-ups, and answers given from now on are dropped.
+  void Close();
+  uint64_t NextTicket() { return ++tickets_; }
+
+ private:
+  const std::function<void()> wake_;
+  std::atomic<uint64_t> tickets_{0};
+  absl::Mutex mu_;
+  std::vector<Given> given_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// The promise of one connection's answer, given later: call it once, from
+// any thread, at any time (after the connection or its loop is gone too:
+// then nothing happens). Copyable; every copy is the same promise.
+class AnswerLater {
+ public:
+  AnswerLater(std::shared_ptr<LaterAnswers> to, int fd, uint64_t ticket)
+      : to_(std::move(to)), fd_(fd), ticket_(ticket) {}
+  // `answer` null: "ask gRPC".
+  void operator()(std::shared_ptr<const std::string> answer) const {
+    to_->Give({fd_, ticket_, std::move(answer)});
+  }
+
+ private:
+  std::shared_ptr<LaterAnswers> to_;
+  int fd_;
+  uint64_t ticket_;
+};
 
 // One client's connection to the hit socket, kept for as many requests as
 // the client sends on it, one after another (see hit_socket.h for the
@@ -19,13 +71,22 @@ namespace jitcache {
 // The connection buffers only bytes that have arrived (never a declared
 // length), answers each whole request in turn, and reads no further while
 // an answer is unsent, so a client that does not read holds one answer.
+// An answer may also be promised for later (a ptxas run): the connection
+// then reads nothing until it is given, however long that takes.
 // Thread-safety: none; one thread (the owning loop) at a time.
 class KeptConnection {
  public:
-  // Serialized request -> serialized response on a hit, null otherwise
-  // (shared, so that a kept answer is written without a copy).
-  using Answer = std::function<std::shared_ptr<const std::string>(
-      absl::string_view request, const PeerCredentials& peer)>;
+  // What a request is answered with: the serialized response now (shared,
+  // so that a kept answer is written without a copy; null: "ask gRPC"), or,
+  // when `later` is set, a promise: `later` is called once the Answer has
+  // returned (so it must own what it uses), on the same thread, with the
+  // AnswerLater to give the answer with.
+  struct Reply {
+    std::shared_ptr<const std::string> now;
+    std::function<void(AnswerLater)> later = nullptr;
+  };
+  using Answer = std::function<Reply(absl::string_view request,
+                                     const PeerCredentials& peer)>;
   // What every connection of one socket answers with, and its limits.
   struct Serving {
     Answer answer;
@@ -34,12 +95,16 @@ class KeptConnection {
     // A request's time from its first byte; an answer's to be read.
     absl::Duration io_timeout;
   };
-  enum class Wait { kReadable, kWritable, kClose };
+  // kLater: for an answer promised for later (and for the peer to hang up:
+  // the owner closes a connection whose peer did so while it waited).
+  enum class Wait { kReadable, kWritable, kLater, kClose };
 
   // Takes ownership of `fd`, which must not block; `serving` must outlive
-  // the connection.
+  // the connection. Answers promised for later arrive in `later` (null:
+  // none can be, and a request that would wait is answered "ask gRPC").
   KeptConnection(int fd, const PeerCredentials& peer, const Serving& serving,
-                 absl::Time now);
+                 absl::Time now,
+                 std::shared_ptr<LaterAnswers> later = nullptr);
   ~KeptConnection();
   KeptConnection(const KeptConnection&) = delete;
   KeptConnection& operator=(const KeptConnection&) = delete;
@@ -50,15 +115,23 @@ class KeptConnection {
   // Sends more of the answer under way; once it is sent, answers the
   // requests that arrived behind it.
   Wait OnWritable(absl::Time now);
+  // The answer promised under `ticket`: sent, then the requests that
+  // arrived behind it are answered. One for a promise this connection no
+  // longer waits on is ignored.
+  Wait OnLaterAnswer(uint64_t ticket,
+                     std::shared_ptr<const std::string> answer, absl::Time now);
 
   int fd() const { return fd_; }
   const PeerCredentials& peer() const { return peer_; }
   // Part of a request has arrived, and not yet the rest.
   bool HasPartialRequest() const { return !in_.empty(); }
-  // Nothing under way: no partial request, no unsent answer.
-  bool Idle() const { return in_.empty() && !Sending(); }
+  // Nothing under way: no partial request, no unsent or promised answer.
+  bool Idle() const { return in_.empty() && !Sending() && !Waiting(); }
+  // An answer was promised for later and is not given yet.
+  bool Waiting() const { return awaited_.has_value(); }
   // When the request or answer under way must be done (a peer that sends
-  // or reads too slowly is dropped then); meaningless while Idle.
+  // or reads too slowly is dropped then); meaningless while Idle, and never
+  // while Waiting (the promise's maker bounds its own work).
   absl::Time deadline() const { return deadline_; }
   absl::Time last_active() const { return last_active_; }
 
@@ -73,10 +146,14 @@ class KeptConnection {
   bool Flush();
   // What to wait for once the answer under way, if any, was flushed.
   Wait Next() const;
+  // Answers the requests that arrived behind the one just answered.
+  Wait AnswerWaiting(absl::Time now);
 
   const int fd_;
   const PeerCredentials peer_;
   const Serving& serving_;
+  const std::shared_ptr<LaterAnswers> later_;
+  std::optional<uint64_t> awaited_;  // the ticket of a promised answer
   std::string in_;  // the start of a request, while the rest is awaited
   std::shared_ptr<const std::string> out_;  // an answer being sent
   char head_[5] = {0};        // its status byte, then its length if a hit

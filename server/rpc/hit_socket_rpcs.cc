@@ -66,24 +66,80 @@ std::shared_ptr<const std::string> JitCacheService::AnswerBatch(
   return out;
 }
 
-std::shared_ptr<const std::string> JitCacheService::AnswerHit(
-    absl::string_view payload, const PeerCredentials& peer) {
+KeptConnection::Reply JitCacheService::AnswerPtxas(
+    absl::string_view bytes, const PeerCredentials& peer) {
+  const absl::Time start = absl::Now();
+  v1::PtxasRequest request;
+  if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return {};
+  }
+  ++counters_.ptxas_requests;
+  UserStats::Counters& user = CountRequest(peer.uid);
+  absl::StatusOr<PreparedPtxas> prepared =
+      PreparePtxas(request, options_.compiler->toolchain(), options_.limits);
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      prepared.ok() ? HitAnswer(prepared->key)
+                    : absl::StatusOr<std::shared_ptr<const HotAnswer>>(
+                          prepared.status());
+  if (!hit.ok()) {
+    // The caller runs its own ptxas; gRPC would have said why.
+    counters_.Rejected(hit.status().code());
+    ++user.rejected;
+    JITCACHE_LOG(Debug) << "ptxas request of uid " << peer.uid
+                        << " refused (hit socket): " << hit.status();
+    return {};
+  }
+  if (*hit != nullptr) {
+    CountHit(user, **hit, start);
+    ++counters_.socket_hits;
+    return {std::shared_ptr<const std::string>(*hit, &(*hit)->serialized)};
+  }
+  // The promise is made once this has returned: it owns what it needs.
+  return {nullptr, [this, request = std::move(request),
+                    prepared = *std::move(prepared), uid = peer.uid,
+                    user = &user, start](AnswerLater later) {
+            JoinBuild(
+                uid, *user, prepared.key,
+                [this, later, user, start](const SharedResult& result,
+                                           bool is_leader) {
+                  if (!result.ok()) {
+                    counters_.Rejected(result.status().code());
+                    ++user->rejected;
+                    later(nullptr);
+                    return;
+                  }
+                  v1::CompileResponse response = **result;
+                  response.set_served(is_leader ? v1::SERVED_MISS
+                                                : v1::SERVED_JOINED);
+                  CountBuilt(*user, response, start);
+                  later(std::make_shared<const std::string>(
+                      response.SerializeAsString()));
+                },
+                [&] { return PtxasBuild(request, prepared); });
+          }};
+}
+
+KeptConnection::Reply JitCacheService::AnswerHit(absl::string_view payload,
+                                                 const PeerCredentials& peer) {
   if (!payload.empty() && payload.front() == hit_protocol::kToolkit) {
-    return payload.size() == 1 ? toolkit_answer_ : nullptr;
+    return {payload.size() == 1 ? toolkit_answer_ : nullptr};
   }
   if (!payload.empty() && payload.front() == hit_protocol::kBatch) {
-    return AnswerBatch(payload.substr(1), peer);
+    return {AnswerBatch(payload.substr(1), peer)};
+  }
+  if (!payload.empty() && payload.front() == hit_protocol::kPtxas) {
+    return AnswerPtxas(payload.substr(1), peer);
   }
   const absl::Time start = absl::Now();
   v1::CompileRequest request;
   if (!request.ParseFromArray(payload.data(),
                               static_cast<int>(payload.size()))) {
-    return nullptr;
+    return {};
   }
   std::shared_ptr<const HotAnswer> hit = AnswerOne(request, peer, start);
-  if (hit == nullptr) return nullptr;
+  if (hit == nullptr) return {};
   // Shares the answer's ownership; points at its bytes.
-  return std::shared_ptr<const std::string>(hit, &hit->serialized);
+  return {std::shared_ptr<const std::string>(hit, &hit->serialized)};
 }
 
 }  // namespace jitcache

@@ -384,24 +384,28 @@ grpc::ServerUnaryReactor* JitCacheService::Ptxas(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
-  return Serve(uid, response, reactor, prepared->key, [&] {
-    // The leader's alone: a hit copies nothing out of its request.
-    auto miss = std::make_shared<PtxasMiss>(MakePtxasMiss(*request, *prepared));
-    Build build;
-    build.key = prepared->key;
-    build.target = ObjectKind::kCubin;
-    build.program_name = miss->job.program;
-    build.options = miss->job.arguments;
-    build.source_bytes = miss->job.ptx.size();
-    build.is_ptxas = true;
-    build.named_key = miss->named_key;
-    build.names = miss->names;
-    build.run = [this, miss](absl::Time deadline) {
-      miss->job.deadline = deadline;  // run once, by one pool thread
-      return options_.compiler->Ptxas(miss->job);
-    };
-    return build;
-  });
+  return Serve(uid, response, reactor, prepared->key,
+               [&] { return PtxasBuild(*request, *prepared); });
+}
+
+JitCacheService::Build JitCacheService::PtxasBuild(
+    const v1::PtxasRequest& request, const PreparedPtxas& prepared) {
+  // The leader's alone: a hit copies nothing out of its request.
+  auto miss = std::make_shared<PtxasMiss>(MakePtxasMiss(request, prepared));
+  Build build;
+  build.key = prepared.key;
+  build.target = ObjectKind::kCubin;
+  build.program_name = miss->job.program;
+  build.options = miss->job.arguments;
+  build.source_bytes = miss->job.ptx.size();
+  build.is_ptxas = true;
+  build.named_key = miss->named_key;
+  build.names = miss->names;
+  build.run = [this, miss](absl::Time deadline) {
+    miss->job.deadline = deadline;  // run once, by one pool thread
+    return options_.compiler->Ptxas(miss->job);
+  };
+  return build;
 }
 
 absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
@@ -457,9 +461,10 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
     return reactor;
   }
 
-  const bool leader = flights_.Join(
-      key, [this, reactor, finished = reactor->finished(), response](
-               const SharedResult& result, bool is_leader) {
+  JoinBuild(
+      uid, reactor->user(), key,
+      [this, reactor, finished = reactor->finished(), response](
+          const SharedResult& result, bool is_leader) {
         // A waiter that has left (cancelled) is skipped: `reactor` may be gone.
         if (!result.ok()) {
           CompileReactor::FinishOnce(reactor, finished,
@@ -470,23 +475,36 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
         if (finished->exchange(true)) return;
         *response = **result;
         response->set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
-        if (is_leader) {
-          ++counters_.misses;
-          ++reactor->user().misses;
-        } else {
-          ++counters_.joins;
-          ++reactor->user().joins;
-          counters_.compile_us_saved += response->compile_time_us();
-        }
-        counters_.CountOutcome(response->outcome());
-        counters_.miss_latency.Observe(absl::Now() - reactor->start());
+        CountBuilt(reactor->user(), *response, reactor->start());
         reactor->Finish(grpc::Status::OK);
-      });
-  if (!leader) return reactor;
+      },
+      make_build);
+  return reactor;
+}
 
+void JitCacheService::CountBuilt(UserStats::Counters& user,
+                                 const v1::CompileResponse& response,
+                                 absl::Time start) {
+  if (response.served() == v1::SERVED_MISS) {
+    ++counters_.misses;
+    ++user.misses;
+  } else {
+    ++counters_.joins;
+    ++user.joins;
+    counters_.compile_us_saved += response.compile_time_us();
+  }
+  counters_.CountOutcome(response.outcome());
+  counters_.miss_latency.Observe(absl::Now() - start);
+}
+
+void JitCacheService::JoinBuild(uid_t uid, UserStats::Counters& user,
+                                const Digest& key,
+                                SingleFlight<SharedResult>::Waiter waiter,
+                                const std::function<Build()>& make_build) {
+  if (!flights_.Join(key, std::move(waiter))) return;
   auto shared = std::make_shared<Build>(make_build());
   shared->uid = uid;
-  shared->user = &reactor->user();
+  shared->user = &user;
   CompilePool::Task task;
   task.run = [this, shared] { RunBuild(*shared); };
   task.cancel = [this, shared] {
@@ -496,7 +514,6 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
   if (absl::Status s = options_.pool->Submit(uid, std::move(task)); !s.ok()) {
     flights_.Complete(shared->key, s);
   }
-  return reactor;
 }
 
 void JitCacheService::RunBuild(const Build& build) {

@@ -10,6 +10,7 @@
 #include "server/build/compile_pool.h"
 #include "server/build/compiler.h"
 #include "server/build/kept_file_sets.h"
+#include "server/net/kept_connection.h"
 #include "server/net/peer_listener.h"
 #include "server/rpc/compile_reactor.h"
 #include "server/rpc/compile_request.h"
@@ -120,14 +121,15 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       grpc::CallbackServerContext* context, const v1::ImportRequest* request,
       v1::ImportResponse* response) override;
 
-  // The hit-only path of HitSocket (hit_socket_rpcs.cc): a request payload
-  // of common/hit_protocol.h in, its serialized answer out when it is a
-  // hit (or the toolkit); null for anything else (a miss, a bad request),
-  // which the caller asks over gRPC instead. Runs on the caller's thread.
-  // A single hit's bytes are shared with the hot answers: the caller
-  // writes them, never copies them.
-  std::shared_ptr<const std::string> AnswerHit(absl::string_view payload,
-                                               const PeerCredentials& peer);
+  // The path of HitSocket (hit_socket_rpcs.cc): a request payload of
+  // common/hit_protocol.h in; its serialized answer out when it is a hit
+  // (or the toolkit), the promise of it for a ptxas run, and "ask gRPC"
+  // (null) for anything else (a compile's miss, a bad request), which the
+  // caller asks over gRPC instead. Runs on the caller's thread. A single
+  // hit's bytes are shared with the hot answers: the caller writes them,
+  // never copies them.
+  KeptConnection::Reply AnswerHit(absl::string_view payload,
+                                  const PeerCredentials& peer);
 
   // The counters and histograms (for the metrics exporter), and a stats
   // snapshot as an administrator sees it.
@@ -234,6 +236,23 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
       const Digest& key, const std::function<Build()>& make_build,
       const std::function<bool()>& ask_for_inputs = nullptr);
+  // Joins the flight for `key` (a miss, from either socket) with `waiter`;
+  // the joiner that leads queues the build `make_build` makes, charged to
+  // `uid` (whose counters `user` are).
+  void JoinBuild(uid_t uid, UserStats::Counters& user, const Digest& key,
+                 SingleFlight<SharedResult>::Waiter waiter,
+                 const std::function<Build()>& make_build);
+  // A request that arrived at `start` was answered by a build (`response`
+  // says whether it led it or joined it).
+  void CountBuilt(UserStats::Counters& user,
+                  const v1::CompileResponse& response, absl::Time start);
+  // The run of a ptxas request's miss.
+  Build PtxasBuild(const v1::PtxasRequest& request,
+                   const PreparedPtxas& prepared);
+  // A hit socket's ptxas request (hit_socket_rpcs.cc): its answer now on a
+  // hit, else promised for when its run (or the one it joins) is done.
+  KeptConnection::Reply AnswerPtxas(absl::string_view request,
+                                    const PeerCredentials& peer);
   // Runs on a pool worker: builds, stores, and answers the flight.
   void RunBuild(const Build& build);
   absl::StatusOr<CompileResult> RunLink(const PreparedLink& link,

@@ -14,6 +14,11 @@
 namespace jitcache {
 namespace {
 
+// A request the caller's own ptxas answers (jitcache-ptxas runs it).
+absl::Status ForTheRealPtxas(absl::string_view why) {
+  return absl::FailedPreconditionError(absl::StrCat("for the real ptxas: ", why));
+}
+
 // The path the caller's ptxas opens for `spelled`, run in `cwd`; error
 // for one with ".." in it, which the kernel resolves through the caller's
 // symbolic links, not lexically as the view would.
@@ -22,8 +27,7 @@ absl::StatusOr<std::string> PathInView(const std::string& cwd,
   const std::filesystem::path path(spelled);
   for (const std::filesystem::path& part : path) {
     if (part == "..") {
-      return absl::FailedPreconditionError(
-          absl::StrCat("for the real ptxas: the path ", spelled, " has .."));
+      return ForTheRealPtxas(absl::StrCat("the path ", spelled, " has .."));
     }
   }
   return (std::filesystem::path(cwd) / path).lexically_normal().string();
@@ -77,9 +81,17 @@ absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
     return absl::InvalidArgumentError(
         "the working directory must be absolute and normal");
   }
-  absl::StatusOr<PtxasCommand> command = ParsePtxasCommand(
-      {request.arguments().begin(), request.arguments().end()});
-  if (!command.ok()) return command.status();
+  for (const std::string& argument : request.arguments()) {
+    if (absl::Status s =
+            option_parser::CheckCString("a ptxas argument", argument);
+        !s.ok()) {
+      return s;
+    }
+  }
+  std::string why;
+  std::optional<PtxasCommand> command = ParsePtxasCommand(
+      {request.arguments().begin(), request.arguments().end()}, &why);
+  if (!command.has_value()) return ForTheRealPtxas(why);
   out.command = *std::move(command);
   absl::StatusOr<std::string> input_path =
       PathInView(cwd, out.command.input_path());
@@ -92,9 +104,9 @@ absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
 
   // The request says what the caller's stat said of each source the PTX
   // names, and of nothing else.
-  absl::StatusOr<std::vector<std::string>> sources =
-      PtxSourceFiles(request.ptx());
-  if (!sources.ok()) return sources.status();
+  std::optional<std::vector<std::string>> sources =
+      PtxSourceFiles(request.ptx(), &why);
+  if (!sources.has_value()) return ForTheRealPtxas(why);
   if (static_cast<size_t>(request.sources_size()) != sources->size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the PTX names ", sources->size(),

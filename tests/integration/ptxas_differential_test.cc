@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,8 +23,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/file_stamp.h"
+#include "common/hit_client.h"
+#include "common/hit_protocol.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
+#include "jitcache/v1/jitcache.grpc.pb.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/daemon_stats.h"
 #include "tests/testing/ptxas_process.h"
@@ -369,96 +375,133 @@ TEST_F(PtxasDifferential, APtxasTheDaemonDoesNotRunIsRunByTheCaller) {
   EXPECT_EQ(testing::StatsOf(registered.socket()).compiles, 1u);
 }
 
-// The Ptxas RPC as any local user may call it, without jitcache-ptxas's
-// care: whatever the daemon cannot answer as the caller's ptxas would is
-// refused, and nothing is stored.
+// What the daemon answers a raw PtxasRequest with, on either socket.
+struct RawAnswer {
+  grpc::StatusCode code = grpc::StatusCode::OK;  // the gRPC socket's
+  v1::CompileResponse response;                  // its answer, when OK
+  // The hit socket's answer (jitcache-ptxas's way), byte for byte; nullopt
+  // when it said "ask gRPC" (then the caller runs its own ptxas).
+  std::optional<std::string> over_hit_socket;
+};
+
+RawAnswer AskBoth(const std::string& socket, const v1::PtxasRequest& request) {
+  RawAnswer answer;
+  auto stub = v1::JitCache::NewStub(grpc::CreateChannel(
+      "unix://" + socket, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  answer.code = stub->Ptxas(&context, request, &answer.response).error_code();
+  HitChannel channel(socket);
+  std::string buffer;
+  std::optional<std::string_view> bytes = channel.Ask(
+      std::string(1, hit_protocol::kPtxas) + request.SerializeAsString(),
+      buffer, std::chrono::minutes(2));
+  if (bytes.has_value()) answer.over_hit_socket = std::string(*bytes);
+  return answer;
+}
+
+// The Ptxas requests any local user may send, without jitcache-ptxas's
+// care, over the gRPC socket and over the hit socket: whatever the daemon
+// cannot answer as the caller's ptxas would is refused, and nothing is
+// stored.
 TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
-  absl::StatusOr<Client> client =
-      Client::Connect({.socket_path = daemon_.socket()});
-  ASSERT_TRUE(client.ok());
-  Client::PtxasCall call;
+  v1::PtxasRequest request;
   const std::string resolved = std::filesystem::canonical(kToolkitPtxas);
   struct stat st;
   ASSERT_EQ(stat(resolved.c_str(), &st), 0);
-  call.ptxas = {"ptxas",
-                resolved,
-                static_cast<uint64_t>(st.st_dev),
-                static_cast<uint64_t>(st.st_ino),
-                static_cast<uint64_t>(st.st_size),
-                st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec,
-                0,
-                0,
-                st.st_ctim.tv_sec * 1'000'000'000 + st.st_ctim.tv_nsec};
-  call.program = "ptxas";
-  call.ptx = ptx_["kernels.ptx"];
-  call.working_directory = "/work";
-  call.arguments = {"-arch=sm_90", "k.ptx", "-o", "k.o"};
-  call.sources = {{"kernels.cu"}};
-  absl::StatusOr<Client::PtxasAnswer> fine = client->RunPtxas(call);
-  ASSERT_TRUE(fine.ok()) << fine.status();
-  EXPECT_EQ(fine->exit_status, 0);
+  v1::ToolkitLibrary* ptxas = request.mutable_ptxas();
+  ptxas->set_name("ptxas");
+  ptxas->set_path(resolved);
+  ptxas->set_device(st.st_dev);
+  ptxas->set_inode(st.st_ino);
+  ptxas->set_size(static_cast<uint64_t>(st.st_size));
+  ptxas->set_mtime_ns(StampNs(st.st_mtim));
+  ptxas->set_ctime_ns(StampNs(st.st_ctim));
+  request.set_program("ptxas");
+  request.set_ptx(ptx_["kernels.ptx"]);
+  request.set_working_directory("/work");
+  for (const char* a : {"-arch=sm_90", "k.ptx", "-o", "k.o"}) {
+    request.add_arguments(a);
+  }
+  request.add_sources()->set_path("kernels.cu");
+  const RawAnswer fine = AskBoth(daemon_.socket(), request);
+  ASSERT_EQ(fine.code, grpc::StatusCode::OK);
+  EXPECT_EQ(fine.response.ptxas_run().exit_status(), 0);
+  EXPECT_FALSE(fine.response.object().empty());
+  // The second ask (the hit socket's) was the first's hit.
+  ASSERT_TRUE(fine.over_hit_socket.has_value());
+  v1::CompileResponse hit;
+  ASSERT_TRUE(hit.ParseFromString(*fine.over_hit_socket));
+  EXPECT_EQ(hit.served(), v1::SERVED_HIT);
+  EXPECT_EQ(hit.object(), fine.response.object());
   const uint64_t entries = testing::StatsOf(daemon_.socket()).store_entries;
 
+  auto set_arguments = [](v1::PtxasRequest& r,
+                          std::vector<std::string> arguments) {
+    r.clear_arguments();
+    for (std::string& a : arguments) r.add_arguments(std::move(a));
+  };
   struct Refused {
     std::string why;
-    std::function<void(Client::PtxasCall&)> change;
-    absl::StatusCode code;
+    std::function<void(v1::PtxasRequest&)> change;
+    grpc::StatusCode code;
   };
   const std::vector<Refused> refused = {
       {"another file than the daemon's",
-       [](Client::PtxasCall& c) { c.ptxas.inode += 1; },
-       absl::StatusCode::kFailedPrecondition},
+       [](v1::PtxasRequest& r) {
+         r.mutable_ptxas()->set_inode(r.ptxas().inode() + 1);
+       },
+       grpc::StatusCode::FAILED_PRECONDITION},
       {"a ptxas nobody registered",
-       [](Client::PtxasCall& c) { c.ptxas.path = "/usr/bin/true"; },
-       absl::StatusCode::kFailedPrecondition},
+       [](v1::PtxasRequest& r) { r.mutable_ptxas()->set_path("/usr/bin/true"); },
+       grpc::StatusCode::FAILED_PRECONDITION},
       {"an options file",
-       [](Client::PtxasCall& c) {
-         c.arguments = {"-optf", "/etc/shadow", "k.ptx"};
+       [&](v1::PtxasRequest& r) {
+         set_arguments(r, {"-optf", "/etc/shadow", "k.ptx"});
        },
-       absl::StatusCode::kFailedPrecondition},
+       grpc::StatusCode::FAILED_PRECONDITION},
       {"a path through ..",
-       [](Client::PtxasCall& c) {
-         c.arguments = {"-arch=sm_90", "../k.ptx", "-o", "k.o"};
+       [&](v1::PtxasRequest& r) {
+         set_arguments(r, {"-arch=sm_90", "../k.ptx", "-o", "k.o"});
        },
-       absl::StatusCode::kFailedPrecondition},
+       grpc::StatusCode::FAILED_PRECONDITION},
       // New PTX (a miss: a nameless answer already kept holds for any
       // names, and the caller writes the output itself), which the view
       // cannot place where the caller named it.
       {"an output inside the toolkit",
-       [](Client::PtxasCall& c) {
-         c.ptx += "// another program\n";
-         c.arguments = {"-arch=sm_90", "k.ptx", "-o",
-                        std::string(kToolkitPtxas) + ".o"};
+       [&](v1::PtxasRequest& r) {
+         r.mutable_ptx()->append("// another program\n");
+         set_arguments(r, {"-arch=sm_90", "k.ptx", "-o",
+                           std::string(kToolkitPtxas) + ".o"});
        },
-       absl::StatusCode::kFailedPrecondition},
+       grpc::StatusCode::FAILED_PRECONDITION},
       {"an input inside the toolkit",
-       [](Client::PtxasCall& c) {
-         c.ptx += "// yet another program\n";
-         c.arguments = {"-arch=sm_90", "/usr/local/cuda/bin/k.ptx", "-o",
-                        "k.o"};
+       [&](v1::PtxasRequest& r) {
+         r.mutable_ptx()->append("// yet another program\n");
+         set_arguments(r,
+                       {"-arch=sm_90", "/usr/local/cuda/bin/k.ptx", "-o", "k.o"});
        },
-       absl::StatusCode::kInternal},
+       grpc::StatusCode::INTERNAL},
       {"a relative working directory",
-       [](Client::PtxasCall& c) { c.working_directory = "work"; },
-       absl::StatusCode::kInvalidArgument},
+       [](v1::PtxasRequest& r) { r.set_working_directory("work"); },
+       grpc::StatusCode::INVALID_ARGUMENT},
       {"a source the PTX does not name",
-       [](Client::PtxasCall& c) { c.sources = {{"other.cu"}}; },
-       absl::StatusCode::kInvalidArgument},
+       [](v1::PtxasRequest& r) { r.mutable_sources(0)->set_path("other.cu"); },
+       grpc::StatusCode::INVALID_ARGUMENT},
       {"no word of the source the PTX names",
-       [](Client::PtxasCall& c) { c.sources.clear(); },
-       absl::StatusCode::kInvalidArgument},
+       [](v1::PtxasRequest& r) { r.clear_sources(); },
+       grpc::StatusCode::INVALID_ARGUMENT},
       {"a NUL in an argument",
-       [](Client::PtxasCall& c) {
-         c.arguments = {"-arch=sm_90", std::string("k\0.ptx", 6)};
+       [&](v1::PtxasRequest& r) {
+         set_arguments(r, {"-arch=sm_90", std::string("k\0.ptx", 6)});
        },
-       absl::StatusCode::kInvalidArgument},
+       grpc::StatusCode::INVALID_ARGUMENT},
   };
   for (const Refused& r : refused) {
-    Client::PtxasCall changed = call;
+    v1::PtxasRequest changed = request;
     r.change(changed);
-    absl::StatusOr<Client::PtxasAnswer> answer = client->RunPtxas(changed);
-    EXPECT_EQ(answer.status().code(), r.code)
-        << r.why << ": " << answer.status();
+    const RawAnswer answer = AskBoth(daemon_.socket(), changed);
+    EXPECT_EQ(answer.code, r.code) << r.why;
+    EXPECT_FALSE(answer.over_hit_socket.has_value()) << r.why;
   }
   EXPECT_EQ(testing::StatsOf(daemon_.socket()).store_entries, entries);
   // The view staged nothing through the toolkit's link onto this machine's
@@ -470,13 +513,14 @@ TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
   // The first call's answer, kept without names, holds wherever the
   // caller's files are: jitcache-ptxas writes the output itself, and runs
   // the real ptxas when it cannot.
-  Client::PtxasCall elsewhere = call;
-  elsewhere.working_directory = "/somewhere/else";
-  elsewhere.arguments = {"-arch=sm_90", "x.ptx", "-o", "/usr/local/cuda/x.o"};
-  absl::StatusOr<Client::PtxasAnswer> hit = client->RunPtxas(elsewhere);
-  ASSERT_TRUE(hit.ok()) << hit.status();
-  EXPECT_TRUE(hit->hit);
-  EXPECT_EQ(hit->output, fine->output);
+  v1::PtxasRequest elsewhere = request;
+  elsewhere.set_working_directory("/somewhere/else");
+  set_arguments(elsewhere, {"-arch=sm_90", "x.ptx", "-o", "/usr/local/cuda/x.o"});
+  const RawAnswer there = AskBoth(daemon_.socket(), elsewhere);
+  ASSERT_EQ(there.code, grpc::StatusCode::OK);
+  EXPECT_EQ(there.response.served(), v1::SERVED_HIT);
+  EXPECT_EQ(there.response.object(), fine.response.object());
+  ASSERT_TRUE(there.over_hit_socket.has_value());
 }
 
 // A registered binary runs confined as a compile does: it can exec

@@ -23,11 +23,11 @@ namespace jitcache {
 namespace {
 
 // Answers "hit N" with "answer N"; anything else is not a hit.
-std::shared_ptr<const std::string> Answer(absl::string_view request,
-                                          const PeerCredentials&) {
-  if (request.substr(0, 4) != "hit ") return nullptr;
-  return std::make_shared<const std::string>(
-      absl::StrCat("answer ", request.substr(4)));
+KeptConnection::Reply Answer(absl::string_view request,
+                             const PeerCredentials&) {
+  if (request.substr(0, 4) != "hit ") return {};
+  return {std::make_shared<const std::string>(
+      absl::StrCat("answer ", request.substr(4)))};
 }
 
 class HitChannelTest : public ::testing::Test {

@@ -61,14 +61,20 @@ class KeptConnectionTest : public ::testing::Test {
   std::string scratch_ = std::string(4096, '\0');
   std::vector<std::string> asked_;
   std::shared_ptr<const std::string> big_;  // answered to "big"
+  std::vector<AnswerLater> promised_;  // to "later" requests
   KeptConnection::Serving serving_{
-      [this](absl::string_view request, const PeerCredentials&) {
+      [this](absl::string_view request,
+             const PeerCredentials&) -> KeptConnection::Reply {
         asked_.emplace_back(request);
-        if (request == "big") return big_;
-        if (request.substr(0, 3) != "hit")
-          return std::shared_ptr<const std::string>();
-        return std::make_shared<const std::string>("answer to " +
-                                                   std::string(request));
+        if (request == "big") return {big_};
+        if (request == "later") {
+          return {nullptr, [this](AnswerLater later) {
+                    promised_.push_back(std::move(later));
+                  }};
+        }
+        if (request.substr(0, 3) != "hit") return {};
+        return {std::make_shared<const std::string>("answer to " +
+                                                    std::string(request))};
       },
       1000, absl::Seconds(2)};
 };

@@ -228,38 +228,6 @@ class Client {
       const std::vector<std::string>& options, bool steps_only,
       bool send_bytes = false) const;
 
-  // One ptxas run as jitcache-ptxas was called (PtxasRequest): `ptxas`
-  // names the real binary the caller stands for (resolved path and stat
-  // fields, as DaemonInfo::Library has them); FAILED_PRECONDITION when the
-  // daemon does not run that very file or cannot key the command line.
-  struct PtxasCall {
-    DaemonInfo::Library ptxas;
-    std::string program;  // argv[0]
-    std::vector<std::string> arguments;
-    std::string ptx;
-    std::string working_directory;
-    bool with_names = false;
-    // What this process's stat says of each source the PTX names in a
-    // .file directive, in order (common/ptx_sources.h).
-    struct Source {
-      std::string path;
-      bool exists = false;
-      uint64_t size = 0;
-      int64_t mtime_ns = 0;
-    };
-    std::vector<Source> sources;
-  };
-  struct PtxasAnswer {
-    int exit_status = 0;
-    std::string stdout_bytes, stderr_bytes;
-    bool output_written = false;
-    std::string output;
-    // Ask again with_names: the answer depends on the file names.
-    bool names_matter = false;
-    bool hit = false;
-  };
-  absl::StatusOr<PtxasAnswer> RunPtxas(const PtxasCall& call) const;
-
   const std::string& socket_path() const;
 
  private:
