@@ -8,13 +8,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <future>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/hit_client.h"
+#include "common/length_frame.h"
 #include "gtest/gtest.h"
 #include "server/net/hit_socket.h"
 #include "tests/testing/temp_dir.h"
@@ -22,9 +25,33 @@
 namespace jitcache {
 namespace {
 
-// Answers "hit N" with "answer N"; anything else is not a hit.
+// The promises made to "later N" requests, in order.
+absl::Mutex promises_mu;
+std::vector<AnswerLater>& Promises() {
+  static auto* promises = new std::vector<AnswerLater>;
+  return *promises;
+}
+std::string Framed(const std::string& payload) {
+  char header[frame::kHeaderBytes];
+  frame::PutHeader(header, static_cast<uint32_t>(payload.size()));
+  return std::string(header, sizeof(header)) + payload;
+}
+
+size_t PromiseCount() {
+  absl::MutexLock lock(&promises_mu);
+  return Promises().size();
+}
+
+// Answers "hit N" with "answer N", promises an answer to "later N";
+// anything else is not a hit.
 KeptConnection::Reply Answer(absl::string_view request,
                              const PeerCredentials&) {
+  if (request.substr(0, 6) == "later ") {
+    return {nullptr, [](AnswerLater later) {
+              absl::MutexLock lock(&promises_mu);
+              Promises().push_back(std::move(later));
+            }};
+  }
   if (request.substr(0, 4) != "hit ") return {};
   return {std::make_shared<const std::string>(
       absl::StrCat("answer ", request.substr(4)))};
@@ -32,6 +59,10 @@ KeptConnection::Reply Answer(absl::string_view request,
 
 class HitChannelTest : public ::testing::Test {
  protected:
+  void TearDown() override {
+    absl::MutexLock lock(&promises_mu);
+    Promises().clear();
+  }
   void StartSocket(HitSocket::Options options = {}) {
     absl::StatusOr<std::unique_ptr<HitSocket>> started =
         HitSocket::Start(socket_ + ".hit", Answer, options);
@@ -174,6 +205,77 @@ TEST_F(HitChannelTest, NoSocketIsNotAHit) {
   EXPECT_EQ(Ask(channel, "hit 1"), std::nullopt);
   StartSocket();  // appears later: used from then on
   EXPECT_EQ(Ask(channel, "hit 1"), "answer 1");
+}
+
+TEST_F(HitChannelTest, APromisedAnswerComesWhenGivenWhileOthersAreServed) {
+  // One loop: the waiting connection and the hits share it.
+  HitSocket::Options options;
+  options.loops = 1;
+  StartSocket(options);
+  std::future<std::optional<std::string>> waiting =
+      std::async(std::launch::async, [this] {
+        HitChannel channel(socket_);
+        return Ask(channel, "later 1");
+      });
+  while (PromiseCount() == 0) absl::SleepFor(absl::Milliseconds(1));
+  HitChannel other(socket_);
+  EXPECT_EQ(Ask(other, "hit 2"), "answer 2");
+  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(50)),
+            std::future_status::timeout);
+  // Given from a thread of its own, as a compile worker's completion is.
+  std::thread([] {
+    absl::MutexLock lock(&promises_mu);
+    Promises()[0](std::make_shared<const std::string>("the run"));
+  }).join();
+  EXPECT_EQ(waiting.get(), "the run");
+}
+
+TEST_F(HitChannelTest, APeerThatHangsUpWhileItWaitsLeavesNoConnectionBehind) {
+  StartSocket();
+  // As many waiting connections as one user may hold, all hung up: were
+  // they kept, the user's next connection would be refused.
+  const std::string request = Framed("later x");
+  std::vector<int> held;
+  for (int i = 0; i < HitSocket::kMaxPerUser; ++i) {
+    const int fd = RawConnection();
+    ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    held.push_back(fd);
+  }
+  while (PromiseCount() < held.size()) absl::SleepFor(absl::Milliseconds(1));
+  for (int fd : held) close(fd);
+  bool answered = false;
+  for (int i = 0; i < 500 && !answered; ++i) {
+    HitChannel channel(socket_);
+    answered = Ask(channel, "hit 1") == "answer 1";
+    if (!answered) absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_TRUE(answered);
+  // Promises to peers that have gone are dropped unseen.
+  absl::MutexLock lock(&promises_mu);
+  for (const AnswerLater& later : Promises()) {
+    later(std::make_shared<const std::string>("nobody reads this"));
+  }
+}
+
+TEST_F(HitChannelTest, StopClosesTheConnectionsThatWaitAndReturns) {
+  StartSocket();
+  const int fd = RawConnection();
+  const std::string request = Framed("later y");
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  while (PromiseCount() == 0) absl::SleepFor(absl::Milliseconds(1));
+  // The promise is never kept: Stop must not wait for it.
+  std::future<void> stopped =
+      std::async(std::launch::async, [this] { socket->Stop(); });
+  ASSERT_EQ(stopped.wait_for(std::chrono::seconds(30)),
+            std::future_status::ready);
+  char c;
+  EXPECT_EQ(read(fd, &c, 1), 0);  // closed, unanswered: the peer works alone
+  close(fd);
+  // Kept after the loop ended: dropped.
+  absl::MutexLock lock(&promises_mu);
+  Promises()[0](std::make_shared<const std::string>("too late"));
 }
 
 }  // namespace

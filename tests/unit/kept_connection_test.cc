@@ -34,8 +34,8 @@ class KeptConnectionTest : public ::testing::Test {
     ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
     client_ = fds[1];
-    connection_ = std::make_unique<KeptConnection>(fds[0], PeerCredentials{},
-                                                   serving_, absl::Now());
+    connection_ = std::make_unique<KeptConnection>(
+        fds[0], PeerCredentials{}, serving_, absl::Now(), later_);
   }
   void TearDown() override { close(client_); }
 
@@ -62,6 +62,9 @@ class KeptConnectionTest : public ::testing::Test {
   std::vector<std::string> asked_;
   std::shared_ptr<const std::string> big_;  // answered to "big"
   std::vector<AnswerLater> promised_;  // to "later" requests
+  int wakes_ = 0;
+  std::shared_ptr<LaterAnswers> later_ =
+      std::make_shared<LaterAnswers>([this] { ++wakes_; });
   KeptConnection::Serving serving_{
       [this](absl::string_view request,
              const PeerCredentials&) -> KeptConnection::Reply {
@@ -145,6 +148,81 @@ TEST_F(KeptConnectionTest, NothingMoreIsReadWhileAnAnswerIsUnsent) {
   EXPECT_EQ(got, Hit(*big_) + Hit("answer to hit after"));
   EXPECT_EQ(asked_, (std::vector<std::string>{"big", "hit after"}));
   EXPECT_TRUE(connection_->Idle());
+}
+
+TEST_F(KeptConnectionTest, AnAnswerPromisedForLaterIsSentWhenGivenAndNoSooner) {
+  Send(Frame("later") + Frame("hit behind"));
+  EXPECT_EQ(Readable(), Wait::kLater);
+  ASSERT_EQ(promised_.size(), 1u);
+  EXPECT_EQ(Received(), "");
+  EXPECT_TRUE(connection_->Waiting());
+  EXPECT_FALSE(connection_->Idle());
+  // No deadline of its own: the promise's maker bounds its work.
+  EXPECT_EQ(connection_->deadline(), absl::InfiniteFuture());
+  // Nothing more is read or answered meanwhile.
+  Send(Frame("hit later still"));
+  EXPECT_EQ(Readable(), Wait::kLater);
+  EXPECT_EQ(asked_, std::vector<std::string>{"later"});
+
+  promised_[0](std::make_shared<const std::string>("the run's answer"));
+  EXPECT_EQ(wakes_, 1);
+  std::vector<LaterAnswers::Given> given = later_->Take();
+  ASSERT_EQ(given.size(), 1u);
+  EXPECT_EQ(given[0].fd, connection_->fd());
+  // An answer to another promise (one this connection made before, say)
+  // is not this one's.
+  EXPECT_EQ(connection_->OnLaterAnswer(given[0].ticket + 1,
+                                       given[0].answer, absl::Now()),
+            Wait::kLater);
+  EXPECT_EQ(Received(), "");
+  EXPECT_EQ(connection_->OnLaterAnswer(given[0].ticket, given[0].answer,
+                                       absl::Now()),
+            Wait::kReadable);
+  // The answer, then that of the request read behind it; the one left
+  // unread meanwhile is read now.
+  EXPECT_EQ(Received(), Hit("the run's answer") + Hit("answer to hit behind"));
+  EXPECT_EQ(Readable(), Wait::kReadable);
+  EXPECT_EQ(Received(), Hit("answer to hit later still"));
+  EXPECT_TRUE(connection_->Idle());
+}
+
+TEST_F(KeptConnectionTest, APromiseKeptEmptyIsAskGrpc) {
+  Send(Frame("later"));
+  EXPECT_EQ(Readable(), Wait::kLater);
+  ASSERT_EQ(promised_.size(), 1u);
+  promised_[0](nullptr);
+  std::vector<LaterAnswers::Given> given = later_->Take();
+  ASSERT_EQ(given.size(), 1u);
+  EXPECT_EQ(connection_->OnLaterAnswer(given[0].ticket, given[0].answer,
+                                       absl::Now()),
+            Wait::kReadable);
+  EXPECT_EQ(Received(), std::string(1, '\1'));
+}
+
+TEST_F(KeptConnectionTest, AnswersGivenAfterTheLoopClosedAreDropped) {
+  Send(Frame("later"));
+  EXPECT_EQ(Readable(), Wait::kLater);
+  later_->Close();
+  ASSERT_EQ(promised_.size(), 1u);
+  promised_[0](std::make_shared<const std::string>("too late"));
+  EXPECT_EQ(wakes_, 0);
+  EXPECT_TRUE(later_->Take().empty());
+}
+
+TEST_F(KeptConnectionTest, WithNowhereForLaterAnswersAPromiseIsAskGrpc) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  KeptConnection alone(fds[0], PeerCredentials{}, serving_, absl::Now());
+  const std::string request = Frame("later");
+  ASSERT_EQ(write(fds[1], request.data(), request.size()),
+            static_cast<ssize_t>(request.size()));
+  EXPECT_EQ(alone.OnReadable(absl::Now(), scratch_), Wait::kReadable);
+  char answer[8];
+  EXPECT_EQ(read(fds[1], answer, sizeof(answer)), 1);
+  EXPECT_EQ(answer[0], '\1');
+  EXPECT_TRUE(promised_.empty());
+  close(fds[1]);
 }
 
 }  // namespace

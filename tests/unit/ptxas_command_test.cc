@@ -1,5 +1,7 @@
 #include "common/ptxas_command.h"
 
+#include "common/ptx_sources.h"
+
 #include "gtest/gtest.h"
 
 namespace jitcache {
@@ -81,6 +83,36 @@ TEST(PtxasCommand, WhatReadsOrWritesOtherFilesIsForTheRealPtxas) {
   EXPECT_FALSE(
       ParsePtxasCommand({std::string("a\0b.ptx", 7)}, &why).has_value());
   EXPECT_NE(why.find("NUL"), std::string::npos) << why;
+}
+
+TEST(PtxSourceFiles, ReadsEveryFileDirectiveInOrder) {
+  std::string why;
+  const std::optional<std::vector<std::string>> files = PtxSourceFiles(
+      ".version 8.7\n"
+      "\t.file\t1 \"/home/u/k.py\"\n"
+      "  .file 2 \"/usr/include/x.h\", 1700000000, 512\n"
+      ".filex 3 \"not.a.directive\"\n"
+      "// .file 4 \"a comment\"\n"
+      "\t.file\t5 \"last.cu\"",  // no newline at the end
+      &why);
+  ASSERT_TRUE(files.has_value()) << why;
+  EXPECT_EQ(*files, (std::vector<std::string>{"/home/u/k.py",
+                                              "/usr/include/x.h", "last.cu"}));
+  ASSERT_TRUE(PtxSourceFiles("", &why).has_value());
+  EXPECT_TRUE(PtxSourceFiles("", &why)->empty());
+}
+
+TEST(PtxSourceFiles, NamesItCannotReadExactlyAreForTheRealPtxas) {
+  for (const char* ptx : {".file 1 \"a\\\"b.cu\"\n", ".file 1 k.cu\n",
+                          ".file 1 \"unterminated\n"}) {
+    std::string why;
+    EXPECT_FALSE(PtxSourceFiles(ptx, &why).has_value()) << ptx;
+    EXPECT_FALSE(why.empty()) << ptx;
+  }
+  std::string many;
+  for (int i = 0; i <= 4096; ++i) many += ".file 1 \"f.cu\"\n";
+  std::string why;
+  EXPECT_FALSE(PtxSourceFiles(many, &why).has_value());
 }
 
 }  // namespace
