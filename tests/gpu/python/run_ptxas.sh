@@ -27,11 +27,10 @@ real=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.
 [ -x "$real" ] || real=/usr/local/cuda/bin/ptxas
 echo "real ptxas: $real ($("$real" --version | tail -1))"
 mkdir -p "$work/timer"; cp "$bundle/bin/ptxas-timer" "$work/timer/ptxas"
-# jitcache-ptxas, called "ptxas" as Triton calls it, with the bundle's
-# libraries (a wrapper: LD_LIBRARY_PATH for it alone, argv[0] kept).
+# jitcache-ptxas, called "ptxas" as Triton calls it: it needs only the C
+# and C++ runtimes, the system's, so no wrapper sets LD_LIBRARY_PATH.
 mkdir -p "$work/ours"; ours="$work/ours/ptxas"
-printf '#!/bin/bash\nLD_LIBRARY_PATH=%s exec -a "$0" %s "$@"\n' "$lib" "$bundle/bin/jitcache-ptxas" > "$ours"
-chmod +x "$ours"
+ln -s "$bundle/bin/jitcache-ptxas" "$ours"
 
 busy() { awk '/^cpu /{print ($2+$3+$4+$7+$8)/100}' /proc/stat; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", a-b}'; }
