@@ -1,6 +1,5 @@
 #include "common/ptxas_command.h"
 
-
 namespace jitcache {
 namespace {
 
@@ -123,7 +122,8 @@ std::optional<PtxasCommand> ParsePtxasCommand(
     if (HasNul(arg)) return RunAsIs("a NUL byte in an argument", why);
     if (arg.empty() || arg[0] != '-') {
       // "a.ptx,b.ptx" is a list of inputs to ptxas.
-      if (input.has_value() || arg.empty() || arg.find(',') != std::string::npos) {
+      if (input.has_value() || arg.empty() ||
+          arg.find(',') != std::string::npos) {
         return RunAsIs("not exactly one PTX file", why);
       }
       input = i;

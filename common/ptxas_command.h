@@ -4,9 +4,8 @@
 #include <cstddef>
 #include <optional>
 #include <string>
-#include <vector>
-
 #include <string_view>
+#include <vector>
 
 namespace jitcache {
 

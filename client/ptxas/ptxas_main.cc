@@ -126,11 +126,13 @@ class Run {
     if (answer.has_value() && answer->names_matter) {
       request.with_names = true;
       answer = Ask(channel, request, buffer);
-      compiled = compiled || (answer.has_value() && answer->served != kServedHit);
+      compiled =
+          compiled || (answer.has_value() && answer->served != kServedHit);
     }
     if (!answer.has_value()) {
-      return Real("the daemon did not answer (`jitcache stats` counts "
-                  "refusals; its log says why)");
+      return Real(
+          "the daemon did not answer (`jitcache stats` counts "
+          "refusals; its log says why)");
     }
     if (answer->names_matter) return Real("the daemon keeps asking for names");
     if (answer->output_written &&
@@ -192,8 +194,7 @@ class Run {
                           .count();
     char took[32];
     std::snprintf(took, sizeof(took), " %.3f ms ", ms);
-    const std::string line =
-        std::string(how) + took + std::string(why) + "\n";
+    const std::string line = std::string(how) + took + std::string(why) + "\n";
     const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return;
     WriteFully(fd, line.data(), line.size());

@@ -50,7 +50,8 @@ bool DecodeRun(std::string_view bytes, Answer* a) {
     if (type == kVarint && field >= 1 && field <= 4 && field != 2) {
       ok = in.Varint(&v);
       // int32: a negative one is sign-extended to 64 bits.
-      if (field == 1) a->exit_status = static_cast<int>(static_cast<int64_t>(v));
+      if (field == 1)
+        a->exit_status = static_cast<int>(static_cast<int64_t>(v));
       if (field == 3) a->output_written = v != 0;
       if (field == 4) a->names_matter = v != 0;
     } else if (type == kBytes && field == 2) {

@@ -90,8 +90,8 @@ absl::StatusOr<std::unique_ptr<HitSocket>> HitSocket::Serve(
       return absl::InternalError(
           absl::StrCat("hit socket event loop: ", std::strerror(errno)));
     }
-    loop->later = std::make_shared<LaterAnswers>(
-        [raw = loop.get()] { raw->Wake(); });
+    loop->later =
+        std::make_shared<LaterAnswers>([raw = loop.get()] { raw->Wake(); });
     socket->loops_.push_back(std::move(loop));
   }
   for (const std::unique_ptr<Loop>& loop : socket->loops_) {
@@ -187,16 +187,14 @@ void HitSocket::RunLoop(Loop& loop) {
     // close and does the work itself (as a gRPC caller whose compile is
     // cancelled does).
     if (wait == KeptConnection::Wait::kClose ||
-        (stopping &&
-         (h.connection->Idle() || h.connection->Waiting()))) {
+        (stopping && (h.connection->Idle() || h.connection->Waiting()))) {
       drop(it);
       return;
     }
     // While an answer is promised, only the peer's hanging up is news.
     const uint32_t events = wait == KeptConnection::Wait::kWritable ? EPOLLOUT
-                            : wait == KeptConnection::Wait::kLater
-                                ? EPOLLRDHUP
-                                : EPOLLIN;
+                            : wait == KeptConnection::Wait::kLater  ? EPOLLRDHUP
+                                                                    : EPOLLIN;
     if (events != h.events) {
       epoll_event e{};
       e.events = events;

@@ -103,8 +103,7 @@ class KeptConnection {
   // the connection. Answers promised for later arrive in `later` (null:
   // none can be, and a request that would wait is answered "ask gRPC").
   KeptConnection(int fd, const PeerCredentials& peer, const Serving& serving,
-                 absl::Time now,
-                 std::shared_ptr<LaterAnswers> later = nullptr);
+                 absl::Time now, std::shared_ptr<LaterAnswers> later = nullptr);
   ~KeptConnection();
   KeptConnection(const KeptConnection&) = delete;
   KeptConnection& operator=(const KeptConnection&) = delete;
@@ -118,8 +117,8 @@ class KeptConnection {
   // The answer promised under `ticket`: sent, then the requests that
   // arrived behind it are answered. One for a promise this connection no
   // longer waits on is ignored.
-  Wait OnLaterAnswer(uint64_t ticket,
-                     std::shared_ptr<const std::string> answer, absl::Time now);
+  Wait OnLaterAnswer(uint64_t ticket, std::shared_ptr<const std::string> answer,
+                     absl::Time now);
 
   int fd() const { return fd_; }
   const PeerCredentials& peer() const { return peer_; }

@@ -78,9 +78,9 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
   absl::StatusOr<PreparedPtxas> prepared =
       PreparePtxas(request, options_.compiler->toolchain(), options_.limits);
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      prepared.ok() ? HitAnswer(prepared->key)
-                    : absl::StatusOr<std::shared_ptr<const HotAnswer>>(
-                          prepared.status());
+      prepared.ok()
+          ? HitAnswer(prepared->key)
+          : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
   if (!hit.ok()) {
     // The caller runs its own ptxas; gRPC would have said why.
     counters_.Rejected(hit.status().code());
@@ -95,9 +95,9 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
     return {std::shared_ptr<const std::string>(*hit, &(*hit)->serialized)};
   }
   // The promise is made once this has returned: it owns what it needs.
-  return {nullptr, [this, request = std::move(request),
-                    prepared = *std::move(prepared), uid = peer.uid,
-                    user = &user, start](AnswerLater later) {
+  return {nullptr,
+          [this, request = std::move(request), prepared = *std::move(prepared),
+           uid = peer.uid, user = &user, start](AnswerLater later) {
             JoinBuild(
                 uid, *user, prepared.key,
                 [this, later, user, start](const SharedResult& result,

@@ -16,7 +16,8 @@ namespace {
 
 // A request the caller's own ptxas answers (jitcache-ptxas runs it).
 absl::Status ForTheRealPtxas(absl::string_view why) {
-  return absl::FailedPreconditionError(absl::StrCat("for the real ptxas: ", why));
+  return absl::FailedPreconditionError(
+      absl::StrCat("for the real ptxas: ", why));
 }
 
 // The path the caller's ptxas opens for `spelled`, run in `cwd`; error

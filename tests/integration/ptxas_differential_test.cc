@@ -473,7 +473,9 @@ TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
        },
        grpc::StatusCode::FAILED_PRECONDITION},
       {"a ptxas nobody registered",
-       [](v1::PtxasRequest& r) { r.mutable_ptxas()->set_path("/usr/bin/true"); },
+       [](v1::PtxasRequest& r) {
+         r.mutable_ptxas()->set_path("/usr/bin/true");
+       },
        grpc::StatusCode::FAILED_PRECONDITION},
       {"an options file",
        [&](v1::PtxasRequest& r) {
@@ -498,8 +500,8 @@ TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
       {"an input inside the toolkit",
        [&](v1::PtxasRequest& r) {
          r.mutable_ptx()->append("// yet another program\n");
-         set_arguments(r,
-                       {"-arch=sm_90", "/usr/local/cuda/bin/k.ptx", "-o", "k.o"});
+         set_arguments(
+             r, {"-arch=sm_90", "/usr/local/cuda/bin/k.ptx", "-o", "k.o"});
        },
        grpc::StatusCode::INTERNAL},
       {"a relative working directory",
@@ -536,7 +538,8 @@ TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
   // the real ptxas when it cannot.
   v1::PtxasRequest elsewhere = request;
   elsewhere.set_working_directory("/somewhere/else");
-  set_arguments(elsewhere, {"-arch=sm_90", "x.ptx", "-o", "/usr/local/cuda/x.o"});
+  set_arguments(elsewhere,
+                {"-arch=sm_90", "x.ptx", "-o", "/usr/local/cuda/x.o"});
   const RawAnswer there = AskBoth(daemon_.socket(), elsewhere);
   ASSERT_EQ(there.code, grpc::StatusCode::OK);
   EXPECT_EQ(there.response.served(), v1::SERVED_HIT);

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <future>
 #include <cstring>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>

@@ -61,7 +61,7 @@ class KeptConnectionTest : public ::testing::Test {
   std::string scratch_ = std::string(4096, '\0');
   std::vector<std::string> asked_;
   std::shared_ptr<const std::string> big_;  // answered to "big"
-  std::vector<AnswerLater> promised_;  // to "later" requests
+  std::vector<AnswerLater> promised_;       // to "later" requests
   int wakes_ = 0;
   std::shared_ptr<LaterAnswers> later_ =
       std::make_shared<LaterAnswers>([this] { ++wakes_; });
@@ -171,13 +171,13 @@ TEST_F(KeptConnectionTest, AnAnswerPromisedForLaterIsSentWhenGivenAndNoSooner) {
   EXPECT_EQ(given[0].fd, connection_->fd());
   // An answer to another promise (one this connection made before, say)
   // is not this one's.
-  EXPECT_EQ(connection_->OnLaterAnswer(given[0].ticket + 1,
-                                       given[0].answer, absl::Now()),
+  EXPECT_EQ(connection_->OnLaterAnswer(given[0].ticket + 1, given[0].answer,
+                                       absl::Now()),
             Wait::kLater);
   EXPECT_EQ(Received(), "");
-  EXPECT_EQ(connection_->OnLaterAnswer(given[0].ticket, given[0].answer,
-                                       absl::Now()),
-            Wait::kReadable);
+  EXPECT_EQ(
+      connection_->OnLaterAnswer(given[0].ticket, given[0].answer, absl::Now()),
+      Wait::kReadable);
   // The answer, then that of the request read behind it; the one left
   // unread meanwhile is read now.
   EXPECT_EQ(Received(), Hit("the run's answer") + Hit("answer to hit behind"));
@@ -193,9 +193,9 @@ TEST_F(KeptConnectionTest, APromiseKeptEmptyIsAskGrpc) {
   promised_[0](nullptr);
   std::vector<LaterAnswers::Given> given = later_->Take();
   ASSERT_EQ(given.size(), 1u);
-  EXPECT_EQ(connection_->OnLaterAnswer(given[0].ticket, given[0].answer,
-                                       absl::Now()),
-            Wait::kReadable);
+  EXPECT_EQ(
+      connection_->OnLaterAnswer(given[0].ticket, given[0].answer, absl::Now()),
+      Wait::kReadable);
   EXPECT_EQ(Received(), std::string(1, '\1'));
 }
 

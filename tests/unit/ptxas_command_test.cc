@@ -1,7 +1,6 @@
 #include "common/ptxas_command.h"
 
 #include "common/ptx_sources.h"
-
 #include "gtest/gtest.h"
 
 namespace jitcache {

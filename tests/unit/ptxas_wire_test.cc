@@ -13,8 +13,8 @@ TEST(PtxasWire, RequestParsesAsAPtxasRequest) {
   r.ptxas_stamp = {66306, 1234567, 31'000'000, 1'700'000'000'123'456'789,
                    1'700'000'001'000'000'000};
   r.program = "/usr/lib/x86_64-linux-gnu/jitcache/ptxas";
-  r.arguments = {"-lineinfo", "-v", "--gpu-name=sm_90a", "/tmp/k.ptx", "-o",
-                 "/tmp/k.ptx.o"};
+  r.arguments = {"-lineinfo",  "-v", "--gpu-name=sm_90a",
+                 "/tmp/k.ptx", "-o", "/tmp/k.ptx.o"};
   r.ptx = std::string(".version 8.7\n\0tail", 18);
   r.working_directory = "/home/u";
   r.with_names = true;
