@@ -122,6 +122,47 @@ class PtxasDifferential : public ::testing::Test {
     std::filesystem::create_symlink(kToolkitPtxas, dir_.Sub("real/ptxas"));
   }
 
+  std::string Ours() const { return dir_.Sub("ours/ptxas"); }
+  // PTX that takes ptxas about a second here, and nothing to make: a chain
+  // of 40000 dependent fused multiply-adds.
+  static std::string SlowPtx() {
+    constexpr int kLength = 40000;
+    std::string ptx = absl::StrCat(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\n"
+        ".visible .entry slow(.param .u64 p)\n{\n .reg .b64 %rd<2>;\n"
+        " .reg .f32 %f<",
+        kLength + 1,
+        ">;\n ld.param.u64 %rd0, [p];\n cvta.to.global.u64 %rd1, %rd0;\n"
+        " ld.global.f32 %f0, [%rd1];\n");
+    for (int i = 0; i < kLength; ++i) {
+      absl::StrAppend(&ptx, " fma.rn.f32 %f", i + 1, ", %f", i, ", %f", i,
+                      ", 0f3F800001;\n");
+    }
+    absl::StrAppend(&ptx, " st.global.f32 [%rd1], %f", kLength,
+                    ";\n ret;\n}\n");
+    return ptx;
+  }
+
+  // A run long enough to act on while it is under way (SlowPtx), started
+  // by jitcache-ptxas in `dir`; its process, once the daemon is running it.
+  pid_t CallerMidRun(const std::string& dir, const std::string& ptx) {
+    testing::WriteFile(dir + "/slow.ptx", ptx);
+    testing::SpawnOptions spawn;
+    spawn.argv = {"/bin/sh", "-c",
+                  "cd " + testing::Quoted(dir) + " && exec " +
+                      testing::Quoted(Ours()) +
+                      " -arch=sm_90 slow.ptx -o slow.o"};
+    spawn.env = Env();
+    const pid_t pid = testing::SpawnProcess(spawn);
+    const absl::Time give_up = absl::Now() + absl::Minutes(2);
+    while (testing::StatsOf(daemon_.socket()).running == 0 &&
+           absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+    EXPECT_GT(testing::StatsOf(daemon_.socket()).running, 0u);
+    return pid;
+  }
+
   std::vector<std::string> Env() const {
     return {"JITCACHE_SOCKET=" + daemon_.socket(),
             "JITCACHE_PTXAS_LOG=" + dir_.Sub("answers.log"),
@@ -345,6 +386,48 @@ TEST_F(PtxasDifferential, EightProcessesAtOnceAreOneRun) {
   // reports hold the one run's "Compile time", the same in all eight.
   EXPECT_EQ(Compiles(), 1u);
   for (int i = 1; i < 8; ++i) EXPECT_EQ(ours[i].err, ours[0].err);
+}
+
+// The caller goes (killed, or Triton's timeout) while its run is under
+// way: the run goes on, is stored, and the next caller's is a hit.
+TEST_F(PtxasDifferential, ARunWhoseCallerDiedIsTheNextCallersHit) {
+  const std::string dir = dir_.Sub("died");
+  std::filesystem::create_directories(dir);
+  const pid_t caller = CallerMidRun(dir, SlowPtx());
+  kill(caller, SIGKILL);
+  testing::WaitProcess(caller, absl::Minutes(1));
+  const absl::Time give_up = absl::Now() + absl::Minutes(2);
+  while ((Compiles() == 0 || testing::StatsOf(daemon_.socket()).running > 0) &&
+         absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  const std::vector<std::string> arguments = {"-arch=sm_90", "slow.ptx", "-o",
+                                              "next.o"};
+  const PtxasOutcome ours =
+      testing::RunPtxasIn(dir, Ours(), arguments, "next.o", Env());
+  EXPECT_EQ(LastAnswer(), "hit");
+  const PtxasOutcome real =
+      testing::RunPtxasIn(dir, dir_.Sub("real/ptxas"), arguments, "next.o");
+  ExpectSame(real, ours, "after the caller died");
+  EXPECT_EQ(Compiles(), 1u);
+}
+
+// The daemon stops while a caller waits on its run: the caller gets no
+// answer and runs the real ptxas itself, with the same result.
+TEST_F(PtxasDifferential, ACallerWhoseDaemonStopsMidRunRunsTheRealPtxas) {
+  const std::string dir = dir_.Sub("stopped");
+  std::filesystem::create_directories(dir);
+  const pid_t caller = CallerMidRun(dir, SlowPtx());
+  daemon_.Stop();
+  EXPECT_EQ(testing::WaitProcess(caller, absl::Minutes(2)), 0);
+  EXPECT_EQ(LastAnswer(), "real");
+  const std::string ours = testing::ReadFile(dir + "/slow.o");
+  const PtxasOutcome real =
+      testing::RunPtxasIn(dir, dir_.Sub("real/ptxas"),
+                          {"-arch=sm_90", "slow.ptx", "-o", "r.o"}, "r.o");
+  ASSERT_EQ(real.exit_code, 0) << real.err;
+  EXPECT_FALSE(ours.empty());
+  EXPECT_TRUE(ours == real.output);
 }
 
 TEST_F(PtxasDifferential, APtxasTheDaemonDoesNotRunIsRunByTheCaller) {
