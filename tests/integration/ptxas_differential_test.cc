@@ -388,6 +388,32 @@ TEST_F(PtxasDifferential, EightProcessesAtOnceAreOneRun) {
   for (int i = 1; i < 8; ++i) EXPECT_EQ(ours[i].err, ours[0].err);
 }
 
+// jitcache-ptxas asks nothing but the daemon's hit socket: without one (a
+// daemon run with --hit_socket=false, or none at all) the real ptxas runs
+// in its place, with the same result.
+TEST_F(PtxasDifferential, WithoutTheDaemonsHitSocketTheRealPtxasRuns) {
+  testing::DaemonProcess plain(dir_.Sub("plain.sock"),
+                               ":memory:", {"--hit_socket=false"});
+  ASSERT_TRUE(plain.Start().ok()) << plain.Log();
+  const std::string dir = dir_.Sub("nohits");
+  std::filesystem::create_directories(dir);
+  testing::WriteFile(dir + "/k.ptx", ptx_["kernels.ptx"]);
+  const std::vector<std::string> arguments = {"-v", "-arch=sm_90", "k.ptx",
+                                              "-o", "k.o"};
+  const PtxasOutcome real =
+      testing::RunPtxasIn(dir, dir_.Sub("real/ptxas"), arguments, "k.o");
+  ASSERT_EQ(real.exit_code, 0) << real.err;
+  for (const std::string& socket : {plain.socket(), dir_.Sub("none.sock")}) {
+    std::vector<std::string> env = Env();
+    env.front() = "JITCACHE_SOCKET=" + socket;
+    const PtxasOutcome ours =
+        testing::RunPtxasIn(dir, Ours(), arguments, "k.o", env);
+    EXPECT_EQ(LastAnswer(), "real") << socket;
+    ExpectSame(real, ours, socket);
+  }
+  EXPECT_EQ(testing::StatsOf(plain.socket()).ptxas_requests, 0u);
+}
+
 // The caller goes (killed, or Triton's timeout) while its run is under
 // way: the run goes on, is stored, and the next caller's is a hit.
 TEST_F(PtxasDifferential, ARunWhoseCallerDiedIsTheNextCallersHit) {
