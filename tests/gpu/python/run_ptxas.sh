@@ -12,7 +12,7 @@
 # then (BENCH=1, the default) bench/ptxas_bench.py over jc-1-cold's PTX.
 # The environment passes through to the Python programs (for instance
 # TRITON_DISABLE_LINE_INFO=1); DAEMON_FLAGS adds flags to every jitcached;
-# HERD_ONLY=1 runs real-8 and jc-8 alone.
+# HERD_ONLY=1 runs real-1, real-8 and jc-8 alone.
 set -uo pipefail
 bundle=$(cd "$1" && pwd); here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/jcptx.XXXXXX)
@@ -102,7 +102,10 @@ through() {  # NODE LOG: the environment of a run through jitcache
 }
 
 if [ "${HERD_ONLY:-0}" = 1 ]; then
-  # The 8-process herd alone, real and through jitcache (DAEMON_FLAGS).
+  # The herd goal's figures alone: one process and 8 with the real ptxas,
+  # then 8 through jitcache (DAEMON_FLAGS).
+  scenario real-1 1 "$work/timer/ptxas" PTXAS_TIMER_REAL="$real" PTXAS_TIMER_LOG="$work/real1.log"
+  timer_sum "$work/real1.log"
   scenario real-8 8 "$work/timer/ptxas" PTXAS_TIMER_REAL="$real" PTXAS_TIMER_LOG="$work/real8.log"
   timer_sum "$work/real8.log"
   start_node h
