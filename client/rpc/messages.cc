@@ -220,16 +220,4 @@ DaemonInfo::Library LibraryFrom(const v1::ToolkitLibrary& lib) {
           lib.mtime_ns(), lib.major(), lib.minor(),  lib.ctime_ns()};
 }
 
-void LibraryToWire(const DaemonInfo::Library& lib, v1::ToolkitLibrary* out) {
-  out->set_name(lib.name);
-  out->set_path(lib.path);
-  out->set_device(lib.device);
-  out->set_inode(lib.inode);
-  out->set_size(lib.size);
-  out->set_mtime_ns(lib.mtime_ns);
-  out->set_ctime_ns(lib.ctime_ns);
-  out->set_major(lib.major);
-  out->set_minor(lib.minor);
-}
-
 }  // namespace jitcache

@@ -57,9 +57,8 @@ std::span<const FieldMember<UserUsage>> UserUsageMembers();  // of UserStats
 // above.
 DaemonStats DaemonStatsFrom(const v1::StatsResponse& r);
 
-// A toolkit file the daemon uses (a library, a ptxas binary), each way.
+// A toolkit file the daemon uses (a library, a ptxas binary).
 DaemonInfo::Library LibraryFrom(const v1::ToolkitLibrary& lib);
-void LibraryToWire(const DaemonInfo::Library& lib, v1::ToolkitLibrary* out);
 
 }  // namespace jitcache
 
