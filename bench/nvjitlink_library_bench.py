@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from run import Daemon  # noqa: E402
 from nvrtc_library_bench import BundleDaemon  # noqa: E402
-from results_section import write_section  # noqa: E402
+from results_section import report  # noqa: E402
 
 CHILD = r"""
 import ctypes, json, sys, time
@@ -160,13 +160,8 @@ def main():
         f"What the library adds to a miss: {summary['miss_added_ms']:.2f} ms "
         f"(goal: at most 5 ms).",
     ]
-    print("\n".join(lines))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"summary": summary, "rows": rows}, f, indent=1)
-    if args.write_results:
-        write_section(args.write_results, lines,
-                      script="bench/nvjitlink_library_bench.py")
+    report(lines, args, {"summary": summary, "rows": rows},
+           script="bench/nvjitlink_library_bench.py")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ PTX files of --ptx DIR (Triton's, copied out of its cache).
 """
 import argparse
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -30,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from run import Daemon  # noqa: E402
 from nvrtc_library_bench import BundleDaemon  # noqa: E402
-from results_section import write_section  # noqa: E402
+from results_section import report  # noqa: E402
 
 KERNELS = {
     "axpy": r"""
@@ -198,12 +197,8 @@ def main():
         f"{stats.get('hits', 0):.0f} hits, {stats.get('compiles', 0):.0f} "
         f"runs of ptxas (the kernels' own compiles included).",
     ]
-    print("\n".join(lines))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"rows": rows, "total": total}, f, indent=1)
-    if args.write_results:
-        write_section(args.write_results, lines, script="bench/ptxas_bench.py")
+    report(lines, args, {"rows": rows, "total": total},
+           script="bench/ptxas_bench.py")
 
 
 if __name__ == "__main__":

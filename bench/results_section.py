@@ -1,6 +1,7 @@
 """Writes one section of bench/RESULTS.md, the part between
 <!-- NAME: ... --> and <!-- /NAME -->, leaving the rest as it is (run.py
 keeps everything from the first such section on)."""
+import json
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,3 +26,16 @@ def write_section(name, lines, script=None):
         text = text.rstrip("\n") + "\n\n" + section
     with open(path, "w") as f:
         f.write(text)
+
+
+def report(lines, args, data, script):
+    """A benchmark's result: `lines` printed (once), `data` written to
+    --json FILE, and the lines as RESULTS.md's section --write-results NAME
+    (`args.json`, `args.write_results`; either may be unset)."""
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(data, f, indent=1)
+    if args.write_results:
+        write_section(args.write_results, lines, script=script)  # prints it
+    else:
+        print("\n".join(lines))
