@@ -10,16 +10,31 @@
 #include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
+namespace {
+
+// The objects a record names: its inputs, then its own object when it has
+// one. One rule with a hit's (JitCacheService::LookUp): an OK record with
+// an object digest; a compile error, a ptxas run that wrote nothing and an
+// as-called link that made no cubin have none.
+std::vector<std::string> ObjectsNamedBy(const v1::ActionRecord& record,
+                                        bool* has_object) {
+  std::vector<std::string> named(record.input_digests().begin(),
+                                 record.input_digests().end());
+  *has_object =
+      record.outcome() == v1::OUTCOME_OK && !record.object_digest().empty();
+  if (*has_object) named.push_back(record.object_digest());
+  return named;
+}
+
+}  // namespace
 
 absl::StatusOr<std::optional<v1::BundleEntry>> BundleEntryFor(
     ObjectStore& store, const Digest& key, const v1::ActionRecord& record) {
   v1::BundleEntry entry;
   entry.set_key(key.Hex());
   entry.set_record(record.SerializeAsString());
-  std::vector<std::string> named(record.input_digests().begin(),
-                                 record.input_digests().end());
-  if (!record.object_digest().empty()) named.push_back(record.object_digest());
-  for (const std::string& raw : named) {
+  bool has_object = false;
+  for (const std::string& raw : ObjectsNamedBy(record, &has_object)) {
     absl::StatusOr<Digest> digest = Digest::FromBytes(raw);
     if (!digest.ok()) return std::nullopt;
     absl::StatusOr<std::optional<StoredObject>> object =
@@ -99,15 +114,8 @@ absl::Status ImportBundleEntry(ObjectStore& store,
     }
     return nullptr;
   };
-  std::vector<std::string> named(record.input_digests().begin(),
-                                 record.input_digests().end());
-  // One rule with the store's: a record names its object when it has one
-  // (a ptxas run that wrote nothing, an as-called link that made no cubin:
-  // none).
-  const bool has_object =
-      record.outcome() == v1::OUTCOME_OK && !record.object_digest().empty();
-  if (has_object) named.push_back(record.object_digest());
-  for (const std::string& raw : named) {
+  bool has_object = false;
+  for (const std::string& raw : ObjectsNamedBy(record, &has_object)) {
     if (carried(raw) == nullptr) {
       return refuse(
           Refusal::kCorrupt,
