@@ -171,6 +171,12 @@ void HitSocket::RunLoop(Loop& loop) {
     --loop.load;
     return held.erase(it);
   };
+  // What Stop does not wait for: nothing under way, or a promise (a
+  // stopping daemon keeps none: the peer sees its connection close and does
+  // the work itself, as a gRPC caller whose compile is cancelled does).
+  auto ends_at_stop = [](const KeptConnection& c) {
+    return c.Idle() || c.Waiting();
+  };
   // Applies what the connection waits for next.
   auto settle = [&](std::unordered_map<int, Held>::iterator it,
                     KeptConnection::Wait wait) {
@@ -183,11 +189,8 @@ void HitSocket::RunLoop(Loop& loop) {
         wait = KeptConnection::Wait::kClose;  // one user's too many
       }
     }
-    // A stopping daemon keeps no promise: the peer sees its connection
-    // close and does the work itself (as a gRPC caller whose compile is
-    // cancelled does).
     if (wait == KeptConnection::Wait::kClose ||
-        (stopping && (h.connection->Idle() || h.connection->Waiting()))) {
+        (stopping && ends_at_stop(*h.connection))) {
       drop(it);
       return;
     }
@@ -254,9 +257,9 @@ void HitSocket::RunLoop(Loop& loop) {
       for (auto it = held.begin(); it != held.end();) {
         const KeptConnection& c = *it->second.connection;
         const bool idle = c.Idle();
-        if ((idle &&
-             (stopping || now - c.last_active() >= options_.idle_timeout)) ||
-            (!idle && now >= c.deadline()) || (stopping && c.Waiting())) {
+        if ((stopping && ends_at_stop(c)) ||
+            (idle && now - c.last_active() >= options_.idle_timeout) ||
+            (!idle && now >= c.deadline())) {
           it = drop(it);
         } else {
           ++it;
