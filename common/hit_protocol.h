@@ -15,6 +15,12 @@
 //                                                  waits for it: the one
 //                                                  request that is not a
 //                                                  hit's alone)
+//   kLink, then a serialized LinkRequest        -> a CompileResponse: an
+//     (as_called: libnvJitLink.so.13's)            as-called link's trace,
+//                                                  recorded steps (a hit or
+//                                                  nothing) or the whole
+//                                                  link (a miss waits for
+//                                                  it, as kPtxas)
 // The kind bytes are protobuf tags of wire type 7, which does not exist, so
 // no serialized message starts with one: a bare CompileRequest (all that
 // clients before kinds sent) is still understood.
@@ -23,6 +29,7 @@ namespace jitcache::hit_protocol {
 inline constexpr char kToolkit = 0x07;
 inline constexpr char kBatch = 0x0F;
 inline constexpr char kPtxas = 0x17;
+inline constexpr char kLink = 0x1F;
 
 // At most this many requests in one batch; a batch's answer holds at most
 // kMaxBatchAnswerBytes of answers (the requests past those are answered

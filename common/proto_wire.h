@@ -6,6 +6,7 @@
 // they load neither protobuf nor gRPC. Plain C++ only.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,26 @@ class Reader {
   const char* p_;
   const char* end_;
 };
+
+// Reads one message: `on(field, wire_type, reader)` reads a field it knows
+// and returns whether that went well, or nullopt for one it leaves (then
+// skipped). False for bytes that are not a well-formed message.
+template <typename OnField>
+bool ForEachField(std::string_view message, OnField on) {
+  Reader in(message);
+  while (!in.done()) {
+    int field = 0, type = 0;
+    if (!in.Tag(&field, &type)) return false;
+    const std::optional<bool> read = on(field, type, in);
+    if (read.has_value() ? !*read : !in.Skip(type)) return false;
+  }
+  return true;
+}
+
+// An int32 field's varint: a negative value is sign-extended to 64 bits.
+inline int Int32Of(uint64_t v) {
+  return static_cast<int>(static_cast<int64_t>(v));
+}
 
 }  // namespace jitcache::proto_wire
 

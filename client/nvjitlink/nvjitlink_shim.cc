@@ -20,12 +20,19 @@
 // else $CUDA_HOME/lib64, else /usr/local/cuda/lib64; the calls made so
 // far are replayed there first.
 //
+// It asks over the daemon's hit socket (SOCKET.hit; a link the daemon runs
+// is the one answer there that waits) and loads nothing but libc and
+// libstdc++: it is preloaded into every process of a job, and loading gRPC
+// and protobuf cost each about 16 ms. Without that socket (a daemon run
+// with --hit_socket=false) every link is the real nvJitLink's.
+//
 // JITCACHE_NVJITLINK_VERBOSE=1 says on stderr why a link went to the real
 // nvJitLink; JITCACHE_NVJITLINK_DISABLE=1 sends every link there.
 #include <dlfcn.h>
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -35,13 +42,14 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "client/rpc/stand_in_client.h"
-#include "common/digest.h"
-#include "common/link_options.h"
+#include "client/nvjitlink/input_digest.h"
+#include "client/nvjitlink/link_wire.h"
+#include "common/file_stamp.h"
+#include "common/hit_client.h"
+#include "common/hit_protocol.h"
+#include "common/paths.h"
 #include "common/real_library.h"
 #include "common/sized_read.h"
-#include "jitcache/client.h"
 
 // nvJitLink.h defines its API as inline wrappers of versioned symbols; this
 // library defines both, so it spells the ABI itself.
@@ -56,34 +64,30 @@ namespace {
 constexpr nvJitLinkResult kSuccess = 0;
 constexpr nvJitLinkResult kInternal = 6;
 
-// The input types nvJitLink numbers (nvJitLink.h) the daemon takes, and
-// back (TypeOf); others go to the real nvJitLink as they are.
-// are.
-std::optional<jitcache::CodeType> KindOf(nvJitLinkInputType type) {
-  switch (type) {
-    case 1:
-      return jitcache::CodeType::kCubin;
-    case 2:
-      return jitcache::CodeType::kPtx;
-    case 3:
-      return jitcache::CodeType::kLtoir;
-    case 4:
-      return jitcache::CodeType::kFatbin;
-    case 5:
-      return jitcache::CodeType::kObject;
-    case 6:
-      return jitcache::CodeType::kLibrary;
-    default:
-      return std::nullopt;
-  }
+using jitcache::link_wire::Step;
+using jitcache::link_wire::Trace;
+
+// The input types nvJitLink numbers (nvJitLink.h) the daemon takes, as the
+// wire's ObjectKind numbers them (1 CUBIN is OBJECT_KIND_CUBIN 2, 2 PTX is
+// OBJECT_KIND_PTX 1, the rest alike), and back (TypeOf); others go to the
+// real nvJitLink as they are.
+std::optional<int> KindOf(nvJitLinkInputType type) {
+  if (type == 1) return 2;
+  if (type == 2) return 1;
+  if (type >= 3 && type <= 6) return type;
+  return std::nullopt;
 }
 
-nvJitLinkInputType TypeOf(jitcache::CodeType kind) {
+nvJitLinkInputType TypeOf(int kind) {
   for (nvJitLinkInputType type = 1; type <= 6; ++type) {
     if (KindOf(type) == kind) return type;
   }
   return 0;
 }
+
+// How long a link the daemon runs may take before this process links
+// itself (the daemon's own limit ends it sooner).
+constexpr std::chrono::minutes kLinkTimeout(15);
 
 #define JITCACHE_NVJITLINK_FUNCTIONS(X)                                     \
   X(nvJitLinkCreate, nvJitLinkResult, nvJitLinkHandle*, uint32_t,           \
@@ -133,22 +137,50 @@ bool Verbose() {
   return verbose;
 }
 
-// The daemon's account of its nvJitLink: the very file this process's real
-// one would be opened from (set by the first Daemon()).
-jitcache::DaemonInfo::Library& DaemonsNvJitLink() {
-  static jitcache::DaemonInfo::Library library;
-  return library;
-}
+// The node's daemon, over its hit socket, when it links with the very
+// file this process would open as the real nvJitLink (otherwise its
+// answers would be another library's).
+struct Daemon {
+  explicit Daemon(std::string socket) : channel(std::move(socket)) {}
+  jitcache::HitChannel channel;
+  jitcache::link_wire::Library nvjitlink;  // the daemon's account of it
+};
 
-// One connection to the daemon for the process.
-const jitcache::Client* Daemon() {
-  static const jitcache::Client* client =
-      jitcache::ConnectStandIn(
-          {"JITCACHE_NVJITLINK_DISABLE", "JITCACHE_NVJITLINK_VERBOSE",
-           "JITCACHE_REAL_NVJITLINK", "libnvJitLink.so.13"},
-          &DaemonsNvJitLink())
-          .release();
-  return client;
+// One for the process; nullptr when there is none to use.
+Daemon* TheDaemon() {
+  static Daemon* daemon = []() -> Daemon* {
+    if (jitcache::EnvFlag("JITCACHE_NVJITLINK_DISABLE")) return nullptr;
+    auto d = std::make_unique<Daemon>(jitcache::DefaultClientSocketPath());
+    std::string buffer;
+    const std::optional<std::string_view> ping =
+        d->channel.Ask(std::string(1, jitcache::hit_protocol::kToolkit), buffer);
+    std::optional<std::vector<jitcache::link_wire::Library>> libraries;
+    if (ping.has_value()) libraries = jitcache::link_wire::DecodeLibraries(*ping);
+    std::string why = "no daemon answers on the hit socket beside " +
+                      jitcache::DefaultClientSocketPath();
+    if (libraries.has_value()) {
+      const std::string path = jitcache::RealLibraryPath(
+          "JITCACHE_REAL_NVJITLINK", "libnvJitLink.so.13");
+      why = "the daemon does not say which libnvJitLink.so.13 it uses";
+      for (const jitcache::link_wire::Library& lib : *libraries) {
+        if (lib.name != "libnvJitLink.so.13") continue;
+        if (jitcache::StampHolds(path, lib.stamp)) {
+          d->nvjitlink = lib;
+          return d.release();
+        }
+        why = "the daemon uses " + lib.path + ", this process would use " +
+              path;
+        break;
+      }
+    }
+    if (Verbose()) {
+      std::fprintf(stderr,
+                   "jitcache libnvJitLink.so.13: not using the daemon: %s\n",
+                   why.c_str());
+    }
+    return nullptr;
+  }();
+  return daemon;
 }
 
 // A link as the caller sees it: answered from the daemon's record while
@@ -156,10 +188,10 @@ const jitcache::Client* Daemon() {
 struct Link {
   std::mutex mu;
   std::vector<std::string> options;
-  std::vector<jitcache::Client::LinkInput> inputs;
+  std::vector<jitcache::link_wire::Input> inputs;
   // What each call made so far answered (from the daemon or the real
   // nvJitLink): the last step's logs are the handle's logs now.
-  jitcache::Client::LinkTrace answered;
+  Trace answered;
   bool eligible = true;  // the daemon may answer this link
   nvJitLinkHandle real = nullptr;
   // nvJitLinkComplete was answered: by the record while `real` is null.
@@ -178,7 +210,7 @@ void Why(const char* what) {
 // After a real call: what it answered and the logs it left.
 void RecordRealStep(Link& link, nvJitLinkResult result) {
   const Real& r = RealNvJitLink();
-  jitcache::Client::NvJitLinkStep step;
+  Step step;
   step.result = result;
   auto read = [&](nvJitLinkResult (*get_size)(nvJitLinkHandle, size_t*),
                   nvJitLinkResult (*get)(nvJitLinkHandle, char*),
@@ -206,7 +238,7 @@ bool Materialize(Link& link) {
   r.nvJitLinkCreate(&link.real, static_cast<uint32_t>(argv.size()),
                     argv.data());
   if (link.real == nullptr) return false;
-  for (const jitcache::Client::LinkInput& in : link.inputs) {
+  for (const jitcache::link_wire::Input& in : link.inputs) {
     r.nvJitLinkAddData(link.real, TypeOf(in.kind), in.bytes.data(),
                        in.bytes.size(), in.name.c_str());
   }
@@ -214,21 +246,39 @@ bool Materialize(Link& link) {
   return true;
 }
 
+// The daemon's answer to the link so far: its first steps' record, or
+// (not `steps_only`) the whole link, run on a miss.
+std::optional<Trace> Ask(Daemon& daemon, const Link& link, bool steps_only,
+                         bool send_bytes) {
+  const std::string payload =
+      std::string(1, jitcache::hit_protocol::kLink) +
+      jitcache::link_wire::Encode(link.options, link.inputs, steps_only,
+                                  send_bytes);
+  std::string buffer;
+  const std::optional<std::string_view> bytes =
+      steps_only ? daemon.channel.Ask(payload, buffer)
+                 : daemon.channel.Ask(payload, buffer, kLinkTimeout);
+  if (!bytes.has_value()) return std::nullopt;
+  return jitcache::link_wire::Decode(*bytes);
+}
+
 // The daemon's record of the calls so far, when it has one that answers
 // them all.
-std::optional<jitcache::Client::LinkTrace> Recorded(const Link& link,
-                                                    bool complete) {
-  const jitcache::Client* daemon = Daemon();
+std::optional<Trace> Recorded(const Link& link, bool complete) {
+  Daemon* daemon = TheDaemon();
   if (daemon == nullptr || !link.eligible) return std::nullopt;
   // A link answered here by the real nvJitLink so far is one the daemon
-  // has no record of: its inputs go with the request.
-  absl::StatusOr<jitcache::Client::LinkTrace> answer =
-      daemon->LinkAsCalled(link.inputs, link.options, !complete,
-                           /*send_bytes=*/link.real != nullptr);
-  if (!answer.ok()) {
-    if (Verbose() && !absl::IsNotFound(answer.status())) {
-      std::fprintf(stderr, "jitcache libnvJitLink: the daemon: %s\n",
-                   answer.status().ToString().c_str());
+  // has no record of: its inputs go with the request. Otherwise they go
+  // only if the daemon lacks them (it then does not answer).
+  std::optional<Trace> answer =
+      Ask(*daemon, link, !complete, /*send_bytes=*/link.real != nullptr);
+  if (!answer.has_value() && complete && link.real == nullptr) {
+    answer = Ask(*daemon, link, false, /*send_bytes=*/true);
+  }
+  if (!answer.has_value()) {
+    if (complete) {
+      Why("the daemon did not link it (`jitcache stats` counts refusals; "
+          "its log says why)");
     }
     return std::nullopt;
   }
@@ -240,11 +290,11 @@ std::optional<jitcache::Client::LinkTrace> Recorded(const Link& link,
       answer->complete != complete) {
     return std::nullopt;
   }
-  return *std::move(answer);
+  return answer;
 }
 
 // The step the daemon's record answers now (its last).
-const jitcache::Client::NvJitLinkStep& Last(const Link& link) {
+const Step& Last(const Link& link) {
   return link.answered.steps.back();
 }
 
@@ -291,33 +341,29 @@ std::optional<nvJitLinkResult> RecordedBytes(int result,
 }
 
 // The logs after the last call: error or info, by the step's fields.
-template <int jitcache::Client::NvJitLinkStep::*kResult,
-          std::string jitcache::Client::NvJitLinkStep::*kLog>
+template <int Step::*kResult, std::string Step::*kLog>
 std::optional<nvJitLinkResult> LogSize(const Link& link, size_t* size) {
   if (!FromRecord(link)) return std::nullopt;
-  const jitcache::Client::NvJitLinkStep& last = Last(link);
+  const Step& last = Last(link);
   return RecordedSize(last.*kResult, last.*kLog, size);
 }
 
-template <int jitcache::Client::NvJitLinkStep::*kResult,
-          std::string jitcache::Client::NvJitLinkStep::*kLog>
+template <int Step::*kResult, std::string Step::*kLog>
 std::optional<nvJitLinkResult> Log(const Link& link, char* out) {
   if (!FromRecord(link)) return std::nullopt;
-  const jitcache::Client::NvJitLinkStep& last = Last(link);
+  const Step& last = Last(link);
   return RecordedBytes(last.*kResult, last.*kLog, out);
 }
 
 // The outputs, once the record completed the link: cubin or PTX, by the
 // trace's fields.
-template <int jitcache::Client::LinkTrace::*kSizeResult,
-          std::string jitcache::Client::LinkTrace::*kBytes>
+template <int Trace::*kSizeResult, std::string Trace::*kBytes>
 std::optional<nvJitLinkResult> OutputSize(const Link& link, size_t* size) {
   if (!FromRecord(link) || !link.completed) return std::nullopt;
   return RecordedSize(link.answered.*kSizeResult, link.answered.*kBytes, size);
 }
 
-template <int jitcache::Client::LinkTrace::*kResult,
-          std::string jitcache::Client::LinkTrace::*kBytes, typename Out>
+template <int Trace::*kResult, std::string Trace::*kBytes, typename Out>
 std::optional<nvJitLinkResult> Output(const Link& link, Out out) {
   if (!FromRecord(link) || !link.completed) return std::nullopt;
   return RecordedBytes(link.answered.*kResult, link.answered.*kBytes, out);
@@ -356,16 +402,14 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkCreate(
     }
     link->options.push_back(options[i]);
   }
-  link->eligible =
-      link->eligible && !jitcache::LinkOptionsReportTimes(link->options);
-  if (std::optional<jitcache::Client::LinkTrace> record =
-          Recorded(*link, false)) {
+  if (std::optional<Trace> record = Recorded(*link, false)) {
     link->answered = *std::move(record);
     *handle = reinterpret_cast<nvJitLinkHandle>(link.release());
     return Last(*Of(*handle)).result;
   }
-  Why(link->eligible ? "no record of nvJitLinkCreate with these options"
-                     : "options the daemon cannot answer exactly");
+  Why(link->eligible ? "no record of nvJitLinkCreate with these options "
+                       "(or options the daemon cannot answer exactly)"
+                     : "an option that is no C string");
   const Real& r = RealNvJitLink();
   if (r.nvJitLinkCreate == nullptr) return Unavailable();
   const nvJitLinkResult result =
@@ -402,7 +446,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
-  const std::optional<jitcache::CodeType> kind = KindOf(type);
+  const std::optional<int> kind = KindOf(type);
   if (link.completed || !kind.has_value() || data == nullptr || size == 0 ||
       name == nullptr) {
     // Nothing the daemon keeps answers these.
@@ -411,15 +455,22 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
     if (!Materialize(link)) return Unavailable();
     return RealNvJitLink().nvJitLinkAddData(link.real, type, data, size, name);
   }
-  jitcache::Client::LinkInput input;
+  jitcache::link_wire::Input input;
   input.kind = *kind;
   input.name = name;
   input.bytes.assign(static_cast<const char*>(data), size);
-  input.digest = jitcache::Digest::Of(input.bytes).Hex();
+  if (link.eligible && TheDaemon() != nullptr) {
+    std::optional<std::string> digest = jitcache::HexSha256(input.bytes);
+    if (digest.has_value()) {
+      input.digest = *std::move(digest);
+    } else {
+      Why("no libcrypto.so.3 to name the input with");
+      link.eligible = false;
+    }
+  }
   link.inputs.push_back(std::move(input));
   if (link.real == nullptr) {
-    if (std::optional<jitcache::Client::LinkTrace> record =
-            Recorded(link, false)) {
+    if (std::optional<Trace> record = Recorded(link, false)) {
       link.answered = *std::move(record);
       return Last(link).result;
     }
@@ -429,7 +480,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
     if (!Materialize(link)) return Unavailable();
     link.inputs.push_back(std::move(input));
   }
-  const jitcache::Client::LinkInput& added = link.inputs.back();
+  const jitcache::link_wire::Input& added = link.inputs.back();
   const nvJitLinkResult result =
       RealNvJitLink().nvJitLinkAddData(link.real, type, added.bytes.data(),
                                        added.bytes.size(), added.name.c_str());
@@ -462,11 +513,10 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
   const bool created =
       !link.answered.steps.empty() && link.answered.steps[0].result == kSuccess;
   if (!link.completed && created) {
-    if (std::optional<jitcache::Client::LinkTrace> record =
-            Recorded(link, true)) {
+    if (std::optional<Trace> record = Recorded(link, true)) {
       // Used only if every call answered so far was answered the same by
       // the daemon's nvJitLink.
-      const std::vector<jitcache::Client::NvJitLinkStep>& asked =
+      const std::vector<Step>& asked =
           link.answered.steps;
       const bool same =
           record->steps.size() == asked.size() + 1 &&
@@ -492,74 +542,74 @@ __attribute__((visibility("default"))) nvJitLinkResult
 nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) {
   return OnLink<&Real::nvJitLinkGetLinkedCubinSize>(
       handle, size,
-      &OutputSize<&jitcache::Client::LinkTrace::cubin_size_result,
-                  &jitcache::Client::LinkTrace::cubin>);
+      &OutputSize<&Trace::cubin_size_result,
+                  &Trace::cubin>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedCubin(
     nvJitLinkHandle handle, void* cubin) {
   return OnLink<&Real::nvJitLinkGetLinkedCubin>(
       handle, cubin,
-      &Output<&jitcache::Client::LinkTrace::cubin_result,
-              &jitcache::Client::LinkTrace::cubin, void*>);
+      &Output<&Trace::cubin_result,
+              &Trace::cubin, void*>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult
 nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) {
   return OnLink<&Real::nvJitLinkGetLinkedPtxSize>(
       handle, size,
-      &OutputSize<&jitcache::Client::LinkTrace::ptx_size_result,
-                  &jitcache::Client::LinkTrace::ptx>);
+      &OutputSize<&Trace::ptx_size_result,
+                  &Trace::ptx>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedPtx(
     nvJitLinkHandle handle, char* ptx) {
   return OnLink<&Real::nvJitLinkGetLinkedPtx>(
       handle, ptx,
-      &Output<&jitcache::Client::LinkTrace::ptx_result,
-              &jitcache::Client::LinkTrace::ptx, char*>);
+      &Output<&Trace::ptx_result,
+              &Trace::ptx, char*>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLogSize(
     nvJitLinkHandle handle, size_t* size) {
   return OnLink<&Real::nvJitLinkGetErrorLogSize>(
       handle, size,
-      &LogSize<&jitcache::Client::NvJitLinkStep::error_size_result,
-               &jitcache::Client::NvJitLinkStep::error_log>);
+      &LogSize<&Step::error_size_result,
+               &Step::error_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLog(
     nvJitLinkHandle handle, char* log) {
   return OnLink<&Real::nvJitLinkGetErrorLog>(
       handle, log,
-      &Log<&jitcache::Client::NvJitLinkStep::error_size_result,
-           &jitcache::Client::NvJitLinkStep::error_log>);
+      &Log<&Step::error_size_result,
+           &Step::error_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLogSize(
     nvJitLinkHandle handle, size_t* size) {
   return OnLink<&Real::nvJitLinkGetInfoLogSize>(
       handle, size,
-      &LogSize<&jitcache::Client::NvJitLinkStep::info_size_result,
-               &jitcache::Client::NvJitLinkStep::info_log>);
+      &LogSize<&Step::info_size_result,
+               &Step::info_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLog(
     nvJitLinkHandle handle, char* log) {
   return OnLink<&Real::nvJitLinkGetInfoLog>(
       handle, log,
-      &Log<&jitcache::Client::NvJitLinkStep::info_size_result,
-           &jitcache::Client::NvJitLinkStep::info_log>);
+      &Log<&Step::info_size_result,
+           &Step::info_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkVersion(
     unsigned int* major, unsigned int* minor) {
   // The daemon loaded the very file the real one would be opened from: its
   // version is that file's, and the real one need not be loaded for it.
-  if (major != nullptr && minor != nullptr && Daemon() != nullptr &&
-      DaemonsNvJitLink().major != 0) {
-    *major = DaemonsNvJitLink().major;
-    *minor = DaemonsNvJitLink().minor;
+  if (major != nullptr && minor != nullptr && TheDaemon() != nullptr &&
+      TheDaemon()->nvjitlink.major != 0) {
+    *major = TheDaemon()->nvjitlink.major;
+    *minor = TheDaemon()->nvjitlink.minor;
     return kSuccess;
   }
   return Forward<&Real::nvJitLinkVersion>(major, minor);

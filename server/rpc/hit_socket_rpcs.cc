@@ -98,24 +98,77 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
   return {nullptr,
           [this, request = std::move(request), prepared = *std::move(prepared),
            uid = peer.uid, user = &user, start](AnswerLater later) {
-            JoinBuild(
-                uid, *user, prepared.key,
-                [this, later, user, start](const SharedResult& result,
-                                           bool is_leader) {
-                  if (!result.ok()) {
-                    counters_.Rejected(result.status().code());
-                    ++user->rejected;
-                    later(nullptr);
-                    return;
-                  }
-                  v1::CompileResponse response = **result;
-                  response.set_served(is_leader ? v1::SERVED_MISS
-                                                : v1::SERVED_JOINED);
-                  CountBuilt(*user, response, start);
-                  later(std::make_shared<const std::string>(
-                      response.SerializeAsString()));
-                },
-                [&] { return PtxasBuild(request, prepared); });
+            JoinBuild(uid, *user, prepared.key,
+                      AnswerWhenBuilt(std::move(later), *user, start),
+                      [&] { return PtxasBuild(request, prepared); });
+          }};
+}
+
+SingleFlight<JitCacheService::SharedResult>::Waiter
+JitCacheService::AnswerWhenBuilt(
+    AnswerLater later, UserStats::Counters& user, absl::Time start) {
+  return [this, later = std::move(later), user = &user, start](
+             const SharedResult& result, bool is_leader) {
+    if (!result.ok()) {
+      counters_.Rejected(result.status().code());
+      ++user->rejected;
+      later(nullptr);
+      return;
+    }
+    v1::CompileResponse response = **result;
+    response.set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
+    CountBuilt(*user, response, start);
+    later(std::make_shared<const std::string>(response.SerializeAsString()));
+  };
+}
+
+KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
+                                                  const PeerCredentials& peer) {
+  const absl::Time start = absl::Now();
+  v1::LinkRequest request;
+  if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return {};
+  }
+  ++counters_.link_requests;
+  UserStats::Counters& user = CountRequest(peer.uid);
+  // Only nvJitLink's calls as a caller made them come this way; a link of
+  // libjitcache's Linker is asked over gRPC.
+  absl::StatusOr<PreparedLink> prepared =
+      request.as_called()
+          ? PrepareLink(request, options_.compiler->toolchain(),
+                        options_.limits)
+          : absl::InvalidArgumentError("the hit socket links only as called");
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      prepared.ok()
+          ? HitAnswer(prepared->key)
+          : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
+  if (hit.ok() && *hit == nullptr) {
+    if (prepared->steps_only) {
+      // Only what an earlier link recorded: never a link of its own.
+      hit = absl::NotFoundError("no link recorded these steps");
+    } else if (absl::Status kept = KeepInlineInputs(*prepared); !kept.ok()) {
+      hit = kept;
+    }
+  }
+  if (!hit.ok()) {
+    // The caller links with its own nvJitLink; gRPC would have said why.
+    counters_.Rejected(hit.status().code());
+    ++user.rejected;
+    JITCACHE_LOG(Debug) << "link of uid " << peer.uid
+                        << " not answered (hit socket): " << hit.status();
+    return {};
+  }
+  if (*hit != nullptr) {
+    CountHit(user, **hit, start);
+    ++counters_.socket_hits;
+    return {std::shared_ptr<const std::string>(*hit, &(*hit)->serialized)};
+  }
+  return {nullptr, [this, link = std::make_shared<const PreparedLink>(
+                              *std::move(prepared)),
+                    uid = peer.uid, user = &user, start](AnswerLater later) {
+            JoinBuild(uid, *user, link->key,
+                      AnswerWhenBuilt(std::move(later), *user, start),
+                      [&] { return LinkBuild(link); });
           }};
 }
 
@@ -129,6 +182,9 @@ KeptConnection::Reply JitCacheService::AnswerHit(absl::string_view payload,
   }
   if (!payload.empty() && payload.front() == hit_protocol::kPtxas) {
     return AnswerPtxas(payload.substr(1), peer);
+  }
+  if (!payload.empty() && payload.front() == hit_protocol::kLink) {
+    return AnswerLink(payload.substr(1), peer);
   }
   const absl::Time start = absl::Now();
   v1::CompileRequest request;

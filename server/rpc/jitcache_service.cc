@@ -341,35 +341,42 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
     }
     return reactor;
   }
-  // Inline inputs are kept like uploads, so a later link can name them.
-  if (!prepared->inline_objects.empty()) {
-    std::vector<ObjectRef> refs;
-    for (const auto& o : prepared->inline_objects) {
-      refs.push_back({o.digest, o.kind, o.bytes});
-    }
-    if (absl::Status s = options_.store->PutObjects(refs); !s.ok()) {
-      reactor->FinishOnce(ToGrpcStatus(s));
-      return reactor;
-    }
-    prepared->inline_objects.clear();
+  if (absl::Status s = KeepInlineInputs(*prepared); !s.ok()) {
+    reactor->FinishOnce(ToGrpcStatus(s));
+    return reactor;
   }
-  auto link = std::make_shared<PreparedLink>(*std::move(prepared));
-  return Serve(uid, response, reactor, link->key, [&] {
-    Build build;
-    build.key = link->key;
-    build.target = link->target;
-    build.is_link = true;
-    build.arch = link->arch;
-    build.options = link->options;
-    build.step_keys = link->step_keys;
-    build.run = [this, link](absl::Time deadline) {
-      return RunLink(*link, deadline);
-    };
-    for (const auto& input : link->inputs) {
-      build.input_digests.emplace_back(input.digest.AsBytes());
-    }
-    return build;
-  });
+  auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
+  return Serve(uid, response, reactor, link->key,
+               [&] { return LinkBuild(link); });
+}
+
+absl::Status JitCacheService::KeepInlineInputs(PreparedLink& link) {
+  if (link.inline_objects.empty()) return absl::OkStatus();
+  std::vector<ObjectRef> refs;
+  for (const auto& o : link.inline_objects) {
+    refs.push_back({o.digest, o.kind, o.bytes});
+  }
+  absl::Status s = options_.store->PutObjects(refs);
+  link.inline_objects.clear();
+  return s;
+}
+
+JitCacheService::Build JitCacheService::LinkBuild(
+    std::shared_ptr<const PreparedLink> link) {
+  Build build;
+  build.key = link->key;
+  build.target = link->target;
+  build.is_link = true;
+  build.arch = link->arch;
+  build.options = link->options;
+  build.step_keys = link->step_keys;
+  for (const auto& input : link->inputs) {
+    build.input_digests.emplace_back(input.digest.AsBytes());
+  }
+  build.run = [this, link](absl::Time deadline) {
+    return RunLink(*link, deadline);
+  };
+  return build;
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Ptxas(

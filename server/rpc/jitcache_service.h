@@ -123,8 +123,8 @@ class JitCacheService final : public v1::JitCache::CallbackService {
 
   // The path of HitSocket (hit_socket_rpcs.cc): a request payload of
   // common/hit_protocol.h in; its serialized answer out when it is a hit
-  // (or the toolkit), the promise of it for a ptxas run, and "ask gRPC"
-  // (null) for anything else (a compile's miss, a bad request), which the
+  // (or the toolkit), the promise of it for a ptxas run or an as-called
+  // link, and "ask gRPC" (null) for anything else (a compile's miss, a bad request), which the
   // caller asks over gRPC instead. Runs on the caller's thread. A single
   // hit's bytes are shared with the hot answers: the caller writes them,
   // never copies them.
@@ -253,6 +253,18 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // hit, else promised for when its run (or the one it joins) is done.
   KeptConnection::Reply AnswerPtxas(absl::string_view request,
                                     const PeerCredentials& peer);
+  // The build of a Link request's miss, and the inputs it sent inline
+  // kept first (like uploads, so that a later link can name them).
+  Build LinkBuild(std::shared_ptr<const PreparedLink> link);
+  absl::Status KeepInlineInputs(PreparedLink& link);
+  // A hit socket's as-called link (libnvJitLink.so.13's): recorded steps
+  // (a hit, or nothing), or the whole link, promised on a miss.
+  KeptConnection::Reply AnswerLink(absl::string_view request,
+                                   const PeerCredentials& peer);
+  // How a promise made at `start` for `user` is kept when the build it
+  // joined ends: its answer, or "ask gRPC" for a failed build.
+  SingleFlight<SharedResult>::Waiter AnswerWhenBuilt(
+      AnswerLater later, UserStats::Counters& user, absl::Time start);
   // Runs on a pool worker: builds, stores, and answers the flight.
   void RunBuild(const Build& build);
   absl::StatusOr<CompileResult> RunLink(const PreparedLink& link,

@@ -60,6 +60,12 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
     if (absl::StartsWith(option, "-arch=")) out.arch = option.substr(6);
     out.options.push_back(option);
   }
+  if (LinkOptionsReportTimes(out.options)) {
+    // A record would answer with another run's timings.
+    return absl::FailedPreconditionError(
+        "options whose output tells the moment (-time, -verbose, -Xptxas -v) "
+        "are linked by the caller's own nvJitLink");
+  }
   std::vector<AsCalledLinkKeyInput::Input> keyed;
   for (int i = 0; i < request.inputs_size(); ++i) {
     const v1::LinkInput& in = request.inputs(i);
