@@ -3,7 +3,10 @@
 one run against one daemon. A child process links two LTO-IR units through
 nvJitLink's C API (ctypes, as cuda.core and numba-cuda reach it), timing
 nvJitLinkCreate to the linked cubin in its own hands: the first link of a
-new process, then the same link again in that process. Three sides:
+new process, then the same link again in that process, and what loading
+libnvJitLink.so.13 took (the real one, or ours: the real one is then
+loaded at the first call that needs it, inside the link's time; a fair
+comparison of a process's cost counts both). Three sides:
   real  the toolkit's nvJitLink, as a program has it without jitcache;
   miss  ours, on a key the daemon has never seen (a -maxrregcount of its
         own each run): what the front end adds to a miss is miss - real;
@@ -31,7 +34,9 @@ from results_section import report  # noqa: E402
 
 CHILD = r"""
 import ctypes, json, sys, time
+t = time.perf_counter()
 lib = ctypes.CDLL("libnvJitLink.so.13")
+load = (time.perf_counter() - t) * 1e3
 units = [open(p, "rb").read() for p in sys.argv[2:4]]
 options = sys.argv[1].split()
 def link():
@@ -50,7 +55,7 @@ def link():
     return (time.perf_counter() - t0) * 1e3, out.raw
 first, cubin = link()
 again, cubin2 = link()
-print(json.dumps({"first_ms": first, "again_ms": again,
+print(json.dumps({"load_ms": load, "first_ms": first, "again_ms": again,
                   "same": cubin == cubin2, "size": len(cubin)}))
 """
 
@@ -127,16 +132,25 @@ def main():
     def p50(side, field):
         return statistics.median(r[field] for r in rows[side])
 
+    for side in rows.values():
+        for r in side:
+            r["loaded_first_ms"] = r["load_ms"] + r["first_ms"]
     summary = {
+        "real_load_ms": p50("real", "load_ms"),
+        "ours_load_ms": p50("hit", "load_ms"),
         "real_first_ms": p50("real", "first_ms"),
         "real_again_ms": p50("real", "again_ms"),
         "hit_first_ms": p50("hit", "first_ms"),
         "hit_again_ms": p50("hit", "again_ms"),
         "real_new_first_ms": p50("real_new", "first_ms"),
         "miss_first_ms": p50("miss", "first_ms"),
+        "real_new_loaded_first_ms": p50("real_new", "loaded_first_ms"),
+        "miss_loaded_first_ms": p50("miss", "loaded_first_ms"),
     }
-    summary["miss_added_ms"] = (summary["miss_first_ms"] -
-                                summary["real_new_first_ms"])
+    summary["miss_added_in_calls_ms"] = (summary["miss_first_ms"] -
+                                         summary["real_new_first_ms"])
+    summary["miss_added_ms"] = (summary["miss_loaded_first_ms"] -
+                                summary["real_new_loaded_first_ms"])
     lines = [
         f"Command: `python3 bench/nvjitlink_library_bench.py "
         f"{' '.join(sys.argv[1:])}`, {args.runs} runs of each side, "
@@ -146,19 +160,27 @@ def main():
         "Two LTO-IR units linked to a cubin through nvJitLink's C API "
         "(ctypes), nvJitLinkCreate to the cubin in hand, medians:",
         "",
-        "| | first link in a new process | the same link again |",
-        "|---|---|---|",
+        "| | first link in a new process | the same link again | "
+        "load and first link |",
+        "|---|---|---|---|",
         f"| real nvJitLink | {summary['real_first_ms']:.2f} ms | "
-        f"{summary['real_again_ms']:.2f} ms |",
+        f"{summary['real_again_ms']:.2f} ms | |",
         f"| libnvJitLink.so.13, hit | {summary['hit_first_ms']:.2f} ms | "
-        f"{summary['hit_again_ms']:.2f} ms |",
+        f"{summary['hit_again_ms']:.2f} ms | |",
         f"| real nvJitLink, new options | "
-        f"{summary['real_new_first_ms']:.2f} ms | |",
+        f"{summary['real_new_first_ms']:.2f} ms | | "
+        f"{summary['real_new_loaded_first_ms']:.2f} ms |",
         f"| libnvJitLink.so.13, miss (new options) | "
-        f"{summary['miss_first_ms']:.2f} ms | |",
+        f"{summary['miss_first_ms']:.2f} ms | | "
+        f"{summary['miss_loaded_first_ms']:.2f} ms |",
         "",
-        f"What the library adds to a miss: {summary['miss_added_ms']:.2f} ms "
-        f"(goal: at most 5 ms).",
+        f"Loading libnvJitLink.so.13: the real one {summary['real_load_ms']:.2f}"
+        f" ms, ours {summary['ours_load_ms']:.2f} ms.",
+        "",
+        f"What the library adds to a miss, load and first link: "
+        f"{summary['miss_added_ms']:.2f} ms (goal: at most 5 ms); in the "
+        f"calls alone, where ours loads the real one: "
+        f"{summary['miss_added_in_calls_ms']:.2f} ms.",
     ]
     report(lines, args, {"summary": summary, "rows": rows},
            script="bench/nvjitlink_library_bench.py")

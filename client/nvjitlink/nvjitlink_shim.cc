@@ -152,10 +152,11 @@ Daemon* TheDaemon() {
     if (jitcache::EnvFlag("JITCACHE_NVJITLINK_DISABLE")) return nullptr;
     auto d = std::make_unique<Daemon>(jitcache::DefaultClientSocketPath());
     std::string buffer;
-    const std::optional<std::string_view> ping =
-        d->channel.Ask(std::string(1, jitcache::hit_protocol::kToolkit), buffer);
+    const std::optional<std::string_view> ping = d->channel.Ask(
+        std::string(1, jitcache::hit_protocol::kToolkit), buffer);
     std::optional<std::vector<jitcache::link_wire::Library>> libraries;
-    if (ping.has_value()) libraries = jitcache::link_wire::DecodeLibraries(*ping);
+    if (ping.has_value())
+      libraries = jitcache::link_wire::DecodeLibraries(*ping);
     std::string why = "no daemon answers on the hit socket beside " +
                       jitcache::DefaultClientSocketPath();
     if (libraries.has_value()) {
@@ -168,8 +169,8 @@ Daemon* TheDaemon() {
           d->nvjitlink = lib;
           return d.release();
         }
-        why = "the daemon uses " + lib.path + ", this process would use " +
-              path;
+        why =
+            "the daemon uses " + lib.path + ", this process would use " + path;
         break;
       }
     }
@@ -294,9 +295,7 @@ std::optional<Trace> Recorded(const Link& link, bool complete) {
 }
 
 // The step the daemon's record answers now (its last).
-const Step& Last(const Link& link) {
-  return link.answered.steps.back();
-}
+const Step& Last(const Link& link) { return link.answered.steps.back(); }
 
 // nvJitLink's answer when a handle's state is beyond the real library (it
 // could not be loaded): an internal error, as nvJitLink's own would be.
@@ -460,13 +459,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
   input.name = name;
   input.bytes.assign(static_cast<const char*>(data), size);
   if (link.eligible && TheDaemon() != nullptr) {
-    std::optional<std::string> digest = jitcache::HexSha256(input.bytes);
-    if (digest.has_value()) {
-      input.digest = *std::move(digest);
-    } else {
-      Why("no libcrypto.so.3 to name the input with");
-      link.eligible = false;
-    }
+    input.digest = jitcache::HexSha256(input.bytes);
   }
   link.inputs.push_back(std::move(input));
   if (link.real == nullptr) {
@@ -516,8 +509,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
     if (std::optional<Trace> record = Recorded(link, true)) {
       // Used only if every call answered so far was answered the same by
       // the daemon's nvJitLink.
-      const std::vector<Step>& asked =
-          link.answered.steps;
+      const std::vector<Step>& asked = link.answered.steps;
       const bool same =
           record->steps.size() == asked.size() + 1 &&
           std::equal(asked.begin(), asked.end(), record->steps.begin());
@@ -541,65 +533,49 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
 __attribute__((visibility("default"))) nvJitLinkResult
 nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) {
   return OnLink<&Real::nvJitLinkGetLinkedCubinSize>(
-      handle, size,
-      &OutputSize<&Trace::cubin_size_result,
-                  &Trace::cubin>);
+      handle, size, &OutputSize<&Trace::cubin_size_result, &Trace::cubin>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedCubin(
     nvJitLinkHandle handle, void* cubin) {
   return OnLink<&Real::nvJitLinkGetLinkedCubin>(
-      handle, cubin,
-      &Output<&Trace::cubin_result,
-              &Trace::cubin, void*>);
+      handle, cubin, &Output<&Trace::cubin_result, &Trace::cubin, void*>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult
 nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) {
   return OnLink<&Real::nvJitLinkGetLinkedPtxSize>(
-      handle, size,
-      &OutputSize<&Trace::ptx_size_result,
-                  &Trace::ptx>);
+      handle, size, &OutputSize<&Trace::ptx_size_result, &Trace::ptx>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetLinkedPtx(
     nvJitLinkHandle handle, char* ptx) {
   return OnLink<&Real::nvJitLinkGetLinkedPtx>(
-      handle, ptx,
-      &Output<&Trace::ptx_result,
-              &Trace::ptx, char*>);
+      handle, ptx, &Output<&Trace::ptx_result, &Trace::ptx, char*>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLogSize(
     nvJitLinkHandle handle, size_t* size) {
   return OnLink<&Real::nvJitLinkGetErrorLogSize>(
-      handle, size,
-      &LogSize<&Step::error_size_result,
-               &Step::error_log>);
+      handle, size, &LogSize<&Step::error_size_result, &Step::error_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetErrorLog(
     nvJitLinkHandle handle, char* log) {
   return OnLink<&Real::nvJitLinkGetErrorLog>(
-      handle, log,
-      &Log<&Step::error_size_result,
-           &Step::error_log>);
+      handle, log, &Log<&Step::error_size_result, &Step::error_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLogSize(
     nvJitLinkHandle handle, size_t* size) {
   return OnLink<&Real::nvJitLinkGetInfoLogSize>(
-      handle, size,
-      &LogSize<&Step::info_size_result,
-               &Step::info_log>);
+      handle, size, &LogSize<&Step::info_size_result, &Step::info_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkGetInfoLog(
     nvJitLinkHandle handle, char* log) {
   return OnLink<&Real::nvJitLinkGetInfoLog>(
-      handle, log,
-      &Log<&Step::info_size_result,
-           &Step::info_log>);
+      handle, log, &Log<&Step::info_size_result, &Step::info_log>);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkVersion(

@@ -1,5 +1,6 @@
 // The hit socket's requests (common/hit_protocol.h), answered by the same
 // validation, keys and hot answers as the gRPC path.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -105,8 +106,8 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
 }
 
 SingleFlight<JitCacheService::SharedResult>::Waiter
-JitCacheService::AnswerWhenBuilt(
-    AnswerLater later, UserStats::Counters& user, absl::Time start) {
+JitCacheService::AnswerWhenBuilt(AnswerLater later, UserStats::Counters& user,
+                                 absl::Time start) {
   return [this, later = std::move(later), user = &user, start](
              const SharedResult& result, bool is_leader) {
     if (!result.ok()) {
@@ -120,6 +121,26 @@ JitCacheService::AnswerWhenBuilt(
     CountBuilt(*user, response, start);
     later(std::make_shared<const std::string>(response.SerializeAsString()));
   };
+}
+
+absl::Status JitCacheService::CheckInputsKept(const PreparedLink& link) {
+  for (const PreparedLink::Input& input : link.inputs) {
+    const bool sent =
+        std::any_of(link.inline_objects.begin(), link.inline_objects.end(),
+                    [&](const PreparedLink::Inline& o) {
+                      return o.digest == input.digest;
+                    });
+    if (sent) continue;
+    // A read that verifies: a damaged object is missing.
+    absl::StatusOr<std::optional<StoredObject>> object =
+        options_.store->GetObject(input.digest);
+    if (!object.ok()) return object.status();
+    if (!object->has_value()) {
+      return absl::NotFoundError("the daemon lacks object " +
+                                 input.digest.Hex() + " (" + input.name + ")");
+    }
+  }
+  return absl::OkStatus();
 }
 
 KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
@@ -146,6 +167,8 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
     if (prepared->steps_only) {
       // Only what an earlier link recorded: never a link of its own.
       hit = absl::NotFoundError("no link recorded these steps");
+    } else if (absl::Status have = CheckInputsKept(*prepared); !have.ok()) {
+      hit = have;  // the caller sends them and asks again
     } else if (absl::Status kept = KeepInlineInputs(*prepared); !kept.ok()) {
       hit = kept;
     }
@@ -163,13 +186,14 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
     ++counters_.socket_hits;
     return {std::shared_ptr<const std::string>(*hit, &(*hit)->serialized)};
   }
-  return {nullptr, [this, link = std::make_shared<const PreparedLink>(
-                              *std::move(prepared)),
-                    uid = peer.uid, user = &user, start](AnswerLater later) {
-            JoinBuild(uid, *user, link->key,
-                      AnswerWhenBuilt(std::move(later), *user, start),
-                      [&] { return LinkBuild(link); });
-          }};
+  return {
+      nullptr,
+      [this, link = std::make_shared<const PreparedLink>(*std::move(prepared)),
+       uid = peer.uid, user = &user, start](AnswerLater later) {
+        JoinBuild(uid, *user, link->key,
+                  AnswerWhenBuilt(std::move(later), *user, start),
+                  [&] { return LinkBuild(link); });
+      }};
 }
 
 KeptConnection::Reply JitCacheService::AnswerHit(absl::string_view payload,

@@ -124,10 +124,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // The path of HitSocket (hit_socket_rpcs.cc): a request payload of
   // common/hit_protocol.h in; its serialized answer out when it is a hit
   // (or the toolkit), the promise of it for a ptxas run or an as-called
-  // link, and "ask gRPC" (null) for anything else (a compile's miss, a bad request), which the
-  // caller asks over gRPC instead. Runs on the caller's thread. A single
-  // hit's bytes are shared with the hot answers: the caller writes them,
-  // never copies them.
+  // link, and "ask gRPC" (null) for anything else (a compile's miss, a bad
+  // request), which the caller asks over gRPC instead. Runs on the caller's
+  // thread. A single hit's bytes are shared with the hot answers: the caller
+  // writes them, never copies them.
   KeptConnection::Reply AnswerHit(absl::string_view payload,
                                   const PeerCredentials& peer);
 
@@ -261,10 +261,15 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // (a hit, or nothing), or the whole link, promised on a miss.
   KeptConnection::Reply AnswerLink(absl::string_view request,
                                    const PeerCredentials& peer);
+  // NOT_FOUND unless the store holds every input `link` names by digest
+  // (checked before a hit socket's link is queued: its caller then sends
+  // their bytes, where a gRPC caller uploads them after the link fails).
+  absl::Status CheckInputsKept(const PreparedLink& link);
   // How a promise made at `start` for `user` is kept when the build it
   // joined ends: its answer, or "ask gRPC" for a failed build.
-  SingleFlight<SharedResult>::Waiter AnswerWhenBuilt(
-      AnswerLater later, UserStats::Counters& user, absl::Time start);
+  SingleFlight<SharedResult>::Waiter AnswerWhenBuilt(AnswerLater later,
+                                                     UserStats::Counters& user,
+                                                     absl::Time start);
   // Runs on a pool worker: builds, stores, and answers the flight.
   void RunBuild(const Build& build);
   absl::StatusOr<CompileResult> RunLink(const PreparedLink& link,

@@ -17,8 +17,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/digest.h"
+#include "common/hit_client.h"
+#include "common/hit_protocol.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
+#include "jitcache/store_admin.h"
+#include "jitcache/v1/jitcache.grpc.pb.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_env.h"
@@ -302,6 +308,152 @@ TEST_F(NvJitLinkDifferential, TimingsAreLeftToTheRealNvJitLink) {
           << option;
     }
   }
+}
+
+// The library is preloaded into every process of a job: it loads nothing
+// but the C and C++ runtimes (no gRPC, protobuf, Abseil or libcrypto).
+TEST(JitcacheNvJitLink, LoadsNothingButTheCAndCxxRuntimes) {
+  const std::string shim =
+      std::string(JITCACHE_NVJITLINK_DIR) + "/libnvJitLink.so.13";
+  const testing::ProcessResult loaded =
+      testing::RunProcess({"/usr/bin/env", "LD_TRACE_LOADED_OBJECTS=1",
+                           "LD_PRELOAD=" + shim, "/bin/true"});
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.output;
+  ASSERT_TRUE(absl::StrContains(loaded.output, shim)) << loaded.output;
+  int libraries = 0;
+  for (absl::string_view line : absl::StrSplit(loaded.output, '\n')) {
+    if (!absl::StrContains(line, "=>")) continue;
+    ++libraries;
+    EXPECT_TRUE(absl::StrContains(line, "libc.so") ||
+                absl::StrContains(line, "libstdc++.so") ||
+                absl::StrContains(line, "libm.so") ||
+                absl::StrContains(line, "libgcc_s.so"))
+        << line;
+  }
+  EXPECT_GE(libraries, 2) << loaded.output;
+}
+
+// The library asks nothing but the daemon's hit socket: without one (a
+// daemon run with --hit_socket=false, or none at all) the real nvJitLink
+// links, with the same result, and the daemon sees no link.
+TEST_F(NvJitLinkDifferential, WithoutTheDaemonsHitSocketTheRealNvJitLinkLinks) {
+  testing::DaemonProcess plain(dir_.Sub("plain.sock"),
+                               ":memory:", {"--hit_socket=false"});
+  ASSERT_TRUE(plain.Start().ok()) << plain.Log();
+  const Case c{
+      "no-hits",
+      {"-o", "-arch=sm_90", "-o", "-lto", "-a", std::to_string(kLtoir),
+       "caller.ltoir", In("caller.ltoir"), "-a", std::to_string(kLtoir),
+       "callee.ltoir", In("callee.ltoir"), "-c"}};
+  ProcessResult real = Run("no-hits-real", c, false);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  int run = 0;
+  for (const std::string& socket : {plain.socket(), dir_.Sub("none.sock")}) {
+    const std::string out = absl::StrCat("no-hits-", run++);
+    ProcessResult ours = Run(out, c, true, {"JITCACHE_SOCKET=" + socket});
+    ASSERT_EQ(ours.exit_code, 0) << ours.output;
+    EXPECT_TRUE(absl::StrContains(ours.output, "not using the daemon"))
+        << ours.output;
+    ExpectSame("no-hits-real", out, socket);
+  }
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = plain.socket()});
+  ASSERT_TRUE(client.ok());
+  absl::StatusOr<DaemonStats> stats = client->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->link_requests, 0u);
+}
+
+// Raw link requests on the hit socket, as any local user may send them:
+// only nvJitLink's calls as made (as_called) are answered; a link whose
+// inputs the daemon lacks is not queued until their bytes come; timing
+// options are refused on both sockets.
+TEST_F(NvJitLinkDifferential, RawLinkRequestsOnTheHitSocket) {
+  const std::string caller = testing::ReadFile(In("caller.ltoir"));
+  const std::string callee = testing::ReadFile(In("callee.ltoir"));
+  auto request = [&](std::vector<std::string> options, bool with_bytes) {
+    v1::LinkRequest r;
+    r.set_as_called(true);
+    for (const std::string& o : options) r.add_options(o);
+    for (const std::string* bytes : {&caller, &callee}) {
+      v1::LinkInput* in = r.add_inputs();
+      in->set_kind(v1::OBJECT_KIND_LTOIR);
+      in->set_name(bytes == &caller ? "caller" : "callee");
+      if (with_bytes) {
+        in->set_data(*bytes);
+      } else {
+        in->set_digest(Digest::Of(*bytes).Hex());
+      }
+    }
+    return r;
+  };
+  HitChannel channel(daemon_.socket());
+  auto ask =
+      [&](const v1::LinkRequest& r) -> std::optional<v1::CompileResponse> {
+    std::string buffer;
+    std::optional<std::string_view> bytes =
+        channel.Ask(std::string(1, hit_protocol::kLink) + r.SerializeAsString(),
+                    buffer, std::chrono::minutes(2));
+    if (!bytes.has_value()) return std::nullopt;
+    v1::CompileResponse response;
+    EXPECT_TRUE(response.ParseFromArray(bytes->data(),
+                                        static_cast<int>(bytes->size())));
+    return response;
+  };
+  // A fresh option makes a key no other test stored.
+  const std::vector<std::string> options = {"-arch=sm_90", "-lto",
+                                            "-maxrregcount=77"};
+  // The LTO-IR the fixture compiled through the daemon is in its store:
+  // emptied, the daemon lacks both inputs.
+  ASSERT_TRUE(StoreAdmin::Connect(daemon_.socket()).Clear().ok());
+  absl::StatusOr<DaemonStats> before = client_->Stats();
+  ASSERT_TRUE(before.ok());
+
+  v1::LinkRequest summary = request(options, true);
+  summary.set_as_called(false);
+  summary.set_target(v1::TARGET_CUBIN);
+  EXPECT_FALSE(ask(summary).has_value()) << "only as called";
+  // Named by digest alone: nothing is linked, nor stored.
+  EXPECT_FALSE(ask(request(options, false)).has_value());
+  absl::StatusOr<DaemonStats> lacking = client_->Stats();
+  ASSERT_TRUE(lacking.ok());
+  EXPECT_EQ(lacking->compiles, before->compiles);
+  EXPECT_EQ(lacking->store_entries, before->store_entries);
+
+  std::optional<v1::CompileResponse> linked = ask(request(options, true));
+  ASSERT_TRUE(linked.has_value());
+  EXPECT_EQ(linked->served(), v1::SERVED_MISS);
+  EXPECT_TRUE(linked->link_trace().complete());
+  EXPECT_EQ(linked->link_trace().steps_size(), 4);
+  EXPECT_FALSE(linked->object().empty());
+  // Now by digest alone: a hit, the same cubin; and its first steps.
+  std::optional<v1::CompileResponse> hit = ask(request(options, false));
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->served(), v1::SERVED_HIT);
+  EXPECT_EQ(hit->object(), linked->object());
+  v1::LinkRequest steps = request(options, false);
+  steps.set_steps_only(true);
+  steps.mutable_inputs()->RemoveLast();
+  std::optional<v1::CompileResponse> first = ask(steps);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_FALSE(first->link_trace().complete());
+  EXPECT_EQ(first->link_trace().steps_size(), 2);
+  absl::StatusOr<DaemonStats> after = client_->Stats();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->compiles, before->compiles + 1);
+
+  // A record of -time would answer with another run's timings.
+  const std::vector<std::string> timed = {"-arch=sm_90", "-lto", "-time"};
+  EXPECT_FALSE(ask(request(timed, true)).has_value());
+  auto stub = v1::JitCache::NewStub(grpc::CreateChannel(
+      "unix://" + daemon_.socket(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::CompileResponse response;
+  EXPECT_EQ(stub->Link(&context, request(timed, true), &response).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  absl::StatusOr<DaemonStats> end = client_->Stats();
+  ASSERT_TRUE(end.ok());
+  EXPECT_EQ(end->compiles, after->compiles);
 }
 
 }  // namespace
