@@ -82,18 +82,9 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
       prepared.ok()
           ? HitAnswer(prepared->key)
           : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
-  if (!hit.ok()) {
-    // The caller runs its own ptxas; gRPC would have said why.
-    counters_.Rejected(hit.status().code());
-    ++user.rejected;
-    JITCACHE_LOG(Debug) << "ptxas request of uid " << peer.uid
-                        << " refused (hit socket): " << hit.status();
-    return {};
-  }
-  if (*hit != nullptr) {
-    CountHit(user, **hit, start);
-    ++counters_.socket_hits;
-    return {std::shared_ptr<const std::string>(*hit, &(*hit)->serialized)};
+  if (std::optional<KeptConnection::Reply> now =
+          AnswerNow(hit, user, peer.uid, start, "ptxas run")) {
+    return *std::move(now);
   }
   // The promise is made once this has returned: it owns what it needs.
   return {nullptr,
@@ -103,6 +94,25 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
                       AnswerWhenBuilt(std::move(later), *user, start),
                       [&] { return PtxasBuild(request, prepared); });
           }};
+}
+
+std::optional<KeptConnection::Reply> JitCacheService::AnswerNow(
+    const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
+    UserStats::Counters& user, uid_t uid, absl::Time start,
+    absl::string_view what) {
+  if (!hit.ok()) {
+    // The caller runs its own tool; gRPC would have said why.
+    counters_.Rejected(hit.status().code());
+    ++user.rejected;
+    JITCACHE_LOG(Debug) << what << " of uid " << uid
+                        << " not answered (hit socket): " << hit.status();
+    return KeptConnection::Reply{};
+  }
+  if (*hit == nullptr) return std::nullopt;
+  CountHit(user, **hit, start);
+  ++counters_.socket_hits;
+  return KeptConnection::Reply{
+      std::shared_ptr<const std::string>(*hit, &(*hit)->serialized)};
 }
 
 SingleFlight<JitCacheService::SharedResult>::Waiter
@@ -173,18 +183,9 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
       hit = kept;
     }
   }
-  if (!hit.ok()) {
-    // The caller links with its own nvJitLink; gRPC would have said why.
-    counters_.Rejected(hit.status().code());
-    ++user.rejected;
-    JITCACHE_LOG(Debug) << "link of uid " << peer.uid
-                        << " not answered (hit socket): " << hit.status();
-    return {};
-  }
-  if (*hit != nullptr) {
-    CountHit(user, **hit, start);
-    ++counters_.socket_hits;
-    return {std::shared_ptr<const std::string>(*hit, &(*hit)->serialized)};
+  if (std::optional<KeptConnection::Reply> now =
+          AnswerNow(hit, user, peer.uid, start, "link")) {
+    return *std::move(now);
   }
   return {
       nullptr,

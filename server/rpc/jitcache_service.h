@@ -265,6 +265,13 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // (checked before a hit socket's link is queued: its caller then sends
   // their bytes, where a gRPC caller uploads them after the link fails).
   absl::Status CheckInputsKept(const PreparedLink& link);
+  // A hit socket's ptxas run or link whose lookup gave `hit`: answered now
+  // when it is a hit, or "ask gRPC" when it was refused (counted, logged as
+  // `what`); nullopt for a miss, which the caller promises.
+  std::optional<KeptConnection::Reply> AnswerNow(
+      const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
+      UserStats::Counters& user, uid_t uid, absl::Time start,
+      absl::string_view what);
   // How a promise made at `start` for `user` is kept when the build it
   // joined ends: its answer, or "ask gRPC" for a failed build.
   SingleFlight<SharedResult>::Waiter AnswerWhenBuilt(AnswerLater later,

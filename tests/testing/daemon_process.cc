@@ -15,7 +15,9 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "jitcache/client.h"
 
@@ -122,6 +124,26 @@ std::string CliBinary() {
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          absl::Duration timeout) {
   return RunProcessAs(argv, std::nullopt, timeout);
+}
+
+LoadedLibraries LibrariesLoadedBy(const std::vector<std::string>& argv,
+                                  const std::vector<std::string>& env) {
+  std::vector<std::string> command = {"/usr/bin/env",
+                                      "LD_TRACE_LOADED_OBJECTS=1"};
+  command.insert(command.end(), env.begin(), env.end());
+  command.insert(command.end(), argv.begin(), argv.end());
+  const ProcessResult traced = RunProcess(command);
+  LoadedLibraries loaded{traced.exit_code, traced.output, {}, {}};
+  for (absl::string_view line : absl::StrSplit(traced.output, '\n')) {
+    if (!absl::StrContains(line, "=>")) continue;
+    loaded.all.emplace_back(line);
+    const bool runtime = absl::StrContains(line, "libc.so") ||
+                         absl::StrContains(line, "libstdc++.so") ||
+                         absl::StrContains(line, "libm.so") ||
+                         absl::StrContains(line, "libgcc_s.so");
+    if (!runtime) loaded.beyond_the_runtimes.emplace_back(line);
+  }
+  return loaded;
 }
 
 pid_t SpawnProcess(const SpawnOptions& options) {

@@ -22,6 +22,20 @@ struct ProcessResult {
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          absl::Duration timeout = absl::Minutes(2));
 
+// What the dynamic loader maps for `argv` (run with
+// LD_TRACE_LOADED_OBJECTS=1 and `env` added): every "name => path" line,
+// and those that are not the C and C++ runtimes (libc, libstdc++, libm,
+// libgcc_s). A front end that loads nothing of its own (gRPC, protobuf,
+// Abseil, libcrypto) has none of the latter.
+struct LoadedLibraries {
+  int exit_code = -1;
+  std::string output;
+  std::vector<std::string> all;
+  std::vector<std::string> beyond_the_runtimes;
+};
+LoadedLibraries LibrariesLoadedBy(const std::vector<std::string>& argv,
+                                  const std::vector<std::string>& env = {});
+
 // Another user (the caller must be root): supplementary groups set to
 // `groups`, then setgid and setuid; exit code 126 when that fails.
 struct RunAs {
