@@ -196,14 +196,14 @@ class Client {
                                     const std::vector<std::string>& options,
                                     CodeType target) const;
 
-  // nvJitLink's C API as a caller drove it (libnvJitLink.so.13): options as
-  // spelled, inputs with their names, each naming its digest and carrying
-  // its bytes: sent with the request when `send_bytes` (a link the daemon
-  // is not expected to have), else only if the daemon lacks them. The
-  // answer is what the real nvJitLink answered, call by call. With
-  // `steps_only`, what the daemon recorded for nvJitLinkCreate and these
-  // inputs' adds (NOT_FOUND when it has none); otherwise the whole link,
-  // run on a miss.
+  // nvJitLink's C API as a caller drove it (what libnvJitLink.so.13 asks
+  // over the hit socket, asked over gRPC): options as spelled, inputs with
+  // their names, each naming its digest and carrying its bytes: sent with the
+  // request when `send_bytes` (a link the daemon is not expected to have), else
+  // only if the daemon lacks them. The answer is what the real nvJitLink
+  // answered, call by call. With `steps_only`, what the daemon recorded for
+  // nvJitLinkCreate and these inputs' adds (NOT_FOUND when it has none);
+  // otherwise the whole link, run on a miss.
   struct NvJitLinkStep {
     int result = 0;  // nvJitLinkResult of the call
     // The logs right after it: Get*LogSize's result and the log's bytes.
