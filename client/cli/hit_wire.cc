@@ -3,6 +3,7 @@
 #include "common/proto_wire.h"
 
 namespace jitcache::hit_wire {
+using proto_wire::ForEachField;
 using proto_wire::kBytes;
 using proto_wire::kVarint;
 using proto_wire::PutBytes;
@@ -30,47 +31,32 @@ std::string Encode(const Request& r) {
 
 std::optional<Response> Decode(std::string_view bytes) {
   Response r;
-  Reader in(bytes);
-  while (!in.done()) {
-    uint64_t tag = 0, v = 0;
-    if (!in.Varint(&tag)) return std::nullopt;
-    const int field = static_cast<int>(tag >> 3);
-    const int type = static_cast<int>(tag & 7);
-    bool ok = true;
-    if (type == kVarint && (field == 1 || field == 6 || field == 7)) {
-      ok = in.Varint(&v);
-      if (field == 1) r.outcome = static_cast<int>(v);
-      if (field == 6) r.served = static_cast<int>(v);
-      if (field == 7) r.compile_time_us = static_cast<int64_t>(v);
-    } else if (type == kBytes && field == 2) {
-      ok = in.Bytes(&r.object);
-    } else if (type == kBytes && field == 3) {
-      ok = in.Bytes(&r.log);
-    } else if (type == kBytes && field == 5) {
-      ok = in.Bytes(&r.cache_key);
-    } else if (type == kBytes && field == 4) {
-      std::string lowered;
-      ok = in.Bytes(&lowered);
-      Reader pair(lowered);
-      std::string expr, name;
-      while (ok && !pair.done()) {
-        uint64_t t = 0;
-        ok = pair.Varint(&t);
-        if (!ok) break;
-        if ((t & 7) == kBytes && (t >> 3) == 1) {
-          ok = pair.Bytes(&expr);
-        } else if ((t & 7) == kBytes && (t >> 3) == 2) {
-          ok = pair.Bytes(&name);
-        } else {
-          ok = pair.Skip(static_cast<int>(t & 7));
+  const bool ok = ForEachField(
+      bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
+        if (type == kVarint && (field == 1 || field == 6 || field == 7)) {
+          uint64_t v = 0;
+          if (!in.Varint(&v)) return false;
+          if (field == 1) r.outcome = static_cast<int>(v);
+          if (field == 6) r.served = static_cast<int>(v);
+          if (field == 7) r.compile_time_us = static_cast<int64_t>(v);
+          return true;
         }
-      }
-      r.lowered_names.emplace_back(std::move(expr), std::move(name));
-    } else {
-      ok = in.Skip(type);
-    }
-    if (!ok) return std::nullopt;
-  }
+        if (type == kBytes && field == 2) return in.Bytes(&r.object);
+        if (type == kBytes && field == 3) return in.Bytes(&r.log);
+        if (type == kBytes && field == 5) return in.Bytes(&r.cache_key);
+        if (type != kBytes || field != 4) return std::nullopt;
+        std::string lowered, expr, name;
+        if (!in.Bytes(&lowered)) return false;
+        const bool pair_ok = ForEachField(
+            lowered, [&](int f, int t, Reader& pair) -> std::optional<bool> {
+              if (t == kBytes && f == 1) return pair.Bytes(&expr);
+              if (t == kBytes && f == 2) return pair.Bytes(&name);
+              return std::nullopt;
+            });
+        r.lowered_names.emplace_back(std::move(expr), std::move(name));
+        return pair_ok;
+      });
+  if (!ok) return std::nullopt;
   return r;
 }
 

@@ -4,6 +4,8 @@
 
 namespace jitcache::ptxas_wire {
 
+using proto_wire::ForEachField;
+using proto_wire::Int32Of;
 using proto_wire::kBytes;
 using proto_wire::kVarint;
 using proto_wire::PutBytes;
@@ -41,27 +43,19 @@ std::string Encode(const Request& r) {
 namespace {
 
 bool DecodeRun(std::string_view bytes, Answer* a) {
-  Reader in(bytes);
-  while (!in.done()) {
-    int field = 0, type = 0;
-    uint64_t v = 0;
-    if (!in.Tag(&field, &type)) return false;
-    bool ok;
-    if (type == kVarint && field >= 1 && field <= 4 && field != 2) {
-      ok = in.Varint(&v);
-      // int32: a negative one is sign-extended to 64 bits.
-      if (field == 1)
-        a->exit_status = static_cast<int>(static_cast<int64_t>(v));
-      if (field == 3) a->output_written = v != 0;
-      if (field == 4) a->names_matter = v != 0;
-    } else if (type == kBytes && field == 2) {
-      ok = in.Bytes(&a->stdout_bytes);
-    } else {
-      ok = in.Skip(type);
-    }
-    if (!ok) return false;
-  }
-  return true;
+  return ForEachField(
+      bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
+        if (type == kBytes && field == 2) return in.Bytes(&a->stdout_bytes);
+        if (type != kVarint || field < 1 || field > 4 || field == 2) {
+          return std::nullopt;
+        }
+        uint64_t v = 0;
+        if (!in.Varint(&v)) return false;
+        if (field == 1) a->exit_status = Int32Of(v);
+        if (field == 3) a->output_written = v != 0;
+        if (field == 4) a->names_matter = v != 0;
+        return true;
+      });
 }
 
 }  // namespace
@@ -69,30 +63,25 @@ bool DecodeRun(std::string_view bytes, Answer* a) {
 std::optional<Answer> Decode(std::string_view bytes) {
   Answer a;
   bool has_run = false;
-  Reader in(bytes);
-  while (!in.done()) {
-    int field = 0, type = 0;
-    uint64_t v = 0;
-    if (!in.Tag(&field, &type)) return std::nullopt;
-    bool ok;
-    if (type == kVarint && field == 6) {
-      ok = in.Varint(&v);
-      a.served = static_cast<int>(v);
-    } else if (type == kBytes && field == 2) {
-      ok = in.Bytes(&a.output);
-    } else if (type == kBytes && field == 3) {
-      ok = in.Bytes(&a.stderr_bytes);
-    } else if (type == kBytes && field == 12) {
-      std::string run;
-      // A message field seen twice is merged, as protobuf does.
-      ok = in.Bytes(&run) && DecodeRun(run, &a);
-      has_run = true;
-    } else {
-      ok = in.Skip(type);
-    }
-    if (!ok) return std::nullopt;
-  }
-  if (!has_run) return std::nullopt;
+  const bool ok = ForEachField(
+      bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
+        if (type == kVarint && field == 6) {
+          uint64_t v = 0;
+          if (!in.Varint(&v)) return false;
+          a.served = static_cast<int>(v);
+          return true;
+        }
+        if (type == kBytes && field == 2) return in.Bytes(&a.output);
+        if (type == kBytes && field == 3) return in.Bytes(&a.stderr_bytes);
+        if (type == kBytes && field == 12) {
+          std::string run;
+          has_run = true;
+          // A message field seen twice is merged, as protobuf does.
+          return in.Bytes(&run) && DecodeRun(run, &a);
+        }
+        return std::nullopt;
+      });
+  if (!ok || !has_run) return std::nullopt;
   return a;
 }
 
