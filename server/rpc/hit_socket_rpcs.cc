@@ -179,8 +179,6 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
       hit = absl::NotFoundError("no link recorded these steps");
     } else if (absl::Status have = CheckInputsKept(*prepared); !have.ok()) {
       hit = have;  // the caller sends them and asks again
-    } else if (absl::Status kept = KeepInlineInputs(*prepared); !kept.ok()) {
-      hit = kept;
     }
   }
   if (std::optional<KeptConnection::Reply> now =

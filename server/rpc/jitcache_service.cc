@@ -341,24 +341,18 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
     }
     return reactor;
   }
-  if (absl::Status s = KeepInlineInputs(*prepared); !s.ok()) {
-    reactor->FinishOnce(ToGrpcStatus(s));
-    return reactor;
-  }
   auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
   return Serve(uid, response, reactor, link->key,
                [&] { return LinkBuild(link); });
 }
 
-absl::Status JitCacheService::KeepInlineInputs(PreparedLink& link) {
+absl::Status JitCacheService::KeepInlineInputs(const PreparedLink& link) {
   if (link.inline_objects.empty()) return absl::OkStatus();
   std::vector<ObjectRef> refs;
   for (const auto& o : link.inline_objects) {
     refs.push_back({o.digest, o.kind, o.bytes});
   }
-  absl::Status s = options_.store->PutObjects(refs);
-  link.inline_objects.clear();
-  return s;
+  return options_.store->PutObjects(refs);
 }
 
 JitCacheService::Build JitCacheService::LinkBuild(
@@ -373,7 +367,10 @@ JitCacheService::Build JitCacheService::LinkBuild(
   for (const auto& input : link->inputs) {
     build.input_digests.emplace_back(input.digest.AsBytes());
   }
-  build.run = [this, link](absl::Time deadline) {
+  // Only a link that runs keeps what came inline (a hit writes nothing).
+  build.run = [this,
+               link](absl::Time deadline) -> absl::StatusOr<CompileResult> {
+    if (absl::Status s = KeepInlineInputs(*link); !s.ok()) return s;
     return RunLink(*link, deadline);
   };
   return build;

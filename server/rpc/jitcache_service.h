@@ -253,10 +253,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // hit, else promised for when its run (or the one it joins) is done.
   KeptConnection::Reply AnswerPtxas(absl::string_view request,
                                     const PeerCredentials& peer);
-  // The build of a Link request's miss, and the inputs it sent inline
-  // kept first (like uploads, so that a later link can name them).
+  // The build of a Link request's miss; its run keeps the inputs that came
+  // inline first (like uploads, so that a later link can name them).
   Build LinkBuild(std::shared_ptr<const PreparedLink> link);
-  absl::Status KeepInlineInputs(PreparedLink& link);
+  absl::Status KeepInlineInputs(const PreparedLink& link);
   // A hit socket's as-called link (libnvJitLink.so.13's): recorded steps
   // (a hit, or nothing), or the whole link, promised on a miss.
   KeptConnection::Reply AnswerLink(absl::string_view request,
