@@ -27,6 +27,9 @@ enum CompileTag : uint32_t {
   kTagIncludedSet = 15,
   kTagExactIncludePath = 16,
   kTagWorkingDirectory = 17,
+  kTagPlaceFree = 18,
+  kTagFileTimes = 19,
+  kTagFileTime = 20,
 };
 
 // Field tags of an included set.
@@ -95,7 +98,7 @@ Digest ComputeCompileKey(const CompileKeyInput& input) {
   key.Field(kTagArch, input.arch);
   key.Count(kTagOptions, input.options.size());
   for (const std::string& option : input.options) key.Field(kTagOption, option);
-  key.Field(kTagProgramName, input.program_name);
+  key.Field(kTagProgramName, input.program);
   key.Field(kTagSource, input.source);
 
   auto headers = input.headers;
@@ -116,8 +119,17 @@ Digest ComputeCompileKey(const CompileKeyInput& input) {
     key.Field(kTagIncludedSet, input.included_set.AsBytes());
   }
   if (input.exact_include_path) key.Count(kTagExactIncludePath, 1);
-  if (!input.working_directory.empty()) {
-    key.Field(kTagWorkingDirectory, input.working_directory);
+  return key.Finish();
+}
+
+Digest ComputePlacedCompileKey(const PlacedCompileKeyInput& input) {
+  KeyHasher key(RequestKind::kPlacedCompile);
+  key.Field(kTagPlaceFree, input.place_free.AsBytes());
+  key.Field(kTagWorkingDirectory, input.working_directory);
+  key.Field(kTagProgramName, input.program_name);
+  key.Count(kTagFileTimes, input.file_mtimes_ns.size());
+  for (int64_t mtime : input.file_mtimes_ns) {
+    key.Count(kTagFileTime, static_cast<uint64_t>(mtime));
   }
   return key.Finish();
 }

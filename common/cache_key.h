@@ -17,7 +17,7 @@ namespace jitcache {
 
 // Bumped whenever the fields below or their encoding change, so that an old
 // store can never answer a request under a new meaning.
-inline constexpr uint32_t kKeySchemaVersion = 2;
+inline constexpr uint32_t kKeySchemaVersion = 3;
 
 enum class RequestKind : uint32_t {
   kCompile = 1,
@@ -25,6 +25,7 @@ enum class RequestKind : uint32_t {
   kIncludedSet = 3,
   kAsCalledLink = 4,
   kPtxas = 5,
+  kPlacedCompile = 6,
 };
 
 // Everything that decides the output of one NVRTC compile. Views only: the
@@ -36,25 +37,41 @@ struct CompileKeyInput {
   // Canonical options (see CanonicalizeCompileOptions), in the order NVRTC
   // receives them; the canonical form already fixed what order may change.
   std::span<const std::string> options;
-  absl::string_view program_name;
+  // CompilePlace::ProgramForKey: the program's name and the layout of its
+  // place, without the place itself.
+  absl::string_view program;
   absl::string_view source;
   // Any order: the key sorts them by name. Names must be unique.
   std::vector<std::pair<absl::string_view, absl::string_view>> headers;
   // Any order, duplicates allowed: the key uses the sorted set.
   std::vector<absl::string_view> name_expressions;
-  // The files included from -I directories outside the toolkit, as their
-  // IncludedSetDigest. Only a request that resolved its includes has this
-  // field in its key, so keys of requests without it are what they were.
+  // The files the program may read outside the toolkit, as the
+  // IncludedSetDigest of their anchored paths (compile_place.h). Only a
+  // request that resolved its includes has this field in its key.
   bool includes_resolved = false;
   Digest included_set;
   // Only the options' include directories are searched (no toolkit ones
   // added); in the key only when set.
   bool exact_include_path = false;
-  // The caller's working directory; in the key only when not empty.
-  absl::string_view working_directory;
 };
 
+// The place-free key: shared by every place with the same layout, and
+// answered from there when the real NVRTC's answer does not depend on the
+// place (the record says which).
 Digest ComputeCompileKey(const CompileKeyInput& input);
+
+// The key of a compile whose answer depends on its place: the place-free
+// key and the place itself (the working directory as given, the program's
+// name, and the modification time of each file the request carries, in the
+// order of their anchored paths; their sizes are in the place-free key).
+struct PlacedCompileKeyInput {
+  Digest place_free;
+  absl::string_view working_directory;
+  absl::string_view program_name;
+  std::span<const int64_t> file_mtimes_ns;
+};
+
+Digest ComputePlacedCompileKey(const PlacedCompileKeyInput& input);
 
 // One digest for a set of included files (path, raw SHA-256 of the bytes),
 // in any order: what a client sends instead of the list when it hopes for

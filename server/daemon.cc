@@ -86,6 +86,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     socket_group = *gid;
   }
 
+  const bool compiles_in_views =
+      options.compiler != nullptr || !options.in_process_compiles;
   if (options.compiler != nullptr) {
     daemon->compiler_ = std::move(options.compiler);
   } else {
@@ -165,6 +167,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   service.admin = admin;
   service.remote = daemon->remote_.get();
   service.config = options.config;
+  // An in-process compile runs in the daemon's own place, not the caller's:
+  // it cannot show that another place gives the same answer.
+  service.proves_places = compiles_in_views;
   // listener_ is set before it accepts anything (see PeerListener::Create):
   // under socket activation connections may be waiting already.
   Daemon* self = daemon.get();

@@ -197,6 +197,10 @@ bool IncludeScanner::StillValid(const Memo& memo) {
   for (const auto& [path, stamp] : memo.depends_on->dirs) {
     if (!StampHolds(path, stamp)) return false;
   }
+  for (const std::string& path : memo.depends_on->absent_files) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return false;
+  }
   return true;
 }
 
@@ -222,6 +226,10 @@ bool IncludeScanner::CheckAndWatch(const Digest& key, const Memo& memo) {
       files.push_back(path);
     for (const auto& [path, stamp] : memo.depends_on->dirs)
       dirs.push_back(path);
+    for (const std::string& path : memo.depends_on->absent_files) {
+      const absl::string_view dir = DirName(path);
+      dirs.push_back(dir.empty() ? "." : std::string(dir));
+    }
     watched = watch_.Watch(files, dirs);
     changes = watch_.Changes();
   }
@@ -288,7 +296,7 @@ class IncludeScanner::Walker {
 
   // The scan's answer; memo() is what must not change for it to hold.
   absl::StatusOr<std::shared_ptr<ScanResult>> Run() {
-    StartWithTheProgram();
+    if (absl::Status s = StartWithTheProgram(); !s.ok()) return s;
     for (;;) {
       if (absl::Status s = FollowQueuedDirectives(); !s.ok()) return s;
       bool found_more = false;
@@ -312,7 +320,18 @@ class IncludeScanner::Walker {
   };
 
   // The program's text, then its -include files, as NVRTC reads them.
-  void StartWithTheProgram() {
+  // And the file the program's name names, where there is one: NVRTC
+  // stats it and writes its time and size into line information, so the
+  // compile's view must hold it as the caller has it.
+  absl::Status StartWithTheProgram() {
+    struct stat st;
+    const std::string own_file =
+        JoinSpelled(input_.cwd, input_.program_name);
+    if (Probe(own_file, &st, /*by_directory=*/false)) {
+      if (absl::Status s = Found(own_file, -1, st); !s.ok()) return s;
+    } else {
+      memo_->depends_on->absent_files.push_back(own_file);
+    }
     EnqueueText(Origin{"", -1, input_.program_name}, input_.source);
     std::vector<Directive> pre;
     for (const std::string& p : input_.pre_includes) {
@@ -321,6 +340,7 @@ class IncludeScanner::Walker {
     queue_.emplace_back(
         Origin{"", -1, input_.program_name},
         std::make_shared<const std::vector<Directive>>(std::move(pre)));
+    return absl::OkStatus();
   }
 
   // Every queued file's plain directives; macro #includes wait for the
@@ -440,7 +460,8 @@ class IncludeScanner::Walker {
   // after a link goes up from the link's target); `path` is its lexical
   // form. What the scan cannot tell apart from absent (a link loop, a
   // directory it may not search) is an error: the compile must not guess.
-  bool Probe(const std::string& spelled, struct stat* st) {
+  bool Probe(const std::string& spelled, struct stat* st,
+             bool by_directory = true) {
     auto [it, inserted] = probed_.try_emplace(spelled);
     if (inserted) {
       struct stat s;
@@ -455,7 +476,7 @@ class IncludeScanner::Walker {
       }
       if (!it->second) {
         memo_->depends_on->absent.push_back(spelled);
-        NoteAbsent(JoinNormal("", spelled));
+        if (by_directory) NoteAbsent(JoinNormal("", spelled));
       }
     }
     if (!it->second) return false;
@@ -518,7 +539,7 @@ class IncludeScanner::Walker {
         memo_->cacheable = false;
         memo_->depends_on->files_settled = false;
       }
-      out_.push_back({path, (*info)->digest});
+      out_.push_back({path, (*info)->digest, stamp.mtime_ns});
     }
     for (const Define& d : (*info)->defines) defines_[d.name].push_back(d.body);
     queue_.emplace_back(Origin{path, dir, {}},

@@ -53,6 +53,7 @@ struct ScannedFile {
   std::string path;  // absolute, lexically normal, no symbolic link; not
                      // the toolkit's
   Digest digest;
+  int64_t mtime_ns = 0;  // as the scan's stat saw it
 };
 
 // What must not have changed for a scan's answer to hold: every file it
@@ -65,6 +66,10 @@ struct ScanDependencies {
   std::vector<std::pair<std::string, FileStamp>> files;
   std::vector<std::pair<std::string, FileStamp>> dirs;
   std::vector<std::string> absent;  // as looked up (spelled)
+  // Absent paths the scanner itself checks one by one rather than by their
+  // directory's stamp (the program's own file: the directory it would be
+  // in is where outputs are written); their directories are watched.
+  std::vector<std::string> absent_files;
   // No file changed too recently to be trusted by its stamp.
   bool files_settled = true;
 };
@@ -86,8 +91,9 @@ struct ScanResult {
 //
 // Every file found counts, wherever it is: next to the program or in the
 // working directory, by absolute path, through -include or an -I
-// directory; toolkit files are read but not returned (the daemon has
-// them). What the daemon cannot reproduce is FAILED_PRECONDITION with the
+// directory; and the file the program's name names, where there is one
+// (NVRTC stats it for line information). Toolkit files are read but not
+// returned (the daemon has them). What the daemon cannot reproduce is FAILED_PRECONDITION with the
 // reason, so that the caller compiles with the real NVRTC instead: a path
 // through a symbolic link (the daemon lays files out at their real
 // paths), a macro that does not expand to a header name, or a file that

@@ -1,5 +1,6 @@
 #include "client/includes/included_files.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/match.h"
@@ -7,6 +8,7 @@
 #include "client/includes/include_scan.h"
 #include "common/cache_key.h"
 #include "common/compile_options.h"
+#include "common/compile_place.h"
 #include "common/paths.h"
 #include "jitcache/v1/wire_kinds.h"
 
@@ -88,7 +90,23 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
 
   request->set_working_directory(cwd);
   request->set_includes_resolved(true);
-  request->set_included_set_sha256(std::string((*included)->set.AsBytes()));
+  // Keyed relative to the place (compile_place.h): the same layout in
+  // another directory is the same set. The times go along in the set's
+  // order, for the keys of compiles whose answer records them.
+  const CompilePlace place(cwd, scan.program_name);
+  std::vector<std::pair<std::string, const ScannedFile*>> anchored;
+  for (const ScannedFile& file : (*included)->files) {
+    anchored.emplace_back(place.Anchored(file.path), &file);
+  }
+  std::sort(anchored.begin(), anchored.end());
+  std::vector<std::pair<absl::string_view, absl::string_view>> set;
+  request->clear_included_mtimes_ns();
+  for (const auto& [path, file] : anchored) {
+    set.emplace_back(path, file->digest.AsBytes());
+    request->add_included_mtimes_ns(file->mtime_ns);
+  }
+  request->set_included_set_sha256(
+      std::string(IncludedSetDigest(std::move(set)).AsBytes()));
   return included;
 }
 
@@ -98,6 +116,7 @@ absl::Status AttachIncludedFiles(const ScanResult& included,
   // An empty set is sent by its digest: there are no files to send.
   if (included.files.empty()) return absl::OkStatus();
   request->clear_included_set_sha256();
+  request->clear_included_mtimes_ns();
   for (const ScannedFile& file : included.files) {
     // The daemon hashes what it is sent; hashing here too would only
     // double the work of a miss.
@@ -107,6 +126,7 @@ absl::Status AttachIncludedFiles(const ScanResult& included,
     v1::IncludedFile* out = request->add_included_files();
     out->set_path(file.path);
     out->set_contents(*std::move(contents));
+    out->set_mtime_ns(file.mtime_ns);
   }
   return absl::OkStatus();
 }

@@ -13,6 +13,7 @@
 
 #include "client/includes/include_scan.h"
 #include "common/private_file.h"
+#include "absl/container/flat_hash_map.h"
 #include "jitcache/v1/scan_memo.pb.h"
 
 namespace jitcache::internal {
@@ -37,9 +38,9 @@ std::pair<std::string, IncludeScanner::FileStamp> FromRecord(
 // Both formats go up whenever a scan finds other files for the same input
 // (2: files beside the program, by absolute path, -include; directives
 // behind comments, digraphs and continuations) or keeps more of what it
-// found (3: the absent paths one by one), so that no memo of an older
-// scanner answers for a newer one.
-constexpr uint32_t kMemoFormat = 3;
+// found (3: the absent paths one by one; 4: the program's own file), so
+// that no memo of an older scanner answers for a newer one.
+constexpr uint32_t kMemoFormat = 4;
 constexpr uint32_t kFilesFormat = 2;  // see kMemoFormat
 // Headers kept on disk at most; past this the file starts again.
 constexpr size_t kMaxKeptFiles = 50000;
@@ -69,17 +70,25 @@ std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::LoadMemo(
     memo->depends_on->files.push_back(FromRecord(r));
   for (const auto& r : record.dirs())
     memo->depends_on->dirs.push_back(FromRecord(r));
+  // Each file sent was read, so its time is among the stamps.
+  absl::flat_hash_map<std::string, int64_t> mtimes;
+  for (const auto& [path, stamp] : memo->depends_on->files) {
+    mtimes[path] = stamp.mtime_ns;
+  }
   auto result = std::make_shared<ScanResult>();
   for (int i = 0; i < record.result_paths_size(); ++i) {
     absl::StatusOr<Digest> d = Digest::FromBytes(record.result_sha256(i));
-    if (!d.ok()) return nullptr;
-    result->files.push_back({record.result_paths(i), *d});
+    auto mtime = mtimes.find(record.result_paths(i));
+    if (!d.ok() || mtime == mtimes.end()) return nullptr;
+    result->files.push_back({record.result_paths(i), *d, mtime->second});
   }
   absl::StatusOr<Digest> set = Digest::FromBytes(record.set_sha256());
   if (!set.ok()) return nullptr;
   result->set = *set;
   memo->depends_on->absent.assign(record.absent().begin(),
                                   record.absent().end());
+  memo->depends_on->absent_files.assign(record.absent_files().begin(),
+                                        record.absent_files().end());
   result->depends_on = memo->depends_on;
   memo->result = std::move(result);
   return memo;
@@ -96,6 +105,9 @@ void IncludeScanner::SaveMemo(const Digest& key, const Memo& memo) const {
   }
   for (const std::string& path : memo.depends_on->absent) {
     record.add_absent(path);
+  }
+  for (const std::string& path : memo.depends_on->absent_files) {
+    record.add_absent_files(path);
   }
   for (const ScannedFile& f : memo.result->files) {
     record.add_result_paths(f.path);

@@ -129,6 +129,9 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"hot_max_bytes", &DaemonStats::hot_max_bytes},
       {"socket_hits", &DaemonStats::socket_hits},
       {"socket_batches", &DaemonStats::socket_batches},
+      {"place_proofs", &DaemonStats::place_proofs},
+      {"place_shared", &DaemonStats::place_shared},
+      {"place_kept", &DaemonStats::place_kept},
   };
   return kMembers;
 }

@@ -86,7 +86,7 @@ absl::StatusOr<CompileView> ToolkitView(const std::string& cuda_root) {
 
 absl::Status EnterCompileView(
     const CompileView& view, const std::string& working_directory,
-    const std::vector<std::pair<std::string, std::string>>& files) {
+    const std::vector<ViewFile>& files) {
   const uid_t uid = getuid();
   const gid_t gid = getgid();
   if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
@@ -121,13 +121,28 @@ absl::Status EnterCompileView(
       return Errno("symlink", path);
     }
   }
-  for (const auto& [path, bytes] : files) {
+  for (const ViewFile& file : files) {
+    const std::string& path = file.path;
     if (absl::Status s = MakeDirs("", Parent(path)); !s.ok()) return s;
     const int fd =
         open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
              0644);
     if (fd < 0) return Errno("create", path);
-    const bool ok = WriteFully(fd, bytes.data(), bytes.size());
+    bool ok = WriteFully(fd, file.bytes.data(), file.bytes.size());
+    if (ok && file.mtime_ns.has_value()) {
+      // NVRTC stats what it reads and writes the time into line
+      // information: the caller's, not the moment the view was made.
+      int64_t seconds = *file.mtime_ns / 1'000'000'000;
+      int64_t nanos = *file.mtime_ns % 1'000'000'000;
+      if (nanos < 0) {  // before 1970
+        --seconds;
+        nanos += 1'000'000'000;
+      }
+      const struct timespec times[2] = {
+          {0, UTIME_OMIT},
+          {static_cast<time_t>(seconds), static_cast<long>(nanos)}};
+      ok = futimens(fd, times) == 0;
+    }
     close(fd);
     if (!ok) return Errno("write", path);
   }

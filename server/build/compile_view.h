@@ -1,12 +1,15 @@
 #ifndef JITCACHE_SERVER_BUILD_COMPILE_VIEW_H_
 #define JITCACHE_SERVER_BUILD_COMPILE_VIEW_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/resolve_path.h"
 
 namespace jitcache {
@@ -24,6 +27,15 @@ struct CompileView {
   std::vector<PathLink> toolkit_links;
 };
 
+// One file a view holds: its absolute path, its bytes and, when set, the
+// modification time it is given (the caller's, which NVRTC writes into line
+// information).
+struct ViewFile {
+  std::string path;
+  absl::string_view bytes;
+  std::optional<int64_t> mtime_ns;
+};
+
 // The toolkit part of the view for a toolkit at `cuda_root` (as configured,
 // possibly through symbolic links): its canonical directory, and each link
 // on the way to it.
@@ -32,11 +44,11 @@ absl::StatusOr<CompileView> ToolkitView(const std::string& cuda_root);
 // Enters a view in this process, which must be single-threaded and is
 // changed for good (a forked child that runs one compile): a new user and
 // mount namespace, a fresh tmpfs as the root, the toolkit bound into it,
-// `files` (absolute path, bytes) written, `working_directory` (absolute;
+// `files` written (with their times, where given), `working_directory` (absolute;
 // empty: "/") made and entered. An error names the step that failed.
 absl::Status EnterCompileView(
     const CompileView& view, const std::string& working_directory,
-    const std::vector<std::pair<std::string, std::string>>& files);
+    const std::vector<ViewFile>& files);
 
 }  // namespace jitcache
 

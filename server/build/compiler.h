@@ -44,10 +44,13 @@ struct CompileJob {
   std::vector<std::string> name_expressions;  // sorted, unique
   // What the compile sees besides the toolkit (compile_view.h): the
   // caller's working directory ("" for "/") and the files the request
-  // carried (absolute path, bytes).
+  // carried (anchored path (compile_place.h), bytes), each with its
+  // modification time (file_mtimes_ns, in the same order), laid out where
+  // the anchors lie for this working directory and program name.
   // Shared, not copied: a set can hold the bytes of hundreds of headers.
   std::string working_directory;
   std::shared_ptr<const std::vector<std::pair<std::string, std::string>>> files;
+  std::vector<int64_t> file_mtimes_ns;
   ObjectKind target = ObjectKind::kPtx;
   // The toolkit's include directories after the options' (false: exactly
   // the options' search path, as NVRTC has it).

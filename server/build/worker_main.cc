@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/compile_place.h"
 #include "common/length_frame.h"
 #include "server/build/compile_view.h"
 #include "server/build/cuda_compiler.h"
@@ -41,6 +42,29 @@ CompileView PtxasView(const CompileView& toolkit,
   return view;
 }
 
+// A compile job's files where its place puts them, with their times.
+absl::StatusOr<std::vector<ViewFile>> FilesInPlace(const CompileJob& job) {
+  std::vector<ViewFile> out;
+  if (job.files == nullptr) return out;
+  if (!job.file_mtimes_ns.empty() &&
+      job.file_mtimes_ns.size() != job.files->size()) {
+    return absl::InvalidArgumentError("file times do not match the files");
+  }
+  const CompilePlace place(job.working_directory, job.program_name);
+  for (size_t i = 0; i < job.files->size(); ++i) {
+    const auto& [anchored, bytes] = (*job.files)[i];
+    std::optional<std::string> path = place.Absolute(anchored);
+    if (!path.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("file '", anchored, "' has no place here"));
+    }
+    ViewFile file{*std::move(path), bytes, std::nullopt};
+    if (!job.file_mtimes_ns.empty()) file.mtime_ns = job.file_mtimes_ns[i];
+    out.push_back(std::move(file));
+  }
+  return out;
+}
+
 // A ptxas job's answer, in the child that runs it.
 absl::StatusOr<CompileResult> RunPtxasJob(const v1::WorkerPtxas& request,
                                           absl::Time deadline,
@@ -50,7 +74,7 @@ absl::StatusOr<CompileResult> RunPtxasJob(const v1::WorkerPtxas& request,
   if (!job.ok()) return job.status();
   if (absl::Status s = KeepCrashReportSource(); !s.ok()) return s;
   if (absl::Status s = EnterCompileView(view, job->working_directory,
-                                        {{job->input_path, job->ptx}});
+                                        {{job->input_path, job->ptx, {}}});
       !s.ok()) {
     return s;
   }
@@ -82,11 +106,11 @@ absl::StatusOr<CompileResult> RunJob(
         request.has_compile() ? CompileJobFrom(request.compile(), deadline)
                               : absl::StatusOr<CompileJob>(CompileJob{});
     if (!job.ok()) return job.status();
-    const std::vector<std::pair<std::string, std::string>> no_files;
+    absl::StatusOr<std::vector<ViewFile>> files = FilesInPlace(*job);
+    if (!files.ok()) return files.status();
     if (absl::Status s = KeepCrashReportSource(); !s.ok()) return s;
     if (absl::Status s =
-            EnterCompileView(view, job->working_directory,
-                             job->files != nullptr ? *job->files : no_files);
+            EnterCompileView(view, job->working_directory, *files);
         !s.ok()) {
       return s;
     }

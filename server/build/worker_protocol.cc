@@ -34,6 +34,7 @@ v1::WorkerRequest ToWorkerRequest(const CompileJob& job) {
       f->set_contents(bytes);
     }
   }
+  for (int64_t mtime : job.file_mtimes_ns) c->add_file_mtimes_ns(mtime);
   request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
   return request;
 }
@@ -110,6 +111,8 @@ absl::StatusOr<CompileJob> CompileJobFrom(const v1::WorkerCompile& c,
     files->emplace_back(f.name(), f.contents());
   }
   job.files = std::move(files);
+  job.file_mtimes_ns.assign(c.file_mtimes_ns().begin(),
+                            c.file_mtimes_ns().end());
   job.deadline = deadline;
   return job;
 }

@@ -49,6 +49,21 @@ class CompileReactor final : public grpc::ServerUnaryReactor {
     Finish(status);
   }
 
+  // For whoever already took the finish (finished() set by them): the
+  // reactor stays until this is called, whatever the client does.
+  void FinishClaimed(const grpc::Status& status) {
+    if (!status.ok()) {
+      counters_->Rejected(static_cast<absl::StatusCode>(status.error_code()));
+      ++user_->rejected;
+    }
+    Finish(status);
+  }
+  void FinishClaimedToResend(const grpc::Status& status) {
+    --counters_->requests;
+    --user_->requests;
+    Finish(status);
+  }
+
   void OnCancel() override { FinishOnce(grpc::Status::CANCELLED); }
   void OnDone() override { delete this; }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "common/cache_key.h"
 #include "common/compile_options.h"
+#include "common/compile_place.h"
 #include "common/paths.h"
 #include "jitcache/v1/wire_kinds.h"
 
@@ -17,11 +18,13 @@ namespace {
 
 // The set's digest: from the list when there is one (each path absolute,
 // lexically normal and unique; the digests are the contents', and must
-// match any given), else as given, in which case only a hit can be
-// answered (`has_contents` false, unless the set is empty).
+// match any given), keyed by the paths anchored at `place`, else as given,
+// in which case only a hit can be answered (`has_contents` false, unless
+// the set is empty). Fills the anchored paths, order and times of `out`.
 absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
-                                const RequestLimits& limits, Digest* set,
-                                bool* has_contents) {
+                                const RequestLimits& limits,
+                                const CompilePlace& place,
+                                PreparedCompile* out) {
   static const Digest kEmptySet = IncludedSetDigest({});
   if (request.included_files_size() == 0) {
     absl::StatusOr<Digest> given =
@@ -31,9 +34,22 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
           "includes_resolved needs included_set_sha256 (32 bytes) or "
           "included_files");
     }
-    *set = *given;
-    *has_contents = *set == kEmptySet;
+    if (absl::Status s =
+            CheckCount("included file times", request.included_mtimes_ns_size(),
+                       limits.max_included_files);
+        !s.ok()) {
+      return s;
+    }
+    out->included_set = *given;
+    out->has_included_contents = out->included_set == kEmptySet;
+    out->file_mtimes_ns.assign(request.included_mtimes_ns().begin(),
+                               request.included_mtimes_ns().end());
     return absl::OkStatus();
+  }
+  if (request.included_mtimes_ns_size() > 0) {
+    return absl::InvalidArgumentError(
+        "included_mtimes_ns go with included_set_sha256 alone; "
+        "included_files carry their own");
   }
   if (absl::Status s =
           CheckCount("included files", request.included_files_size(),
@@ -42,7 +58,7 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
     return s;
   }
   absl::flat_hash_set<absl::string_view> paths;
-  *has_contents = true;
+  out->has_included_contents = true;
   for (const v1::IncludedFile& file : request.included_files()) {
     const std::string& path = file.path();
     if (!IsNormalAbsolutePath(path)) {
@@ -64,23 +80,32 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
           absl::StrCat("included file '", path, "' contains a NUL byte"));
     }
   }
+  std::vector<std::pair<std::string, int>> anchored;
+  for (int i = 0; i < request.included_files_size(); ++i) {
+    anchored.emplace_back(place.Anchored(request.included_files(i).path()), i);
+  }
+  std::sort(anchored.begin(), anchored.end());
   std::vector<Digest> digests;
-  digests.reserve(request.included_files_size());
+  digests.reserve(anchored.size());
   std::vector<std::pair<absl::string_view, absl::string_view>> files;
-  for (const v1::IncludedFile& file : request.included_files()) {
+  for (const auto& [path, i] : anchored) {
+    const v1::IncludedFile& file = request.included_files(i);
     digests.push_back(Digest::Of(file.contents()));
     if (!file.sha256().empty() && file.sha256() != digests.back().AsBytes()) {
       return absl::InvalidArgumentError(
           absl::StrCat("included file '", file.path(),
                        "': contents do not match its sha256"));
     }
+    out->file_order.push_back(i);
+    out->file_mtimes_ns.push_back(file.mtime_ns());
   }
   for (size_t i = 0; i < digests.size(); ++i) {
-    files.emplace_back(request.included_files(i).path(), digests[i].AsBytes());
+    files.emplace_back(anchored[i].first, digests[i].AsBytes());
   }
-  *set = IncludedSetDigest(std::move(files));
+  out->included_set = IncludedSetDigest(std::move(files));
+  for (auto& [path, i] : anchored) out->anchored_paths.push_back(std::move(path));
   if (!request.included_set_sha256().empty() &&
-      request.included_set_sha256() != set->AsBytes()) {
+      request.included_set_sha256() != out->included_set.AsBytes()) {
     return absl::InvalidArgumentError(
         "included_set_sha256 is not the digest of included_files");
   }
@@ -164,10 +189,13 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
     return absl::InvalidArgumentError(absl::StrCat(
         "working_directory '", cwd, "' is not an absolute, normal path"));
   }
-  Digest included_set;
+  if (!request.includes_resolved() && request.included_mtimes_ns_size() > 0) {
+    return absl::InvalidArgumentError(
+        "included_mtimes_ns are given but includes_resolved is not set");
+  }
+  const CompilePlace place(cwd, out.program_name);
   if (request.includes_resolved()) {
-    if (absl::Status s = CheckIncludedFiles(request, limits, &included_set,
-                                            &out.has_included_contents);
+    if (absl::Status s = CheckIncludedFiles(request, limits, place, &out);
         !s.ok()) {
       return s;
     }
@@ -192,7 +220,8 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   key.target = *target;
   key.arch = options->arch;
   key.options = out.options;
-  key.program_name = out.program_name;
+  const std::string program = place.ProgramForKey();
+  key.program = program;
   key.source = request.source();
   for (const v1::Header& header : request.headers()) {
     key.headers.emplace_back(header.name(), header.contents());
@@ -200,13 +229,25 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   for (const std::string& e : out.name_expressions)
     key.name_expressions.push_back(e);
   key.includes_resolved = request.includes_resolved();
-  key.included_set = included_set;
-  out.included_set = included_set;
+  key.included_set = out.included_set;
   key.exact_include_path = request.exact_include_path();
-  key.working_directory = cwd;
   out.exact_include_path = request.exact_include_path();
   out.key = ComputeCompileKey(key);
+  out.placed_key = ComputePlacedCompileKey(
+      {out.key, cwd, out.program_name, out.file_mtimes_ns});
   return out;
+}
+
+std::vector<std::pair<std::string, std::string>> CarriedFiles(
+    const v1::CompileRequest& request, const PreparedCompile& prepared) {
+  std::vector<std::pair<std::string, std::string>> files;
+  files.reserve(prepared.file_order.size());
+  for (size_t i = 0; i < prepared.file_order.size(); ++i) {
+    files.emplace_back(
+        prepared.anchored_paths[i],
+        request.included_files(prepared.file_order[i]).contents());
+  }
+  return files;
 }
 
 CompileJob MakeCompileJob(const v1::CompileRequest& request,
@@ -219,6 +260,7 @@ CompileJob MakeCompileJob(const v1::CompileRequest& request,
   }
   job.toolkit_include_dirs = !prepared.exact_include_path;
   job.working_directory = prepared.working_directory;
+  job.file_mtimes_ns = prepared.file_mtimes_ns;
   job.options = prepared.options;
   job.name_expressions = prepared.name_expressions;
   job.target = prepared.target;

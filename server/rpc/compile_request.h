@@ -12,7 +12,10 @@ namespace jitcache {
 // A validated request and its key. Holds no copy of the source or headers:
 // a hit needs only the key, and MakeCompileJob copies them for a miss.
 struct PreparedCompile {
+  // The place-free key (cache_key.h), and the key of this request's place
+  // (used when the answer depends on it).
   Digest key;
+  Digest placed_key;
   ObjectKind target = ObjectKind::kPtx;
   std::string program_name;
   std::string arch;                           // "sm_90", "compute_90", ...
@@ -24,7 +27,14 @@ struct PreparedCompile {
   // them.
   bool has_included_contents = true;
   std::string working_directory;
-  Digest included_set;  // of the included files (includes_resolved only)
+  // Of the included files by anchored path (includes_resolved only).
+  Digest included_set;
+  // The included files' anchored paths, sorted, and each one's index in
+  // the request's included_files (empty when the request sent the set's
+  // digest alone) and modification time, in the same order.
+  std::vector<std::string> anchored_paths;
+  std::vector<int> file_order;
+  std::vector<int64_t> file_mtimes_ns;
   bool exact_include_path = false;
 };
 
@@ -39,6 +49,11 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
 // headers (the caller adds the included files' bytes).
 CompileJob MakeCompileJob(const v1::CompileRequest& request,
                           const PreparedCompile& prepared);
+
+// The request's included files with their contents, by anchored path in
+// `prepared`'s order (for a request that carried them).
+std::vector<std::pair<std::string, std::string>> CarriedFiles(
+    const v1::CompileRequest& request, const PreparedCompile& prepared);
 
 }  // namespace jitcache
 

@@ -19,13 +19,15 @@ std::shared_ptr<const HotAnswer> JitCacheService::AnswerOne(
   absl::StatusOr<PreparedCompile> prepared =
       PrepareCompile(request, options_.compiler->toolchain(), options_.limits);
   if (!prepared.ok()) return nullptr;
+  bool placed = false;
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      HitAnswer(prepared->key);
+      CompileHit(*prepared, &placed);
   if (!hit.ok() || *hit == nullptr) return nullptr;
   CountHit(CountRequest(peer.uid), **hit, start);
   ++counters_.socket_hits;
-  JITCACHE_LOG(Debug) << "hit " << prepared->key.Hex() << " uid " << peer.uid
-                      << " (hit socket)";
+  JITCACHE_LOG(Debug) << "hit "
+                      << (placed ? prepared->placed_key : prepared->key).Hex()
+                      << " uid " << peer.uid << " (hit socket)";
   return *std::move(hit);
 }
 

@@ -25,6 +25,10 @@ struct HotAnswer {
   uint64_t record_version = 0;
   int64_t compile_time_us = 0;  // for the hit's counters
   v1::Outcome outcome = v1::OUTCOME_UNSPECIFIED;
+  // A place-free compile key's record that says the answer depends on the
+  // place: no answer (no outcome), but where to look
+  // (PreparedCompile::placed_key).
+  bool place_marker = false;
 };
 
 // The most recently hit answers, bounded in bytes (their serialized size),

@@ -12,6 +12,7 @@
 #include "jitcache/v1/wire_kinds.h"
 #include "server/build/toolkit_library.h"
 #include "server/rpc/grpc_status.h"
+#include "server/rpc/place_proof.h"
 
 namespace jitcache {
 namespace {
@@ -33,6 +34,24 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
   if (record.has_ptxas_run()) {
     *response->mutable_ptxas_run() = record.ptxas_run();
   }
+  if (record.place_matters()) response->set_place_matters(true);
+}
+
+// What a place-free key keeps when the answer depends on the place: the
+// entry's description (for `jitcache ls`), no answer (no outcome).
+v1::ActionRecord PlaceMattersRecord(const v1::ActionRecord& answer) {
+  v1::ActionRecord marker;
+  marker.set_format_version(answer.format_version());
+  marker.set_target(answer.target());
+  marker.set_arch(answer.arch());
+  *marker.mutable_options() = answer.options();
+  marker.set_program_name(answer.program_name());
+  marker.set_source_bytes(answer.source_bytes());
+  marker.set_toolchain_fingerprint(answer.toolchain_fingerprint());
+  marker.set_created_unix_ms(answer.created_unix_ms());
+  marker.set_last_used_unix_ms(answer.last_used_unix_ms());
+  marker.set_place_matters(true);
+  return marker;
 }
 
 // The part of an as-called link's trace its first `inputs` adds made.
@@ -230,7 +249,8 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::HitAnswer(
     const Digest& key) {
   if (std::shared_ptr<const HotAnswer> hot = hot_answers_.Find(key)) {
     if (options_.store->StillCurrent(key, hot->record_version)) {
-      ++counters_.hot_hits;
+      // A record that says the place matters is no hit of its own.
+      if (!hot->place_marker) ++counters_.hot_hits;
       return hot;
     }
     hot_answers_.Drop(key);
@@ -244,6 +264,8 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::HitAnswer(
   answer->serialized = (*hit)->SerializeAsString();
   answer->compile_time_us = (*hit)->compile_time_us();
   answer->outcome = (*hit)->outcome();
+  answer->place_marker = (*hit)->place_matters() &&
+                         (*hit)->outcome() == v1::OUTCOME_UNSPECIFIED;
   if (version.has_value()) {
     answer->record_version = *version;
     hot_answers_.Keep(key, answer);
@@ -276,49 +298,172 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
+  auto call = std::make_shared<CompileCall>();
+  call->context = context;
+  call->request = request;
+  call->prepared = *std::move(prepared);
+  bool placed = false;
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      CompileHit(call->prepared, &placed);
+  if (!hit.ok()) {
+    reactor->FinishOnce(ToGrpcStatus(hit.status()));
+    return reactor;
+  }
+  if (*hit != nullptr) {
+    FinishWithHit(**hit, response, reactor);
+    return reactor;
+  }
+  return ServeCompile(uid, response, reactor, std::move(call), placed);
+}
+
+absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::CompileHit(
+    const PreparedCompile& prepared, bool* placed) {
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      HitAnswer(prepared.key);
+  if (!hit.ok() || *hit == nullptr || !(*hit)->place_marker) {
+    if (placed != nullptr) *placed = false;
+    return hit;
+  }
+  if (placed != nullptr) *placed = true;
+  return HitAnswer(prepared.placed_key);
+}
+
+grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
+    uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
+    std::shared_ptr<CompileCall> call, bool placed) {
   // The files the program may read: on a miss (never on the hit path), the
   // set kept from an earlier compile of the same files, else their bytes,
   // which the client is asked for if it left them out.
-  std::shared_ptr<const FileSet> kept;
   std::function<bool()> ask_for_included;
-  if (request->includes_resolved()) {
-    ask_for_included = [&] {
-      kept = kept_file_sets_.Find(prepared->included_set);
-      if (kept != nullptr || prepared->has_included_contents) return false;
-      context->AddTrailingMetadata(std::string(kSendIncludedMetadata), "1");
+  if (call->request->includes_resolved()) {
+    ask_for_included = [this, call] {
+      call->kept = kept_file_sets_.Find(call->prepared.included_set);
+      if (call->kept != nullptr || call->prepared.has_included_contents) {
+        return false;
+      }
+      call->context->AddTrailingMetadata(std::string(kSendIncludedMetadata),
+                                         "1");
       return true;
     };
   }
+  // A place-free build answers every place when its answer is the same
+  // elsewhere; when it is not, a caller from another place than the
+  // leader's is served under its own place's key.
+  std::function<bool(const v1::CompileResponse&)> taken_elsewhere;
+  if (!placed) {
+    taken_elsewhere = [this, uid, response, reactor,
+                       call](const v1::CompileResponse& answer) {
+      if (!answer.place_matters() ||
+          answer.cache_key() == call->prepared.placed_key.Hex()) {
+        return false;
+      }
+      ServeTakenUnderPlace(uid, response, reactor, call);
+      return true;
+    };
+  }
+  const Digest& key = placed ? call->prepared.placed_key : call->prepared.key;
   return Serve(
-      uid, response, reactor, prepared->key,
-      [&] {
-        auto job =
-            std::make_shared<CompileJob>(MakeCompileJob(*request, *prepared));
-        if (kept == nullptr && request->includes_resolved()) {
-          FileSet files;
-          for (const v1::IncludedFile& file : request->included_files()) {
-            files.emplace_back(file.path(), file.contents());
-          }
-          kept = kept_file_sets_.Keep(prepared->included_set, std::move(files));
+      uid, response, reactor, key,
+      [this, call, placed] { return CompileBuild(*call, placed); },
+      ask_for_included, std::move(taken_elsewhere));
+}
+
+void JitCacheService::ServeTakenUnderPlace(uid_t uid,
+                                           v1::CompileResponse* response,
+                                           CompileReactor* reactor,
+                                           std::shared_ptr<CompileCall> call) {
+  const Digest& key = call->prepared.placed_key;
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit = HitAnswer(key);
+  if (!hit.ok()) {
+    reactor->FinishClaimed(ToGrpcStatus(hit.status()));
+    return;
+  }
+  if (*hit != nullptr) {
+    if (!response->ParseFromString((*hit)->serialized)) {
+      reactor->FinishClaimed(grpc::Status(grpc::StatusCode::INTERNAL,
+                                          "a kept answer does not parse"));
+      return;
+    }
+    CountHit(reactor->user(), **hit, reactor->start());
+    reactor->FinishClaimed(grpc::Status::OK);
+    return;
+  }
+  if (call->request->includes_resolved()) {
+    call->kept = kept_file_sets_.Find(call->prepared.included_set);
+    if (call->kept == nullptr && !call->prepared.has_included_contents) {
+      call->context->AddTrailingMetadata(std::string(kSendIncludedMetadata),
+                                         "1");
+      reactor->FinishClaimedToResend(
+          grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                       "a miss: send the included files' contents to compile"));
+      return;
+    }
+  }
+  JoinBuild(
+      uid, reactor->user(), key,
+      [this, reactor, response](const SharedResult& result, bool is_leader) {
+        if (!result.ok()) {
+          reactor->FinishClaimed(ToGrpcStatus(result.status()));
+          return;
         }
-        job->files = kept;
-        Build build;
-        build.key = prepared->key;
-        build.target = prepared->target;
-        build.arch = prepared->arch;
-        build.program_name = prepared->program_name;
-        build.options = prepared->options;
-        build.source_bytes = prepared->source_bytes;
-        build.run =
-            [this, job](absl::Time deadline) -> absl::StatusOr<CompileResult> {
-          CompileJob run = *job;
-          run.deadline = deadline;
-          run.cancelled = &shutting_down_;
-          return options_.compiler->Compile(run);
-        };
-        return build;
+        *response = **result;
+        response->set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
+        CountBuilt(reactor->user(), *response, reactor->start());
+        reactor->FinishClaimed(grpc::Status::OK);
       },
-      ask_for_included);
+      [this, call] { return CompileBuild(*call, /*placed=*/true); });
+}
+
+JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
+                                                     bool placed) {
+  const v1::CompileRequest& request = *call.request;
+  const PreparedCompile& prepared = call.prepared;
+  auto job = std::make_shared<CompileJob>(MakeCompileJob(request, prepared));
+  if (request.includes_resolved()) {
+    if (call.kept == nullptr) {
+      call.kept = kept_file_sets_.Keep(prepared.included_set,
+                                       CarriedFiles(request, prepared));
+    }
+    job->files = call.kept;
+  }
+  // A request that named its files by digest gave their times apart.
+  const bool times_match = job->files == nullptr
+                               ? job->file_mtimes_ns.empty()
+                               : job->file_mtimes_ns.size() == job->files->size();
+  Build build;
+  build.key = placed ? prepared.placed_key : prepared.key;
+  build.keyed_by_place = placed;
+  build.target = prepared.target;
+  build.arch = prepared.arch;
+  build.program_name = prepared.program_name;
+  build.options = prepared.options;
+  build.source_bytes = prepared.source_bytes;
+  auto run_job = [this](std::shared_ptr<const CompileJob> which) {
+    return [this, which](absl::Time deadline) -> absl::StatusOr<CompileResult> {
+      CompileJob run = *which;
+      run.deadline = deadline;
+      run.cancelled = &shutting_down_;
+      return options_.compiler->Compile(run);
+    };
+  };
+  build.run = run_job(job);
+  if (!times_match) {
+    build.run = [](absl::Time) -> absl::StatusOr<CompileResult> {
+      return absl::InvalidArgumentError(
+          "included_mtimes_ns must give one time for each included file");
+    };
+    return build;
+  }
+  if (!placed) {
+    build.placed_key = prepared.placed_key;
+    std::optional<CompileJob> elsewhere =
+        options_.proves_places ? ElsewhereJob(*job) : std::nullopt;
+    if (elsewhere.has_value()) {
+      build.run_elsewhere =
+          run_job(std::make_shared<const CompileJob>(*std::move(elsewhere)));
+    }
+  }
+  return build;
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Link(
@@ -441,22 +586,31 @@ bool JitCacheService::FinishFromStore(uid_t uid, const Digest& key,
     reactor->FinishOnce(ToGrpcStatus(hit.status()));
     return true;
   }
-  if (*hit == nullptr) return false;
-  if (!response->ParseFromString((*hit)->serialized)) {
+  // A record that says the place matters is no answer: the build finds it
+  // too, and sends each caller to its own place's key.
+  if (*hit == nullptr || (*hit)->place_marker) return false;
+  JITCACHE_LOG(Debug) << "hit " << key.Hex() << " uid " << uid;
+  FinishWithHit(**hit, response, reactor);
+  return true;
+}
+
+void JitCacheService::FinishWithHit(const HotAnswer& hit,
+                                    v1::CompileResponse* response,
+                                    CompileReactor* reactor) {
+  if (!response->ParseFromString(hit.serialized)) {
     reactor->FinishOnce(grpc::Status(grpc::StatusCode::INTERNAL,
                                      "a kept answer does not parse"));
-    return true;
+    return;
   }
-  CountHit(reactor->user(), **hit, reactor->start());
-  JITCACHE_LOG(Debug) << "hit " << key.Hex() << " uid " << uid;
+  CountHit(reactor->user(), hit, reactor->start());
   reactor->FinishOnce(grpc::Status::OK);
-  return true;
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Serve(
     uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
     const Digest& key, const std::function<Build()>& make_build,
-    const std::function<bool()>& ask_for_inputs) {
+    const std::function<bool()>& ask_for_inputs,
+    std::function<bool(const v1::CompileResponse&)> taken_elsewhere) {
   if (FinishFromStore(uid, key, response, reactor)) return reactor;
   if (ask_for_inputs && ask_for_inputs()) {
     reactor->FinishToResend(
@@ -467,8 +621,9 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
 
   JoinBuild(
       uid, reactor->user(), key,
-      [this, reactor, finished = reactor->finished(), response](
-          const SharedResult& result, bool is_leader) {
+      [this, reactor, finished = reactor->finished(), response,
+       taken_elsewhere = std::move(taken_elsewhere)](const SharedResult& result,
+                                                     bool is_leader) {
         // A waiter that has left (cancelled) is skipped: `reactor` may be gone.
         if (!result.ok()) {
           CompileReactor::FinishOnce(reactor, finished,
@@ -477,6 +632,7 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
         }
         // Fill the response only once this waiter owns the finish.
         if (finished->exchange(true)) return;
+        if (taken_elsewhere && taken_elsewhere(**result)) return;
         *response = **result;
         response->set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
         CountBuilt(reactor->user(), *response, reactor->start());
@@ -550,8 +706,15 @@ void JitCacheService::RunBuild(const Build& build) {
 
   ++counters_.compiles;
   const absl::Time start = absl::Now();
-  absl::StatusOr<CompileResult> result =
-      build.run(start + options_.compile_time_limit);
+  const absl::Time deadline = start + options_.compile_time_limit;
+  // The proof runs beside the compile itself, so a miss takes no longer.
+  std::future<absl::StatusOr<CompileResult>> elsewhere;
+  if (build.run_elsewhere) {
+    ++counters_.place_proofs;
+    elsewhere =
+        std::async(std::launch::async, build.run_elsewhere, deadline);
+  }
+  absl::StatusOr<CompileResult> result = build.run(deadline);
   const absl::Duration took = absl::Now() - start;
   counters_.compile_time.Observe(took);
   build.user->compile_us += absl::ToInt64Microseconds(took);
@@ -617,6 +780,11 @@ void JitCacheService::RunBuild(const Build& build) {
   }
   const bool keep =
       build.is_link || build.is_ptxas || !FailedForAMissingFile(*result);
+  // A compile keyed without its place: kept there when the place did not
+  // change the answer, else under its place's key.
+  const PlaceVerdict place = DecidePlace(build, result, elsewhere);
+  const Digest& answer_key = place.placed ? *build.placed_key : key;
+  if (place.placed || build.keyed_by_place) record.set_place_matters(true);
   // A ptxas answer that holds for the leader's names alone: kept under
   // them, and every requester of this flight (the leader too) asks again
   // with its own names.
@@ -638,13 +806,17 @@ void JitCacheService::RunBuild(const Build& build) {
     record.clear_ptxas_run();
     record.mutable_ptxas_run()->set_names_matter(true);
   }
-  const absl::Status stored_locally =
-      keep ? options_.store->PutResult(key, record, objects)
+  absl::Status stored_locally =
+      keep ? options_.store->PutResult(answer_key, record, objects)
            : absl::FailedPreconditionError("it failed for a missing file");
+  if (stored_locally.ok() && keep && place.marker) {
+    stored_locally = options_.store->PutResult(key, PlaceMattersRecord(record),
+                                               /*objects=*/{});
+  }
   if (!stored_locally.ok() && keep) {
     // The answer is still right; it is just not cached. The store logs
     // when its writes start and stop failing.
-    JITCACHE_LOG(Debug) << "cannot store " << key.Hex() << ": "
+    JITCACHE_LOG(Debug) << "cannot store " << answer_key.Hex() << ": "
                         << stored_locally;
   }
 
@@ -653,11 +825,22 @@ void JitCacheService::RunBuild(const Build& build) {
   }
 
   auto response = std::make_shared<v1::CompileResponse>();
-  FillFromRecord(key, record, response.get());
+  FillFromRecord(answer_key, record, response.get());
   if (result->ok) response->set_object(std::move(result->object));
   flights_.Complete(key, std::shared_ptr<const v1::CompileResponse>(response));
   // The requesters have their answer; the cluster gets it in the background.
-  if (leased) {
+  if (leased && place.placed) {
+    if (stored_locally.ok()) {
+      tiered_->Publish(answer_key, record);
+      if (place.marker) {
+        tiered_->Publish(key, PlaceMattersRecord(record));
+      } else {
+        tiered_->Release(key);
+      }
+    } else {
+      tiered_->Release(key);
+    }
+  } else if (leased) {
     if (stored_locally.ok()) {
       tiered_->Publish(key, record);
       // Unleased: a node asks for it only once this key has said so.
@@ -666,6 +849,35 @@ void JitCacheService::RunBuild(const Build& build) {
       tiered_->Release(key);
     }
   }
+}
+
+JitCacheService::PlaceVerdict JitCacheService::DecidePlace(
+    const Build& build, const absl::StatusOr<CompileResult>& here,
+    std::future<absl::StatusOr<CompileResult>>& elsewhere) {
+  if (!build.placed_key.has_value()) return {};
+  if (!elsewhere.valid()) {
+    // The place cannot be moved (or this compiler cannot move it): decided
+    // by the place-free key alone, for good.
+    ++counters_.place_kept;
+    return {.placed = true, .marker = true};
+  }
+  const absl::StatusOr<CompileResult> there = elsewhere.get();
+  if (!there.ok()) {
+    // Nothing proven either way: kept for this place, asked again later.
+    JITCACHE_LOG(Warning) << "compile " << build.key.Hex()
+                          << " elsewhere failed: " << there.status();
+    ++counters_.place_kept;
+    return {.placed = true, .marker = false};
+  }
+  if (here.ok() && SameAnswer(*here, *there)) {
+    ++counters_.place_shared;
+    return {};
+  }
+  ++counters_.place_kept;
+  JITCACHE_LOG(Debug) << "compile " << build.key.Hex()
+                      << " depends on its place; kept under "
+                      << build.placed_key->Hex();
+  return {.placed = true, .marker = true};
 }
 
 void JitCacheService::KeepFirstSteps(const Build& build,

@@ -1,6 +1,7 @@
 #ifndef JITCACHE_SERVER_RPC_JITCACHE_SERVICE_H_
 #define JITCACHE_SERVER_RPC_JITCACHE_SERVICE_H_
 
+#include <future>
 #include <memory>
 #include <string>
 
@@ -53,6 +54,11 @@ struct ServiceOptions {
   // Bytes of hit answers kept in memory (HotAnswers); 0: none.
   uint64_t hot_cache_size = 0;
   std::function<absl::Time()> now = [] { return absl::Now(); };
+  // Whether the compiler runs each compile in a view of the caller's place
+  // (compile workers), so that a compile run elsewhere proves whether an
+  // answer depends on the place (place_proof.h). Without, every compile
+  // is kept for its own place.
+  bool proves_places = true;
 };
 
 // The JitCache gRPC service (callback API). A handler validates, computes the
@@ -163,10 +169,57 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     std::optional<Digest> named_key;
     std::vector<std::string> names;
     std::function<absl::StatusOr<CompileResult>(absl::Time deadline)> run;
+    // A compile keyed without its place (`key`): the key of its place, where
+    // the answer goes when it depends on the place, and the same compile
+    // elsewhere (place_proof.h), run beside `run` to tell; null when the
+    // place cannot be moved (the answer is then kept for its place).
+    std::optional<Digest> placed_key;
+    // `key` is a place's own key (its answer depends on the place).
+    bool keyed_by_place = false;
+    std::function<absl::StatusOr<CompileResult>(absl::Time deadline)>
+        run_elsewhere;
     // Who led it: charged its compile time.
     uid_t uid = 0;
     UserStats::Counters* user = nullptr;
   };
+
+  // A Compile call while it is served: what its build and a second lookup
+  // need (the request and context live until the call is finished).
+  struct CompileCall {
+    grpc::CallbackServerContext* context = nullptr;
+    const v1::CompileRequest* request = nullptr;
+    PreparedCompile prepared;
+    std::shared_ptr<const FileSet> kept;  // the included files, once found
+  };
+  // The stored answer for a compile: under its place-free key, or under
+  // its place's key when that one's record says the place matters; null on
+  // a miss. `placed` (optional) says which key answered or is to be built.
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> CompileHit(
+      const PreparedCompile& prepared, bool* placed = nullptr);
+  // Serves a Compile call under its place-free key (`placed` false: a miss
+  // proves whether its answer depends on the place) or its place's key.
+  grpc::ServerUnaryReactor* ServeCompile(uid_t uid,
+                                         v1::CompileResponse* response,
+                                         CompileReactor* reactor,
+                                         std::shared_ptr<CompileCall> call,
+                                         bool placed);
+  // A call that joined a place-free build whose answer turned out to depend
+  // on another place: served under its own place's key. The reactor's
+  // finish is already taken (it stays until this finishes it).
+  void ServeTakenUnderPlace(uid_t uid, v1::CompileResponse* response,
+                            CompileReactor* reactor,
+                            std::shared_ptr<CompileCall> call);
+  // The build of a compile's miss (its files kept for the next miss).
+  Build CompileBuild(CompileCall& call, bool placed);
+  // Where a build's answer goes once the place is decided: the flight's
+  // key, or the place's; `marker`: the flight's key says the place matters.
+  struct PlaceVerdict {
+    bool placed = false;
+    bool marker = false;
+  };
+  PlaceVerdict DecidePlace(
+      const Build& build, const absl::StatusOr<CompileResult>& here,
+      std::future<absl::StatusOr<CompileResult>>& elsewhere);
 
   // A connection whose user the kernel did not tell (an in-process channel).
   static constexpr uid_t kUnknownUser = static_cast<uid_t>(-1);
@@ -226,16 +279,24 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // reading it); false on a miss, the call left unfinished.
   bool FinishFromStore(uid_t uid, const Digest& key,
                        v1::CompileResponse* response, CompileReactor* reactor);
+  // Finishes the call with a hit's answer.
+  void FinishWithHit(const HotAnswer& hit, v1::CompileResponse* response,
+                     CompileReactor* reactor);
   // The common path of Compile and Link once the key is known: hit, or join
   // the flight and, leading, queue the build.
   // `make_build` runs only for the request that leads a miss: a hit copies
   // nothing out of its request. On a miss, `ask_for_inputs` (if any) says
   // whether the request lacks inputs it must be sent again with (having
   // told the client so in its trailing metadata).
+  // `taken_elsewhere` (if any) sees a build's answer before this call is
+  // answered with it, and returns true when it serves the call itself (its
+  // finish taken).
   grpc::ServerUnaryReactor* Serve(
       uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
       const Digest& key, const std::function<Build()>& make_build,
-      const std::function<bool()>& ask_for_inputs = nullptr);
+      const std::function<bool()>& ask_for_inputs = nullptr,
+      std::function<bool(const v1::CompileResponse&)> taken_elsewhere =
+          nullptr);
   // Joins the flight for `key` (a miss, from either socket) with `waiter`;
   // the joiner that leads queues the build `make_build` makes, charged to
   // `uid` (whose counters `user` are).

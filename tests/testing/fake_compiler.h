@@ -12,12 +12,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/compile_place.h"
 #include "server/build/compiler.h"
 
 namespace jitcache::testing {
 
 // A Compiler that counts its calls and can be held at a gate. Its object is
-// a function of the job, so equal jobs give equal bytes. A source containing
+// a function of the job, so equal jobs give equal bytes: the working
+// directory and the files' paths are in it (an answer that depends on the
+// place), unless the source says "#placeless". A source containing
 // "#error" gives a compile error, "#missing" one for a file not found, and
 // "#infra" an INTERNAL error.
 class FakeCompiler final : public Compiler {
@@ -40,7 +43,11 @@ class FakeCompiler final : public Compiler {
   }
 
   absl::StatusOr<CompileResult> Compile(const CompileJob& job) override {
-    calls_.fetch_add(1);
+    // The service's proof that an answer does not depend on the place runs
+    // the compile once more elsewhere (place_proof.h): counted apart.
+    const bool elsewhere = absl::StartsWith(
+        job.working_directory, CompilePlace::kElsewhereRoot);
+    (elsewhere ? elsewhere_calls_ : calls_).fetch_add(1);
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
@@ -69,13 +76,20 @@ class FakeCompiler final : public Compiler {
       absl::StrAppend(&result.object, " ", option);
     }
     // What the compile would see besides the toolkit: its working
-    // directory and each file the request carried.
-    if (!job.working_directory.empty()) {
+    // directory and each file the request carried, where they are; or,
+    // for a "#placeless" source, the files where they are relative to the
+    // place, as a compiler whose output does not depend on the place.
+    const bool placeless = absl::StrContains(job.source, "#placeless");
+    if (!job.working_directory.empty() && !placeless) {
       absl::StrAppend(&result.object, " cwd=", job.working_directory);
     }
     if (job.files != nullptr) {
-      for (const auto& [path, bytes] : *job.files) {
-        absl::StrAppend(&result.object, " [", path, "]", bytes);
+      const CompilePlace place(job.working_directory, job.program_name);
+      for (const auto& [anchored, bytes] : *job.files) {
+        absl::StrAppend(
+            &result.object, " [",
+            placeless ? anchored : place.Absolute(anchored).value_or("?"),
+            "]", bytes);
       }
     }
     for (const auto& expr : job.name_expressions) {
@@ -103,13 +117,16 @@ class FakeCompiler final : public Compiler {
 
   const ToolchainInfo& toolchain() const override { return toolchain_; }
 
+  // Compiles in the caller's place, and those run elsewhere.
   int calls() const { return calls_.load(); }
+  int elsewhere_calls() const { return elsewhere_calls_.load(); }
 
  private:
   ToolchainInfo toolchain_;
   absl::Mutex mu_;
   bool held_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int> calls_{0};
+  std::atomic<int> elsewhere_calls_{0};
 };
 
 }  // namespace jitcache::testing

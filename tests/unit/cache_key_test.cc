@@ -15,12 +15,12 @@ struct Fields {
   std::string arch = "sm_90";
   std::vector<std::string> options = {"--gpu-architecture=sm_90",
                                       "--define-macro=N=4"};
-  std::string program_name = "k.cu";
+  // CompilePlace("/home/ada/project", "k.cu").ProgramForKey().
+  std::string program = "in-cwd C:\nrel:k.cu";
   std::string source = "__global__ void k() {}";
   std::vector<std::pair<std::string, std::string>> headers = {
       {"a.h", "#define A 1"}, {"b.h", "#define B 2"}};
   std::vector<std::string> names = {"k", "k2"};
-  std::string working_directory = "/home/ada/project";
 
   Digest Key() const {
     CompileKeyInput in;
@@ -28,11 +28,10 @@ struct Fields {
     in.target = target;
     in.arch = arch;
     in.options = options;
-    in.program_name = program_name;
+    in.program = program;
     in.source = source;
     for (const auto& [n, b] : headers) in.headers.emplace_back(n, b);
     for (const auto& n : names) in.name_expressions.push_back(n);
-    in.working_directory = working_directory;
     return ComputeCompileKey(in);
   }
 };
@@ -42,7 +41,7 @@ struct Fields {
 // (Python's hashlib over the documented field encoding).
 TEST(CacheKey, GoldenValue) {
   EXPECT_EQ(Fields().Key().Hex(),
-            "8f7f01608e56fa947f5c99ce4379de39782f88b7d65ee355d292c2fa04ad7479");
+            "4222cddd182303429cdd116b51d8f316193c4a800730544928e4404e2454c49b");
 }
 
 TEST(CacheKey, SameInputSameKey) {
@@ -63,7 +62,9 @@ TEST(CacheKey, EveryFieldChangesTheKey) {
            [](Fields& f) { f.options.push_back("--ftz=true"); }},
           {"option order",
            [](Fields& f) { std::swap(f.options[0], f.options[1]); }},
-          {"program name", [](Fields& f) { f.program_name = "j.cu"; }},
+          {"program name", [](Fields& f) { f.program = "in-cwd C:\nrel:j.cu"; }},
+          {"program's layout",
+           [](Fields& f) { f.program = "in-cwd C:sub\nrel:sub/k.cu"; }},
           {"source", [](Fields& f) { f.source += " "; }},
           {"header body", [](Fields& f) { f.headers[0].second += " "; }},
           {"header name", [](Fields& f) { f.headers[0].first = "c.h"; }},
@@ -73,10 +74,6 @@ TEST(CacheKey, EveryFieldChangesTheKey) {
            }},
           {"name expression", [](Fields& f) { f.names[0] = "k3"; }},
           {"name expression added", [](Fields& f) { f.names.push_back("k4"); }},
-          {"working directory",
-           [](Fields& f) { f.working_directory = "/home/ada"; }},
-          {"no working directory",
-           [](Fields& f) { f.working_directory.clear(); }},
       };
   for (const auto& [what, edit] : edits) {
     Fields f;
@@ -97,15 +94,62 @@ TEST(CacheKey, HeaderAndNameOrderDoNotMatter) {
 TEST(CacheKey, FieldBoundariesAreUnambiguous) {
   // Moving bytes from one field to the next must not collide.
   Fields a, b;
-  a.program_name = "ab";
+  a.program = "ab";
   a.source = "c";
-  b.program_name = "a";
+  b.program = "a";
   b.source = "bc";
   EXPECT_NE(a.Key(), b.Key());
   Fields c, d;
   c.headers = {{"x", "yz"}};
   d.headers = {{"xy", "z"}};
   EXPECT_NE(c.Key(), d.Key());
+}
+
+struct PlacedFields {
+  Digest place_free = Fields().Key();
+  std::string working_directory = "/home/ada/project";
+  std::string program_name = "k.cu";
+  std::vector<int64_t> mtimes = {1700000000123456789, -5};
+
+  Digest Key() const {
+    return ComputePlacedCompileKey(
+        {place_free, working_directory, program_name, mtimes});
+  }
+};
+
+// Computed independently, as GoldenValue's.
+TEST(PlacedCompileKey, GoldenValue) {
+  EXPECT_EQ(PlacedFields().Key().Hex(),
+            "69056377c5d9c75937cd47afe941f294877bc1fe1343ce83571b784b4c725fa1");
+}
+
+TEST(PlacedCompileKey, EveryPartOfThePlaceChangesTheKey) {
+  const Digest base = PlacedFields().Key();
+  EXPECT_NE(base, PlacedFields().place_free);
+  const std::vector<std::pair<const char*, std::function<void(PlacedFields&)>>>
+      edits = {
+          {"place-free key",
+           [](PlacedFields& f) {
+             Fields other;
+             other.source += " ";
+             f.place_free = other.Key();
+           }},
+          {"working directory",
+           [](PlacedFields& f) { f.working_directory = "/home/ada"; }},
+          {"no working directory",
+           [](PlacedFields& f) { f.working_directory.clear(); }},
+          {"program name",
+           [](PlacedFields& f) { f.program_name = "/tmp/x/k.cu"; }},
+          {"a file's time", [](PlacedFields& f) { ++f.mtimes[1]; }},
+          {"a file more", [](PlacedFields& f) { f.mtimes.push_back(0); }},
+          {"times in another order",
+           [](PlacedFields& f) { std::swap(f.mtimes[0], f.mtimes[1]); }},
+      };
+  for (const auto& [what, edit] : edits) {
+    PlacedFields f;
+    edit(f);
+    EXPECT_NE(f.Key(), base) << what;
+  }
 }
 
 }  // namespace

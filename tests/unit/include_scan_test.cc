@@ -2,6 +2,8 @@
 // sends, when it reuses its last answer, and what it refuses.
 #include "client/includes/include_scan.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -168,10 +170,18 @@ TEST_F(IncludeScanTest, AnUnchangedTreeCostsNoStatsAndEveryChangeIsSeen) {
   EXPECT_EQ(scanner.walks(), 1u);
 
   // Next to the directories on the way: not theirs, nothing to check.
-  Write("unrelated.txt", "x");
+  Write("p/unrelated.txt", "x");
   Write("p/other/file.h", "x");
   scan();
   EXPECT_EQ(scanner.stamp_checks(), checks);
+  // Beside the program (where its own file would be, which NVRTC stats):
+  // checked by a stat of that file, not walked again.
+  Write("unrelated.txt", "x");
+  scan();
+  EXPECT_EQ(scanner.stamp_checks(), checks + 1);
+  EXPECT_EQ(scanner.walks(), 1u);
+  scan();
+  EXPECT_EQ(scanner.stamp_checks(), checks + 1);
 
   Write("p/u/c.h", "#define C 4\n");  // same size
   settle();
@@ -443,6 +453,49 @@ TEST(IncludeScanParse, DirectivesWrittenUnusually) {
   ASSERT_EQ(defines.size(), 1u);
   EXPECT_EQ(defines[0].name, "LONG");
   EXPECT_EQ(defines[0].body, "<long.h>");
+}
+
+}  // namespace
+}  // namespace jitcache::internal
+
+namespace jitcache::internal {
+namespace {
+
+// NVRTC stats the file the program's name names (CuPy writes the source
+// there first) and writes its time into line information: the scan sends
+// it, with the time its stat saw, and notices it appearing or changing,
+// from a remembered scan as from a kept one.
+TEST_F(IncludeScanTest, TheProgramsOwnFileIsFoundWithItsTime) {
+  ScanInput input = Input("__global__ void k() {}\n", {});
+  const std::string memos = dir_.Sub("memos");
+  IncludeScanner scanner(0, memos);
+  absl::SleepFor(absl::Milliseconds(30));
+  absl::StatusOr<std::vector<ScannedFile>> none = Files(scanner, input);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+
+  Write("prog.cu", "__global__ void k() {}\n");
+  struct timespec times[2] = {{0, UTIME_OMIT}, {1'600'000'000, 123}};
+  ASSERT_EQ(utimensat(AT_FDCWD, dir_.Sub("prog.cu").c_str(), times, 0), 0);
+  absl::StatusOr<std::vector<ScannedFile>> own = Files(scanner, input);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_THAT(Paths(*own), ElementsAre("prog.cu"));
+  EXPECT_EQ((*own)[0].mtime_ns, 1'600'000'000'000'000'123);
+  EXPECT_EQ(scanner.walks(), 2u);
+
+  IncludeScanner next(0, memos);
+  absl::StatusOr<std::vector<ScannedFile>> kept = Files(next, input);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(next.walks(), 0u) << "answered from the kept scan";
+  ASSERT_THAT(Paths(*kept), ElementsAre("prog.cu"));
+  EXPECT_EQ((*kept)[0].mtime_ns, 1'600'000'000'000'000'123);
+
+  times[1] = {1'600'000'001, 0};
+  ASSERT_EQ(utimensat(AT_FDCWD, dir_.Sub("prog.cu").c_str(), times, 0), 0);
+  absl::StatusOr<std::vector<ScannedFile>> touched = Files(next, input);
+  ASSERT_TRUE(touched.ok());
+  ASSERT_EQ(touched->size(), 1u);
+  EXPECT_EQ((*touched)[0].mtime_ns, 1'600'000'001'000'000'000);
 }
 
 }  // namespace

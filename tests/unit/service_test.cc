@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
+#include "common/compile_place.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
@@ -213,7 +215,11 @@ TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
   const std::string path = "/home/user/inc/lib/a.h";
   auto set_of = [&](const std::string& contents) {
     const Digest d = Digest::Of(contents);
-    return std::string(IncludedSetDigest({{path, d.AsBytes()}}).AsBytes());
+    // Keyed by the path anchored at the request's place (compile_place.h):
+    // no working directory is "/".
+    const std::string anchored =
+        CompilePlace("", "program.cu").Anchored(path);
+    return std::string(IncludedSetDigest({{anchored, d.AsBytes()}}).AsBytes());
   };
   v1::CompileRequest request = Request("#include <lib/a.h>");
   request.add_options("-I/home/user/inc");
@@ -233,6 +239,9 @@ TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
   file->set_path(path);
   file->set_sha256(std::string(Digest::Of("int a;").AsBytes()));
   file->set_contents("int a;");
+  file->set_mtime_ns(1'700'000'000'000'000'001);
+  // The hit's request sends the same times, in the set's order.
+  request.add_included_mtimes_ns(1'700'000'000'000'000'001);
   ASSERT_TRUE(Call(full, &response).ok());
   EXPECT_EQ(response.served(), v1::SERVED_MISS);
   EXPECT_THAT(response.object(), HasSubstr("[/home/user/inc/lib/a.h]int a;"));
@@ -498,7 +507,7 @@ TEST_F(ServiceTest, ObjectLostFromStoreIsRecompiled) {
 // is served.
 TEST_F(ServiceTest, AHotAnswerIsServedOnlyWhileTheStoreHoldsItsEntry) {
   v1::CompileResponse first;
-  ASSERT_TRUE(Call(Request("hot"), &first).ok());
+  ASSERT_TRUE(Call(Request("hot #placeless"), &first).ok());
   ASSERT_EQ(first.served(), v1::SERVED_MISS);
   const Digest key = *Digest::FromHex(first.cache_key());
   const Digest object = *Digest::FromHex(first.object_digest());
@@ -507,7 +516,7 @@ TEST_F(ServiceTest, AHotAnswerIsServedOnlyWhileTheStoreHoldsItsEntry) {
   auto make_hot = [&](const std::string& way) {
     for (int i = 0; i < 2; ++i) {
       v1::CompileResponse hit;
-      ASSERT_TRUE(Call(Request("hot"), &hit).ok());
+      ASSERT_TRUE(Call(Request("hot #placeless"), &hit).ok());
       ASSERT_EQ(hit.served(), v1::SERVED_HIT) << way;
       EXPECT_EQ(hit.object(), first.object()) << way;
       EXPECT_EQ(hit.cache_key(), first.cache_key()) << way;
@@ -544,7 +553,7 @@ TEST_F(ServiceTest, AHotAnswerIsServedOnlyWhileTheStoreHoldsItsEntry) {
     EXPECT_EQ(Stats().hot_hits(), hot_before + 1) << way;
     lose();
     v1::CompileResponse after;
-    ASSERT_TRUE(Call(Request("hot"), &after).ok());
+    ASSERT_TRUE(Call(Request("hot #placeless"), &after).ok());
     EXPECT_EQ(after.served(), v1::SERVED_MISS) << way;
     EXPECT_EQ(compiler_.calls(), ++compiles) << way;
   }
@@ -559,12 +568,171 @@ TEST_F(ServiceTest, AHotAnswerIsServedOnlyWhileTheStoreHoldsItsEntry) {
   ASSERT_TRUE(store_->PutResult(key, rewritten, {}).ok());
   for (int i = 0; i < 2; ++i) {
     v1::CompileResponse hit;
-    ASSERT_TRUE(Call(Request("hot"), &hit).ok());
+    ASSERT_TRUE(Call(Request("hot #placeless"), &hit).ok());
     EXPECT_EQ(hit.served(), v1::SERVED_HIT);
     EXPECT_EQ(hit.log(), "the record written again");
   }
   EXPECT_EQ(Stats().hot_entries(), 1u);
   EXPECT_GT(Stats().hot_bytes(), first.object().size());
+}
+
+}  // namespace
+}  // namespace jitcache
+
+namespace jitcache {
+namespace {
+
+// The place (compile_place.h): a request from another working directory
+// with the same layout is served by the place-free key when the compile,
+// run a second time elsewhere, gave the same answer; otherwise each place
+// has its own.
+class PlaceTest : public ServiceTest {
+ protected:
+  // A program named `dir`/k.cu that includes "k.h" beside it, asked from
+  // `dir`, the header with these contents and time.
+  static v1::CompileRequest From(const std::string& dir,
+                                 const std::string& source,
+                                 int64_t header_mtime = 1'000,
+                                 const std::string& header = "int h;") {
+    v1::CompileRequest r = Request(source);
+    r.set_working_directory(dir);
+    r.set_program_name(dir + "/k.cu");
+    r.set_includes_resolved(true);
+    v1::IncludedFile* f = r.add_included_files();
+    f->set_path(dir + "/k.h");
+    f->set_contents(header);
+    f->set_mtime_ns(header_mtime);
+    return r;
+  }
+};
+
+TEST_F(PlaceTest, AnAnswerThatDoesNotDependOnThePlaceIsSharedByEveryPlace) {
+  v1::CompileResponse a, b;
+  ASSERT_TRUE(Call(From("/home/ada/p", "#placeless"), &a).ok());
+  EXPECT_EQ(a.served(), v1::SERVED_MISS);
+  EXPECT_FALSE(a.place_matters());
+  EXPECT_EQ(compiler_.elsewhere_calls(), 1) << "the proof ran";
+  EXPECT_THAT(a.object(), HasSubstr("[C:k.h]int h;"));
+
+  // Another directory, another time on the header: the same answer.
+  ASSERT_TRUE(Call(From("/tmp/tmpq1w2e3r4", "#placeless", 9'999), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_HIT);
+  EXPECT_EQ(b.object(), a.object());
+  EXPECT_EQ(b.cache_key(), a.cache_key());
+  EXPECT_EQ(compiler_.calls(), 1);
+  EXPECT_EQ(compiler_.elsewhere_calls(), 1);
+  const v1::StatsResponse stats = Stats();
+  EXPECT_EQ(stats.place_proofs(), 1u);
+  EXPECT_EQ(stats.place_shared(), 1u);
+  EXPECT_EQ(stats.place_kept(), 0u);
+
+  // Another layout (the header elsewhere) or other bytes: another key.
+  v1::CompileRequest moved = From("/home/ada/p", "#placeless");
+  moved.mutable_included_files(0)->set_path("/home/ada/k.h");
+  ASSERT_TRUE(Call(moved, &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_MISS);
+  ASSERT_TRUE(
+      Call(From("/home/bob/p", "#placeless", 1'000, "int g;"), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_MISS);
+}
+
+TEST_F(PlaceTest, AnAnswerThatDependsOnThePlaceIsKeptForItsPlace) {
+  v1::CompileResponse a, b, again;
+  ASSERT_TRUE(Call(From("/home/ada/p", "k"), &a).ok());
+  EXPECT_EQ(a.served(), v1::SERVED_MISS);
+  EXPECT_TRUE(a.place_matters());
+  EXPECT_THAT(a.object(), HasSubstr("cwd=/home/ada/p"));
+
+  ASSERT_TRUE(Call(From("/home/bob/p", "k"), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_MISS) << "not another place's answer";
+  EXPECT_TRUE(b.place_matters());
+  EXPECT_THAT(b.object(), HasSubstr("cwd=/home/bob/p"));
+  EXPECT_THAT(b.object(), HasSubstr("[/home/bob/p/k.h]int h;"));
+  EXPECT_NE(b.cache_key(), a.cache_key());
+  EXPECT_EQ(compiler_.elsewhere_calls(), 1) << "decided once";
+
+  ASSERT_TRUE(Call(From("/home/ada/p", "k"), &again).ok());
+  EXPECT_EQ(again.served(), v1::SERVED_HIT);
+  EXPECT_EQ(again.object(), a.object());
+  EXPECT_EQ(again.cache_key(), a.cache_key());
+
+  // The same bytes with another time: another place.
+  ASSERT_TRUE(Call(From("/home/ada/p", "k", 2'000), &again).ok());
+  EXPECT_EQ(again.served(), v1::SERVED_MISS);
+  EXPECT_EQ(compiler_.calls(), 3);
+  EXPECT_EQ(Stats().place_kept(), 1u);
+}
+
+TEST_F(PlaceTest, ADigestOnlyRequestFindsItsPlacesKey) {
+  v1::CompileResponse a, b;
+  ASSERT_TRUE(Call(From("/home/ada/p", "k"), &a).ok());
+  ASSERT_TRUE(a.place_matters());
+  // What a client hoping for a hit sends: the set's digest and the times.
+  v1::CompileRequest by_digest = From("/home/ada/p", "k");
+  const CompilePlace place("/home/ada/p", "/home/ada/p/k.cu");
+  by_digest.clear_included_files();
+  by_digest.set_included_set_sha256(std::string(
+      IncludedSetDigest(
+          {{place.Anchored("/home/ada/p/k.h"), Digest::Of("int h;").AsBytes()}})
+          .AsBytes()));
+  by_digest.add_included_mtimes_ns(1'000);
+  ASSERT_TRUE(Call(by_digest, &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_HIT);
+  EXPECT_EQ(b.object(), a.object());
+  // Without the times, the place is not the same.
+  by_digest.clear_included_mtimes_ns();
+  grpc::ClientContext asked;
+  EXPECT_EQ(stub_->Compile(&asked, by_digest, &b).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT)
+      << "a place without its files' times";
+}
+
+// Requests from two places join one place-free compile; when its answer
+// depends on the place, the one from the other place is compiled there.
+TEST_F(PlaceTest, ACallerFromAnotherPlaceOfAHerdGetsItsOwnPlacesAnswer) {
+  compiler_.Hold();
+  v1::CompileResponse a, b;
+  grpc::Status sa, sb;
+  std::thread ta([&] { sa = Call(From("/home/ada/p", "k"), &a); });
+  while (Stats().waiting() < 1) absl::SleepFor(absl::Milliseconds(2));
+  std::thread tb([&] { sb = Call(From("/home/bob/p", "k"), &b); });
+  while (Stats().waiting() < 2) absl::SleepFor(absl::Milliseconds(2));
+  compiler_.Release();
+  ta.join();
+  tb.join();
+  ASSERT_TRUE(sa.ok()) << sa.error_message();
+  ASSERT_TRUE(sb.ok()) << sb.error_message();
+  EXPECT_THAT(a.object(), HasSubstr("cwd=/home/ada/p"));
+  EXPECT_THAT(b.object(), HasSubstr("cwd=/home/bob/p"));
+  EXPECT_EQ(a.served(), v1::SERVED_MISS);
+  EXPECT_EQ(b.served(), v1::SERVED_MISS) << "led its own place's compile";
+  EXPECT_EQ(compiler_.calls(), 2);
+  EXPECT_EQ(compiler_.elsewhere_calls(), 1);
+  EXPECT_EQ(Stats().requests(), 2u);
+}
+
+// Herds from many places of a compile every place shares: one compile.
+TEST_F(PlaceTest, AHerdFromManyPlacesOfASharedAnswerCompilesOnce) {
+  compiler_.Hold();
+  constexpr int kCallers = 8;
+  std::vector<v1::CompileResponse> responses(kCallers);
+  std::vector<grpc::Status> statuses(kCallers);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCallers; ++i) {
+    threads.emplace_back([&, i] {
+      statuses[i] = Call(From(absl::StrCat("/tmp/tmp", i), "#placeless"),
+                         &responses[i]);
+    });
+  }
+  while (Stats().waiting() < kCallers) absl::SleepFor(absl::Milliseconds(2));
+  compiler_.Release();
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kCallers; ++i) {
+    ASSERT_TRUE(statuses[i].ok()) << statuses[i].error_message();
+    EXPECT_EQ(responses[i].object(), responses[0].object());
+  }
+  EXPECT_EQ(compiler_.calls(), 1);
+  EXPECT_EQ(compiler_.elsewhere_calls(), 1);
 }
 
 }  // namespace

@@ -117,6 +117,10 @@ struct DaemonStats {
   uint64_t hot_hits = 0, hot_entries = 0, hot_bytes = 0, hot_max_bytes = 0;
   // Hits answered on the hit socket (no gRPC), and batches of them.
   uint64_t socket_hits = 0, socket_batches = 0;
+  // Compiles run a second time elsewhere to tell whether their answer
+  // depends on the caller's place, and how many did not (shared by every
+  // place) and did (kept for their place).
+  uint64_t place_proofs = 0, place_shared = 0, place_kept = 0;
   // Every user for an administrator; the caller's own row for others.
   std::vector<UserUsage> users;
 };

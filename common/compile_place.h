@@ -1,0 +1,80 @@
+#ifndef JITCACHE_COMMON_COMPILE_PLACE_H_
+#define JITCACHE_COMMON_COMPILE_PLACE_H_
+
+// Where a compile runs, "the place": the caller's working directory, the
+// program's directory (where NVRTC looks first for quoted includes) and the
+// times of the files it reads. Two requests that differ only in their place
+// share an answer when the real NVRTC gives both the same bytes, so a key
+// holds paths relative to the place ("anchored"), and the place itself only
+// where the answer depends on it (cache_key.h, ComputePlacedCompileKey).
+//
+// An anchored path is "C:rel" (under the working directory), "P:rel" (under
+// the program's directory, when that is not inside the working directory)
+// or an absolute path that lies under neither. Which anchors a place has
+// depends on how its two directories lie (CompilePlace::Layout), and that
+// is part of the key.
+//
+// Pure, no file system access; any thread.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace jitcache {
+
+class CompilePlace {
+ public:
+  // `cwd`: absolute and lexically normal, or "" (the compile runs in "/").
+  // `program_name`: as the caller named the program (relative names are
+  // relative to `cwd`).
+  CompilePlace(absl::string_view cwd, absl::string_view program_name);
+
+  // How the working directory (C) and the program's directory (P) lie.
+  enum class Layout {
+    kProgramInCwd,  // P is C or lies inside it: one anchor, C
+    kCwdInProgram,  // C lies inside P: one anchor, P
+    kApart,         // neither holds the other: both anchors
+  };
+  Layout layout() const { return layout_; }
+
+  // `path` (absolute, lexically normal) in anchored form.
+  std::string Anchored(absl::string_view path) const;
+  // The absolute path of an anchored one here; nullopt for a malformed one
+  // or an anchor this place does not have.
+  std::optional<std::string> Absolute(absl::string_view anchored) const;
+
+  // The program's name and the layout, place-free: what the place-free
+  // key holds instead of the name and the working directory.
+  std::string ProgramForKey() const;
+
+  // The same layout somewhere else, at directories no caller's place
+  // would use (different names, lengths and depths): where the proof
+  // compile runs. nullopt when this place's layout cannot be reproduced
+  // there for `anchored_files` (each must come back anchored the same way,
+  // and none may lie where the other place is made).
+  std::optional<CompilePlace> Elsewhere(
+      const std::vector<std::string>& anchored_files) const;
+
+  // The working directory as given ("" stays "") and the program's name.
+  const std::string& cwd() const { return given_cwd_; }
+  const std::string& program_name() const { return program_name_; }
+  const std::string& program_dir() const { return program_dir_; }
+
+  // The root under which Elsewhere() makes its directories.
+  static constexpr absl::string_view kElsewhereRoot = "/.jitcache-elsewhere";
+
+ private:
+  std::string given_cwd_;
+  std::string cwd_;  // "/" when none was given
+  std::string program_name_;
+  std::string program_dir_;  // absolute, lexically normal
+  Layout layout_ = Layout::kProgramInCwd;
+};
+
+// `dir`/`name` with "." and ".." resolved by text ("/.." is "/").
+std::string JoinLexically(absl::string_view dir, absl::string_view name);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_COMMON_COMPILE_PLACE_H_

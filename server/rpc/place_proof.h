@@ -1,0 +1,41 @@
+#ifndef JITCACHE_SERVER_RPC_PLACE_PROOF_H_
+#define JITCACHE_SERVER_RPC_PLACE_PROOF_H_
+
+// Whether a compile's answer depends on its place (compile_place.h),
+// decided by the real compiler: the compile runs once more at the same
+// layout somewhere else, with other file times, at the same time as the
+// caller's own, and the two answers are compared. Equal answers are shared
+// by every place (the place-free key); any difference, or a place whose
+// layout cannot be reproduced elsewhere, keeps the answer to its own place.
+//
+// Pure; any thread.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "server/build/compiler.h"
+
+namespace jitcache {
+
+// The same compile elsewhere: the working directory and the program's
+// directory moved (CompilePlace::Elsewhere), the files (anchored) with
+// them, every file's time moved too. nullopt when the layout cannot be
+// reproduced elsewhere.
+std::optional<CompileJob> ElsewhereJob(const CompileJob& job);
+
+// How far ElsewhereJob moves every file's modification time: a day and
+// a fraction of a second, so that seconds and nanoseconds both differ.
+inline constexpr int64_t kElsewhereTimeShiftNs = 86'400'123'456'789;
+
+// `text` with what the real NVRTC varies from one process to the next
+// masked: the eight hex digits after each "_INTERNAL_".
+std::string WithoutProcessNoise(absl::string_view text);
+
+// Whether two compiles gave the same answer: result, object, log and
+// lowered names, apart from WithoutProcessNoise.
+bool SameAnswer(const CompileResult& here, const CompileResult& there);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_RPC_PLACE_PROOF_H_
