@@ -170,6 +170,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   // An in-process compile runs in the daemon's own place, not the caller's:
   // it cannot show that another place gives the same answer.
   service.proves_places = compiles_in_views;
+  service.proof_threads = workers;
+  service.max_queued_proofs = options.max_queued;
   // listener_ is set before it accepts anything (see PeerListener::Create):
   // under socket activation connections may be waiting already.
   Daemon* self = daemon.get();

@@ -711,8 +711,7 @@ void JitCacheService::RunBuild(const Build& build) {
   std::future<absl::StatusOr<CompileResult>> elsewhere;
   if (build.run_elsewhere) {
     ++counters_.place_proofs;
-    elsewhere =
-        std::async(std::launch::async, build.run_elsewhere, deadline);
+    elsewhere = RunElsewhere(build, deadline);
   }
   absl::StatusOr<CompileResult> result = build.run(deadline);
   const absl::Duration took = absl::Now() - start;
@@ -849,6 +848,23 @@ void JitCacheService::RunBuild(const Build& build) {
       tiered_->Release(key);
     }
   }
+}
+
+std::future<absl::StatusOr<CompileResult>> JitCacheService::RunElsewhere(
+    const Build& build, absl::Time deadline) {
+  auto answer = std::make_shared<std::promise<absl::StatusOr<CompileResult>>>();
+  std::future<absl::StatusOr<CompileResult>> out = answer->get_future();
+  CompilePool::Task task;
+  task.run = [answer, run = build.run_elsewhere, deadline] {
+    answer->set_value(run(deadline));
+  };
+  task.cancel = [answer] {
+    answer->set_value(absl::UnavailableError("the daemon is shutting down"));
+  };
+  if (absl::Status s = proofs_.Submit(build.uid, std::move(task)); !s.ok()) {
+    answer->set_value(s);
+  }
+  return out;
 }
 
 JitCacheService::PlaceVerdict JitCacheService::DecidePlace(

@@ -59,6 +59,11 @@ struct ServiceOptions {
   // answer depends on the place (place_proof.h). Without, every compile
   // is kept for its own place.
   bool proves_places = true;
+  // Threads for those second compiles (a compile's own thread waits for
+  // its proof: they cannot share the pool). As many as the pool's, so that
+  // no proof waits for another.
+  int proof_threads = 4;
+  size_t max_queued_proofs = 1024;
 };
 
 // The JitCache gRPC service (callback API). A handler validates, computes the
@@ -217,6 +222,9 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     bool placed = false;
     bool marker = false;
   };
+  // Starts `build.run_elsewhere` on a proof thread.
+  std::future<absl::StatusOr<CompileResult>> RunElsewhere(const Build& build,
+                                                          absl::Time deadline);
   PlaceVerdict DecidePlace(
       const Build& build, const absl::StatusOr<CompileResult>& here,
       std::future<absl::StatusOr<CompileResult>>& elsewhere);
@@ -354,6 +362,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   const std::unique_ptr<TieredStore> tiered_;
   // PingAnswer, serialized once for the hit socket.
   const std::shared_ptr<const std::string> toolkit_answer_;
+  // Where compiles run elsewhere (place_proof.h): long-lived threads, as a
+  // compile worker lives only as long as the thread that started it.
+  // Last: stopped first, while the rest of the service is still there.
+  CompilePool proofs_{options_.proof_threads, options_.max_queued_proofs};
 };
 
 }  // namespace jitcache

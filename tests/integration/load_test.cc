@@ -38,7 +38,8 @@ TEST(Load, TenThousandMixedRequestsLeaveASoundStore) {
                              "(int* x) { x[0] = ", i, "; }"),
                 "load.cu"),
         {}, CodeType::kPtx);
-    ASSERT_TRUE(warm.ok() && warm->compiled);
+    ASSERT_TRUE(warm.ok()) << warm.status() << daemon.Log();
+    ASSERT_TRUE(warm->compiled) << warm->log;
   }
 
   std::vector<testing::ProcessResult> results(kProcesses);
