@@ -71,12 +71,12 @@ CompilePlace::CompilePlace(absl::string_view cwd,
 }
 
 std::string CompilePlace::Anchored(absl::string_view path) const {
-  const bool cwd_anchor = layout_ != Layout::kCwdInProgram;
-  const bool program_anchor = layout_ != Layout::kProgramInCwd;
-  if (program_anchor && Under(path, program_dir_, /*or_equal=*/true)) {
+  // The program's directory first: what NVRTC finds beside the program is
+  // where it is relative to the program, however the program was named.
+  if (Under(path, program_dir_, /*or_equal=*/true)) {
     return absl::StrCat(kProgramAnchor, Below(path, program_dir_));
   }
-  if (cwd_anchor && Under(path, cwd_, /*or_equal=*/true)) {
+  if (Under(path, cwd_, /*or_equal=*/true)) {
     return absl::StrCat(kCwdAnchor, Below(path, cwd_));
   }
   return std::string(path);
@@ -84,15 +84,13 @@ std::string CompilePlace::Anchored(absl::string_view path) const {
 
 std::optional<std::string> CompilePlace::Absolute(
     absl::string_view anchored) const {
-  const bool cwd_anchor = layout_ != Layout::kCwdInProgram;
-  const bool program_anchor = layout_ != Layout::kProgramInCwd;
   absl::string_view below = anchored;
   if (absl::ConsumePrefix(&below, kCwdAnchor)) {
-    if (!cwd_anchor || absl::StartsWith(below, "/")) return std::nullopt;
+    if (absl::StartsWith(below, "/")) return std::nullopt;
     return below.empty() ? cwd_ : JoinLexically(cwd_, below);
   }
   if (absl::ConsumePrefix(&below, kProgramAnchor)) {
-    if (!program_anchor || absl::StartsWith(below, "/")) return std::nullopt;
+    if (absl::StartsWith(below, "/")) return std::nullopt;
     return below.empty() ? program_dir_ : JoinLexically(program_dir_, below);
   }
   if (!IsNormalAbsolutePath(Std(anchored))) return std::nullopt;
@@ -100,55 +98,48 @@ std::optional<std::string> CompilePlace::Absolute(
 }
 
 std::string CompilePlace::ProgramForKey() const {
-  std::string out;
-  switch (layout_) {
-    case Layout::kProgramInCwd:
-      out = absl::StrCat("in-cwd ", Anchored(program_dir_));
-      break;
-    case Layout::kCwdInProgram:
-      out = absl::StrCat("cwd-in-program ", Anchored(cwd_));
-      break;
-    case Layout::kApart:
-      out = "apart";
-      break;
+  // NVRTC names the program as spelled (in logs, __FILE__, line
+  // information): a relative name is keyed as spelled (it is relative to
+  // the working directory, which is the place); an absolute one by its base
+  // name, its directory being the place.
+  if (!absl::StartsWith(program_name_, "/")) {
+    return absl::StrCat("rel:", program_name_);
   }
-  // A relative name is relative to the working directory: place-free as
-  // spelled. An absolute one is anchored where its directory is.
-  const std::string name = absl::StartsWith(program_name_, "/")
-                               ? Anchored(program_name_)
-                               : absl::StrCat("rel:", program_name_);
-  absl::StrAppend(&out, "\n", name);
-  return out;
+  return absl::StrCat(kProgramAnchor, BasePart(program_name_));
 }
 
 std::optional<CompilePlace> CompilePlace::Elsewhere(
     const std::vector<std::string>& anchored_files) const {
-  const std::string cwd_there = absl::StrCat(kElsewhereRoot, "/w0rk/d1r");
+  // The two directories keep how they lie to each other (a relative -I
+  // from the working directory still reaches what it reached); a relative
+  // name stays as spelled, an absolute one moves with its directory.
+  const std::string cwd_there =
+      absl::StrCat(kElsewhereRoot, "/w0rk/d1r/s0me/d3pth");
   const std::string program_there = absl::StrCat(kElsewhereRoot, "/pr0g");
-  const bool absolute_name = absl::StartsWith(program_name_, "/");
   std::string cwd, name = program_name_;
-  switch (layout_) {
-    case Layout::kProgramInCwd:
-      cwd = cwd_there;
-      if (absolute_name) {
-        name = JoinLexically(cwd, Below(program_name_, cwd_));
-      }
-      break;
-    case Layout::kCwdInProgram:
-      cwd = JoinLexically(program_there, Below(cwd_, program_dir_));
-      if (absolute_name) {
-        name = absl::StrCat(program_there, "/", BasePart(program_name_));
-      }
-      break;
-    case Layout::kApart:
-      cwd = cwd_there;
-      if (absolute_name) {
-        name = absl::StrCat(program_there, "/", BasePart(program_name_));
-      }
-      break;
+  if (!absl::StartsWith(program_name_, "/")) {
+    cwd = cwd_there;
+  } else {
+    std::string program_dir;
+    switch (layout_) {
+      case Layout::kProgramInCwd:
+        cwd = cwd_there;
+        program_dir = JoinLexically(cwd, Below(program_dir_, cwd_));
+        break;
+      case Layout::kCwdInProgram:
+        program_dir = program_there;
+        cwd = JoinLexically(program_dir, Below(cwd_, program_dir_));
+        break;
+      case Layout::kApart:
+        cwd = cwd_there;
+        program_dir = program_there;
+        break;
+    }
+    name = absl::StrCat(program_dir, "/", BasePart(program_name_));
   }
   CompilePlace there(cwd, name);
-  if (there.layout_ != layout_ || there.ProgramForKey() != ProgramForKey()) {
+  if (there.layout_ != layout_ || there.ProgramForKey() != ProgramForKey() ||
+      !Under(there.program_dir_, kElsewhereRoot, /*or_equal=*/false)) {
     return std::nullopt;
   }
   for (const std::string& anchored : anchored_files) {

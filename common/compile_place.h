@@ -8,11 +8,11 @@
 // holds paths relative to the place ("anchored"), and the place itself only
 // where the answer depends on it (cache_key.h, ComputePlacedCompileKey).
 //
-// An anchored path is "C:rel" (under the working directory), "P:rel" (under
-// the program's directory, when that is not inside the working directory)
-// or an absolute path that lies under neither. Which anchors a place has
-// depends on how its two directories lie (CompilePlace::Layout), and that
-// is part of the key.
+// An anchored path is "P:rel" (under the program's directory), "C:rel"
+// (under the working directory, outside the program's) or an absolute path
+// that lies under neither. A program named by an absolute path is keyed by
+// its base name (its directory is the place); one named relative to the
+// working directory, as spelled.
 //
 // Pure, no file system access; any thread.
 #include <optional>
@@ -30,11 +30,12 @@ class CompilePlace {
   // relative to `cwd`).
   CompilePlace(absl::string_view cwd, absl::string_view program_name);
 
-  // How the working directory (C) and the program's directory (P) lie.
+  // How the working directory (C) and the program's directory (P) lie:
+  // what a proof compile elsewhere keeps.
   enum class Layout {
-    kProgramInCwd,  // P is C or lies inside it: one anchor, C
-    kCwdInProgram,  // C lies inside P: one anchor, P
-    kApart,         // neither holds the other: both anchors
+    kProgramInCwd,  // P is C or lies inside it
+    kCwdInProgram,  // C lies inside P
+    kApart,         // neither holds the other
   };
   Layout layout() const { return layout_; }
 
@@ -44,15 +45,18 @@ class CompilePlace {
   // or an anchor this place does not have.
   std::optional<std::string> Absolute(absl::string_view anchored) const;
 
-  // The program's name and the layout, place-free: what the place-free
-  // key holds instead of the name and the working directory.
+  // The program, place-free: what the place-free key holds instead of the
+  // program's name and the working directory ("P:" and the base name of an
+  // absolute name, "rel:" and a relative name as spelled).
   std::string ProgramForKey() const;
 
   // The same layout somewhere else, at directories no caller's place
-  // would use (different names, lengths and depths): where the proof
-  // compile runs. nullopt when this place's layout cannot be reproduced
-  // there for `anchored_files` (each must come back anchored the same way,
-  // and none may lie where the other place is made).
+  // would use (other names, lengths and depths), a relative program name
+  // as spelled, an absolute one in the program's directory there: where
+  // the proof compile runs. nullopt when
+  // `anchored_files` cannot be laid out there (each must come back
+  // anchored the same way, and none may lie where the other place is
+  // made).
   std::optional<CompilePlace> Elsewhere(
       const std::vector<std::string>& anchored_files) const;
 

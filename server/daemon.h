@@ -46,6 +46,9 @@ struct DaemonOptions {
   // in_process_compiles; each worker's address space is capped at
   // compile_memory_limit bytes (0: no cap).
   bool in_process_compiles = false;
+  // Share answers between places where a compile elsewhere proves them
+  // the same (ServiceOptions::proves_places).
+  bool place_proofs = true;
   std::string worker_binary;  // empty: next to this executable
   uint64_t compile_memory_limit = uint64_t{8} << 30;
   // The cluster tier (redis://... or unix://...); empty url: none.

@@ -93,6 +93,12 @@ ABSL_FLAG(bool, in_process_compiles, false,
           "working directory), and one NVRTC for every compile, whose state "
           "from one compile can change the next one's output (for "
           "benchmarks and debugging only)");
+ABSL_FLAG(bool, place_proofs, true,
+          "Share a compile's answer between callers in different places "
+          "(working directories, program directories, file times) where a "
+          "second compile of it elsewhere, run beside the first, gives the "
+          "same answer. false: every answer is kept for its own place (no "
+          "second compile; callers in other directories miss)");
 ABSL_FLAG(std::string, worker_binary, "",
           "The compile worker to run; default: jitcache-worker next to "
           "jitcached");
@@ -213,6 +219,7 @@ int main(int argc, char** argv) {
       std::max(0, absl::GetFlag(FLAGS_max_queued_per_user)));
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.in_process_compiles = absl::GetFlag(FLAGS_in_process_compiles);
+  options.place_proofs = absl::GetFlag(FLAGS_place_proofs);
   options.worker_binary = absl::GetFlag(FLAGS_worker_binary);
   options.socket_group = absl::GetFlag(FLAGS_socket_group);
   options.hit_socket = absl::GetFlag(FLAGS_hit_socket);

@@ -150,12 +150,14 @@ bool AskDaemon(Shim& p, CodeType target) {
   options.dlto_for_ltoir = false;        // nor adds options
   absl::StatusOr<jitcache::ObjectCode> code =
       daemon->Compile(program, options, target);
-  if (!code.ok() && getenv("JITCACHE_NVRTC_VERBOSE") != nullptr) {
+  const bool verbose = getenv("JITCACHE_NVRTC_VERBOSE") != nullptr;
+  if (!code.ok() && verbose) {
     std::fprintf(stderr,
                  "jitcache-nvrtc: %s: the daemon did not compile it (%s); the "
                  "real NVRTC does\n",
                  p.name.c_str(), code.status().ToString().c_str());
   }
+
   if (!code.ok()) {
     // NVRTC makes nothing of this kind for these options (a virtual
     // architecture has no cubin): so does the real one, with size 0.
@@ -171,6 +173,14 @@ bool AskDaemon(Shim& p, CodeType target) {
   // sees the caller's disk, gives the true answer.
   if (!code->compiled && jitcache::LogSaysAFileWasMissing(code->log)) {
     return false;
+  }
+  // How each answer was served: what a user asks when a process misses.
+  if (verbose) {
+    const std::string served(jitcache::ServedName(code->served));
+    std::fprintf(stderr, "jitcache-nvrtc: %s: %s %s key %s\n", p.name.c_str(),
+                 served.c_str(),
+                 std::string(jitcache::CodeTypeName(target)).c_str(),
+                 code->cache_key.c_str());
   }
   p.log = std::move(code->log);
   p.failed = !code->compiled;

@@ -892,7 +892,10 @@ JitCacheService::PlaceVerdict JitCacheService::DecidePlace(
   ++counters_.place_kept;
   JITCACHE_LOG(Debug) << "compile " << build.key.Hex()
                       << " depends on its place; kept under "
-                      << build.placed_key->Hex();
+                      << build.placed_key->Hex() << " ("
+                      << (here.ok() ? FirstDifference(*here, *there)
+                                    : here.status().ToString())
+                      << ")";
   return {.placed = true, .marker = true};
 }
 

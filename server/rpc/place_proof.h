@@ -29,12 +29,22 @@ std::optional<CompileJob> ElsewhereJob(const CompileJob& job);
 inline constexpr int64_t kElsewhereTimeShiftNs = 86'400'123'456'789;
 
 // `text` with what the real NVRTC varies from one process to the next
-// masked: the eight hex digits after each "_INTERNAL_".
+// masked in place (same length): in the names of internal-linkage symbols,
+// "_INTERNAL_<8 hex>_<n>_<file>_<8 hex>_<number>" (and "_GLOBAL__N__"),
+// the hex digits and the number.
 std::string WithoutProcessNoise(absl::string_view text);
 
+// A log without process noise nor the times it reports (-time,
+// -Xptxas -v: each number of milliseconds becomes "x").
+std::string LogWithoutRunNoise(absl::string_view log);
+
 // Whether two compiles gave the same answer: result, object, log and
-// lowered names, apart from WithoutProcessNoise.
+// lowered names, apart from WithoutProcessNoise (and the log's times).
 bool SameAnswer(const CompileResult& here, const CompileResult& there);
+
+// Where two answers first differ, for the log ("" when SameAnswer).
+std::string FirstDifference(const CompileResult& here,
+                            const CompileResult& there);
 
 }  // namespace jitcache
 

@@ -1,5 +1,6 @@
 #include "tests/integration/nvrtc_corpus.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -30,6 +31,11 @@ constexpr char kWarning[] =
 
 // An error: the log names the program and the line.
 constexpr char kError[] = "__global__ void e(int* x) { x[0] = nope; }\n";
+
+std::string CudaHome() {
+  const char* cuda = std::getenv("CUDA_HOME");
+  return cuda != nullptr && *cuda != '\0' ? cuda : "/usr/local/cuda";
+}
 
 void Write(const std::filesystem::path& path, const std::string& text) {
   std::filesystem::create_directories(path.parent_path());
@@ -369,7 +375,94 @@ void FileAccess(Builder& b, int generation) {
   }
 }
 
+// Where the place shows, or might: line information of code in headers
+// beside the program and in the working directory (NVRTC writes their
+// times and sizes), LTO-IR, #line, __FILE__, __BASE_FILE__, the file a
+// source_location names (__builtin_FILE), a failing compile's log, and
+// CUB; with `shared`, headers in a directory outside the place through an
+// absolute -I, whose times the test changes between places.
+void PlaceVariants(Builder& b, int generation, const std::string& shared) {
+  const std::string value = absl::StrCat(generation + 7);
+  b.File("pl/pl_beside.h",
+         "__device__ int pl_add(int a) { return a + " + value + "; }\n");
+  b.File("pl_cwd.h", "__device__ int pl_mul(int a) { return a * " + value +
+                         "; }\n");
+  const std::string beside =
+      "#include \"pl_beside.h\"\n"
+      "extern \"C\" __global__ void pl(int* x) { x[0] = pl_add(x[1]); }\n";
+  const std::string in_cwd =
+      "#include \"pl_cwd.h\"\n"
+      "extern \"C\" __global__ void pc(int* x) { x[0] = pl_mul(x[1]); }\n";
+  const std::vector<std::vector<std::string>> recording = {
+      {}, {"-lineinfo"}, {"-G"}, {"-dlto"}, {"-lineinfo", "-G"},
+      {"--generate-line-info"}};
+  int n = 0;
+  for (const auto& options : recording) {
+    std::vector<std::string> with_arch = {"-arch=sm_90"};
+    with_arch.insert(with_arch.end(), options.begin(), options.end());
+    b.Add(absl::StrCat("place-beside-", n), beside, with_arch).name =
+        "pl/kern.cu";
+    b.Add(absl::StrCat("place-cwd-", n), in_cwd, with_arch).name = "kern.cu";
+    ++n;
+  }
+  const std::vector<std::pair<std::string, std::string>> names_shown = {
+      {"line", "#line 42 \"renamed.cu\"\n" + std::string(kTemplate)},
+      {"base-file",
+       "extern \"C\" __device__ const char kBase[] = __BASE_FILE__;\n" +
+           std::string(kTemplate)},
+      {"builtin-file",
+       "extern \"C\" __global__ void bf(const char** p) {\n"
+       "  *p = __builtin_FILE();\n}\n"},
+      {"error-lineinfo", kError},
+  };
+  for (const auto& [tag, source] : names_shown) {
+    for (const char* option : {"-lineinfo", "-w"}) {
+      Variant& v = b.Add(absl::StrCat("place-", tag, option), source,
+                         {"-arch=sm_90", option});
+      v.name = "kern.cu";
+      if (source.find("scale") != std::string::npos) {
+        v.exprs = {"scale<float, 4>"};
+      }
+    }
+  }
+  Variant& cub = b.Add(
+      "place-cub",
+      "#include <cub/block/block_reduce.cuh>\n"
+      "template <int kThreads> __global__ void red(int* x) {\n"
+      "  using R = cub::BlockReduce<int, kThreads>;\n"
+      "  __shared__ typename R::TempStorage t;\n"
+      "  int s = R(t).Sum(x[threadIdx.x]);\n"
+      "  if (threadIdx.x == 0) x[0] = s;\n}\n",
+      {"-arch=sm_90", "-I" + CudaHome() + "/include/cccl"});
+  cub.name = "kern.cu";
+  cub.exprs = {"red<128>"};
+  if (shared.empty()) return;
+  Write(std::filesystem::path(shared) / "pl_shared.h",
+        "__device__ int pl_sub(int a) { return a - " + value + "; }\n");
+  const std::string uses_shared =
+      "#include <pl_shared.h>\n"
+      "extern \"C\" __global__ void ps(int* x) { x[0] = pl_sub(x[1]); }\n";
+  for (const char* option : {"-w", "-lineinfo", "-G"}) {
+    b.Add(absl::StrCat("place-shared", option), uses_shared,
+          {"-arch=sm_90", "-I" + shared, option})
+        .name = "kern.cu";
+  }
+}
+
 }  // namespace
+
+void NameAfterTemporaryFiles(std::vector<Variant>& corpus,
+                             const std::string& temp_dir) {
+  for (Variant& v : corpus) {
+    if (!v.name.has_value() || v.name->empty()) continue;
+    const std::string base =
+        std::filesystem::path(*v.name).filename().string();
+    // One directory per variant, as CuPy makes one per program.
+    const std::string path = temp_dir + "/" + v.id + "/" + base;
+    Write(path, v.source);
+    v.name = path;
+  }
+}
 
 std::string Variant::Describe() const {
   return absl::StrCat("name ", name.has_value() ? "'" + *name + "'" : "NULL",
@@ -377,12 +470,14 @@ std::string Variant::Describe() const {
                       dir.empty() ? "" : ", in " + dir);
 }
 
-std::vector<Variant> BuildCorpus(const std::string& root, int generation) {
+std::vector<Variant> BuildCorpus(const std::string& root, int generation,
+                                 const std::string& shared_dir) {
   Builder b(root);
   CompilerState(b);
   OptionSpellings(b);
   ProgramNames(b);
   FileAccess(b, generation);
+  PlaceVariants(b, generation, shared_dir);
   return b.Take();
 }
 

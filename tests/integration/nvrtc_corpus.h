@@ -24,8 +24,16 @@ struct Variant {
 // The corpus, with the files its variants read written under `root`
 // (which becomes their working directory unless a variant names another).
 // The variants are the same in every `generation`; the files they read
-// hold other contents in each.
-std::vector<Variant> BuildCorpus(const std::string& root, int generation = 0);
+// hold other contents in each. With `shared_dir`, variants also read
+// headers there through an absolute -I (a directory outside the place).
+std::vector<Variant> BuildCorpus(const std::string& root, int generation = 0,
+                                 const std::string& shared_dir = "");
+
+// The corpus as CuPy names its programs: each named program renamed to its
+// base name in `temp_dir` (a fresh temporary directory), where its source
+// is written first.
+void NameAfterTemporaryFiles(std::vector<Variant>& corpus,
+                             const std::string& temp_dir);
 
 // The case file tests/testing/nvrtc_case.c reads; `reversed`: last first.
 // Sources and headers go to files beside it.

@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
 #include "tests/integration/nvrtc_corpus.h"
+#include "tests/integration/nvrtc_oracle.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/daemon_stats.h"
 #include "tests/testing/temp_dir.h"
@@ -37,41 +38,7 @@ namespace {
 
 using testing::ProcessResult;
 
-// What differs between two runs of the real NVRTC itself: the process id
-// it writes into the names of internal-linkage symbols and into the
-// directory of -pch files, and the times -time and -Xptxas -v report (the
-// log of a cached compile keeps the times of the compile that ran).
-std::string WithoutRunNoise(std::string text) {
-  static const auto* kVarying =
-      new std::vector<std::pair<std::regex, std::string>>{
-          {std::regex("_INTERNAL_[0-9a-f]{8}"), "_INTERNAL_xxxxxxxx"},
-          {std::regex("__nvrtc_auto_pch_[0-9]+_"), "__nvrtc_auto_pch_x_"},
-          {std::regex("Compile time = [0-9.]+ ms"), "Compile time = x ms"},
-          {std::regex(", [0-9.]+, ms\n"), ", x, ms\n"},
-          {std::regex("\nlog 0 [0-9]+\n"), "\nlog 0 x\n"}};
-  for (const auto& [pattern, replacement] : *kVarying) {
-    text = std::regex_replace(text, pattern, replacement);
-  }
-  return text;
-}
-
-// "" when the oracle's result file `real` and ours match (apart from run
-// noise); otherwise where they first differ, with the text around it.
-std::string FirstDifference(const std::string& real_path,
-                            const std::string& ours_path) {
-  const std::string want = WithoutRunNoise(testing::ReadFile(real_path));
-  const std::string got = WithoutRunNoise(testing::ReadFile(ours_path));
-  if (want.empty()) return "the oracle wrote nothing";
-  if (want == got) return "";
-  const auto [w, g] =
-      std::mismatch(want.begin(), want.end(), got.begin(), got.end());
-  const size_t at = w - want.begin();
-  const size_t from = at < 80 ? 0 : at - 80;
-  return absl::StrCat("differs at byte ", at, "\n    real: ...",
-                      want.substr(from, 200), "\n    ours: ...",
-                      got.substr(from, 200));
-}
-
+using testing::FirstDifference;
 using testing::StatsOf;
 
 class NvrtcDifferential : public ::testing::Test {
@@ -99,29 +66,10 @@ class NvrtcDifferential : public ::testing::Test {
     RunEach({}, forward_, out, ids);
   }
 
-  // Each of `ids` of `cases` in a process of its own, two at a time, with
-  // `env` (an /usr/bin/env command line; empty: the real NVRTC alone).
   static void RunEach(const std::vector<std::string>& env,
                       const std::string& cases, const std::string& out,
                       const std::vector<std::string>& ids) {
-    std::filesystem::create_directories(out);
-    constexpr size_t kParallel = 2;
-    std::vector<std::future<std::string>> runs;
-    for (size_t lane = 0; lane < kParallel; ++lane) {
-      runs.push_back(std::async(std::launch::async, [&, lane] {
-        std::string failures;
-        for (size_t i = lane; i < ids.size(); i += kParallel) {
-          std::vector<std::string> argv = env;
-          argv.insert(argv.end(), {JITCACHE_NVRTC_CASE, cases, out, ids[i]});
-          ProcessResult r = testing::RunProcess(argv);
-          if (r.exit_code != 0) {
-            absl::StrAppend(&failures, ids[i], ": ", r.output, "\n");
-          }
-        }
-        return failures;
-      }));
-    }
-    for (auto& run : runs) ASSERT_EQ(run.get(), "");
+    ASSERT_EQ(testing::RunEachCase(env, cases, out, ids), "");
   }
 
   // Every case through our library in one process, in the file's order.

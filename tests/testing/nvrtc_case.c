@@ -90,6 +90,11 @@ static int Run(const struct Case* c, const char* outdir) {
   for (int i = 0; i < c->num_headers; ++i) {
     bodies[i] = ReadAll(c->header_paths[i], NULL);
   }
+  // Which case the lines a front end prints to stderr belong to
+  // (JITCACHE_NVRTC_VERBOSE): the cross-place test reads them.
+  if (getenv("JITCACHE_CASE_TRACE") != NULL) {
+    fprintf(stderr, "jitcache-case: %s\n", c->id);
+  }
   char home[4096];
   if (getcwd(home, sizeof(home)) == NULL) home[0] = '\0';
   if (c->dir != NULL && chdir(c->dir) != 0) {

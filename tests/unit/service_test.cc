@@ -612,7 +612,7 @@ TEST_F(PlaceTest, AnAnswerThatDoesNotDependOnThePlaceIsSharedByEveryPlace) {
   EXPECT_EQ(a.served(), v1::SERVED_MISS);
   EXPECT_FALSE(a.place_matters());
   EXPECT_EQ(compiler_.elsewhere_calls(), 1) << "the proof ran";
-  EXPECT_THAT(a.object(), HasSubstr("[C:k.h]int h;"));
+  EXPECT_THAT(a.object(), HasSubstr("[P:k.h]int h;"));
 
   // Another directory, another time on the header: the same answer.
   ASSERT_TRUE(Call(From("/tmp/tmpq1w2e3r4", "#placeless", 9'999), &b).ok());

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""What keying the place only where the answer depends on it costs and
+gives, side by side in one run:
+
+- a miss with the place proof (the compile run a second time elsewhere,
+  beside the first; the default) against a miss without it
+  (--place_proofs=false, every answer kept for its own place): the client's
+  latency and the CPU the daemon and its compile workers spent, for a small
+  kernel and the CUB kernel, a new key each time;
+- a hit in a new process from the working directory that compiled it
+  against one from a new working directory each time, through
+  `jitcache compile` and through libnvrtc.so.13 (NVRTC's C API by ctypes).
+
+  python3 bench/place_bench.py [--build build] [--runs N] [--write-results]
+"""
+import argparse
+import datetime
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from run import Daemon  # noqa: E402
+from results_section import write_section  # noqa: E402
+from nvrtc_library_bench import child  # noqa: E402
+
+SMALL = ('extern "C" __global__ void saxpy(float a, float* x, float* y, '
+         'int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
+         '  if (i < n) y[i] = a * x[i] + y[i];\n}\n')
+
+
+def tree_cpu(pid):
+    """CPU seconds of `pid` and of its children (the compile workers, whose
+    reaped per-compile children count in their cutime)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry) == pid or int(fields[1]) == pid:
+            total += sum(int(x) for x in fields[11:15])
+    return total / tick
+
+
+def cli_compile(daemon, cwd, source_name, extra=()):
+    t0 = time.monotonic()
+    r = subprocess.run([os.path.join(daemon.build, "client/jitcache"),
+                        "--socket", daemon.socket, "compile", source_name,
+                        "--arch", "sm_90", "--target", "cubin", *extra],
+                       cwd=cwd, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    if r.returncode != 0:
+        raise RuntimeError(f"compile failed: {r.stdout}{r.stderr}")
+    first = r.stdout.splitlines()[0]
+    return first.split()[0], wall, first
+
+
+def misses(daemon, work, kernel, source, runs, seed_base):
+    """Client wall time and daemon CPU per miss (a new -D each time)."""
+    os.makedirs(work, exist_ok=True)
+    with open(os.path.join(work, "k.cu"), "w") as f:
+        f.write(source)
+    walls, cpus = [], []
+    for i in range(runs):
+        before = tree_cpu(daemon.proc.pid)
+        served, wall, line = cli_compile(daemon, work, "k.cu",
+                                         [f"-DJC_SEED={seed_base + i}"])
+        cpus.append(tree_cpu(daemon.proc.pid) - before)
+        if served != "MISS":
+            raise RuntimeError(f"{kernel}: expected a miss: {line}")
+        walls.append(wall)
+    return walls, cpus
+
+
+def hits_from(daemon, root, source, runs, new_dirs):
+    """A hit per new process: from one directory, or each from a new one
+    (the same layout: k.cu beside nothing else)."""
+    walls = []
+    first = os.path.join(root, "first")
+    os.makedirs(first, exist_ok=True)
+    with open(os.path.join(first, "k.cu"), "w") as f:
+        f.write(source)
+    cli_compile(daemon, first, "k.cu")  # the miss (or an earlier run's hit)
+    for i in range(runs):
+        cwd = first
+        if new_dirs:
+            cwd = os.path.join(root, f"new{i}")
+            os.makedirs(cwd)
+            shutil.copy(os.path.join(first, "k.cu"), cwd)
+        served, wall, line = cli_compile(daemon, cwd, "k.cu")
+        if served != "HIT":
+            raise RuntimeError(f"expected a hit: {line}")
+        walls.append(wall)
+    return walls
+
+
+def library_hits(daemon, build, root, runs, new_dirs):
+    """The first compile of a new process through libnvrtc.so.13 (ctypes),
+    from the directory that compiled it or from a new one each time."""
+    lib = os.path.join(build, "client/nvrtc/libnvrtc.so.13")
+    include = os.path.join(root, "inc")
+    os.makedirs(include, exist_ok=True)
+    env = dict(os.environ, JITCACHE_SOCKET=daemon.socket,
+               JITCACHE_SCAN_CACHE=os.path.join(root, "scans"))
+    first = os.path.join(root, "lib-first")
+    os.makedirs(first, exist_ok=True)
+    out = []
+    cwd0 = os.getcwd()
+    try:
+        os.chdir(first)
+        child("ctypes", 1, 7, include, lib, True, env)  # the miss
+        for i in range(runs):
+            if new_dirs:
+                d = os.path.join(root, f"lib-new{i}")
+                os.makedirs(d)
+                os.chdir(d)
+            out.append(child("ctypes", 1, 7, include, lib, True, env)[0])
+    finally:
+        os.chdir(cwd0)
+    return out
+
+
+def ms(values):
+    return statistics.median(values) * 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--write-results", action="store_true")
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    cub = subprocess.run([os.path.join(build, "bench/jitcache_bench"),
+                          "source", "cub"], capture_output=True,
+                         text=True).stdout
+    work = tempfile.mkdtemp(prefix="jcplace.")
+    daemons = {
+        "proof": Daemon(build, work, "proof", ["--workers=2"]),
+        "no proof": Daemon(build, work, "plain",
+                           ["--workers=2", "--place_proofs=false"]),
+    }
+    for d in daemons.values():
+        d.start()
+    lines = []
+    try:
+        rows = []
+        for kernel, source, runs in (("small", SMALL, args.runs),
+                                     ("cub", cub, max(3, args.runs // 2))):
+            result = {}
+            # Interleaved, so that a slow moment of the machine falls on both.
+            for round_ in range(2):
+                for name, d in daemons.items():
+                    w, c = misses(d, os.path.join(work, f"m-{name}-{kernel}"),
+                                  kernel, source, runs // 2 or 1,
+                                  1000 * round_ + (0 if name == "proof" else 500))
+                    result.setdefault(name, ([], []))
+                    result[name][0].extend(w)
+                    result[name][1].extend(c)
+            p, n = result["proof"], result["no proof"]
+            rows.append(
+                f"| {kernel} | {ms(n[0]):.1f} ms | {ms(p[0]):.1f} ms | "
+                f"{(ms(p[0]) / ms(n[0]) - 1) * 100:+.1f}% | "
+                f"{statistics.median(n[1]) * 1e3:.0f} ms | "
+                f"{statistics.median(p[1]) * 1e3:.0f} ms | "
+                f"{statistics.median(p[1]) / statistics.median(n[1]):.2f}x |")
+        d = daemons["proof"]
+        same = hits_from(d, os.path.join(work, "h-same"), cub, args.runs, False)
+        new = hits_from(d, os.path.join(work, "h-new"), cub, args.runs, True)
+        lib_same = library_hits(d, build, os.path.join(work, "l-same"),
+                                args.runs, False)
+        lib_new = library_hits(d, build, os.path.join(work, "l-new"),
+                               args.runs, True)
+        stats = d.stats()
+    finally:
+        for d in daemons.values():
+            d.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+    cpu = platform.processor() or platform.machine()
+    lines += [
+        "## Sharing answers across places: the cost of a miss, a hit from "
+        "a new directory",
+        "",
+        f"Command: `python3 bench/place_bench.py --runs {args.runs}`  ",
+        f"Machine: {os.cpu_count()} cores, {cpu}, {platform.platform()}  ",
+        f"Date: {datetime.date.today().isoformat()}",
+        "",
+        "A miss through `jitcache compile` (a new key each time), with the "
+        "place proof (the compile run a second time elsewhere, beside the "
+        "first) and without it (`--place_proofs=false`), against two "
+        "daemons in one run, interleaved. CPU: the daemon and its compile "
+        "workers, per miss (medians).",
+        "",
+        "| kernel | miss, no proof | miss, proof | latency | CPU, no proof "
+        "| CPU, proof | CPU ratio |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+        "A hit in a new process (median wall time of the process), from the "
+        "directory that compiled it or from a new directory each time (the "
+        "same file, the CUB kernel):",
+        "",
+        "| front end | same directory | new directory each time |",
+        "|---|---|---|",
+        f"| `jitcache compile` | {ms(same):.1f} ms | {ms(new):.1f} ms |",
+        f"| libnvrtc.so.13, first compile of a process | {ms(lib_same):.2f} ms"
+        f" | {ms(lib_new):.2f} ms |",
+        "",
+        f"Daemon counters after the hits: place_proofs "
+        f"{int(stats.get('place_proofs', 0))}, place_shared "
+        f"{int(stats.get('place_shared', 0))}, place_kept "
+        f"{int(stats.get('place_kept', 0))}.",
+    ]
+    if args.write_results:
+        write_section("place-bench", lines)
+    else:
+        print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,264 @@
+// The real NVRTC is the oracle, both ways, for where an answer is shared.
+// Every variant of the NVRTC corpus is compiled by the real NVRTC in two
+// places, each in a fresh process: another working directory with the same
+// relative layout, a CuPy-style temporary program name (the source written
+// to a file in a fresh temporary directory), or both; and through
+// jitcache's libnvrtc.so.13 in place one, then in a new process in place
+// two. Between the two places the headers in a directory outside both
+// (an absolute -I) get another modification time, as the corpus files of
+// the second place have: equal bytes, other times.
+//
+// In place two, where the two real results are equal (apart from what the
+// real NVRTC varies per process), every answer the daemon gives must be a
+// hit; where they differ, no variant may be answered by hits alone, and
+// every result must be the real place-two result.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/integration/nvrtc_corpus.h"
+#include "tests/integration/nvrtc_oracle.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/daemon_stats.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_env.h"
+
+namespace jitcache {
+namespace {
+
+using testing::FirstDifference;
+using testing::ProcessResult;
+using testing::Variant;
+using testing::WithoutRunNoise;
+
+// One place: a corpus written under `root`, its case file there (the
+// working directory of its cases), and where results go.
+struct Place {
+  std::string root;
+  std::vector<Variant> corpus;
+  std::string cases;
+};
+
+// How one of a variant's answers was served ("HIT", "MISS", "JOINED",
+// "LOCAL") and under which key.
+struct Served {
+  std::string how, key;
+};
+
+// Each variant's answers in a run of ours, by case id, from the lines the
+// front end prints with JITCACHE_NVRTC_VERBOSE after each case's name.
+std::map<std::string, std::vector<Served>> ServedByCase(
+    const std::string& output) {
+  static const std::regex kServed(
+      ": (HIT|MISS|JOINED|LOCAL) (ptx|cubin|ltoir) key ([0-9a-f]+)$");
+  std::map<std::string, std::vector<Served>> out;
+  std::string current;
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    if (absl::ConsumePrefix(&line, "jitcache-case: ")) {
+      current = std::string(line);
+      continue;
+    }
+    std::smatch m;
+    const std::string text(line);
+    if (absl::StartsWith(text, "jitcache-nvrtc: ") &&
+        std::regex_search(text, m, kServed)) {
+      out[current].push_back({m[1], m[3]});
+    }
+  }
+  return out;
+}
+
+class CrossPlace : public ::testing::Test {
+ protected:
+  std::vector<std::string> Env(const std::string& socket) const {
+    return {"/usr/bin/env",
+            std::string("LD_LIBRARY_PATH=") + JITCACHE_NVRTC_DIR,
+            "JITCACHE_SCAN_CACHE=" + root_.Sub("scans"),
+            "JITCACHE_SOCKET=" + socket,
+            "JITCACHE_NVRTC_VERBOSE=1",
+            "JITCACHE_CASE_TRACE=1"};
+  }
+
+  Place MakePlace(const std::string& root, const std::string& cases_name,
+                  const std::string& temp_dir) {
+    Place place;
+    place.root = root;
+    place.corpus = testing::BuildCorpus(root, 0, shared_);
+    // JITCACHE_CORPUS_ONLY=REGEX: only the variants whose id matches (to
+    // look into a few).
+    if (const char* only = std::getenv("JITCACHE_CORPUS_ONLY");
+        only != nullptr && *only != '\0') {
+      const std::regex keep(only);
+      std::erase_if(place.corpus, [&](const Variant& v) {
+        return !std::regex_search(v.id, keep);
+      });
+    }
+    if (!temp_dir.empty()) {
+      testing::NameAfterTemporaryFiles(place.corpus, temp_dir);
+    }
+    place.cases = root + "/" + cases_name;
+    testing::WriteCaseFile(place.corpus, place.cases, false);
+    return place;
+  }
+
+  // The real NVRTC, then ours, in `place`; ours' output returned.
+  std::string RunBoth(const Place& place, const std::string& socket,
+                      const std::string& real, const std::string& ours) {
+    std::vector<std::string> ids;
+    for (const Variant& v : place.corpus) ids.push_back(v.id);
+    EXPECT_EQ(testing::RunEachCase({}, place.cases, real, ids), "");
+    std::filesystem::create_directories(ours);
+    std::vector<std::string> argv = Env(socket);
+    argv.insert(argv.end(), {JITCACHE_NVRTC_CASE, place.cases, ours});
+    ProcessResult r = testing::RunProcess(argv, absl::Minutes(15));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.output;
+  }
+
+  // Moves the modification time of every file under the shared directory.
+  void TouchShared() {
+    for (const auto& entry :
+         std::filesystem::recursive_directory_iterator(shared_)) {
+      if (!entry.is_regular_file()) continue;
+      std::filesystem::last_write_time(
+          entry.path(),
+          std::filesystem::last_write_time(entry.path()) +
+              std::chrono::seconds(10));
+    }
+  }
+
+  // Runs `one` then `two` against a daemon of their own and checks every
+  // variant, printing the counts.
+  void Compare(const std::string& mode, const Place& one, const Place& two) {
+    SCOPED_TRACE(mode);
+    testing::DaemonProcess daemon(root_.Sub(mode + ".sock"), ":memory:",
+                                  {"--workers=2", "--log_level=debug"});
+    ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+    const std::string out = root_.Sub("out-" + mode);
+    const std::map<std::string, std::vector<Served>> first = ServedByCase(
+        RunBoth(one, daemon.socket(), out + "/real1", out + "/ours1"));
+    std::set<std::string> keys_of_place_one;
+    for (const auto& [id, answers] : first) {
+      for (const Served& s : answers) keys_of_place_one.insert(s.key);
+    }
+    TouchShared();
+    const std::map<std::string, std::vector<Served>> served = ServedByCase(
+        RunBoth(two, daemon.socket(), out + "/real2", out + "/ours2"));
+
+    std::vector<std::string> wrong, missed, false_hits;
+    int shareable = 0, hit = 0, dependent = 0, unasked = 0;
+    for (const Variant& v : two.corpus) {
+      for (const auto& [real, ours] :
+           {std::pair<std::string, std::string>{"/real1/", "/ours1/"},
+            {"/real2/", "/ours2/"}}) {
+        const std::string d =
+            FirstDifference(out + real + v.id, out + ours + v.id);
+        if (!d.empty()) {
+          wrong.push_back(absl::StrCat(v.id, " (", v.Describe(), ") ",
+                                       real, ": ", d));
+        }
+      }
+      const bool equal =
+          WithoutRunNoise(testing::ReadFile(out + "/real1/" + v.id)) ==
+          WithoutRunNoise(testing::ReadFile(out + "/real2/" + v.id));
+      auto it = served.find(v.id);
+      if (it == served.end()) {
+        ++unasked;  // the real NVRTC answered in the caller's process
+        continue;
+      }
+      const std::vector<Served>& answers = it->second;
+      const bool all_hits =
+          std::all_of(answers.begin(), answers.end(),
+                      [](const Served& s) { return s.how == "HIT"; });
+      // Every answer the one place one got: the whole result came from
+      // there. (A hit on a key of place two's own, made by an earlier
+      // variant of the same request, is no such thing.)
+      const bool from_place_one =
+          std::all_of(answers.begin(), answers.end(), [&](const Served& s) {
+            return s.how == "HIT" && keys_of_place_one.contains(s.key);
+          });
+      if (equal) {
+        ++shareable;
+        if (all_hits) {
+          ++hit;
+        } else {
+          std::string how;
+          for (const Served& s : answers) absl::StrAppend(&how, " ", s.how);
+          missed.push_back(absl::StrCat(v.id, " (", v.Describe(), "):", how));
+        }
+      } else {
+        ++dependent;
+        if (from_place_one) {
+          false_hits.push_back(absl::StrCat(v.id, " (", v.Describe(), ")"));
+        }
+      }
+    }
+    const DaemonStats stats = testing::StatsOf(daemon.socket());
+    std::cout << mode << ": " << two.corpus.size() << " variants; "
+              << shareable << " give the same bytes from the real NVRTC in "
+              << "both places, " << hit << " of them hit in place two; "
+              << dependent << " differ; " << unasked
+              << " answered by the real NVRTC in the caller. Daemon: "
+              << stats.place_proofs << " proofs, " << stats.place_shared
+              << " shared, " << stats.place_kept << " kept for their place\n";
+    EXPECT_TRUE(wrong.empty()) << wrong.size() << " results differ from the "
+                               << "real NVRTC's:\n"
+                               << absl::StrJoin(wrong, "\n");
+    EXPECT_TRUE(false_hits.empty())
+        << false_hits.size() << " variants were answered with place one's "
+        << "answers where the real NVRTC gives other bytes in place two:\n"
+        << absl::StrJoin(false_hits, "\n");
+    // Why the daemon kept those for their place, from its log.
+    std::string why;
+    for (absl::string_view line : absl::StrSplit(daemon.Log(), '\n')) {
+      if (absl::StrContains(line, "depends on its place")) {
+        absl::StrAppend(&why, line.substr(0, 600), "\n");
+      }
+    }
+    EXPECT_TRUE(missed.empty())
+        << missed.size() << " variants the real NVRTC gives the same bytes "
+        << "in both places missed in place two:\n"
+        << absl::StrJoin(missed, "\n") << "\nThe daemon's reasons:\n"
+        << why;
+    if (std::getenv("JITCACHE_CORPUS_ONLY") == nullptr) {
+      EXPECT_GT(shareable, 50) << "the corpus shares something";
+      EXPECT_GT(dependent, 10) << "and depends on the place somewhere";
+    }
+  }
+
+  testing::TempDir root_;
+  const std::string shared_ = root_.Sub("shared/include");
+};
+
+TEST_F(CrossPlace, AnotherWorkingDirectoryWithTheSameLayout) {
+  Compare("directory", MakePlace(root_.Sub("a/one"), "d.cases", ""),
+          MakePlace(root_.Sub("b/two/deeper"), "d.cases", ""));
+}
+
+TEST_F(CrossPlace, ACuPyStyleTemporaryProgramName) {
+  Compare("temporary-name",
+          MakePlace(root_.Sub("a/one"), "t1.cases", root_.Sub("tmp/tmpk3j4h5g6")),
+          MakePlace(root_.Sub("a/one"), "t2.cases", root_.Sub("tmp/tmpz9x8c7v6")));
+}
+
+TEST_F(CrossPlace, BothAnotherDirectoryAndATemporaryName) {
+  Compare("both",
+          MakePlace(root_.Sub("a/one"), "b1.cases", root_.Sub("tmp/tmpq1w2e3r4")),
+          MakePlace(root_.Sub("b/two/deeper"), "b2.cases",
+                    root_.Sub("var/tmp/tmpp0o9i8u7")));
+}
+
+}  // namespace
+}  // namespace jitcache

@@ -1,0 +1,103 @@
+#include "common/compile_place.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace jitcache {
+namespace {
+
+TEST(CompilePlace, PathsAreAnchoredAtTheProgramThenTheWorkingDirectory) {
+  const CompilePlace place("/home/ada/proj", "/tmp/tmpab12/kern.cu");
+  EXPECT_EQ(place.program_dir(), "/tmp/tmpab12");
+  EXPECT_EQ(place.Anchored("/tmp/tmpab12/kern.h"), "P:kern.h");
+  EXPECT_EQ(place.Anchored("/tmp/tmpab12"), "P:");
+  EXPECT_EQ(place.Anchored("/home/ada/proj/inc/a.h"), "C:inc/a.h");
+  EXPECT_EQ(place.Anchored("/opt/lib/include/b.h"), "/opt/lib/include/b.h");
+  EXPECT_EQ(place.Anchored("/tmp/tmpab123/x.h"), "/tmp/tmpab123/x.h")
+      << "by whole names, not by text";
+  for (const char* path : {"/tmp/tmpab12/kern.h", "/home/ada/proj/inc/a.h",
+                           "/opt/lib/include/b.h", "/home/ada/proj"}) {
+    EXPECT_EQ(place.Absolute(place.Anchored(path)), path);
+  }
+  EXPECT_EQ(place.Absolute("P:../x.h"), "/tmp/x.h");
+  EXPECT_EQ(place.Absolute("C:/x"), std::nullopt);
+  EXPECT_EQ(place.Absolute("relative/x.h"), std::nullopt);
+  EXPECT_EQ(place.Absolute("/a/../b"), std::nullopt);
+}
+
+TEST(CompilePlace, ARelativeNameLiesInTheWorkingDirectory) {
+  const CompilePlace place("/home/ada/proj", "sub/kern.cu");
+  EXPECT_EQ(place.program_dir(), "/home/ada/proj/sub");
+  EXPECT_EQ(place.layout(), CompilePlace::Layout::kProgramInCwd);
+  EXPECT_EQ(place.Anchored("/home/ada/proj/sub/k.h"), "P:k.h");
+  EXPECT_EQ(place.Anchored("/home/ada/proj/k.h"), "C:k.h");
+  EXPECT_EQ(CompilePlace("/home/ada/proj", "../kern.cu").layout(),
+            CompilePlace::Layout::kCwdInProgram);
+  // No working directory: the compile runs in "/".
+  EXPECT_EQ(CompilePlace("", "kern.cu").Anchored("/usr/include/x.h"),
+            "P:usr/include/x.h");
+  EXPECT_EQ(CompilePlace("", "kern.cu").cwd(), "");
+}
+
+TEST(CompilePlace, TheProgramIsKeyedByItsNameWithoutThePlace) {
+  // An absolute name: its directory is the place.
+  const std::string key =
+      CompilePlace("/a", "/tmp/tmpabc/kern.cu").ProgramForKey();
+  EXPECT_EQ(key, "P:kern.cu");
+  EXPECT_EQ(CompilePlace("/b/c", "/tmp/tmpxyz/kern.cu").ProgramForKey(), key);
+  EXPECT_NE(CompilePlace("/a", "/tmp/tmpabc/other.cu").ProgramForKey(), key);
+  // A relative one as spelled: NVRTC shows the spelling.
+  EXPECT_EQ(CompilePlace("/a", "kern.cu").ProgramForKey(), "rel:kern.cu");
+  EXPECT_EQ(CompilePlace("/b/c", "kern.cu").ProgramForKey(), "rel:kern.cu");
+  EXPECT_EQ(CompilePlace("/b", "dir/kern.cu").ProgramForKey(),
+            "rel:dir/kern.cu");
+}
+
+// The proof compile's place: the same layout, elsewhere, the program named
+// by an absolute path, every file coming back anchored the same way.
+TEST(CompilePlace, ElsewhereKeepsTheLayoutAndMovesEverything) {
+  struct Case {
+    const char* cwd;
+    const char* name;
+  } cases[] = {{"/home/ada/proj", "kern.cu"},
+               {"/home/ada/proj", "sub/kern.cu"},
+               {"/home/ada/proj/w", "../kern.cu"},
+               {"/home/ada/proj", "/tmp/tmpab12/kern.cu"},
+               {"", "kern.cu"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.cwd) + " " + c.name);
+    const CompilePlace here(c.cwd, c.name);
+    const std::vector<std::string> files = {"P:k.h", "P:inc/deep/x.h",
+                                            "/opt/lib/y.h"};
+    std::optional<CompilePlace> there = here.Elsewhere(files);
+    ASSERT_TRUE(there.has_value());
+    EXPECT_EQ(there->layout(), here.layout());
+    EXPECT_EQ(there->ProgramForKey(), here.ProgramForKey());
+    EXPECT_EQ(there->program_name()[0] == '/', c.name[0] == '/');
+    EXPECT_NE(there->cwd(), here.cwd());
+    EXPECT_NE(there->program_dir(), here.program_dir());
+    EXPECT_EQ(there->program_dir().rfind(std::string(CompilePlace::kElsewhereRoot), 0), 0u);
+    for (const std::string& f : files) {
+      EXPECT_EQ(there->Anchored(*there->Absolute(f)), f);
+    }
+  }
+  // A file where the other place is made cannot be laid out there.
+  EXPECT_EQ(CompilePlace("/a", "k.cu").Elsewhere({"/.jitcache-elsewhere/x.h"}),
+            std::nullopt);
+  // Nor one whose anchor has no room above the root.
+  EXPECT_EQ(CompilePlace("/a", "k.cu").Elsewhere({"P:../../../../../x.h"}),
+            std::nullopt);
+}
+
+TEST(CompilePlace, JoinLexicallyResolvesDotsByText) {
+  EXPECT_EQ(JoinLexically("/a/b", "../c/./d"), "/a/c/d");
+  EXPECT_EQ(JoinLexically("/a", "/x/y"), "/x/y");
+  EXPECT_EQ(JoinLexically("/", "../.."), "/");
+  EXPECT_EQ(JoinLexically("/a/", ""), "/a");
+}
+
+}  // namespace
+}  // namespace jitcache
