@@ -30,6 +30,7 @@ enum CompileTag : uint32_t {
   kTagPlaceFree = 18,
   kTagFileTimes = 19,
   kTagFileTime = 20,
+  kTagWorkingDirectoryOnly = 21,
 };
 
 // Field tags of an included set.
@@ -126,6 +127,10 @@ Digest ComputePlacedCompileKey(const PlacedCompileKeyInput& input) {
   KeyHasher key(RequestKind::kPlacedCompile);
   key.Field(kTagPlaceFree, input.place_free.AsBytes());
   key.Field(kTagWorkingDirectory, input.working_directory);
+  if (input.working_directory_only) {
+    key.Count(kTagWorkingDirectoryOnly, 1);
+    return key.Finish();
+  }
   key.Field(kTagProgramName, input.program_name);
   key.Count(kTagFileTimes, input.file_mtimes_ns.size());
   for (int64_t mtime : input.file_mtimes_ns) {

@@ -69,6 +69,10 @@ struct PlacedCompileKeyInput {
   absl::string_view working_directory;
   absl::string_view program_name;
   std::span<const int64_t> file_mtimes_ns;
+  // The answer depends on the working directory alone (not on the
+  // program's directory nor the files' times): only it is keyed, and
+  // `program_name` and `file_mtimes_ns` are left out.
+  bool working_directory_only = false;
 };
 
 Digest ComputePlacedCompileKey(const PlacedCompileKeyInput& input);

@@ -137,16 +137,35 @@ std::optional<CompilePlace> CompilePlace::Elsewhere(
     }
     name = absl::StrCat(program_dir, "/", BasePart(program_name_));
   }
-  CompilePlace there(cwd, name);
+  return Checked(CompilePlace(cwd, name), anchored_files,
+                 /*cwd_moved=*/true);
+}
+
+std::optional<CompilePlace> CompilePlace::ElsewhereButTheWorkingDirectory(
+    const std::vector<std::string>& anchored_files) const {
+  if (layout_ != Layout::kApart || !absl::StartsWith(program_name_, "/")) {
+    return std::nullopt;
+  }
+  return Checked(
+      CompilePlace(given_cwd_, absl::StrCat(kElsewhereRoot, "/pr0g/",
+                                            BasePart(program_name_))),
+      anchored_files, /*cwd_moved=*/false);
+}
+
+std::optional<CompilePlace> CompilePlace::Checked(
+    CompilePlace there, const std::vector<std::string>& anchored_files,
+    bool cwd_moved) const {
   if (there.layout_ != layout_ || there.ProgramForKey() != ProgramForKey() ||
-      !Under(there.program_dir_, kElsewhereRoot, /*or_equal=*/false)) {
+      !Under(there.program_dir_, kElsewhereRoot, /*or_equal=*/false) ||
+      Under(there.cwd_, kElsewhereRoot, /*or_equal=*/true) != cwd_moved) {
     return std::nullopt;
   }
   for (const std::string& anchored : anchored_files) {
     std::optional<std::string> path = there.Absolute(anchored);
+    const bool moved = absl::StartsWith(anchored, "P:") ||
+                       (cwd_moved && absl::StartsWith(anchored, "C:"));
     if (!path.has_value() || there.Anchored(*path) != anchored ||
-        Under(*path, kElsewhereRoot, /*or_equal=*/true) !=
-            !absl::StartsWith(anchored, "/")) {
+        Under(*path, kElsewhereRoot, /*or_equal=*/true) != moved) {
       return std::nullopt;
     }
   }

@@ -60,6 +60,14 @@ class CompilePlace {
   std::optional<CompilePlace> Elsewhere(
       const std::vector<std::string>& anchored_files) const;
 
+  // Elsewhere, but for the working directory, which stays: only for a
+  // program named by an absolute path outside the working directory (a
+  // CuPy-style temporary file), whose directory can move alone. Where the
+  // proof compile runs that tells an answer depending on the working
+  // directory alone.
+  std::optional<CompilePlace> ElsewhereButTheWorkingDirectory(
+      const std::vector<std::string>& anchored_files) const;
+
   // The working directory as given ("" stays "") and the program's name.
   const std::string& cwd() const { return given_cwd_; }
   const std::string& program_name() const { return program_name_; }
@@ -69,6 +77,13 @@ class CompilePlace {
   static constexpr absl::string_view kElsewhereRoot = "/.jitcache-elsewhere";
 
  private:
+  // `there` when every anchored file comes back anchored the same way and
+  // lies where it should: moved (under kElsewhereRoot) when its anchor
+  // moved, not otherwise.
+  std::optional<CompilePlace> Checked(
+      CompilePlace there, const std::vector<std::string>& anchored_files,
+      bool cwd_moved) const;
+
   std::string given_cwd_;
   std::string cwd_;  // "/" when none was given
   std::string program_name_;

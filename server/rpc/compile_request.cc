@@ -235,6 +235,12 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   out.key = ComputeCompileKey(key);
   out.placed_key = ComputePlacedCompileKey(
       {out.key, cwd, out.program_name, out.file_mtimes_ns});
+  out.working_directory_key =
+      ComputePlacedCompileKey({.place_free = out.key,
+                               .working_directory = cwd,
+                               .program_name = {},
+                               .file_mtimes_ns = {},
+                               .working_directory_only = true});
   return out;
 }
 

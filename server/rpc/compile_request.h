@@ -16,6 +16,7 @@ struct PreparedCompile {
   // (used when the answer depends on it).
   Digest key;
   Digest placed_key;
+  Digest working_directory_key;  // where the working directory alone matters
   ObjectKind target = ObjectKind::kPtx;
   std::string program_name;
   std::string arch;                           // "sm_90", "compute_90", ...

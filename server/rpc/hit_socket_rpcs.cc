@@ -19,15 +19,14 @@ std::shared_ptr<const HotAnswer> JitCacheService::AnswerOne(
   absl::StatusOr<PreparedCompile> prepared =
       PrepareCompile(request, options_.compiler->toolchain(), options_.limits);
   if (!prepared.ok()) return nullptr;
-  bool placed = false;
+  KeyLevel level = KeyLevel::kPlaceFree;
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      CompileHit(*prepared, &placed);
+      CompileHit(*prepared, &level);
   if (!hit.ok() || *hit == nullptr) return nullptr;
   CountHit(CountRequest(peer.uid), **hit, start);
   ++counters_.socket_hits;
-  JITCACHE_LOG(Debug) << "hit "
-                      << (placed ? prepared->placed_key : prepared->key).Hex()
-                      << " uid " << peer.uid << " (hit socket)";
+  JITCACHE_LOG(Debug) << "hit " << KeyAt(*prepared, level).Hex() << " uid "
+                      << peer.uid << " (hit socket)";
   return *std::move(hit);
 }
 

@@ -29,6 +29,7 @@ struct HotAnswer {
   // place: no answer (no outcome), but where to look
   // (PreparedCompile::placed_key).
   bool place_marker = false;
+  bool marker_working_directory_only = false;  // where to look
 };
 
 // The most recently hit answers, bounded in bytes (their serialized size),

@@ -35,6 +35,9 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
     *response->mutable_ptxas_run() = record.ptxas_run();
   }
   if (record.place_matters()) response->set_place_matters(true);
+  if (record.working_directory_only()) {
+    response->set_working_directory_only(true);
+  }
 }
 
 // What a place-free key keeps when the answer depends on the place: the
@@ -51,6 +54,7 @@ v1::ActionRecord PlaceMattersRecord(const v1::ActionRecord& answer) {
   marker.set_created_unix_ms(answer.created_unix_ms());
   marker.set_last_used_unix_ms(answer.last_used_unix_ms());
   marker.set_place_matters(true);
+  marker.set_working_directory_only(answer.working_directory_only());
   return marker;
 }
 
@@ -266,6 +270,8 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::HitAnswer(
   answer->outcome = (*hit)->outcome();
   answer->place_marker = (*hit)->place_matters() &&
                          (*hit)->outcome() == v1::OUTCOME_UNSPECIFIED;
+  answer->marker_working_directory_only =
+      answer->place_marker && (*hit)->working_directory_only();
   if (version.has_value()) {
     answer->record_version = *version;
     hot_answers_.Keep(key, answer);
@@ -302,9 +308,9 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
   call->context = context;
   call->request = request;
   call->prepared = *std::move(prepared);
-  bool placed = false;
+  KeyLevel level = KeyLevel::kPlaceFree;
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      CompileHit(call->prepared, &placed);
+      CompileHit(call->prepared, &level);
   if (!hit.ok()) {
     reactor->FinishOnce(ToGrpcStatus(hit.status()));
     return reactor;
@@ -313,24 +319,39 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     FinishWithHit(**hit, response, reactor);
     return reactor;
   }
-  return ServeCompile(uid, response, reactor, std::move(call), placed);
+  return ServeCompile(uid, response, reactor, std::move(call), level);
+}
+
+const Digest& JitCacheService::KeyAt(const PreparedCompile& prepared,
+                                     KeyLevel level) {
+  switch (level) {
+    case KeyLevel::kPlaceFree:
+      return prepared.key;
+    case KeyLevel::kWorkingDirectory:
+      return prepared.working_directory_key;
+    case KeyLevel::kPlace:
+      break;
+  }
+  return prepared.placed_key;
 }
 
 absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::CompileHit(
-    const PreparedCompile& prepared, bool* placed) {
+    const PreparedCompile& prepared, KeyLevel* level) {
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
       HitAnswer(prepared.key);
-  if (!hit.ok() || *hit == nullptr || !(*hit)->place_marker) {
-    if (placed != nullptr) *placed = false;
-    return hit;
+  KeyLevel at = KeyLevel::kPlaceFree;
+  if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
+    at = (*hit)->marker_working_directory_only ? KeyLevel::kWorkingDirectory
+                                               : KeyLevel::kPlace;
+    hit = HitAnswer(KeyAt(prepared, at));
   }
-  if (placed != nullptr) *placed = true;
-  return HitAnswer(prepared.placed_key);
+  if (level != nullptr) *level = at;
+  return hit;
 }
 
 grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
     uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
-    std::shared_ptr<CompileCall> call, bool placed) {
+    std::shared_ptr<CompileCall> call, KeyLevel level) {
   // The files the program may read: on a miss (never on the hit path), the
   // set kept from an earlier compile of the same files, else their bytes,
   // which the client is asked for if it left them out.
@@ -350,21 +371,21 @@ grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
   // elsewhere; when it is not, a caller from another place than the
   // leader's is served under its own place's key.
   std::function<bool(const v1::CompileResponse&)> taken_elsewhere;
-  if (!placed) {
+  if (level == KeyLevel::kPlaceFree) {
     taken_elsewhere = [this, uid, response, reactor,
                        call](const v1::CompileResponse& answer) {
-      if (!answer.place_matters() ||
-          answer.cache_key() == call->prepared.placed_key.Hex()) {
+      const PreparedCompile& p = call->prepared;
+      if (!answer.place_matters() || answer.cache_key() == p.placed_key.Hex() ||
+          answer.cache_key() == p.working_directory_key.Hex()) {
         return false;
       }
       ServeTakenUnderPlace(uid, response, reactor, call);
       return true;
     };
   }
-  const Digest& key = placed ? call->prepared.placed_key : call->prepared.key;
   return Serve(
-      uid, response, reactor, key,
-      [this, call, placed] { return CompileBuild(*call, placed); },
+      uid, response, reactor, KeyAt(call->prepared, level),
+      [this, call, level] { return CompileBuild(*call, level); },
       ask_for_included, std::move(taken_elsewhere));
 }
 
@@ -372,8 +393,15 @@ void JitCacheService::ServeTakenUnderPlace(uid_t uid,
                                            v1::CompileResponse* response,
                                            CompileReactor* reactor,
                                            std::shared_ptr<CompileCall> call) {
-  const Digest& key = call->prepared.placed_key;
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit = HitAnswer(key);
+  // The place-free key says now which key holds this place's answer (when
+  // it says nothing, the build kept it for its own place alone).
+  KeyLevel level = KeyLevel::kPlaceFree;
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      CompileHit(call->prepared, &level);
+  if (hit.ok() && *hit == nullptr && level == KeyLevel::kPlaceFree) {
+    level = KeyLevel::kPlace;
+  }
+  const Digest& key = KeyAt(call->prepared, level);
   if (!hit.ok()) {
     reactor->FinishClaimed(ToGrpcStatus(hit.status()));
     return;
@@ -411,11 +439,11 @@ void JitCacheService::ServeTakenUnderPlace(uid_t uid,
         CountBuilt(reactor->user(), *response, reactor->start());
         reactor->FinishClaimed(grpc::Status::OK);
       },
-      [this, call] { return CompileBuild(*call, /*placed=*/true); });
+      [this, call, level] { return CompileBuild(*call, level); });
 }
 
 JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
-                                                     bool placed) {
+                                                     KeyLevel level) {
   const v1::CompileRequest& request = *call.request;
   const PreparedCompile& prepared = call.prepared;
   auto job = std::make_shared<CompileJob>(MakeCompileJob(request, prepared));
@@ -431,8 +459,8 @@ JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
                                ? job->file_mtimes_ns.empty()
                                : job->file_mtimes_ns.size() == job->files->size();
   Build build;
-  build.key = placed ? prepared.placed_key : prepared.key;
-  build.keyed_by_place = placed;
+  build.key = KeyAt(prepared, level);
+  build.keyed_by_place = level != KeyLevel::kPlaceFree;
   build.target = prepared.target;
   build.arch = prepared.arch;
   build.program_name = prepared.program_name;
@@ -454,13 +482,20 @@ JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
     };
     return build;
   }
-  if (!placed) {
+  if (level == KeyLevel::kPlaceFree) {
     build.placed_key = prepared.placed_key;
+    build.working_directory_key = prepared.working_directory_key;
     std::optional<CompileJob> elsewhere =
         options_.proves_places ? ElsewhereJob(*job) : std::nullopt;
     if (elsewhere.has_value()) {
       build.run_elsewhere =
           run_job(std::make_shared<const CompileJob>(*std::move(elsewhere)));
+      std::optional<CompileJob> same_directory =
+          ElsewhereButTheWorkingDirectoryJob(*job);
+      if (same_directory.has_value()) {
+        build.run_elsewhere_same_directory = run_job(
+            std::make_shared<const CompileJob>(*std::move(same_directory)));
+      }
     }
   }
   return build;
@@ -708,10 +743,14 @@ void JitCacheService::RunBuild(const Build& build) {
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + options_.compile_time_limit;
   // The proof runs beside the compile itself, so a miss takes no longer.
-  std::future<absl::StatusOr<CompileResult>> elsewhere;
+  std::future<absl::StatusOr<CompileResult>> elsewhere, same_directory;
   if (build.run_elsewhere) {
     ++counters_.place_proofs;
-    elsewhere = RunElsewhere(build, deadline);
+    elsewhere = RunElsewhere(build, build.run_elsewhere, deadline);
+  }
+  if (build.run_elsewhere_same_directory) {
+    same_directory =
+        RunElsewhere(build, build.run_elsewhere_same_directory, deadline);
   }
   absl::StatusOr<CompileResult> result = build.run(deadline);
   const absl::Duration took = absl::Now() - start;
@@ -781,9 +820,14 @@ void JitCacheService::RunBuild(const Build& build) {
       build.is_link || build.is_ptxas || !FailedForAMissingFile(*result);
   // A compile keyed without its place: kept there when the place did not
   // change the answer, else under its place's key.
-  const PlaceVerdict place = DecidePlace(build, result, elsewhere);
-  const Digest& answer_key = place.placed ? *build.placed_key : key;
+  const PlaceVerdict place =
+      DecidePlace(build, result, elsewhere, same_directory);
+  const Digest& answer_key = !place.placed ? key
+                             : place.working_directory_only
+                                 ? *build.working_directory_key
+                                 : *build.placed_key;
   if (place.placed || build.keyed_by_place) record.set_place_matters(true);
+  if (place.working_directory_only) record.set_working_directory_only(true);
   // A ptxas answer that holds for the leader's names alone: kept under
   // them, and every requester of this flight (the leader too) asks again
   // with its own names.
@@ -851,11 +895,13 @@ void JitCacheService::RunBuild(const Build& build) {
 }
 
 std::future<absl::StatusOr<CompileResult>> JitCacheService::RunElsewhere(
-    const Build& build, absl::Time deadline) {
+    const Build& build,
+    std::function<absl::StatusOr<CompileResult>(absl::Time)> run,
+    absl::Time deadline) {
   auto answer = std::make_shared<std::promise<absl::StatusOr<CompileResult>>>();
   std::future<absl::StatusOr<CompileResult>> out = answer->get_future();
   CompilePool::Task task;
-  task.run = [answer, run = build.run_elsewhere, deadline] {
+  task.run = [answer, run = std::move(run), deadline] {
     answer->set_value(run(deadline));
   };
   task.cancel = [answer] {
@@ -869,7 +915,8 @@ std::future<absl::StatusOr<CompileResult>> JitCacheService::RunElsewhere(
 
 JitCacheService::PlaceVerdict JitCacheService::DecidePlace(
     const Build& build, const absl::StatusOr<CompileResult>& here,
-    std::future<absl::StatusOr<CompileResult>>& elsewhere) {
+    std::future<absl::StatusOr<CompileResult>>& elsewhere,
+    std::future<absl::StatusOr<CompileResult>>& same_directory) {
   if (!build.placed_key.has_value()) return {};
   if (!elsewhere.valid()) {
     // The place cannot be moved (or this compiler cannot move it): decided
@@ -890,6 +937,14 @@ JitCacheService::PlaceVerdict JitCacheService::DecidePlace(
     return {};
   }
   ++counters_.place_kept;
+  // Moved everything but the working directory, and the same: the answer
+  // depends on the working directory alone.
+  if (same_directory.valid()) {
+    const absl::StatusOr<CompileResult> beside = same_directory.get();
+    if (here.ok() && beside.ok() && SameAnswer(*here, *beside)) {
+      return {.placed = true, .working_directory_only = true, .marker = true};
+    }
+  }
   JITCACHE_LOG(Debug) << "compile " << build.key.Hex()
                       << " depends on its place; kept under "
                       << build.placed_key->Hex() << " ("

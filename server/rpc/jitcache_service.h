@@ -183,6 +183,12 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     bool keyed_by_place = false;
     std::function<absl::StatusOr<CompileResult>(absl::Time deadline)>
         run_elsewhere;
+    // The same elsewhere but in the same working directory (only for a
+    // program whose directory can move alone), run beside the other two:
+    // when only it agrees, the answer goes under `working_directory_key`.
+    std::optional<Digest> working_directory_key;
+    std::function<absl::StatusOr<CompileResult>(absl::Time deadline)>
+        run_elsewhere_same_directory;
     // Who led it: charged its compile time.
     uid_t uid = 0;
     UserStats::Counters* user = nullptr;
@@ -196,18 +202,22 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     PreparedCompile prepared;
     std::shared_ptr<const FileSet> kept;  // the included files, once found
   };
+  // Which of a compile's keys holds its answer (PreparedCompile): the
+  // place-free one, the working directory's, or the whole place's.
+  enum class KeyLevel { kPlaceFree, kWorkingDirectory, kPlace };
+  static const Digest& KeyAt(const PreparedCompile& prepared, KeyLevel level);
   // The stored answer for a compile: under its place-free key, or under
-  // its place's key when that one's record says the place matters; null on
-  // a miss. `placed` (optional) says which key answered or is to be built.
+  // the key its record says the answer depends on; null on a miss.
+  // `level` (optional) says which key answered or is to be built.
   absl::StatusOr<std::shared_ptr<const HotAnswer>> CompileHit(
-      const PreparedCompile& prepared, bool* placed = nullptr);
-  // Serves a Compile call under its place-free key (`placed` false: a miss
-  // proves whether its answer depends on the place) or its place's key.
+      const PreparedCompile& prepared, KeyLevel* level = nullptr);
+  // Serves a Compile call under the key of `level` (kPlaceFree: a miss
+  // proves whether its answer depends on the place).
   grpc::ServerUnaryReactor* ServeCompile(uid_t uid,
                                          v1::CompileResponse* response,
                                          CompileReactor* reactor,
                                          std::shared_ptr<CompileCall> call,
-                                         bool placed);
+                                         KeyLevel level);
   // A call that joined a place-free build whose answer turned out to depend
   // on another place: served under its own place's key. The reactor's
   // finish is already taken (it stays until this finishes it).
@@ -215,19 +225,24 @@ class JitCacheService final : public v1::JitCache::CallbackService {
                             CompileReactor* reactor,
                             std::shared_ptr<CompileCall> call);
   // The build of a compile's miss (its files kept for the next miss).
-  Build CompileBuild(CompileCall& call, bool placed);
+  Build CompileBuild(CompileCall& call, KeyLevel level);
   // Where a build's answer goes once the place is decided: the flight's
-  // key, or the place's; `marker`: the flight's key says the place matters.
+  // key, the working directory's or the place's; `marker`: the flight's
+  // key says which.
   struct PlaceVerdict {
     bool placed = false;
+    bool working_directory_only = false;
     bool marker = false;
   };
   // Starts `build.run_elsewhere` on a proof thread.
-  std::future<absl::StatusOr<CompileResult>> RunElsewhere(const Build& build,
-                                                          absl::Time deadline);
+  std::future<absl::StatusOr<CompileResult>> RunElsewhere(
+      const Build& build,
+      std::function<absl::StatusOr<CompileResult>(absl::Time)> run,
+      absl::Time deadline);
   PlaceVerdict DecidePlace(
       const Build& build, const absl::StatusOr<CompileResult>& here,
-      std::future<absl::StatusOr<CompileResult>>& elsewhere);
+      std::future<absl::StatusOr<CompileResult>>& elsewhere,
+      std::future<absl::StatusOr<CompileResult>>& same_directory);
 
   // A connection whose user the kernel did not tell (an in-process channel).
   static constexpr uid_t kUnknownUser = static_cast<uid_t>(-1);

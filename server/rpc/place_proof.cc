@@ -8,19 +8,37 @@
 
 namespace jitcache {
 
-std::optional<CompileJob> ElsewhereJob(const CompileJob& job) {
-  std::vector<std::string> anchored_paths;
+namespace {
+
+std::vector<std::string> AnchoredPaths(const CompileJob& job) {
+  std::vector<std::string> out;
   if (job.files != nullptr) {
-    for (const auto& [path, bytes] : *job.files) anchored_paths.push_back(path);
+    for (const auto& [path, bytes] : *job.files) out.push_back(path);
   }
-  const CompilePlace here(job.working_directory, job.program_name);
-  std::optional<CompilePlace> there = here.Elsewhere(anchored_paths);
+  return out;
+}
+
+std::optional<CompileJob> MovedTo(const CompileJob& job,
+                                  const std::optional<CompilePlace>& there) {
   if (!there.has_value()) return std::nullopt;
   CompileJob moved = job;
   moved.working_directory = there->cwd();
   moved.program_name = there->program_name();
   for (int64_t& mtime : moved.file_mtimes_ns) mtime += kElsewhereTimeShiftNs;
   return moved;
+}
+
+}  // namespace
+
+std::optional<CompileJob> ElsewhereJob(const CompileJob& job) {
+  return MovedTo(job, CompilePlace(job.working_directory, job.program_name)
+                          .Elsewhere(AnchoredPaths(job)));
+}
+
+std::optional<CompileJob> ElsewhereButTheWorkingDirectoryJob(
+    const CompileJob& job) {
+  return MovedTo(job, CompilePlace(job.working_directory, job.program_name)
+                          .ElsewhereButTheWorkingDirectory(AnchoredPaths(job)));
 }
 
 namespace {

@@ -24,6 +24,13 @@ namespace jitcache {
 // reproduced elsewhere.
 std::optional<CompileJob> ElsewhereJob(const CompileJob& job);
 
+// The same compile with the program's directory moved and the times too,
+// the working directory where it is (CompilePlace::
+// ElsewhereButTheWorkingDirectory): equal answers depend on the working
+// directory alone. nullopt where the program's directory cannot move alone.
+std::optional<CompileJob> ElsewhereButTheWorkingDirectoryJob(
+    const CompileJob& job);
+
 // How far ElsewhereJob moves every file's modification time: a day and
 // a fraction of a second, so that seconds and nanoseconds both differ.
 inline constexpr int64_t kElsewhereTimeShiftNs = 86'400'123'456'789;

@@ -150,6 +150,18 @@ TEST(PlacedCompileKey, EveryPartOfThePlaceChangesTheKey) {
   }
 }
 
+TEST(PlacedCompileKey, TheWorkingDirectoryAloneKeysOnlyIt) {
+  const PlacedFields f;
+  auto only = [&](absl::string_view cwd, absl::string_view name,
+                  std::vector<int64_t> mtimes) {
+    return ComputePlacedCompileKey({f.place_free, cwd, name, mtimes, true});
+  };
+  const Digest base = only(f.working_directory, f.program_name, f.mtimes);
+  EXPECT_NE(base, f.Key());
+  EXPECT_EQ(only(f.working_directory, "/tmp/other/k.cu", {7}), base);
+  EXPECT_NE(only("/home/bob", f.program_name, f.mtimes), base);
+}
+
 }  // namespace
 }  // namespace jitcache
 

@@ -92,6 +92,26 @@ TEST(CompilePlace, ElsewhereKeepsTheLayoutAndMovesEverything) {
             std::nullopt);
 }
 
+// The second proof's place: the program's directory moves alone.
+TEST(CompilePlace, OnlyAProgramApartFromTheWorkingDirectoryMovesAlone) {
+  const CompilePlace cupy("/home/ada/job", "/tmp/tmpab12/kern.cu");
+  std::optional<CompilePlace> there =
+      cupy.ElsewhereButTheWorkingDirectory({"P:k.h", "C:inc/i.h", "/opt/x.h"});
+  ASSERT_TRUE(there.has_value());
+  EXPECT_EQ(there->cwd(), "/home/ada/job");
+  EXPECT_NE(there->program_dir(), cupy.program_dir());
+  EXPECT_EQ(there->Absolute("C:inc/i.h"), "/home/ada/job/inc/i.h");
+  EXPECT_EQ(there->ProgramForKey(), cupy.ProgramForKey());
+  // A program in the working directory, or named relative to it, moves
+  // with it.
+  EXPECT_EQ(CompilePlace("/home/ada/job", "kern.cu")
+                .ElsewhereButTheWorkingDirectory({}),
+            std::nullopt);
+  EXPECT_EQ(CompilePlace("/home/ada/job", "/home/ada/job/sub/kern.cu")
+                .ElsewhereButTheWorkingDirectory({}),
+            std::nullopt);
+}
+
 TEST(CompilePlace, JoinLexicallyResolvesDotsByText) {
   EXPECT_EQ(JoinLexically("/a/b", "../c/./d"), "/a/c/d");
   EXPECT_EQ(JoinLexically("/a", "/x/y"), "/x/y");

@@ -737,3 +737,37 @@ TEST_F(PlaceTest, AHerdFromManyPlacesOfASharedAnswerCompilesOnce) {
 
 }  // namespace
 }  // namespace jitcache
+
+namespace jitcache {
+namespace {
+
+// CuPy names each program after a fresh temporary directory: an answer
+// that depends on the working directory but not on the program's
+// directory (the fake shows the working directory only) is shared by every
+// such program asked from that directory, and by no other directory.
+TEST_F(PlaceTest, AnAnswerThatDependsOnTheWorkingDirectoryAloneIsSharedThere) {
+  auto from = [](const std::string& cwd, const std::string& temp) {
+    v1::CompileRequest r = Request("k");
+    r.set_working_directory(cwd);
+    r.set_program_name(temp + "/kern.cu");
+    return r;
+  };
+  v1::CompileResponse a, b, c;
+  ASSERT_TRUE(Call(from("/home/ada/job", "/tmp/tmpaaaa"), &a).ok());
+  EXPECT_EQ(a.served(), v1::SERVED_MISS);
+  EXPECT_TRUE(a.place_matters());
+  EXPECT_TRUE(a.working_directory_only());
+  EXPECT_EQ(compiler_.elsewhere_calls(), 2) << "both proofs ran";
+
+  ASSERT_TRUE(Call(from("/home/ada/job", "/tmp/tmpbbbb"), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_HIT) << "another temporary directory";
+  EXPECT_EQ(b.object(), a.object());
+
+  ASSERT_TRUE(Call(from("/home/bob/job", "/tmp/tmpcccc"), &c).ok());
+  EXPECT_EQ(c.served(), v1::SERVED_MISS) << "another working directory";
+  EXPECT_THAT(c.object(), HasSubstr("cwd=/home/bob/job"));
+  EXPECT_EQ(compiler_.calls(), 2);
+}
+
+}  // namespace
+}  // namespace jitcache

@@ -1,6 +1,7 @@
 # Sourced by the GPU machine's package scripts (run_all.sh, run_links.sh):
 #   start_daemon BUNDLE   a fresh jitcached from the bundle on a private
-#                         socket; sets dir (its directory), daemon (its pid)
+#                         socket (and $DAEMON_FLAGS); sets dir (its
+#                         directory), daemon (its pid)
 #                         and compat (a PYTHONPATH entry, or empty)
 #   stats FIELD...        the daemon's counters named, on one line
 #   stop_daemon           stops it and shows the end of its log
@@ -8,7 +9,7 @@ start_daemon() {
   jc_bundle=$1
   dir=$(mktemp -d /tmp/jcpy.XXXXXX)
   LD_LIBRARY_PATH="$jc_bundle/lib:/usr/local/cuda/lib64" "$jc_bundle/bin/jitcached" \
-    --socket="$dir/s.sock" --store="$dir/store" > "$dir/daemon.log" 2>&1 &
+    --socket="$dir/s.sock" --store="$dir/store" ${DAEMON_FLAGS:-} > "$dir/daemon.log" 2>&1 &
   daemon=$!
   jitcache_cli() { LD_LIBRARY_PATH="$jc_bundle/lib" "$jc_bundle/bin/jitcache" --socket "$dir/s.sock" "$@"; }
   for _ in $(seq 100); do

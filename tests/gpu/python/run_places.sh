@@ -11,7 +11,7 @@ set -uo pipefail
 bundle=$(cd "$1" && pwd); shim=$(cd "$2" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/daemon.sh"
-start_daemon "$bundle"
+DAEMON_FLAGS="--log_level=debug ${DAEMON_FLAGS:-}" start_daemon "$bundle"
 counter() { jitcache_cli stats | awk -v f="$1" '$1 == f { print $2 }'; }
 rc=0
 printf '%-16s %4s %9s %5s %6s %7s %6s %11s\n' program run requests hits misses joined proofs place_kept
@@ -36,5 +36,7 @@ for script in cupy_kernel torch_kernel cuda_core_link numba_lto; do
     grep -E '^jitcache-nvrtc: .* (MISS|JOINED) ' "$work.log" | sed 's/^/    /' | head -20
   done
 done
+echo "== why the daemon kept answers for their place (its proof: the real NVRTC elsewhere)"
+grep -a "depends on its place" "$dir/daemon.log" | sed 's/^.*depends on its place; kept under [0-9a-f]* //' | cut -c1-400
 stop_daemon
 exit $rc
