@@ -337,6 +337,12 @@ const Digest& JitCacheService::KeyAt(const PreparedCompile& prepared,
 
 absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::CompileHit(
     const PreparedCompile& prepared, KeyLevel* level) {
+  // Without proofs nothing is shared between places: each place's key
+  // alone (no record under the place-free key).
+  if (!options_.proves_places) {
+    if (level != nullptr) *level = KeyLevel::kPlace;
+    return HitAnswer(prepared.placed_key);
+  }
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
       HitAnswer(prepared.key);
   KeyLevel at = KeyLevel::kPlaceFree;

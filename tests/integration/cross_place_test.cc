@@ -13,6 +13,7 @@
 // hit; where they differ, no variant may be answered by hits alone, and
 // every result must be the real place-two result.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -27,7 +28,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jitcache/client.h"
 #include "tests/integration/nvrtc_corpus.h"
 #include "tests/integration/nvrtc_oracle.h"
 #include "tests/testing/daemon_process.h"
@@ -53,17 +56,17 @@ struct Place {
 
 // How one of a variant's answers was served ("HIT", "MISS", "JOINED",
 // "LOCAL") and under which key.
-struct Served {
+struct Answered {
   std::string how, key;
 };
 
 // Each variant's answers in a run of ours, by case id, from the lines the
 // front end prints with JITCACHE_NVRTC_VERBOSE after each case's name.
-std::map<std::string, std::vector<Served>> ServedByCase(
+std::map<std::string, std::vector<Answered>> ServedByCase(
     const std::string& output) {
   static const std::regex kServed(
       ": (HIT|MISS|JOINED|LOCAL) (ptx|cubin|ltoir) key ([0-9a-f]+)$");
-  std::map<std::string, std::vector<Served>> out;
+  std::map<std::string, std::vector<Answered>> out;
   std::string current;
   for (absl::string_view line : absl::StrSplit(output, '\n')) {
     if (absl::ConsumePrefix(&line, "jitcache-case: ")) {
@@ -147,14 +150,14 @@ class CrossPlace : public ::testing::Test {
                                   {"--workers=2", "--log_level=debug"});
     ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
     const std::string out = root_.Sub("out-" + mode);
-    const std::map<std::string, std::vector<Served>> first = ServedByCase(
+    const std::map<std::string, std::vector<Answered>> first = ServedByCase(
         RunBoth(one, daemon.socket(), out + "/real1", out + "/ours1"));
     std::set<std::string> keys_of_place_one;
     for (const auto& [id, answers] : first) {
-      for (const Served& s : answers) keys_of_place_one.insert(s.key);
+      for (const Answered& s : answers) keys_of_place_one.insert(s.key);
     }
     TouchShared();
-    const std::map<std::string, std::vector<Served>> served = ServedByCase(
+    const std::map<std::string, std::vector<Answered>> served = ServedByCase(
         RunBoth(two, daemon.socket(), out + "/real2", out + "/ours2"));
 
     std::vector<std::string> wrong, missed, false_hits;
@@ -178,15 +181,15 @@ class CrossPlace : public ::testing::Test {
         ++unasked;  // the real NVRTC answered in the caller's process
         continue;
       }
-      const std::vector<Served>& answers = it->second;
+      const std::vector<Answered>& answers = it->second;
       const bool all_hits =
           std::all_of(answers.begin(), answers.end(),
-                      [](const Served& s) { return s.how == "HIT"; });
+                      [](const Answered& s) { return s.how == "HIT"; });
       // Every answer the one place one got: the whole result came from
       // there. (A hit on a key of place two's own, made by an earlier
       // variant of the same request, is no such thing.)
       const bool from_place_one =
-          std::all_of(answers.begin(), answers.end(), [&](const Served& s) {
+          std::all_of(answers.begin(), answers.end(), [&](const Answered& s) {
             return s.how == "HIT" && keys_of_place_one.contains(s.key);
           });
       if (equal) {
@@ -195,7 +198,7 @@ class CrossPlace : public ::testing::Test {
           ++hit;
         } else {
           std::string how;
-          for (const Served& s : answers) absl::StrAppend(&how, " ", s.how);
+          for (const Answered& s : answers) absl::StrAppend(&how, " ", s.how);
           missed.push_back(absl::StrCat(v.id, " (", v.Describe(), "):", how));
         }
       } else {
@@ -258,6 +261,106 @@ TEST_F(CrossPlace, BothAnotherDirectoryAndATemporaryName) {
           MakePlace(root_.Sub("a/one"), "b1.cases", root_.Sub("tmp/tmpq1w2e3r4")),
           MakePlace(root_.Sub("b/two/deeper"), "b2.cases",
                     root_.Sub("var/tmp/tmpp0o9i8u7")));
+}
+
+}  // namespace
+}  // namespace jitcache
+
+namespace jitcache {
+namespace {
+
+// A cache shipped from CI: `jitcache precompile --export` in one checkout,
+// imported into another node's daemon, hits there for the same program
+// compiled from another directory (where the real NVRTC gives the same
+// bytes): through the CLI, libjitcache and libnvrtc.so.13.
+TEST(CrossPlaceBundle, ABundleFromOneCheckoutHitsInAnotherDirectory) {
+  testing::TempDir dir;
+  auto Put = [](const std::string& path, const std::string& text) {
+    std::filesystem::create_directories(
+        std::filesystem::path(path).parent_path());
+    testing::WriteFile(path, text);
+  };
+  const std::string source =
+      "#include <cub/block/block_reduce.cuh>\n"
+      "extern \"C\" __global__ void total(int* x) {\n"
+      "  using R = cub::BlockReduce<int, 128>;\n"
+      "  __shared__ R::TempStorage t;\n"
+      "  int s = R(t).Sum(x[threadIdx.x]);\n"
+      "  if (threadIdx.x == 0) x[0] = s;\n}\n";
+  const std::string ci = dir.Sub("ci/checkout");
+  Put(ci + "/kernels/total.cu", source);
+  Put(ci + "/m.manifest",
+                     "kernels/total.cu --target ptx --arch compute_90\n");
+  testing::DaemonProcess builder(dir.Sub("ci.sock"), ":memory:");
+  ASSERT_TRUE(builder.Start().ok()) << builder.Log();
+  const std::string cli = testing::CliBinary();
+  auto shell = [](const std::string& cwd, const std::string& command) {
+    return testing::RunProcess({"/bin/sh", "-c", "cd '" + cwd + "' && " + command});
+  };
+  ProcessResult made = shell(
+      ci, absl::StrCat("'", cli, "-full' --socket '", builder.socket(),
+                       "' precompile m.manifest --export '", dir.Sub("b.jcb"),
+                       "'"));
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+
+  testing::DaemonProcess node(dir.Sub("node.sock"), dir.Sub("node.store"));
+  ASSERT_TRUE(node.Start().ok()) << node.Log();
+  ProcessResult imported = testing::RunProcess(
+      {cli + "-full", "--socket", node.socket(), "import", dir.Sub("b.jcb")});
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+
+  // The CLI, from the user's own checkout (written later: other times), as
+  // CI runs it there.
+  const std::string user = dir.Sub("home/user/src/project");
+  Put(user + "/kernels/total.cu", source);
+  ProcessResult asked = shell(
+      user, absl::StrCat("'", cli, "' --socket '", node.socket(),
+                         "' compile kernels/total.cu --arch compute_90 "
+                         "--target ptx -o '",
+                         dir.Sub("cli.ptx"), "'"));
+  ASSERT_EQ(asked.exit_code, 0) << asked.output;
+  EXPECT_THAT(asked.output, ::testing::StartsWith("HIT ")) << asked.output;
+
+  // libnvrtc.so.13 from a third directory, against the real NVRTC there.
+  const std::string third = dir.Sub("scratch/run7");
+  std::filesystem::create_directories(third);
+  const std::string cases = third + "/t.cases";
+  Variant v;
+  v.id = "total";
+  v.name = "total.cu";
+  v.source = source;
+  v.options = {"-arch=compute_90"};
+  testing::WriteCaseFile({v}, cases, false);
+  ASSERT_EQ(testing::RunEachCase({}, cases, dir.Sub("real"), {"total"}), "");
+  std::filesystem::create_directories(dir.Sub("ours"));
+  ProcessResult ours = testing::RunProcess(
+      {"/usr/bin/env", std::string("LD_LIBRARY_PATH=") + JITCACHE_NVRTC_DIR,
+       "JITCACHE_SCAN_CACHE=" + dir.Sub("scans"),
+       "JITCACHE_SOCKET=" + node.socket(), "JITCACHE_NVRTC_VERBOSE=1",
+       JITCACHE_NVRTC_CASE, cases, dir.Sub("ours")});
+  ASSERT_EQ(ours.exit_code, 0) << ours.output;
+  EXPECT_THAT(ours.output, ::testing::HasSubstr(": HIT ptx key"))
+      << ours.output;
+  EXPECT_EQ(FirstDifference(dir.Sub("real/total"), dir.Sub("ours/total")), "");
+
+  // libjitcache, from a fourth.
+  const std::string fourth = dir.Sub("var/jobs/42");
+  std::filesystem::create_directories(fourth);
+  ASSERT_EQ(chdir(fourth.c_str()), 0);
+  absl::StatusOr<Client> client = Client::Connect({.socket_path = node.socket()});
+  ASSERT_TRUE(client.ok()) << client.status();
+  ProgramOptions options;
+  options.arch = "compute_90";
+  absl::StatusOr<ObjectCode> code =
+      client->Compile(Program(source, "total.cu"), options, CodeType::kPtx);
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(code->served, Served::kHit)
+      << code->cache_key << " against the CLI's: " << asked.output;
+  EXPECT_EQ(testing::ReadFile(dir.Sub("cli.ptx")), code->bytes);
+  // The CLI's, the library's and the NVRTC library's PTX: hits. (The NVRTC
+  // library also asks for the LTO-IR the real NVRTC has none of for these
+  // options: that one compiles, to find out.)
+  EXPECT_GE(testing::StatsOf(node.socket()).hits, 3u);
 }
 
 }  // namespace

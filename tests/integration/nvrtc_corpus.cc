@@ -433,7 +433,9 @@ void PlaceVariants(Builder& b, int generation, const std::string& shared) {
       "  __shared__ typename R::TempStorage t;\n"
       "  int s = R(t).Sum(x[threadIdx.x]);\n"
       "  if (threadIdx.x == 0) x[0] = s;\n}\n",
-      {"-arch=sm_90", "-I" + CudaHome() + "/include/cccl"});
+      // PTX: NVRTC numbers CUB's internal-linkage symbols per process,
+      // and a number of another length moves every offset of a cubin.
+      {"-arch=compute_90", "-I" + CudaHome() + "/include/cccl"});
   cub.name = "kern.cu";
   cub.exprs = {"red<128>"};
   if (shared.empty()) return;
