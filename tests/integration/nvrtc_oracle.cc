@@ -21,6 +21,8 @@ std::string WithoutRunNoise(std::string text) {
                       "[0-9a-f]{8}_[0-9]+"),
            "$1xxxxxxxx$2xxxxxxxx_x"},
           {std::regex("_INTERNAL_[0-9a-f]{8}"), "_INTERNAL_xxxxxxxx"},
+          // A number of another length changes the mangled name's length.
+          {std::regex("[0-9]+(_INTERNAL_|_GLOBAL__N__)"), "n$1"},
           {std::regex("__nvrtc_auto_pch_[0-9]+_"), "__nvrtc_auto_pch_x_"},
           {std::regex("Compile time = [0-9.]+ ms"), "Compile time = x ms"},
           {std::regex(", [0-9.]+, ms\n"), ", x, ms\n"},
