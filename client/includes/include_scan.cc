@@ -325,8 +325,7 @@ class IncludeScanner::Walker {
   // compile's view must hold it as the caller has it.
   absl::Status StartWithTheProgram() {
     struct stat st;
-    const std::string own_file =
-        JoinSpelled(input_.cwd, input_.program_name);
+    const std::string own_file = JoinSpelled(input_.cwd, input_.program_name);
     if (Probe(own_file, &st, /*by_directory=*/false)) {
       if (absl::Status s = Found(own_file, -1, st); !s.ok()) return s;
     } else {

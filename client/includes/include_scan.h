@@ -93,11 +93,11 @@ struct ScanResult {
 // working directory, by absolute path, through -include or an -I
 // directory; and the file the program's name names, where there is one
 // (NVRTC stats it for line information). Toolkit files are read but not
-// returned (the daemon has them). What the daemon cannot reproduce is FAILED_PRECONDITION with the
-// reason, so that the caller compiles with the real NVRTC instead: a path
-// through a symbolic link (the daemon lays files out at their real
-// paths), a macro that does not expand to a header name, or a file that
-// cannot be read.
+// returned (the daemon has them). What the daemon cannot reproduce is
+// FAILED_PRECONDITION with the reason, so that the caller compiles with the
+// real NVRTC instead: a path through a symbolic link (the daemon lays files out
+// at their real paths), a macro that does not expand to a header name, or a
+// file that cannot be read.
 //
 // Files are hashed once per process while their size, times and inode stay
 // the same, and a whole scan is reused while none of the files it read

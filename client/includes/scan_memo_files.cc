@@ -11,9 +11,9 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "client/includes/include_scan.h"
 #include "common/private_file.h"
-#include "absl/container/flat_hash_map.h"
 #include "jitcache/v1/scan_memo.pb.h"
 
 namespace jitcache::internal {

@@ -84,9 +84,9 @@ absl::StatusOr<CompileView> ToolkitView(const std::string& cuda_root) {
   return view;
 }
 
-absl::Status EnterCompileView(
-    const CompileView& view, const std::string& working_directory,
-    const std::vector<ViewFile>& files) {
+absl::Status EnterCompileView(const CompileView& view,
+                              const std::string& working_directory,
+                              const std::vector<ViewFile>& files) {
   const uid_t uid = getuid();
   const gid_t gid = getgid();
   if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {

@@ -44,11 +44,11 @@ absl::StatusOr<CompileView> ToolkitView(const std::string& cuda_root);
 // Enters a view in this process, which must be single-threaded and is
 // changed for good (a forked child that runs one compile): a new user and
 // mount namespace, a fresh tmpfs as the root, the toolkit bound into it,
-// `files` written (with their times, where given), `working_directory` (absolute;
-// empty: "/") made and entered. An error names the step that failed.
-absl::Status EnterCompileView(
-    const CompileView& view, const std::string& working_directory,
-    const std::vector<ViewFile>& files);
+// `files` written (with their times, where given), `working_directory`
+// (absolute; empty: "/") made and entered. An error names the step that failed.
+absl::Status EnterCompileView(const CompileView& view,
+                              const std::string& working_directory,
+                              const std::vector<ViewFile>& files);
 
 }  // namespace jitcache
 

@@ -109,8 +109,7 @@ absl::StatusOr<CompileResult> RunJob(
     absl::StatusOr<std::vector<ViewFile>> files = FilesInPlace(*job);
     if (!files.ok()) return files.status();
     if (absl::Status s = KeepCrashReportSource(); !s.ok()) return s;
-    if (absl::Status s =
-            EnterCompileView(view, job->working_directory, *files);
+    if (absl::Status s = EnterCompileView(view, job->working_directory, *files);
         !s.ok()) {
       return s;
     }

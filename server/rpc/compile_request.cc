@@ -103,7 +103,8 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
     files.emplace_back(anchored[i].first, digests[i].AsBytes());
   }
   out->included_set = IncludedSetDigest(std::move(files));
-  for (auto& [path, i] : anchored) out->anchored_paths.push_back(std::move(path));
+  for (auto& [path, i] : anchored)
+    out->anchored_paths.push_back(std::move(path));
   if (!request.included_set_sha256().empty() &&
       request.included_set_sha256() != out->included_set.AsBytes()) {
     return absl::InvalidArgumentError(

@@ -268,8 +268,8 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::HitAnswer(
   answer->serialized = (*hit)->SerializeAsString();
   answer->compile_time_us = (*hit)->compile_time_us();
   answer->outcome = (*hit)->outcome();
-  answer->place_marker = (*hit)->place_matters() &&
-                         (*hit)->outcome() == v1::OUTCOME_UNSPECIFIED;
+  answer->place_marker =
+      (*hit)->place_matters() && (*hit)->outcome() == v1::OUTCOME_UNSPECIFIED;
   answer->marker_working_directory_only =
       answer->place_marker && (*hit)->working_directory_only();
   if (version.has_value()) {
@@ -461,9 +461,9 @@ JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
     job->files = call.kept;
   }
   // A request that named its files by digest gave their times apart.
-  const bool times_match = job->files == nullptr
-                               ? job->file_mtimes_ns.empty()
-                               : job->file_mtimes_ns.size() == job->files->size();
+  const bool times_match =
+      job->files == nullptr ? job->file_mtimes_ns.empty()
+                            : job->file_mtimes_ns.size() == job->files->size();
   Build build;
   build.key = KeyAt(prepared, level);
   build.keyed_by_place = level != KeyLevel::kPlaceFree;

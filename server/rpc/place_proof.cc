@@ -106,8 +106,8 @@ void MaskTimes(std::string& s) {
         ++end;
       }
       const absl::string_view after = absl::string_view(s).substr(end);
-      if (end > at && (absl::StartsWith(after, " ms") ||
-                       absl::StartsWith(after, ", ms"))) {
+      if (end > at &&
+          (absl::StartsWith(after, " ms") || absl::StartsWith(after, ", ms"))) {
         s.replace(at, end - at, "x");
       }
     }

@@ -23,9 +23,9 @@ struct ServiceCounters {
   std::atomic<uint64_t> link_requests{0};
   std::atomic<uint64_t> link_errors{0};
   std::atomic<uint64_t> ptxas_requests{0};
-  std::atomic<uint64_t> place_proofs{0};  // compiles run again elsewhere
-  std::atomic<uint64_t> place_shared{0};  // answers every place shares
-  std::atomic<uint64_t> place_kept{0};    // answers kept for their place
+  std::atomic<uint64_t> place_proofs{0};    // compiles run again elsewhere
+  std::atomic<uint64_t> place_shared{0};    // answers every place shares
+  std::atomic<uint64_t> place_kept{0};      // answers kept for their place
   std::atomic<uint64_t> hot_hits{0};        // hits answered from HotAnswers
   std::atomic<uint64_t> socket_hits{0};     // on the hit socket
   std::atomic<uint64_t> socket_batches{0};  // of the hit socket's requests

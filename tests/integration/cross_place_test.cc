@@ -136,9 +136,8 @@ class CrossPlace : public ::testing::Test {
          std::filesystem::recursive_directory_iterator(shared_)) {
       if (!entry.is_regular_file()) continue;
       std::filesystem::last_write_time(
-          entry.path(),
-          std::filesystem::last_write_time(entry.path()) +
-              std::chrono::seconds(10));
+          entry.path(), std::filesystem::last_write_time(entry.path()) +
+                            std::chrono::seconds(10));
     }
   }
 
@@ -169,8 +168,8 @@ class CrossPlace : public ::testing::Test {
         const std::string d =
             FirstDifference(out + real + v.id, out + ours + v.id);
         if (!d.empty()) {
-          wrong.push_back(absl::StrCat(v.id, " (", v.Describe(), ") ",
-                                       real, ": ", d));
+          wrong.push_back(
+              absl::StrCat(v.id, " (", v.Describe(), ") ", real, ": ", d));
         }
       }
       const bool equal =
@@ -209,8 +208,8 @@ class CrossPlace : public ::testing::Test {
       }
     }
     const DaemonStats stats = testing::StatsOf(daemon.socket());
-    std::cout << mode << ": " << two.corpus.size() << " variants; "
-              << shareable << " give the same bytes from the real NVRTC in "
+    std::cout << mode << ": " << two.corpus.size() << " variants; " << shareable
+              << " give the same bytes from the real NVRTC in "
               << "both places, " << hit << " of them hit in place two; "
               << dependent << " differ; " << unasked
               << " answered by the real NVRTC in the caller. Daemon: "
@@ -251,16 +250,18 @@ TEST_F(CrossPlace, AnotherWorkingDirectoryWithTheSameLayout) {
 }
 
 TEST_F(CrossPlace, ACuPyStyleTemporaryProgramName) {
-  Compare("temporary-name",
-          MakePlace(root_.Sub("a/one"), "t1.cases", root_.Sub("tmp/tmpk3j4h5g6")),
-          MakePlace(root_.Sub("a/one"), "t2.cases", root_.Sub("tmp/tmpz9x8c7v6")));
+  Compare(
+      "temporary-name",
+      MakePlace(root_.Sub("a/one"), "t1.cases", root_.Sub("tmp/tmpk3j4h5g6")),
+      MakePlace(root_.Sub("a/one"), "t2.cases", root_.Sub("tmp/tmpz9x8c7v6")));
 }
 
 TEST_F(CrossPlace, BothAnotherDirectoryAndATemporaryName) {
-  Compare("both",
-          MakePlace(root_.Sub("a/one"), "b1.cases", root_.Sub("tmp/tmpq1w2e3r4")),
-          MakePlace(root_.Sub("b/two/deeper"), "b2.cases",
-                    root_.Sub("var/tmp/tmpp0o9i8u7")));
+  Compare(
+      "both",
+      MakePlace(root_.Sub("a/one"), "b1.cases", root_.Sub("tmp/tmpq1w2e3r4")),
+      MakePlace(root_.Sub("b/two/deeper"), "b2.cases",
+                root_.Sub("var/tmp/tmpp0o9i8u7")));
 }
 
 }  // namespace
@@ -289,18 +290,18 @@ TEST(CrossPlaceBundle, ABundleFromOneCheckoutHitsInAnotherDirectory) {
       "  if (threadIdx.x == 0) x[0] = s;\n}\n";
   const std::string ci = dir.Sub("ci/checkout");
   Put(ci + "/kernels/total.cu", source);
-  Put(ci + "/m.manifest",
-                     "kernels/total.cu --target ptx --arch compute_90\n");
+  Put(ci + "/m.manifest", "kernels/total.cu --target ptx --arch compute_90\n");
   testing::DaemonProcess builder(dir.Sub("ci.sock"), ":memory:");
   ASSERT_TRUE(builder.Start().ok()) << builder.Log();
   const std::string cli = testing::CliBinary();
   auto shell = [](const std::string& cwd, const std::string& command) {
-    return testing::RunProcess({"/bin/sh", "-c", "cd '" + cwd + "' && " + command});
+    return testing::RunProcess(
+        {"/bin/sh", "-c", "cd '" + cwd + "' && " + command});
   };
-  ProcessResult made = shell(
-      ci, absl::StrCat("'", cli, "-full' --socket '", builder.socket(),
-                       "' precompile m.manifest --export '", dir.Sub("b.jcb"),
-                       "'"));
+  ProcessResult made =
+      shell(ci, absl::StrCat("'", cli, "-full' --socket '", builder.socket(),
+                             "' precompile m.manifest --export '",
+                             dir.Sub("b.jcb"), "'"));
   ASSERT_EQ(made.exit_code, 0) << made.output;
 
   testing::DaemonProcess node(dir.Sub("node.sock"), dir.Sub("node.store"));
@@ -313,11 +314,11 @@ TEST(CrossPlaceBundle, ABundleFromOneCheckoutHitsInAnotherDirectory) {
   // CI runs it there.
   const std::string user = dir.Sub("home/user/src/project");
   Put(user + "/kernels/total.cu", source);
-  ProcessResult asked = shell(
-      user, absl::StrCat("'", cli, "' --socket '", node.socket(),
-                         "' compile kernels/total.cu --arch compute_90 "
-                         "--target ptx -o '",
-                         dir.Sub("cli.ptx"), "'"));
+  ProcessResult asked =
+      shell(user, absl::StrCat("'", cli, "' --socket '", node.socket(),
+                               "' compile kernels/total.cu --arch compute_90 "
+                               "--target ptx -o '",
+                               dir.Sub("cli.ptx"), "'"));
   ASSERT_EQ(asked.exit_code, 0) << asked.output;
   EXPECT_THAT(asked.output, ::testing::StartsWith("HIT ")) << asked.output;
 
@@ -347,7 +348,8 @@ TEST(CrossPlaceBundle, ABundleFromOneCheckoutHitsInAnotherDirectory) {
   const std::string fourth = dir.Sub("var/jobs/42");
   std::filesystem::create_directories(fourth);
   ASSERT_EQ(chdir(fourth.c_str()), 0);
-  absl::StatusOr<Client> client = Client::Connect({.socket_path = node.socket()});
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = node.socket()});
   ASSERT_TRUE(client.ok()) << client.status();
   ProgramOptions options;
   options.arch = "compute_90";

@@ -385,8 +385,8 @@ void PlaceVariants(Builder& b, int generation, const std::string& shared) {
   const std::string value = absl::StrCat(generation + 7);
   b.File("pl/pl_beside.h",
          "__device__ int pl_add(int a) { return a + " + value + "; }\n");
-  b.File("pl_cwd.h", "__device__ int pl_mul(int a) { return a * " + value +
-                         "; }\n");
+  b.File("pl_cwd.h",
+         "__device__ int pl_mul(int a) { return a * " + value + "; }\n");
   const std::string beside =
       "#include \"pl_beside.h\"\n"
       "extern \"C\" __global__ void pl(int* x) { x[0] = pl_add(x[1]); }\n";
@@ -394,8 +394,8 @@ void PlaceVariants(Builder& b, int generation, const std::string& shared) {
       "#include \"pl_cwd.h\"\n"
       "extern \"C\" __global__ void pc(int* x) { x[0] = pl_mul(x[1]); }\n";
   const std::vector<std::vector<std::string>> recording = {
-      {}, {"-lineinfo"}, {"-G"}, {"-dlto"}, {"-lineinfo", "-G"},
-      {"--generate-line-info"}};
+      {},        {"-lineinfo"},       {"-G"},
+      {"-dlto"}, {"-lineinfo", "-G"}, {"--generate-line-info"}};
   int n = 0;
   for (const auto& options : recording) {
     std::vector<std::string> with_arch = {"-arch=sm_90"};
@@ -425,17 +425,17 @@ void PlaceVariants(Builder& b, int generation, const std::string& shared) {
       }
     }
   }
-  Variant& cub = b.Add(
-      "place-cub",
-      "#include <cub/block/block_reduce.cuh>\n"
-      "template <int kThreads> __global__ void red(int* x) {\n"
-      "  using R = cub::BlockReduce<int, kThreads>;\n"
-      "  __shared__ typename R::TempStorage t;\n"
-      "  int s = R(t).Sum(x[threadIdx.x]);\n"
-      "  if (threadIdx.x == 0) x[0] = s;\n}\n",
-      // PTX: NVRTC numbers CUB's internal-linkage symbols per process,
-      // and a number of another length moves every offset of a cubin.
-      {"-arch=compute_90", "-I" + CudaHome() + "/include/cccl"});
+  Variant& cub =
+      b.Add("place-cub",
+            "#include <cub/block/block_reduce.cuh>\n"
+            "template <int kThreads> __global__ void red(int* x) {\n"
+            "  using R = cub::BlockReduce<int, kThreads>;\n"
+            "  __shared__ typename R::TempStorage t;\n"
+            "  int s = R(t).Sum(x[threadIdx.x]);\n"
+            "  if (threadIdx.x == 0) x[0] = s;\n}\n",
+            // PTX: NVRTC numbers CUB's internal-linkage symbols per process,
+            // and a number of another length moves every offset of a cubin.
+            {"-arch=compute_90", "-I" + CudaHome() + "/include/cccl"});
   cub.name = "kern.cu";
   cub.exprs = {"red<128>"};
   if (shared.empty()) return;
@@ -457,8 +457,7 @@ void NameAfterTemporaryFiles(std::vector<Variant>& corpus,
                              const std::string& temp_dir) {
   for (Variant& v : corpus) {
     if (!v.name.has_value() || v.name->empty()) continue;
-    const std::string base =
-        std::filesystem::path(*v.name).filename().string();
+    const std::string base = std::filesystem::path(*v.name).filename().string();
     // One directory per variant, as CuPy makes one per program.
     const std::string path = temp_dir + "/" + v.id + "/" + base;
     Write(path, v.source);

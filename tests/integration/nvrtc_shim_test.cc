@@ -225,8 +225,9 @@ TEST_F(NvrtcShim, ProgramsInFreshTemporaryDirectoriesAreCompiledAsNamed) {
   // compiles take from the first's; the rest they compile for their own.
   bool same = true;
   for (const char* name : kOutputs) {
-    same = same && testing::ReadFile(dir_.Sub(std::string("real-a/") + name)) ==
-                       testing::ReadFile(dir_.Sub(std::string("real-b/") + name));
+    same =
+        same && testing::ReadFile(dir_.Sub(std::string("real-a/") + name)) ==
+                    testing::ReadFile(dir_.Sub(std::string("real-b/") + name));
   }
   const DaemonStats stats = *client->Stats();
   EXPECT_GT(stats.hits, 0u) << "nothing shared";

@@ -46,8 +46,7 @@ class FakeCompiler final : public Compiler {
     // The service's proof that an answer does not depend on the place runs
     // the compile once more elsewhere (place_proof.h): counted apart.
     const bool elsewhere =
-        absl::StartsWith(job.working_directory,
-                         CompilePlace::kElsewhereRoot) ||
+        absl::StartsWith(job.working_directory, CompilePlace::kElsewhereRoot) ||
         absl::StartsWith(job.program_name, CompilePlace::kElsewhereRoot);
     (elsewhere ? elsewhere_calls_ : calls_).fetch_add(1);
     {
@@ -90,8 +89,8 @@ class FakeCompiler final : public Compiler {
       for (const auto& [anchored, bytes] : *job.files) {
         absl::StrAppend(
             &result.object, " [",
-            placeless ? anchored : place.Absolute(anchored).value_or("?"),
-            "]", bytes);
+            placeless ? anchored : place.Absolute(anchored).value_or("?"), "]",
+            bytes);
       }
     }
     for (const auto& expr : job.name_expressions) {

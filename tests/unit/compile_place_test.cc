@@ -79,7 +79,9 @@ TEST(CompilePlace, ElsewhereKeepsTheLayoutAndMovesEverything) {
     EXPECT_EQ(there->program_name()[0] == '/', c.name[0] == '/');
     EXPECT_NE(there->cwd(), here.cwd());
     EXPECT_NE(there->program_dir(), here.program_dir());
-    EXPECT_EQ(there->program_dir().rfind(std::string(CompilePlace::kElsewhereRoot), 0), 0u);
+    EXPECT_EQ(there->program_dir().rfind(
+                  std::string(CompilePlace::kElsewhereRoot), 0),
+              0u);
     for (const std::string& f : files) {
       EXPECT_EQ(there->Anchored(*there->Absolute(f)), f);
     }

@@ -32,7 +32,8 @@ TEST(PlaceProof, WhatNvrtcVariesPerProcessIsMaskedInPlace) {
                 "cuda3std3__45__cpo5beginE[1];"));
   EXPECT_EQ(WithoutProcessNoise("_INTERNAL_"), "_INTERNAL_");
   EXPECT_EQ(WithoutProcessNoise("_INTERNAL_1234"), "_INTERNAL_1234");
-  EXPECT_EQ(WithoutProcessNoise("a_INTERNAL_0123abcdz"), "a_INTERNAL_xxxxxxxxz");
+  EXPECT_EQ(WithoutProcessNoise("a_INTERNAL_0123abcdz"),
+            "a_INTERNAL_xxxxxxxxz");
   EXPECT_EQ(LogWithoutRunNoise("Compile time = 12.5 ms"),
             LogWithoutRunNoise("Compile time = 9.25 ms"));
   EXPECT_NE(LogWithoutRunNoise("error in a.cu, line 3"),
@@ -69,9 +70,10 @@ TEST(PlaceProof, TheJobElsewhereMovesThePlaceAndTheTimesOnly) {
   job.working_directory = "/home/ada/proj";
   job.source = "#include \"k.h\"\n";
   job.options = {"-arch=sm_90", "-lineinfo"};
-  job.files = std::make_shared<const std::vector<std::pair<std::string, std::string>>>(
-      std::vector<std::pair<std::string, std::string>>{{"P:k.h", "int k;"},
-                                                       {"C:inc/i.h", "int i;"}});
+  job.files =
+      std::make_shared<const std::vector<std::pair<std::string, std::string>>>(
+          std::vector<std::pair<std::string, std::string>>{
+              {"P:k.h", "int k;"}, {"C:inc/i.h", "int i;"}});
   job.file_mtimes_ns = {1'000, 2'000};
   std::optional<CompileJob> there = ElsewhereJob(job);
   ASSERT_TRUE(there.has_value());
@@ -80,10 +82,10 @@ TEST(PlaceProof, TheJobElsewhereMovesThePlaceAndTheTimesOnly) {
   EXPECT_EQ(there->files, job.files) << "the same files, anchored";
   EXPECT_NE(there->working_directory, job.working_directory);
   EXPECT_NE(there->program_name, job.program_name);
-  EXPECT_EQ(CompilePlace(there->working_directory, there->program_name)
-                .ProgramForKey(),
-            CompilePlace(job.working_directory, job.program_name)
-                .ProgramForKey());
+  EXPECT_EQ(
+      CompilePlace(there->working_directory, there->program_name)
+          .ProgramForKey(),
+      CompilePlace(job.working_directory, job.program_name).ProgramForKey());
   EXPECT_EQ(there->file_mtimes_ns,
             (std::vector<int64_t>{1'000 + kElsewhereTimeShiftNs,
                                   2'000 + kElsewhereTimeShiftNs}));

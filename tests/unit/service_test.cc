@@ -217,8 +217,7 @@ TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
     const Digest d = Digest::Of(contents);
     // Keyed by the path anchored at the request's place (compile_place.h):
     // no working directory is "/".
-    const std::string anchored =
-        CompilePlace("", "program.cu").Anchored(path);
+    const std::string anchored = CompilePlace("", "program.cu").Anchored(path);
     return std::string(IncludedSetDigest({{anchored, d.AsBytes()}}).AsBytes());
   };
   v1::CompileRequest request = Request("#include <lib/a.h>");
@@ -720,8 +719,8 @@ TEST_F(PlaceTest, AHerdFromManyPlacesOfASharedAnswerCompilesOnce) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kCallers; ++i) {
     threads.emplace_back([&, i] {
-      statuses[i] = Call(From(absl::StrCat("/tmp/tmp", i), "#placeless"),
-                         &responses[i]);
+      statuses[i] =
+          Call(From(absl::StrCat("/tmp/tmp", i), "#placeless"), &responses[i]);
     });
   }
   while (Stats().waiting() < kCallers) absl::SleepFor(absl::Milliseconds(2));
