@@ -98,14 +98,29 @@ std::optional<std::string> CompilePlace::Absolute(
 }
 
 std::string CompilePlace::ProgramForKey() const {
+  // How the two directories lie, which the proof compile keeps: where a
+  // header is found (beside the program or through a relative -I), and so
+  // how NVRTC spells it, can depend on it.
+  std::string layout;
+  switch (layout_) {
+    case Layout::kProgramInCwd:
+      layout = absl::StrCat("program in cwd at ", Below(program_dir_, cwd_));
+      break;
+    case Layout::kCwdInProgram:
+      layout = absl::StrCat("cwd in program at ", Below(cwd_, program_dir_));
+      break;
+    case Layout::kApart:
+      layout = "apart";
+      break;
+  }
   // NVRTC names the program as spelled (in logs, __FILE__, line
   // information): a relative name is keyed as spelled (it is relative to
   // the working directory, which is the place); an absolute one by its base
   // name, its directory being the place.
   if (!absl::StartsWith(program_name_, "/")) {
-    return absl::StrCat("rel:", program_name_);
+    return absl::StrCat("rel:", program_name_, "\n", layout);
   }
-  return absl::StrCat(kProgramAnchor, BasePart(program_name_));
+  return absl::StrCat(kProgramAnchor, BasePart(program_name_), "\n", layout);
 }
 
 std::optional<CompilePlace> CompilePlace::Elsewhere(
@@ -116,27 +131,27 @@ std::optional<CompilePlace> CompilePlace::Elsewhere(
   const std::string cwd_there =
       absl::StrCat(kElsewhereRoot, "/w0rk/d1r/s0me/d3pth");
   const std::string program_there = absl::StrCat(kElsewhereRoot, "/pr0g");
-  std::string cwd, name = program_name_;
-  if (!absl::StartsWith(program_name_, "/")) {
-    cwd = cwd_there;
-  } else {
-    std::string program_dir;
-    switch (layout_) {
-      case Layout::kProgramInCwd:
-        cwd = cwd_there;
-        program_dir = JoinLexically(cwd, Below(program_dir_, cwd_));
-        break;
-      case Layout::kCwdInProgram:
-        program_dir = program_there;
-        cwd = JoinLexically(program_dir, Below(cwd_, program_dir_));
-        break;
-      case Layout::kApart:
-        cwd = cwd_there;
-        program_dir = program_there;
-        break;
-    }
-    name = absl::StrCat(program_dir, "/", BasePart(program_name_));
+  std::string cwd, program_dir;
+  switch (layout_) {
+    case Layout::kProgramInCwd:
+      cwd = cwd_there;
+      program_dir = JoinLexically(cwd, Below(program_dir_, cwd_));
+      break;
+    case Layout::kCwdInProgram:
+      program_dir = program_there;
+      cwd = JoinLexically(program_dir, Below(cwd_, program_dir_));
+      break;
+    case Layout::kApart:
+      cwd = cwd_there;
+      program_dir = program_there;
+      break;
   }
+  // A relative name leads from the working directory to the program's as
+  // it did here (checked below).
+  const std::string name =
+      absl::StartsWith(program_name_, "/")
+          ? absl::StrCat(program_dir, "/", BasePart(program_name_))
+          : program_name_;
   return Checked(CompilePlace(cwd, name), anchored_files,
                  /*cwd_moved=*/true);
 }
@@ -155,6 +170,13 @@ std::optional<CompilePlace> CompilePlace::ElsewhereButTheWorkingDirectory(
 std::optional<CompilePlace> CompilePlace::Checked(
     CompilePlace there, const std::vector<std::string>& anchored_files,
     bool cwd_moved) const {
+  // A caller's place where the other place is made would be compared with
+  // itself: no proof then.
+  if (Under(cwd_, kElsewhereRoot, /*or_equal=*/true) ||
+      Under(program_dir_, kElsewhereRoot, /*or_equal=*/true) ||
+      there.program_dir_ == program_dir_ || (cwd_moved && there.cwd_ == cwd_)) {
+    return std::nullopt;
+  }
   if (there.layout_ != layout_ || there.ProgramForKey() != ProgramForKey() ||
       !Under(there.program_dir_, kElsewhereRoot, /*or_equal=*/false) ||
       Under(there.cwd_, kElsewhereRoot, /*or_equal=*/true) != cwd_moved) {

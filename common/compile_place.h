@@ -12,7 +12,7 @@
 // (under the working directory, outside the program's) or an absolute path
 // that lies under neither. A program named by an absolute path is keyed by
 // its base name (its directory is the place); one named relative to the
-// working directory, as spelled.
+// working directory, as spelled; with either, how the two directories lie.
 //
 // Pure, no file system access; any thread.
 #include <optional>
@@ -47,7 +47,8 @@ class CompilePlace {
 
   // The program, place-free: what the place-free key holds instead of the
   // program's name and the working directory ("P:" and the base name of an
-  // absolute name, "rel:" and a relative name as spelled).
+  // absolute name, "rel:" and a relative name as spelled), and how the
+  // program's directory and the working directory lie.
   std::string ProgramForKey() const;
 
   // The same layout somewhere else, at directories no caller's place

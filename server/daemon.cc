@@ -170,7 +170,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   // An in-process compile runs in the daemon's own place, not the caller's:
   // it cannot show that another place gives the same answer.
   service.proves_places = compiles_in_views && options.place_proofs;
-  service.proof_threads = workers;
+  service.proof_threads = 2 * workers;
   service.max_queued_proofs = options.max_queued;
   // listener_ is set before it accepts anything (see PeerListener::Create):
   // under socket activation connections may be waiting already.

@@ -350,9 +350,33 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::CompileHit(
     at = (*hit)->marker_working_directory_only ? KeyLevel::kWorkingDirectory
                                                : KeyLevel::kPlace;
     hit = HitAnswer(KeyAt(prepared, at));
+  } else if (hit.ok() && *hit == nullptr) {
+    // An answer kept for its place when its proof could not run (the
+    // place-free key says nothing then): this place's own.
+    absl::StatusOr<std::shared_ptr<const HotAnswer>> own =
+        HitAnswer(prepared.placed_key);
+    if (!own.ok() || *own != nullptr) {
+      at = KeyLevel::kPlace;
+      hit = std::move(own);
+    }
   }
   if (level != nullptr) *level = at;
   return hit;
+}
+
+bool JitCacheService::FindIncludedFiles(CompileCall& call) {
+  call.kept = kept_file_sets_.Find(call.prepared.included_set);
+  // A request that named its files by digest gives their times apart, one
+  // for each: a set that does not match them cannot be used.
+  if (call.kept != nullptr && !call.prepared.has_included_contents &&
+      call.kept->size() != call.prepared.file_mtimes_ns.size()) {
+    call.kept = nullptr;
+  }
+  if (call.kept != nullptr || call.prepared.has_included_contents) {
+    return true;
+  }
+  call.context->AddTrailingMetadata(std::string(kSendIncludedMetadata), "1");
+  return false;
 }
 
 grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
@@ -363,15 +387,7 @@ grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
   // which the client is asked for if it left them out.
   std::function<bool()> ask_for_included;
   if (call->request->includes_resolved()) {
-    ask_for_included = [this, call] {
-      call->kept = kept_file_sets_.Find(call->prepared.included_set);
-      if (call->kept != nullptr || call->prepared.has_included_contents) {
-        return false;
-      }
-      call->context->AddTrailingMetadata(std::string(kSendIncludedMetadata),
-                                         "1");
-      return true;
-    };
+    ask_for_included = [this, call] { return !FindIncludedFiles(*call); };
   }
   // A place-free build answers every place when its answer is the same
   // elsewhere; when it is not, a caller from another place than the
@@ -423,10 +439,7 @@ void JitCacheService::ServeTakenUnderPlace(uid_t uid,
     return;
   }
   if (call->request->includes_resolved()) {
-    call->kept = kept_file_sets_.Find(call->prepared.included_set);
-    if (call->kept == nullptr && !call->prepared.has_included_contents) {
-      call->context->AddTrailingMetadata(std::string(kSendIncludedMetadata),
-                                         "1");
+    if (!FindIncludedFiles(*call)) {
       reactor->FinishClaimedToResend(
           grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                        "a miss: send the included files' contents to compile"));
@@ -467,6 +480,7 @@ JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
   Build build;
   build.key = KeyAt(prepared, level);
   build.keyed_by_place = level != KeyLevel::kPlaceFree;
+  build.keyed_by_working_directory = level == KeyLevel::kWorkingDirectory;
   build.target = prepared.target;
   build.arch = prepared.arch;
   build.program_name = prepared.program_name;
@@ -833,7 +847,9 @@ void JitCacheService::RunBuild(const Build& build) {
                                  ? *build.working_directory_key
                                  : *build.placed_key;
   if (place.placed || build.keyed_by_place) record.set_place_matters(true);
-  if (place.working_directory_only) record.set_working_directory_only(true);
+  if (place.working_directory_only || build.keyed_by_working_directory) {
+    record.set_working_directory_only(true);
+  }
   // A ptxas answer that holds for the leader's names alone: kept under
   // them, and every requester of this flight (the leader too) asks again
   // with its own names.

@@ -60,8 +60,8 @@ struct ServiceOptions {
   // is kept for its own place.
   bool proves_places = true;
   // Threads for those second compiles (a compile's own thread waits for
-  // its proof: they cannot share the pool). As many as the pool's, so that
-  // no proof waits for another.
+  // its proofs: they cannot share the pool). Two for each of the pool's
+  // (a miss runs up to two proofs), so that no proof waits for another.
   int proof_threads = 4;
   size_t max_queued_proofs = 1024;
 };
@@ -179,8 +179,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     // elsewhere (place_proof.h), run beside `run` to tell; null when the
     // place cannot be moved (the answer is then kept for its place).
     std::optional<Digest> placed_key;
-    // `key` is a place's own key (its answer depends on the place).
+    // `key` is a place's own key (its answer depends on the place), or the
+    // working directory's.
     bool keyed_by_place = false;
+    bool keyed_by_working_directory = false;
     std::function<absl::StatusOr<CompileResult>(absl::Time deadline)>
         run_elsewhere;
     // The same elsewhere but in the same working directory (only for a
@@ -226,6 +228,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
                             std::shared_ptr<CompileCall> call);
   // The build of a compile's miss (its files kept for the next miss).
   Build CompileBuild(CompileCall& call, KeyLevel level);
+  // The files a miss of `call` compiles with: a set kept from an earlier
+  // request, or the request's own. False when it has neither (the client
+  // is told, in the trailing metadata, to send them).
+  bool FindIncludedFiles(CompileCall& call);
   // Where a build's answer goes once the place is decided: the flight's
   // key, the working directory's or the place's; `marker`: the flight's
   // key says which.

@@ -24,7 +24,11 @@ std::optional<CompileJob> MovedTo(const CompileJob& job,
   CompileJob moved = job;
   moved.working_directory = there->cwd();
   moved.program_name = there->program_name();
-  for (int64_t& mtime : moved.file_mtimes_ns) mtime += kElsewhereTimeShiftNs;
+  for (int64_t& mtime : moved.file_mtimes_ns) {
+    // Wrapping, not overflowing, for any time a caller sends.
+    mtime = static_cast<int64_t>(static_cast<uint64_t>(mtime) +
+                                 static_cast<uint64_t>(kElsewhereTimeShiftNs));
+  }
   return moved;
 }
 

@@ -22,7 +22,8 @@ namespace jitcache::testing {
 // directory and the files' paths are in it (an answer that depends on the
 // place), unless the source says "#placeless". A source containing
 // "#error" gives a compile error, "#missing" one for a file not found, and
-// "#infra" an INTERNAL error.
+// "#infra" an INTERNAL error ("#infra-elsewhere": only in a compile run
+// elsewhere, a place proof's).
 class FakeCompiler final : public Compiler {
  public:
   FakeCompiler() {
@@ -54,7 +55,8 @@ class FakeCompiler final : public Compiler {
       mu_.Await(absl::Condition(
           +[](bool* held) { return !*held; }, &held_));
     }
-    if (absl::StrContains(job.source, "#infra")) {
+    if (absl::StrContains(job.source, "#infra") &&
+        (!absl::StrContains(job.source, "#infra-elsewhere") || elsewhere)) {
       return absl::InternalError("fake infrastructure failure");
     }
     CompileResult result;

@@ -46,14 +46,36 @@ TEST(CompilePlace, TheProgramIsKeyedByItsNameWithoutThePlace) {
   // An absolute name: its directory is the place.
   const std::string key =
       CompilePlace("/a", "/tmp/tmpabc/kern.cu").ProgramForKey();
-  EXPECT_EQ(key, "P:kern.cu");
+  EXPECT_EQ(key, "P:kern.cu\napart");
   EXPECT_EQ(CompilePlace("/b/c", "/tmp/tmpxyz/kern.cu").ProgramForKey(), key);
   EXPECT_NE(CompilePlace("/a", "/tmp/tmpabc/other.cu").ProgramForKey(), key);
   // A relative one as spelled: NVRTC shows the spelling.
-  EXPECT_EQ(CompilePlace("/a", "kern.cu").ProgramForKey(), "rel:kern.cu");
-  EXPECT_EQ(CompilePlace("/b/c", "kern.cu").ProgramForKey(), "rel:kern.cu");
-  EXPECT_EQ(CompilePlace("/b", "dir/kern.cu").ProgramForKey(),
-            "rel:dir/kern.cu");
+  EXPECT_EQ(CompilePlace("/a", "kern.cu").ProgramForKey(),
+            "rel:kern.cu\nprogram in cwd at ");
+  EXPECT_EQ(CompilePlace("/b/c", "kern.cu").ProgramForKey(),
+            CompilePlace("/a", "kern.cu").ProgramForKey());
+  EXPECT_NE(CompilePlace("/b", "dir/kern.cu").ProgramForKey(),
+            CompilePlace("/b", "kern.cu").ProgramForKey());
+  // How the directories lie is kept: a header found beside the program in
+  // one layout is found through the working directory in another.
+  EXPECT_NE(CompilePlace("/v", "/v/a/b/kern.cu").ProgramForKey(),
+            CompilePlace("/w", "/w/src/kern.cu").ProgramForKey());
+  EXPECT_EQ(CompilePlace("/v", "/v/src/kern.cu").ProgramForKey(),
+            CompilePlace("/w/x", "/w/x/src/kern.cu").ProgramForKey());
+}
+
+// A caller in the directories the proof uses would be compared with
+// itself: no proof.
+TEST(CompilePlace, NoProofForACallerWhereTheOtherPlaceIsMade) {
+  EXPECT_EQ(CompilePlace("/.jitcache-elsewhere/w0rk/d1r/s0me/d3pth", "k.cu")
+                .Elsewhere({}),
+            std::nullopt);
+  EXPECT_EQ(
+      CompilePlace("/home/a", "/.jitcache-elsewhere/pr0g/k.cu").Elsewhere({}),
+      std::nullopt);
+  EXPECT_EQ(CompilePlace("/home/a", "/.jitcache-elsewhere/pr0g/k.cu")
+                .ElsewhereButTheWorkingDirectory({}),
+            std::nullopt);
 }
 
 // The proof compile's place: the same layout, elsewhere, the program named

@@ -682,8 +682,10 @@ TEST_F(PlaceTest, ADigestOnlyRequestFindsItsPlacesKey) {
   by_digest.clear_included_mtimes_ns();
   grpc::ClientContext asked;
   EXPECT_EQ(stub_->Compile(&asked, by_digest, &b).error_code(),
-            grpc::StatusCode::INVALID_ARGUMENT)
-      << "a place without its files' times";
+            grpc::StatusCode::FAILED_PRECONDITION)
+      << "a place without its files' times: the files are asked for";
+  EXPECT_EQ(asked.GetServerTrailingMetadata().count("jitcache-send-included"),
+            1u);
 }
 
 // Requests from two places join one place-free compile; when its answer
@@ -766,6 +768,30 @@ TEST_F(PlaceTest, AnAnswerThatDependsOnTheWorkingDirectoryAloneIsSharedThere) {
   EXPECT_EQ(c.served(), v1::SERVED_MISS) << "another working directory";
   EXPECT_THAT(c.object(), HasSubstr("cwd=/home/bob/job"));
   EXPECT_EQ(compiler_.calls(), 2);
+}
+
+}  // namespace
+}  // namespace jitcache
+
+namespace jitcache {
+namespace {
+
+// A proof that could not run proves nothing: the answer is kept for its
+// place alone, and found there next time without compiling again.
+TEST_F(PlaceTest, AnAnswerWhoseProofFailedIsKeptAndFoundForItsPlace) {
+  v1::CompileResponse first, again, other;
+  ASSERT_TRUE(Call(From("/home/ada/p", "#infra-elsewhere"), &first).ok());
+  EXPECT_EQ(first.served(), v1::SERVED_MISS);
+  EXPECT_TRUE(first.place_matters());
+  ASSERT_TRUE(Call(From("/home/ada/p", "#infra-elsewhere"), &again).ok());
+  EXPECT_EQ(again.served(), v1::SERVED_HIT);
+  EXPECT_EQ(again.object(), first.object());
+  EXPECT_EQ(compiler_.calls(), 1);
+  // Another place proves again (and its proof fails again).
+  ASSERT_TRUE(Call(From("/home/bob/p", "#infra-elsewhere"), &other).ok());
+  EXPECT_EQ(other.served(), v1::SERVED_MISS);
+  EXPECT_THAT(other.object(), HasSubstr("cwd=/home/bob/p"));
+  EXPECT_EQ(compiler_.elsewhere_calls(), 2);
 }
 
 }  // namespace
