@@ -30,12 +30,7 @@ class CompileReactor final : public grpc::ServerUnaryReactor {
                          const std::shared_ptr<std::atomic<bool>>& finished,
                          const grpc::Status& status) {
     if (finished->exchange(true)) return;
-    if (!status.ok()) {
-      reactor->counters_->Rejected(
-          static_cast<absl::StatusCode>(status.error_code()));
-      ++reactor->user_->rejected;
-    }
-    reactor->Finish(status);
+    reactor->FinishClaimed(status);
   }
   void FinishOnce(const grpc::Status& status) {
     FinishOnce(this, finished_, status);
@@ -44,9 +39,7 @@ class CompileReactor final : public grpc::ServerUnaryReactor {
   // (an included file's contents): it is counted once, when sent again.
   void FinishToResend(const grpc::Status& status) {
     if (finished_->exchange(true)) return;
-    --counters_->requests;
-    --user_->requests;
-    Finish(status);
+    FinishClaimedToResend(status);
   }
 
   // For whoever already took the finish (finished() set by them): the

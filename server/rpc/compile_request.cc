@@ -42,6 +42,10 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
     }
     out->included_set = *given;
     out->has_included_contents = out->included_set == kEmptySet;
+    if (out->has_included_contents && request.included_mtimes_ns_size() > 0) {
+      return absl::InvalidArgumentError(
+          "included_mtimes_ns are given for an empty set of files");
+    }
     out->file_mtimes_ns.assign(request.included_mtimes_ns().begin(),
                                request.included_mtimes_ns().end());
     return absl::OkStatus();

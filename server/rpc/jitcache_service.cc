@@ -405,7 +405,8 @@ grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
       return true;
     };
   }
-  return Serve(
+  // CompileHit looked the keys up already: straight to the miss.
+  return ServeMiss(
       uid, response, reactor, KeyAt(call->prepared, level),
       [this, call, level] { return CompileBuild(*call, level); },
       ask_for_included, std::move(taken_elsewhere));
@@ -429,13 +430,7 @@ void JitCacheService::ServeTakenUnderPlace(uid_t uid,
     return;
   }
   if (*hit != nullptr) {
-    if (!response->ParseFromString((*hit)->serialized)) {
-      reactor->FinishClaimed(grpc::Status(grpc::StatusCode::INTERNAL,
-                                          "a kept answer does not parse"));
-      return;
-    }
-    CountHit(reactor->user(), **hit, reactor->start());
-    reactor->FinishClaimed(grpc::Status::OK);
+    FinishWithHit(**hit, response, reactor, /*claimed=*/true);
     return;
   }
   if (call->request->includes_resolved()) {
@@ -473,10 +468,6 @@ JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
     }
     job->files = call.kept;
   }
-  // A request that named its files by digest gave their times apart.
-  const bool times_match =
-      job->files == nullptr ? job->file_mtimes_ns.empty()
-                            : job->file_mtimes_ns.size() == job->files->size();
   Build build;
   build.key = KeyAt(prepared, level);
   build.keyed_by_place = level != KeyLevel::kPlaceFree;
@@ -495,13 +486,6 @@ JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
     };
   };
   build.run = run_job(job);
-  if (!times_match) {
-    build.run = [](absl::Time) -> absl::StatusOr<CompileResult> {
-      return absl::InvalidArgumentError(
-          "included_mtimes_ns must give one time for each included file");
-    };
-    return build;
-  }
   if (level == KeyLevel::kPlaceFree) {
     build.placed_key = prepared.placed_key;
     build.working_directory_key = prepared.working_directory_key;
@@ -651,14 +635,15 @@ bool JitCacheService::FinishFromStore(uid_t uid, const Digest& key,
 
 void JitCacheService::FinishWithHit(const HotAnswer& hit,
                                     v1::CompileResponse* response,
-                                    CompileReactor* reactor) {
-  if (!response->ParseFromString(hit.serialized)) {
-    reactor->FinishOnce(grpc::Status(grpc::StatusCode::INTERNAL,
-                                     "a kept answer does not parse"));
-    return;
+                                    CompileReactor* reactor, bool claimed) {
+  grpc::Status status = grpc::Status::OK;
+  if (response->ParseFromString(hit.serialized)) {
+    CountHit(reactor->user(), hit, reactor->start());
+  } else {
+    status = grpc::Status(grpc::StatusCode::INTERNAL,
+                          "a kept answer does not parse");
   }
-  CountHit(reactor->user(), hit, reactor->start());
-  reactor->FinishOnce(grpc::Status::OK);
+  claimed ? reactor->FinishClaimed(status) : reactor->FinishOnce(status);
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Serve(
@@ -667,6 +652,15 @@ grpc::ServerUnaryReactor* JitCacheService::Serve(
     const std::function<bool()>& ask_for_inputs,
     std::function<bool(const v1::CompileResponse&)> taken_elsewhere) {
   if (FinishFromStore(uid, key, response, reactor)) return reactor;
+  return ServeMiss(uid, response, reactor, key, make_build, ask_for_inputs,
+                   std::move(taken_elsewhere));
+}
+
+grpc::ServerUnaryReactor* JitCacheService::ServeMiss(
+    uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
+    const Digest& key, const std::function<Build()>& make_build,
+    const std::function<bool()>& ask_for_inputs,
+    std::function<bool(const v1::CompileResponse&)> taken_elsewhere) {
   if (ask_for_inputs && ask_for_inputs()) {
     reactor->FinishToResend(
         grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,

@@ -308,9 +308,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // reading it); false on a miss, the call left unfinished.
   bool FinishFromStore(uid_t uid, const Digest& key,
                        v1::CompileResponse* response, CompileReactor* reactor);
-  // Finishes the call with a hit's answer.
+  // Finishes the call with a hit's answer (`claimed`: the caller already
+  // took the finish).
   void FinishWithHit(const HotAnswer& hit, v1::CompileResponse* response,
-                     CompileReactor* reactor);
+                     CompileReactor* reactor, bool claimed = false);
   // The common path of Compile and Link once the key is known: hit, or join
   // the flight and, leading, queue the build.
   // `make_build` runs only for the request that leads a miss: a hit copies
@@ -326,6 +327,12 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       const std::function<bool()>& ask_for_inputs = nullptr,
       std::function<bool(const v1::CompileResponse&)> taken_elsewhere =
           nullptr);
+  // Serve after a lookup that missed: ask for inputs, or join the flight.
+  grpc::ServerUnaryReactor* ServeMiss(
+      uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
+      const Digest& key, const std::function<Build()>& make_build,
+      const std::function<bool()>& ask_for_inputs,
+      std::function<bool(const v1::CompileResponse&)> taken_elsewhere);
   // Joins the flight for `key` (a miss, from either socket) with `waiter`;
   // the joiner that leads queues the build `make_build` makes, charged to
   // `uid` (whose counters `user` are).

@@ -796,3 +796,21 @@ TEST_F(PlaceTest, AnAnswerWhoseProofFailedIsKeptAndFoundForItsPlace) {
 
 }  // namespace
 }  // namespace jitcache
+
+namespace jitcache {
+namespace {
+
+TEST_F(PlaceTest, TimesForAnEmptySetOfFilesAreRefused) {
+  v1::CompileRequest r = Request("k");
+  r.set_includes_resolved(true);
+  r.set_included_set_sha256(std::string(IncludedSetDigest({}).AsBytes()));
+  r.add_included_mtimes_ns(5);
+  v1::CompileResponse response;
+  grpc::Status status = Call(r, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("empty set"));
+  EXPECT_EQ(compiler_.calls(), 0);
+}
+
+}  // namespace
+}  // namespace jitcache
