@@ -21,6 +21,7 @@
 #include "client/includes/directives.h"
 #include "common/cache_key.h"
 #include "common/paths.h"
+#include "common/place_anchor.h"
 #include "common/resolve_path.h"
 #include "jitcache/v1/scan_memo.pb.h"
 
@@ -269,11 +270,39 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
     absl::MutexLock lock(&mu_);
     checked_at_.erase(scan_key);
   }
+  const std::optional<Digest> movable_key = MovableKey(input);
+  if (movable_key.has_value()) {
+    if (std::shared_ptr<const Memo> here = MovedHere(input, *movable_key)) {
+      moves_.fetch_add(1);
+      Remember(scan_key, here);
+      SaveKeptFiles();
+      return here->result;
+    }
+  }
   walks_.fetch_add(1);
   absl::StatusOr<std::shared_ptr<const ScanResult>> result =
-      Walk(input, scan_key);
+      Walk(input, scan_key, movable_key);
   SaveKeptFiles();
   return result;
+}
+
+std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::MovedHere(
+    const ScanInput& input, const Digest& movable_key) {
+  std::shared_ptr<const MovableMemo> moved = FindMovable(movable_key);
+  return moved == nullptr ? nullptr : MoveHere(input, *moved);
+}
+
+void IncludeScanner::Remember(const Digest& key,
+                              std::shared_ptr<const Memo> memo) {
+  if (!memo->cacheable) return;
+  if (!memo_dir_.empty()) SaveMemo(key, *memo);
+  absl::MutexLock lock(&mu_);
+  if (memos_.size() >= kMaxMemos) {
+    memos_.clear();
+    checked_at_.clear();
+  }
+  checked_at_.erase(key);
+  memos_[key] = std::move(memo);
 }
 
 // One walk: from the program's text (and -include), every file the
@@ -283,7 +312,10 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
 class IncludeScanner::Walker {
  public:
   Walker(IncludeScanner& scanner, const ScanInput& input)
-      : scanner_(scanner), input_(input), memo_(std::make_shared<Memo>()) {
+      : scanner_(scanner),
+        input_(input),
+        roots_(RootsOf(input)),
+        memo_(std::make_shared<Memo>()) {
     for (const std::string& d : input_.defines) {
       const size_t eq = d.find('=');
       if (eq == std::string::npos) {
@@ -309,6 +341,11 @@ class IncludeScanner::Walker {
   }
 
   std::shared_ptr<Memo> memo() const { return memo_; }
+  // Whether every absolute name the files spelled lies outside the place
+  // (movable_scan.cc), and each spelling a file outside the toolkit was
+  // opened by.
+  bool literals_movable() const { return literals_movable_; }
+  const std::vector<std::string>& opened() const { return opened_; }
 
  private:
   // Where a file was found: its directory's index (-1 for the program and
@@ -427,6 +464,11 @@ class IncludeScanner::Walker {
     }
     struct stat st;
     if (name[0] == '/') {
+      // An absolute name stays where it is when the place moves: in the
+      // place, it would not name what moving says.
+      if (roots_.has_value() && AnchorSpelled(*roots_, name) != name) {
+        literals_movable_ = false;
+      }
       if (!Probe(name, &st)) return probe_error_;
       return Found(name, -1, st);
     }
@@ -523,6 +565,7 @@ class IncludeScanner::Walker {
       for (std::string& d : DirsBeforeDotDot(spelled)) {
         passed_dirs_.insert(std::move(d));
       }
+      opened_.push_back(spelled);
     }
     if (!seen_files_.insert(path).second) return absl::OkStatus();
     const FileStamp stamp = StampOf(st);
@@ -607,6 +650,9 @@ class IncludeScanner::Walker {
 
   IncludeScanner& scanner_;
   const ScanInput& input_;
+  const std::optional<PlaceRoots> roots_;
+  bool literals_movable_ = true;
+  std::vector<std::string> opened_;
   absl::flat_hash_map<std::string, std::vector<std::string>> defines_;
   std::vector<ScannedFile> out_;
   std::shared_ptr<Memo> memo_;
@@ -624,7 +670,8 @@ class IncludeScanner::Walker {
 };
 
 absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
-    const ScanInput& input, const Digest& key) {
+    const ScanInput& input, const Digest& key,
+    const std::optional<Digest>& movable_key) {
   Walker walker(*this, input);
   absl::StatusOr<std::shared_ptr<ScanResult>> result = walker.Run();
   if (!result.ok()) return result.status();
@@ -632,14 +679,14 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
   (*result)->depends_on = memo->depends_on;
   if (memo->cacheable) {
     memo->result = *result;
-    if (!memo_dir_.empty()) SaveMemo(key, *memo);
-    absl::MutexLock lock(&mu_);
-    if (memos_.size() >= kMaxMemos) {
-      memos_.clear();
-      checked_at_.clear();
+    if (movable_key.has_value()) {
+      if (std::optional<MovableMemo> movable = TakeOutPlace(
+              input, *memo, walker.literals_movable(), walker.opened())) {
+        KeepMovable(*movable_key,
+                    std::make_shared<MovableMemo>(*std::move(movable)));
+      }
     }
-    checked_at_.erase(key);
-    memos_[key] = std::move(memo);
+    Remember(key, std::move(memo));
   }
   return std::shared_ptr<const ScanResult>(*std::move(result));
 }

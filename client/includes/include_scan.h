@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "client/includes/directives.h"
 #include "common/digest.h"
 #include "common/file_stamp.h"
+#include "common/place_anchor.h"
 
 namespace jitcache::internal {
 
@@ -110,7 +112,9 @@ struct ScanResult {
 // by its stamp, so that a new program's first scan reads only headers no
 // scan read before. A file or directory changed in the
 // last two seconds is not trusted this way, as its timestamps may not
-// have moved yet.
+// have moved yet. A scan is kept without its place as well, so that the
+// same program scanned from a new working directory or under a new
+// temporary name costs checking its files there, not a walk (MovableMemo).
 //
 // Thread-safety: Scan may be called from many threads at once.
 class IncludeScanner {
@@ -140,6 +144,9 @@ class IncludeScanner {
   uint64_t walks() const { return walks_.load(); }
   // Headers read (and hashed) rather than known by their stamp.
   uint64_t files_read() const { return files_read_.load(); }
+  // Scans answered by a scan of the same program made in another place
+  // (movable_scan.cc), its files checked here.
+  uint64_t moves() const { return moves_.load(); }
   // Scans answered by checking every stamp of a remembered scan (not by
   // the change watch alone).
   uint64_t stamp_checks() const { return stamp_checks_.load(); }
@@ -173,8 +180,46 @@ class IncludeScanner {
     std::shared_ptr<const ScanResult> result;
   };
 
+  // A scan's answer with its place taken out (place_anchor.h): a scan of
+  // the same program from another place with the same layout (a new
+  // working directory, a new temporary program name) is answered by
+  // checking that every file found there has the same bytes and every
+  // path found absent is absent there, rather than by walking the include
+  // graph again. Each path is anchored as it was opened.
+  struct MovableMemo {
+    struct File {
+      std::string anchored;  // lexically normal
+      Digest digest;
+      // Trusted for a file outside the place that keeps this stamp; any
+      // other is read and hashed.
+      FileStamp stamp;
+    };
+    std::vector<File> files;          // every file read (and sent)
+    std::vector<std::string> opened;  // every spelling a file was opened by
+    std::vector<std::string> absent;  // every path found absent
+  };
+
   bool Racy(const FileStamp& stamp) const;
+  // The roots of `input`'s place, when it can move (place_anchor.h).
+  static std::optional<PlaceRoots> RootsOf(const ScanInput& input);
   static Digest ScanKey(const ScanInput& input);
+  // The key of `input`'s scan without its place; nullopt when the place
+  // cannot be taken out (movable_scan.cc says when).
+  static std::optional<Digest> MovableKey(const ScanInput& input);
+  // `memo` (of a walk in `input`'s place) without its place; nullopt when
+  // a path it holds does not move with the place.
+  static std::optional<MovableMemo> TakeOutPlace(
+      const ScanInput& input, const Memo& memo, bool opened_all_movable,
+      const std::vector<std::string>& opened);
+  // `moved` in `input`'s place, when every file and absence still holds
+  // here; nullptr otherwise.
+  std::shared_ptr<const Memo> MoveHere(const ScanInput& input,
+                                       const MovableMemo& moved);
+  // The movable memo of `key`, from memory or disk.
+  std::shared_ptr<const MovableMemo> FindMovable(const Digest& key);
+  void KeepMovable(const Digest& key, std::shared_ptr<const MovableMemo> memo);
+  std::shared_ptr<const MovableMemo> LoadMovable(const Digest& key) const;
+  void SaveMovable(const Digest& key, const MovableMemo& memo) const;
   static bool StillValid(const Memo& memo);
   // Whether `key`'s memo was checked by its stamps and nothing it depends
   // on has changed since, by the change watch.
@@ -186,9 +231,17 @@ class IncludeScanner {
   std::shared_ptr<const Memo> LoadMemo(const Digest& key) const;
   void SaveMemo(const Digest& key, const Memo& memo) const;
   // A scan from the files (their infos cached as Load says); kept as
-  // `key`'s memo when nothing it saw changed too recently.
-  absl::StatusOr<std::shared_ptr<const ScanResult>> Walk(const ScanInput& input,
-                                                         const Digest& key);
+  // `key`'s memo when nothing it saw changed too recently, and as
+  // `movable_key`'s movable memo when its paths move with the place.
+  absl::StatusOr<std::shared_ptr<const ScanResult>> Walk(
+      const ScanInput& input, const Digest& key,
+      const std::optional<Digest>& movable_key);
+  // The movable memo of `movable_key` checked in `input`'s place; nullptr
+  // when there is none or it does not hold here.
+  std::shared_ptr<const Memo> MovedHere(const ScanInput& input,
+                                        const Digest& movable_key);
+  // Keeps `memo` as `key`'s, in memory and on disk, when it is cacheable.
+  void Remember(const Digest& key, std::shared_ptr<const Memo> memo);
   // One walk's state and its steps (include_scan.cc).
   class Walker;
 
@@ -208,6 +261,7 @@ class IncludeScanner {
   std::atomic<uint64_t> walks_{0};
   std::atomic<uint64_t> files_read_{0};
   std::atomic<uint64_t> stamp_checks_{0};
+  std::atomic<uint64_t> moves_{0};
   ChangeWatch watch_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const FileInfo>> files_
@@ -216,6 +270,8 @@ class IncludeScanner {
       ABSL_GUARDED_BY(mu_);
   // ChangeWatch::Changes() when each memo's stamps were last found to hold.
   absl::flat_hash_map<Digest, uint64_t> checked_at_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Digest, std::shared_ptr<const MovableMemo>> movables_
+      ABSL_GUARDED_BY(mu_);
   bool kept_files_loaded_ ABSL_GUARDED_BY(mu_) = false;
   size_t files_read_since_save_ ABSL_GUARDED_BY(mu_) = 0;
 };

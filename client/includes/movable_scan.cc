@@ -1,0 +1,247 @@
+// A scan taken from one place to another (IncludeScanner::MovableMemo):
+// CuPy names each program after a fresh temporary directory, and jobs run
+// from directories of their own, so a scan keyed by its place would walk
+// the whole include graph again in every new process. Kept in memory and on
+// disk beside the place's own memos.
+//
+// Why a moved scan is the walk's answer: the walk's paths are the place's
+// two directories, the search directories and the names the files spell,
+// joined as text. Moving the place moves every path made from the first
+// three by the same text, provided none climbs out of its root (".."), no
+// search directory lies above a root, and no absolute name a file spells
+// lies in one (AnchorSpelled and MovableKey refuse those). The walk then
+// takes the same steps wherever each file found has the same bytes and
+// each path found absent is absent, and no path it opened goes through a
+// symbolic link: all three are checked here, path by path.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "absl/container/flat_hash_map.h"
+#include "client/includes/include_scan.h"
+#include "common/cache_key.h"
+#include "common/compile_place.h"
+#include "common/place_anchor.h"
+#include "common/private_file.h"
+#include "common/resolve_path.h"
+#include "jitcache/v1/scan_memo.pb.h"
+
+namespace jitcache::internal {
+namespace {
+
+// Goes up whenever what a movable memo holds or means changes.
+constexpr uint32_t kMovableFormat = 1;
+// Movable memos held in memory; past this many they start again.
+constexpr size_t kMaxMovables = 64;
+
+std::string FileName(const Digest& key) {
+  return absl::StrCat("moved-", key.Hex());
+}
+
+// Whether `path` (as opened) is absent as the walk's probe would say: no
+// regular file, and not an error that leaves it unknown.
+bool AbsentHere(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) return !S_ISREG(st.st_mode);
+  return errno == ENOENT || errno == ENOTDIR;
+}
+
+}  // namespace
+
+std::optional<PlaceRoots> IncludeScanner::RootsOf(const ScanInput& input) {
+  return MovableRoots(input.cwd, std::string_view(input.program_name.data(),
+                                                  input.program_name.size()));
+}
+
+std::optional<Digest> IncludeScanner::MovableKey(const ScanInput& input) {
+  const std::optional<PlaceRoots> roots = RootsOf(input);
+  if (!roots.has_value()) return std::nullopt;
+  const CompilePlace place(input.cwd, input.program_name);
+  KeyHasher key(RequestKind::kCompile);
+  key.Field(16, "scan without its place");
+  key.Field(1, place.ProgramForKey());
+  key.Field(2, input.source);
+  key.Count(3, input.header_names.size());
+  for (size_t i = 0; i < input.header_names.size(); ++i) {
+    key.Field(4, input.header_names[i]);
+    key.Field(5, input.header_bodies[i]);
+  }
+  key.Count(6, input.pre_includes.size());
+  for (const std::string& p : input.pre_includes) key.Field(7, p);
+  key.Count(8, input.defines.size());
+  for (const std::string& d : input.defines) key.Field(9, d);
+  key.Count(10, input.dirs.size());
+  for (const SearchDir& dir : input.dirs) {
+    // A directory above a root reaches the place by a path that stays
+    // where it is; the toolkit's must not move at all.
+    if (HoldsARoot(*roots, dir.path)) return std::nullopt;
+    const std::optional<std::string> path = AnchorSpelled(*roots, dir.path);
+    const std::optional<std::string> spelled =
+        AnchorSpelled(*roots, dir.spelled.empty() ? dir.path : dir.spelled);
+    if (!path.has_value() || !spelled.has_value() ||
+        (dir.toolkit && *path != dir.path)) {
+      return std::nullopt;
+    }
+    key.Field(dir.toolkit ? 11 : 12, *path);
+    key.Field(14, *spelled);
+  }
+  key.Field(15, input.toolkit_fingerprint);
+  return key.Finish();
+}
+
+std::optional<IncludeScanner::MovableMemo> IncludeScanner::TakeOutPlace(
+    const ScanInput& input, const Memo& memo, bool opened_all_movable,
+    const std::vector<std::string>& opened) {
+  const std::optional<PlaceRoots> roots = RootsOf(input);
+  if (!opened_all_movable || !roots.has_value()) return std::nullopt;
+  absl::flat_hash_map<std::string, FileStamp> stamps;
+  for (const auto& [path, stamp] : memo.depends_on->files) {
+    stamps[path] = stamp;
+  }
+  MovableMemo out;
+  for (const ScannedFile& file : memo.result->files) {
+    std::optional<std::string> anchored = AnchorSpelled(*roots, file.path);
+    auto stamp = stamps.find(file.path);
+    if (!anchored.has_value() || stamp == stamps.end()) return std::nullopt;
+    out.files.push_back({*std::move(anchored), file.digest, stamp->second});
+  }
+  for (const std::string& spelled : opened) {
+    std::optional<std::string> anchored = AnchorSpelled(*roots, spelled);
+    if (!anchored.has_value()) return std::nullopt;
+    out.opened.push_back(*std::move(anchored));
+  }
+  for (const std::string& spelled : memo.depends_on->absent) {
+    std::optional<std::string> anchored = AnchorSpelled(*roots, spelled);
+    if (!anchored.has_value()) return std::nullopt;
+    out.absent.push_back(*std::move(anchored));
+  }
+  return out;
+}
+
+std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::MoveHere(
+    const ScanInput& input, const MovableMemo& moved) {
+  const std::optional<PlaceRoots> roots = RootsOf(input);
+  if (!roots.has_value()) return nullptr;
+  auto memo = std::make_shared<Memo>();
+  ScanDependencies& deps = *memo->depends_on;
+  auto result = std::make_shared<ScanResult>();
+  for (const MovableMemo::File& file : moved.files) {
+    std::string path = UnanchorSpelled(*roots, file.anchored);
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return nullptr;
+    }
+    const FileStamp stamp = StampOf(st);
+    if (stamp != file.stamp || Racy(stamp)) {
+      absl::StatusOr<std::shared_ptr<const FileInfo>> info = Load(path, stamp);
+      if (!info.ok() || (*info)->digest != file.digest) return nullptr;
+      if (!(*info)->cacheable) {
+        memo->cacheable = false;
+        deps.files_settled = false;
+      }
+    }
+    deps.files.emplace_back(path, stamp);
+    result->files.push_back({std::move(path), file.digest, stamp.mtime_ns});
+  }
+  for (const std::string& anchored : moved.opened) {
+    const std::string spelled = UnanchorSpelled(*roots, anchored);
+    absl::StatusOr<std::string> real = ResolvePath(spelled, nullptr);
+    if (!real.ok() || *real != LexicallyNormal(spelled)) return nullptr;
+  }
+  // Each absent path is checked by itself (the directories it was held by
+  // are the other place's), and is held that way from now on.
+  for (const std::string& anchored : moved.absent) {
+    std::string path = UnanchorSpelled(*roots, anchored);
+    if (!AbsentHere(path)) return nullptr;
+    deps.absent.push_back(path);
+    deps.absent_files.push_back(std::move(path));
+  }
+  std::sort(result->files.begin(), result->files.end(),
+            [](const ScannedFile& a, const ScannedFile& b) {
+              return a.path < b.path;
+            });
+  std::vector<std::pair<absl::string_view, absl::string_view>> pairs;
+  for (const ScannedFile& f : result->files) {
+    pairs.emplace_back(f.path, f.digest.AsBytes());
+  }
+  result->set = IncludedSetDigest(std::move(pairs));
+  result->depends_on = memo->depends_on;
+  memo->result = std::move(result);
+  return memo;
+}
+
+std::shared_ptr<const IncludeScanner::MovableMemo> IncludeScanner::FindMovable(
+    const Digest& key) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = movables_.find(key);
+    if (it != movables_.end()) return it->second;
+  }
+  if (memo_dir_.empty()) return nullptr;
+  std::shared_ptr<const MovableMemo> kept = LoadMovable(key);
+  if (kept != nullptr) {
+    absl::MutexLock lock(&mu_);
+    if (movables_.size() >= kMaxMovables) movables_.clear();
+    movables_[key] = kept;
+  }
+  return kept;
+}
+
+void IncludeScanner::KeepMovable(const Digest& key,
+                                 std::shared_ptr<const MovableMemo> memo) {
+  if (!memo_dir_.empty()) SaveMovable(key, *memo);
+  absl::MutexLock lock(&mu_);
+  if (movables_.size() >= kMaxMovables) movables_.clear();
+  movables_[key] = std::move(memo);
+}
+
+std::shared_ptr<const IncludeScanner::MovableMemo> IncludeScanner::LoadMovable(
+    const Digest& key) const {
+  const int fd =
+      ::open((memo_dir_ + "/" + FileName(key)).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  v1::MovableScanMemo record;
+  const bool parsed = record.ParseFromFileDescriptor(fd);
+  ::close(fd);
+  if (!parsed || record.format_version() != kMovableFormat ||
+      record.files_size() != record.sha256_size()) {
+    return nullptr;
+  }
+  auto memo = std::make_shared<MovableMemo>();
+  for (int i = 0; i < record.files_size(); ++i) {
+    const v1::FileStampRecord& r = record.files(i);
+    absl::StatusOr<Digest> digest = Digest::FromBytes(record.sha256(i));
+    if (!digest.ok()) return nullptr;
+    memo->files.push_back(
+        {r.path(),
+         *digest,
+         {r.dev(), r.ino(), r.size(), r.mtime_ns(), r.ctime_ns()}});
+  }
+  memo->opened.assign(record.opened().begin(), record.opened().end());
+  memo->absent.assign(record.absent().begin(), record.absent().end());
+  return memo;
+}
+
+void IncludeScanner::SaveMovable(const Digest& key,
+                                 const MovableMemo& memo) const {
+  v1::MovableScanMemo record;
+  record.set_format_version(kMovableFormat);
+  for (const MovableMemo::File& file : memo.files) {
+    v1::FileStampRecord* r = record.add_files();
+    r->set_path(file.anchored);
+    r->set_dev(file.stamp.dev);
+    r->set_ino(file.stamp.ino);
+    r->set_size(file.stamp.size);
+    r->set_mtime_ns(file.stamp.mtime_ns);
+    r->set_ctime_ns(file.stamp.ctime_ns);
+    record.add_sha256(std::string(file.digest.AsBytes()));
+  }
+  for (const std::string& s : memo.opened) record.add_opened(s);
+  for (const std::string& s : memo.absent) record.add_absent(s);
+  KeepPrivateFile(memo_dir_, FileName(key), record.SerializeAsString());
+}
+
+}  // namespace jitcache::internal
