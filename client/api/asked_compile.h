@@ -16,6 +16,7 @@ struct AskedCompile {
   std::string toolkit_fingerprint;  // the daemon's, that the scan used
   // Null when no request was asked, or its includes were not scanned.
   std::shared_ptr<const ScanDependencies> depends_on;
+  std::shared_ptr<const ScanResult> included;  // the scan's answer
 };
 
 // While one is alive, a blocking Client::Compile on the same thread fills

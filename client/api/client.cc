@@ -418,6 +418,7 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
     asked->toolkit_fingerprint = made->toolkit->fingerprint;
     asked->depends_on =
         made->included != nullptr ? made->included->depends_on : nullptr;
+    asked->included = made->included;
   }
   if (std::optional<std::string_view> hit =
           impl_->hits->Ask(request_bytes, answer_buffer);

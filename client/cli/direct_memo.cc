@@ -1,7 +1,19 @@
 #include "client/cli/direct_memo.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
+
+#include "client/nvjitlink/input_digest.h"
+#include "common/place_anchor.h"
+#include "common/proto_wire.h"
 
 namespace jitcache::cli {
 namespace {
@@ -9,6 +21,14 @@ namespace {
 // Memos of another format are ignored (a newer front end never trusts an
 // older jitcache-full's memo, nor the reverse).
 constexpr std::string_view kMagic = "jitcache-direct-memo-1\n";
+constexpr std::string_view kMovableMagic = "jitcache-movable-direct-memo-1\n";
+// CompileRequest's fields (proto/jitcache/v1/jitcache.proto) that hold the
+// place.
+constexpr int kWorkingDirectoryField = 11;
+constexpr int kIncludedMtimesField = 12;
+// A file changed this recently may change again without its stamp moving
+// (as IncludeScanner's).
+constexpr int64_t kSettleNs = 2'000'000'000;
 
 void PutU64(std::string& out, uint64_t v) {
   char bytes[8];
@@ -85,6 +105,33 @@ class Reader {
  private:
   std::string_view rest_;
 };
+
+bool Settled(const FileStamp& stamp) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return StampNs(now) - std::max(stamp.mtime_ns, stamp.ctime_ns) >= kSettleNs;
+}
+
+// The file's bytes' digest, or "" when it cannot be read.
+std::string DigestOfFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string data;
+  char buffer[1 << 16];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) data.append(buffer, n);
+  close(fd);
+  if (n < 0) return "";
+  return HexSha256(data);
+}
+
+// Whether `spelled` leads to its lexical path with no symbolic link on the
+// way (the scan refuses a file reached through one).
+bool OpenedWithoutLink(const std::string& spelled) {
+  char real[PATH_MAX];
+  if (realpath(spelled.c_str(), real) == nullptr) return false;
+  return LexicallyNormal(spelled) == real;
+}
 
 }  // namespace
 
@@ -167,6 +214,141 @@ bool StampsHold(const DirectMemo& memo) {
     if (!StillNoFile(path)) return false;
   }
   return true;
+}
+
+}  // namespace jitcache::cli
+
+namespace jitcache::cli {
+
+std::string MovableDirectMemoName(std::string_view socket,
+                                  std::string_view asked) {
+  // No working directory is relative: no place's memo has this name.
+  return DirectMemoName(socket, "without its place", asked);
+}
+
+std::string EncodeMovableDirectMemo(const MovableDirectMemo& memo) {
+  std::string out(kMovableMagic);
+  PutString(out, memo.asked);
+  PutString(out, memo.program_name);
+  PutString(out, memo.toolkit_fingerprint);
+  PutString(out, memo.request_without_place);
+  std::vector<std::pair<std::string, FileStamp>> stamps;
+  for (const MovableDirectMemo::File& f : memo.files) {
+    stamps.emplace_back(f.anchored, f.stamp);
+  }
+  PutStamps(out, stamps);
+  for (const MovableDirectMemo::File& f : memo.files) {
+    PutString(out, f.sha256_hex);
+  }
+  PutU64(out, memo.opened.size());
+  for (const std::string& s : memo.opened) PutString(out, s);
+  PutU64(out, memo.absent.size());
+  for (const std::string& s : memo.absent) PutString(out, s);
+  return out;
+}
+
+std::optional<MovableDirectMemo> DecodeMovableDirectMemo(
+    std::string_view bytes) {
+  MovableDirectMemo memo;
+  Reader in(bytes);
+  std::vector<std::pair<std::string, FileStamp>> stamps;
+  if (!in.Skip(kMovableMagic) || !in.String(&memo.asked) ||
+      !in.String(&memo.program_name) || !in.String(&memo.toolkit_fingerprint) ||
+      !in.String(&memo.request_without_place) || !in.Stamps(&stamps)) {
+    return std::nullopt;
+  }
+  for (auto& [anchored, stamp] : stamps) {
+    MovableDirectMemo::File file{std::move(anchored), "", stamp};
+    if (!in.String(&file.sha256_hex)) return std::nullopt;
+    memo.files.push_back(std::move(file));
+  }
+  if (!in.Strings(&memo.opened) || !in.Strings(&memo.absent) || !in.done()) {
+    return std::nullopt;
+  }
+  return memo;
+}
+
+std::optional<MovableDirectMemo> TakeOutPlace(
+    const DirectMemo& memo, std::string_view program_name,
+    const std::vector<std::pair<std::string, std::string>>& digests,
+    const std::vector<std::string>& opened, std::string request_without_place) {
+  const std::optional<PlaceRoots> roots = MovableRoots(memo.cwd, program_name);
+  if (!roots.has_value() || program_name.empty() || program_name[0] == '/') {
+    return std::nullopt;
+  }
+  const std::map<std::string, std::string> digest_of(digests.begin(),
+                                                     digests.end());
+  MovableDirectMemo out;
+  out.asked = memo.asked;
+  out.program_name = std::string(program_name);
+  out.toolkit_fingerprint = memo.toolkit_fingerprint;
+  out.request_without_place = std::move(request_without_place);
+  for (const auto& [path, stamp] : memo.files) {
+    std::optional<std::string> anchored = AnchorSpelled(*roots, path);
+    auto digest = digest_of.find(path);
+    if (!anchored.has_value() || digest == digest_of.end()) {
+      return std::nullopt;
+    }
+    out.files.push_back({*std::move(anchored), digest->second, stamp});
+  }
+  std::sort(
+      out.files.begin(), out.files.end(),
+      [](const MovableDirectMemo::File& a, const MovableDirectMemo::File& b) {
+        return a.anchored < b.anchored;
+      });
+  for (const auto& [list, into] :
+       {std::pair{&opened, &out.opened}, {&memo.absent, &out.absent}}) {
+    for (const std::string& spelled : *list) {
+      std::optional<std::string> anchored = AnchorSpelled(*roots, spelled);
+      if (!anchored.has_value()) return std::nullopt;
+      into->push_back(*std::move(anchored));
+    }
+  }
+  return out;
+}
+
+std::optional<DirectMemo> MoveHere(const MovableDirectMemo& moved,
+                                   const std::string& cwd, bool* settled) {
+  const std::optional<PlaceRoots> roots = MovableRoots(cwd, moved.program_name);
+  if (!roots.has_value()) return std::nullopt;
+  *settled = true;
+  DirectMemo here;
+  here.asked = moved.asked;
+  here.cwd = cwd;
+  here.toolkit_fingerprint = moved.toolkit_fingerprint;
+  std::string mtimes;
+  for (const MovableDirectMemo::File& file : moved.files) {
+    std::string path = UnanchorSpelled(*roots, file.anchored);
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return std::nullopt;
+    }
+    const FileStamp stamp = StampOf(st);
+    const bool trusted = stamp == file.stamp && Settled(stamp);
+    if (!trusted && DigestOfFile(path) != file.sha256_hex) return std::nullopt;
+    // A file whose stamp may still move is not trusted by it next time.
+    if (!Settled(stamp)) *settled = false;
+    proto_wire::PutVarint(mtimes, static_cast<uint64_t>(stamp.mtime_ns));
+    here.files.emplace_back(std::move(path), stamp);
+  }
+  for (const std::string& anchored : moved.opened) {
+    if (!OpenedWithoutLink(UnanchorSpelled(*roots, anchored))) {
+      return std::nullopt;
+    }
+  }
+  for (const std::string& anchored : moved.absent) {
+    std::string path = UnanchorSpelled(*roots, anchored);
+    if (!StillNoFile(path)) return std::nullopt;
+    here.absent.push_back(std::move(path));
+  }
+  // Fields appended to a message are read as if they were in it; the
+  // request was kept without these two.
+  here.request = moved.request_without_place;
+  proto_wire::PutBytes(here.request, kWorkingDirectoryField, cwd);
+  if (!mtimes.empty()) {
+    proto_wire::PutBytes(here.request, kIncludedMtimesField, mtimes);
+  }
+  return here;
 }
 
 }  // namespace jitcache::cli

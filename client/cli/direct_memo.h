@@ -63,6 +63,55 @@ std::optional<DirectMemo> DecodeDirectMemo(std::string_view bytes);
 // no regular file (stat, which follows symbolic links, as the scan did).
 bool StampsHold(const DirectMemo& memo);
 
+// A memo without its place (common/place_anchor.h): what lets the front
+// end answer the same command from a new working directory with the same
+// files (a second checkout, a job's own directory) by checking their bytes
+// there, rather than handing it to jitcache-full for a scan. Only for a
+// program named relative to the working directory (the command line's
+// file name), whose layout the name itself says.
+struct MovableDirectMemo {
+  struct File {
+    std::string anchored;
+    std::string sha256_hex;
+    FileStamp stamp;  // trusted for a file outside the place that keeps it
+  };
+  std::string asked;
+  std::string program_name;
+  std::string toolkit_fingerprint;
+  // The keyed request without its working directory and its files' times,
+  // which MoveHere appends for the new place.
+  std::string request_without_place;
+  std::vector<File> files;  // in the order of their anchored paths
+  // Every spelling a file was opened by, and every path found absent.
+  std::vector<std::string> opened;
+  std::vector<std::string> absent;
+};
+
+// Where the movable memo of `asked` against `socket` lives (in
+// DirectMemoDir, beside the places' own memos).
+std::string MovableDirectMemoName(std::string_view socket,
+                                  std::string_view asked);
+std::string EncodeMovableDirectMemo(const MovableDirectMemo& memo);
+std::optional<MovableDirectMemo> DecodeMovableDirectMemo(
+    std::string_view bytes);
+
+// `memo` (kept for `program_name` in memo.cwd) without its place, given the
+// digest of each of its files (lower-case hex, by path) and the spellings
+// its files were opened by; nullopt when a path does not move with the
+// place.
+std::optional<MovableDirectMemo> TakeOutPlace(
+    const DirectMemo& memo, std::string_view program_name,
+    const std::vector<std::pair<std::string, std::string>>& digests,
+    const std::vector<std::string>& opened, std::string request_without_place);
+
+// `moved` in `cwd`, as a memo of that place: when every file there has the
+// memo's bytes, no path a file was opened by goes through a symbolic link,
+// and every absent path is absent there; nullopt otherwise. `settled`:
+// whether no file there changed too recently to be trusted by its stamp
+// next time (the memo may then be kept as `cwd`'s own).
+std::optional<DirectMemo> MoveHere(const MovableDirectMemo& moved,
+                                   const std::string& cwd, bool* settled);
+
 }  // namespace jitcache::cli
 
 #endif  // JITCACHE_CLIENT_CLI_DIRECT_MEMO_H_

@@ -24,6 +24,7 @@
 #include "common/hit_client.h"
 #include "common/hit_protocol.h"
 #include "common/paths.h"
+#include "common/private_file.h"
 
 namespace {
 
@@ -67,8 +68,44 @@ bool WriteFile(const std::string& path, const std::string& data) {
   return close(fd) == 0 && written;
 }
 
-// The direct-mode memo jitcache-full kept for this request here, when its
-// toolkit is the daemon's and nothing its include scan depended on has
+// The daemon's toolkit fingerprint, asked on the hit socket.
+std::optional<std::string> DaemonToolkit(jitcache::HitChannel& channel) {
+  std::string answer;
+  std::optional<std::string_view> toolkit = channel.Ask(
+      std::string_view(&jitcache::hit_protocol::kToolkit, 1), answer);
+  if (!toolkit) return std::nullopt;
+  return jitcache::hit_wire::DecodeToolkitFingerprint(*toolkit);
+}
+
+// The memo of `asked` taken here from the one kept without its place, when
+// its toolkit is the daemon's and every file and absence it holds is the
+// same here; kept as this place's own memo for the next command.
+std::optional<jitcache::cli::DirectMemo> MovedMemoThatHolds(
+    const std::string& dir, const std::string& socket, const std::string& cwd,
+    const std::string& asked, const std::string& toolkit) {
+  std::optional<std::string> bytes =
+      ReadFile(dir + "/" + jitcache::cli::MovableDirectMemoName(socket, asked));
+  if (!bytes) return std::nullopt;
+  std::optional<jitcache::cli::MovableDirectMemo> moved =
+      jitcache::cli::DecodeMovableDirectMemo(*bytes);
+  if (!moved || moved->asked != asked ||
+      moved->toolkit_fingerprint != toolkit) {
+    return std::nullopt;
+  }
+  bool settled = false;
+  std::optional<jitcache::cli::DirectMemo> here =
+      jitcache::cli::MoveHere(*moved, cwd, &settled);
+  if (here && settled) {
+    jitcache::KeepPrivateFile(dir,
+                              jitcache::cli::DirectMemoName(socket, cwd, asked),
+                              jitcache::cli::EncodeDirectMemo(*here));
+  }
+  return here;
+}
+
+// The direct-mode memo jitcache-full kept for this request here, or the
+// one it kept without its place when this place has the same files, when
+// its toolkit is the daemon's and nothing its include scan depended on has
 // changed since (client/cli/direct_memo.h).
 std::optional<jitcache::cli::DirectMemo> MemoThatHolds(
     jitcache::HitChannel& channel, const std::string& socket,
@@ -80,23 +117,19 @@ std::optional<jitcache::cli::DirectMemo> MemoThatHolds(
     return std::nullopt;
   }
   const std::string cwd(cwd_buffer);
-  std::optional<std::string> bytes =
-      ReadFile(dir + "/" + jitcache::cli::DirectMemoName(socket, cwd, asked));
-  if (!bytes) return std::nullopt;
-  std::optional<jitcache::cli::DirectMemo> memo =
-      jitcache::cli::DecodeDirectMemo(*bytes);
-  if (!memo || memo->asked != asked || memo->cwd != cwd) return std::nullopt;
-  std::string answer;
-  std::optional<std::string_view> toolkit = channel.Ask(
-      std::string_view(&jitcache::hit_protocol::kToolkit, 1), answer);
-  if (!toolkit) return std::nullopt;
-  std::optional<std::string> fingerprint =
-      jitcache::hit_wire::DecodeToolkitFingerprint(*toolkit);
-  if (!fingerprint || *fingerprint != memo->toolkit_fingerprint ||
-      !jitcache::cli::StampsHold(*memo)) {
-    return std::nullopt;
+  std::optional<jitcache::cli::DirectMemo> memo;
+  if (std::optional<std::string> bytes = ReadFile(
+          dir + "/" + jitcache::cli::DirectMemoName(socket, cwd, asked))) {
+    memo = jitcache::cli::DecodeDirectMemo(*bytes);
+    if (memo && (memo->asked != asked || memo->cwd != cwd)) memo.reset();
   }
-  return memo;
+  const std::optional<std::string> toolkit = DaemonToolkit(channel);
+  if (!toolkit) return std::nullopt;
+  if (memo && memo->toolkit_fingerprint == *toolkit &&
+      jitcache::cli::StampsHold(*memo)) {
+    return memo;
+  }
+  return MovedMemoThatHolds(dir, socket, cwd, asked, *toolkit);
 }
 
 // Serves `jitcache compile ...` from a hit; returns the exit status, or

@@ -31,6 +31,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "jitcache/client.h"
 #include "jitcache/linker.h"
+#include "jitcache/v1/jitcache.pb.h"
 
 namespace {
 
@@ -301,6 +302,34 @@ absl::StatusOr<CompileArgs> ParseCompileArgs(
   return out;
 }
 
+// Keeps `memo` without its place too, so that the same command from a new
+// working directory with the same files is answered by the front end
+// (client/cli/direct_memo.h). Not when a path the scan depended on does not
+// move with the place.
+void KeepMovableDirectMemo(const std::string& socket, const std::string& dir,
+                           const jitcache::cli::DirectMemo& memo,
+                           const jitcache::internal::AskedCompile& asked) {
+  if (asked.included == nullptr || !asked.depends_on->literals_movable) return;
+  jitcache::v1::CompileRequest request;
+  if (!request.ParseFromString(asked.request)) return;
+  request.clear_working_directory();
+  request.clear_included_mtimes_ns();
+  std::vector<std::pair<std::string, std::string>> digests;
+  for (const jitcache::internal::ScannedFile& f : asked.included->files) {
+    digests.emplace_back(f.path, f.digest.Hex());
+  }
+  std::optional<jitcache::cli::MovableDirectMemo> movable =
+      jitcache::cli::TakeOutPlace(
+          memo,
+          request.program_name().empty() ? "program.cu"
+                                         : request.program_name(),
+          digests, asked.depends_on->opened, request.SerializeAsString());
+  if (!movable.has_value()) return;
+  jitcache::KeepPrivateFile(
+      dir, jitcache::cli::MovableDirectMemoName(socket, memo.asked),
+      jitcache::cli::EncodeMovableDirectMemo(*movable));
+}
+
 // Keeps what this compile asked, so that the next `jitcache compile` of
 // the same program in the same place is answered by the front end while
 // nothing the scan depended on changes (client/cli/direct_memo.h). Best
@@ -328,6 +357,7 @@ void KeepDirectMemo(const std::string& socket, const CompileArgs& compile,
   jitcache::KeepPrivateFile(
       dir, jitcache::cli::DirectMemoName(socket, cwd, memo.asked),
       jitcache::cli::EncodeDirectMemo(memo));
+  KeepMovableDirectMemo(socket, dir, memo, asked);
 }
 
 int Compile(const jitcache::Client& client,

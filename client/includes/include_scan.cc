@@ -676,12 +676,13 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
   absl::StatusOr<std::shared_ptr<ScanResult>> result = walker.Run();
   if (!result.ok()) return result.status();
   std::shared_ptr<Memo> memo = walker.memo();
+  memo->depends_on->opened = walker.opened();
+  memo->depends_on->literals_movable = walker.literals_movable();
   (*result)->depends_on = memo->depends_on;
   if (memo->cacheable) {
     memo->result = *result;
     if (movable_key.has_value()) {
-      if (std::optional<MovableMemo> movable = TakeOutPlace(
-              input, *memo, walker.literals_movable(), walker.opened())) {
+      if (std::optional<MovableMemo> movable = TakeOutPlace(input, *memo)) {
         KeepMovable(*movable_key,
                     std::make_shared<MovableMemo>(*std::move(movable)));
       }

@@ -74,6 +74,11 @@ struct ScanDependencies {
   std::vector<std::string> absent_files;
   // No file changed too recently to be trusted by its stamp.
   bool files_settled = true;
+  // What taking the scan to another place needs (place_anchor.h): every
+  // spelling a file outside the toolkit was opened by, and whether every
+  // absolute name the files spelled lies outside the place.
+  std::vector<std::string> opened;
+  bool literals_movable = true;
 };
 
 struct ScanResult {
@@ -208,9 +213,8 @@ class IncludeScanner {
   static std::optional<Digest> MovableKey(const ScanInput& input);
   // `memo` (of a walk in `input`'s place) without its place; nullopt when
   // a path it holds does not move with the place.
-  static std::optional<MovableMemo> TakeOutPlace(
-      const ScanInput& input, const Memo& memo, bool opened_all_movable,
-      const std::vector<std::string>& opened);
+  static std::optional<MovableMemo> TakeOutPlace(const ScanInput& input,
+                                                 const Memo& memo);
   // `moved` in `input`'s place, when every file and absence still holds
   // here; nullptr otherwise.
   std::shared_ptr<const Memo> MoveHere(const ScanInput& input,

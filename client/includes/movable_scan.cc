@@ -24,6 +24,7 @@
 #include "client/includes/include_scan.h"
 #include "common/cache_key.h"
 #include "common/compile_place.h"
+#include "common/file_stamp.h"
 #include "common/place_anchor.h"
 #include "common/private_file.h"
 #include "common/resolve_path.h"
@@ -39,14 +40,6 @@ constexpr size_t kMaxMovables = 64;
 
 std::string FileName(const Digest& key) {
   return absl::StrCat("moved-", key.Hex());
-}
-
-// Whether `path` (as opened) is absent as the walk's probe would say: no
-// regular file, and not an error that leaves it unknown.
-bool AbsentHere(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0) return !S_ISREG(st.st_mode);
-  return errno == ENOENT || errno == ENOTDIR;
 }
 
 }  // namespace
@@ -93,10 +86,11 @@ std::optional<Digest> IncludeScanner::MovableKey(const ScanInput& input) {
 }
 
 std::optional<IncludeScanner::MovableMemo> IncludeScanner::TakeOutPlace(
-    const ScanInput& input, const Memo& memo, bool opened_all_movable,
-    const std::vector<std::string>& opened) {
+    const ScanInput& input, const Memo& memo) {
   const std::optional<PlaceRoots> roots = RootsOf(input);
-  if (!opened_all_movable || !roots.has_value()) return std::nullopt;
+  if (!memo.depends_on->literals_movable || !roots.has_value()) {
+    return std::nullopt;
+  }
   absl::flat_hash_map<std::string, FileStamp> stamps;
   for (const auto& [path, stamp] : memo.depends_on->files) {
     stamps[path] = stamp;
@@ -108,7 +102,7 @@ std::optional<IncludeScanner::MovableMemo> IncludeScanner::TakeOutPlace(
     if (!anchored.has_value() || stamp == stamps.end()) return std::nullopt;
     out.files.push_back({*std::move(anchored), file.digest, stamp->second});
   }
-  for (const std::string& spelled : opened) {
+  for (const std::string& spelled : memo.depends_on->opened) {
     std::optional<std::string> anchored = AnchorSpelled(*roots, spelled);
     if (!anchored.has_value()) return std::nullopt;
     out.opened.push_back(*std::move(anchored));
@@ -147,15 +141,16 @@ std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::MoveHere(
     result->files.push_back({std::move(path), file.digest, stamp.mtime_ns});
   }
   for (const std::string& anchored : moved.opened) {
-    const std::string spelled = UnanchorSpelled(*roots, anchored);
+    std::string spelled = UnanchorSpelled(*roots, anchored);
     absl::StatusOr<std::string> real = ResolvePath(spelled, nullptr);
     if (!real.ok() || *real != LexicallyNormal(spelled)) return nullptr;
+    deps.opened.push_back(std::move(spelled));
   }
   // Each absent path is checked by itself (the directories it was held by
   // are the other place's), and is held that way from now on.
   for (const std::string& anchored : moved.absent) {
     std::string path = UnanchorSpelled(*roots, anchored);
-    if (!AbsentHere(path)) return nullptr;
+    if (!StillNoFile(path)) return nullptr;
     deps.absent.push_back(path);
     deps.absent_files.push_back(std::move(path));
   }

@@ -270,16 +270,18 @@ class FrontEndMemoTest : public testing::DaemonFixture {
 
   // `jitcache compile` in src/ with `cli`; returns its result and the
   // object it wrote.
+  // `place`: the checkout that holds the program and gets the output.
   testing::ProcessResult Compile(const std::string& cli, std::string* object,
-                                 const std::string& cwd = "src") {
-    std::filesystem::remove(dir_.Sub("src/k.cubin"));
+                                 const std::string& cwd = "src",
+                                 const std::string& place = "src") {
+    const std::string output = dir_.Sub(place + "/k.cubin");
+    std::filesystem::remove(output);
     testing::ProcessResult result = testing::RunProcess(
         {"/usr/bin/env", "-C", dir_.Sub(cwd),
          "JITCACHE_SCAN_CACHE=" + dir_.Sub("scans"), cli, "--socket",
-         dir_.Sub("s.sock"), "compile", dir_.Sub("src/k.cu"), "-Ifirst",
-         "-Iinc", "--arch", "sm_90", "--target", "cubin", "-o",
-         dir_.Sub("src/k.cubin")});
-    std::ifstream in(dir_.Sub("src/k.cubin"), std::ios::binary);
+         dir_.Sub("s.sock"), "compile", dir_.Sub(place + "/k.cu"), "-Ifirst",
+         "-Iinc", "--arch", "sm_90", "--target", "cubin", "-o", output});
+    std::ifstream in(output, std::ios::binary);
     object->assign(std::istreambuf_iterator<char>(in), {});
     return result;
   }
@@ -290,18 +292,32 @@ class FrontEndMemoTest : public testing::DaemonFixture {
                                     const std::string& cwd = "src") {
     return Compile(dir_.Sub("front/jitcache"), object, cwd);
   }
+  // The front end alone in another checkout, run from there.
+  testing::ProcessResult FrontAloneIn(const std::string& place,
+                                      std::string* object) {
+    return Compile(dir_.Sub("front/jitcache"), object, place, place);
+  }
+  size_t DirectMemos() {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& entry :
+         std::filesystem::directory_iterator(dir_.Sub("scans/direct"))) {
+      ++n;
+    }
+    return n;
+  }
 
   // The oracle: the cubin the real NVRTC makes of the program as it now
   // is, in src/, with the options the compile sends (the daemon's
   // toolkit include directories last, as jitcache's client asks).
-  std::string RealNvrtcCubin() {
+  std::string RealNvrtcCubin(const std::string& place = "src") {
     auto stub = v1::JitCache::NewStub(grpc::CreateChannel(
         "unix:" + dir_.Sub("s.sock"), grpc::InsecureChannelCredentials()));
     grpc::ClientContext context;
     v1::PingResponse pong;
     EXPECT_TRUE(stub->Ping(&context, v1::PingRequest(), &pong).ok());
-    std::string cases = "case real\nname k.cu\nsource " + dir_.Sub("src/k.cu") +
-                        "\nchdir " + dir_.Sub("src") +
+    std::string cases = "case real\nname k.cu\nsource " +
+                        dir_.Sub(place + "/k.cu") + "\nchdir " +
+                        dir_.Sub(place) +
                         "\nopt -arch=sm_90\nopt -Ifirst\nopt -Iinc\n";
     for (const std::string& d : pong.include_dirs())
       cases += "opt -I" + d + "\n";
@@ -384,12 +400,19 @@ TEST_F(FrontEndMemoTest, ServesOnlyWhileNothingTheScanReadChanged) {
   for (const auto& entry :
        std::filesystem::directory_iterator(dir_.Sub("scans/direct"))) {
     std::ifstream in(entry.path(), std::ios::binary);
-    std::optional<cli::DirectMemo> memo = cli::DecodeDirectMemo(
-        std::string(std::istreambuf_iterator<char>(in), {}));
-    ASSERT_TRUE(memo.has_value());
-    memo->toolkit_fingerprint[0] ^= 1;
-    std::ofstream(entry.path(), std::ios::binary | std::ios::trunc)
-        << cli::EncodeDirectMemo(*memo);
+    const std::string bytes(std::istreambuf_iterator<char>(in), {});
+    std::string changed;
+    if (std::optional<cli::DirectMemo> memo = cli::DecodeDirectMemo(bytes)) {
+      memo->toolkit_fingerprint[0] ^= 1;
+      changed = cli::EncodeDirectMemo(*memo);
+    } else {
+      std::optional<cli::MovableDirectMemo> movable =
+          cli::DecodeMovableDirectMemo(bytes);
+      ASSERT_TRUE(movable.has_value());
+      movable->toolkit_fingerprint[0] ^= 1;
+      changed = cli::EncodeMovableDirectMemo(*movable);
+    }
+    std::ofstream(entry.path(), std::ios::binary | std::ios::trunc) << changed;
   }
   auto other_toolkit = FrontAlone(&other);
   EXPECT_EQ(other_toolkit.exit_code, 3) << other_toolkit.output;
@@ -403,6 +426,46 @@ TEST_F(FrontEndMemoTest, ServesOnlyWhileNothingTheScanReadChanged) {
   auto damaged = FrontAlone(&other);
   EXPECT_EQ(damaged.exit_code, 3) << damaged.output;
   EXPECT_THAT(damaged.output, HasSubstr("cannot run"));
+}
+
+// A second checkout of the same files (another working directory): the
+// front end alone serves the command there from the memo kept without its
+// place, with no scan, and its answer is the real NVRTC's in that place;
+// a checkout whose files differ in bytes or where a header shadows one
+// found before is refused.
+TEST_F(FrontEndMemoTest, ServesANewWorkingDirectoryWithTheSameFiles) {
+  for (const char* place : {"copy", "other-bytes", "shadowed"}) {
+    std::filesystem::copy(dir_.Sub("src"), dir_.Sub(place),
+                          std::filesystem::copy_options::recursive);
+  }
+  LetChangesSettle();
+  Write("other-bytes/inc/h.cuh", "#define SCALE 9.0f\n");  // the same size
+  Write("shadowed/first/g.cuh", "#define OFFSET 1.0f\n");  // the same bytes
+  std::string first, moved;
+  auto miss = Full(&first);
+  ASSERT_EQ(miss.exit_code, 0) << miss.output;
+  ASSERT_THAT(miss.output, StartsWith("MISS key "));
+  const size_t memos = DirectMemos();
+
+  auto hit = FrontAloneIn("copy", &moved);
+  ASSERT_EQ(hit.exit_code, 0) << hit.output;
+  EXPECT_THAT(hit.output, StartsWith("HIT key "));
+  ASSERT_FALSE(moved.empty());
+  EXPECT_TRUE(moved == RealNvrtcCubin("copy")) << "not the real NVRTC's cubin";
+  // It kept the new place's own memo, and serves from it next time.
+  EXPECT_EQ(DirectMemos(), memos + 1);
+  std::string again;
+  auto second = FrontAloneIn("copy", &again);
+  EXPECT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(again, moved);
+
+  for (const char* place : {"other-bytes", "shadowed"}) {
+    SCOPED_TRACE(place);
+    std::string refused_object;
+    auto refused = FrontAloneIn(place, &refused_object);
+    EXPECT_EQ(refused.exit_code, 3) << refused.output;
+    EXPECT_THAT(refused.output, HasSubstr("cannot run"));
+  }
 }
 
 TEST(HitSocket, WithoutItTheFrontEndUsesGrpc) {

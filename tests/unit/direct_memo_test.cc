@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "client/nvjitlink/input_digest.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
 
@@ -94,6 +95,95 @@ TEST(DirectMemo, StampsHoldUntilAFileOrAnAbsentPathChanges) {
   EXPECT_TRUE(StampsHold(memo));
   std::filesystem::remove(dir.Sub("h.cuh"));
   EXPECT_FALSE(StampsHold(memo));
+}
+
+TEST(MovableDirectMemo, EncodesEverythingAndRefusesEveryDamagedCopy) {
+  MovableDirectMemo memo;
+  memo.asked = std::string("asked\0bytes", 11);
+  memo.program_name = "k.cu";
+  memo.toolkit_fingerprint = "abc";
+  memo.request_without_place = "request";
+  memo.files = {{"C:inc/a.h", std::string(64, 'a'), {1, 2, 3, 4, 5}},
+                {"/abs/b.h", std::string(64, 'b'), {6, 7, 8, 9, 10}}};
+  memo.opened = {"C:first/../inc/a.h"};
+  memo.absent = {"C:first/a.h", "/abs/none.h"};
+  const std::string bytes = EncodeMovableDirectMemo(memo);
+  std::optional<MovableDirectMemo> back = DecodeMovableDirectMemo(bytes);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->asked, memo.asked);
+  EXPECT_EQ(back->program_name, memo.program_name);
+  EXPECT_EQ(back->request_without_place, memo.request_without_place);
+  ASSERT_EQ(back->files.size(), 2u);
+  EXPECT_EQ(back->files[1].anchored, "/abs/b.h");
+  EXPECT_EQ(back->files[1].sha256_hex, memo.files[1].sha256_hex);
+  EXPECT_EQ(back->files[1].stamp, memo.files[1].stamp);
+  EXPECT_EQ(back->opened, memo.opened);
+  EXPECT_EQ(back->absent, memo.absent);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_FALSE(DecodeMovableDirectMemo(bytes.substr(0, n)).has_value()) << n;
+  }
+  EXPECT_FALSE(DecodeMovableDirectMemo(bytes + "x").has_value());
+  // Neither kind is read as the other.
+  EXPECT_FALSE(DecodeDirectMemo(bytes).has_value());
+  EXPECT_FALSE(DecodeMovableDirectMemo(EncodeDirectMemo(Sample())));
+  EXPECT_NE(MovableDirectMemoName("s", "asked"),
+            DirectMemoName("s", "/w", "asked"));
+}
+
+// A memo kept in one checkout, moved to another with the same files: the
+// request is the same but for the place (its working directory and its
+// files' times, appended), and nothing moves that does not move with the
+// place.
+TEST(MovableDirectMemo, MovesToTheSameFilesElsewhereOnly) {
+  testing::TempDir dir;
+  for (const char* place : {"a", "b"}) {
+    std::filesystem::create_directories(dir.Sub(place) + "/inc");
+    std::ofstream(dir.Sub(place) + "/inc/h.cuh") << "#define A 1\n";
+  }
+  const std::string a = dir.Sub("a"), b = dir.Sub("b");
+  DirectMemo memo;
+  memo.asked = "asked";
+  memo.cwd = a;
+  memo.toolkit_fingerprint = "abc";
+  memo.files = {{a + "/inc/h.cuh", StampAt(a + "/inc/h.cuh")}};
+  memo.absent = {a + "/h.cuh"};
+  const std::string digest = HexSha256("#define A 1\n");
+  std::optional<MovableDirectMemo> movable = TakeOutPlace(
+      memo, "k.cu", {{a + "/inc/h.cuh", digest}}, {a + "/inc/h.cuh"}, "req");
+  ASSERT_TRUE(movable.has_value());
+  EXPECT_EQ(movable->files[0].anchored, "P:inc/h.cuh");
+  EXPECT_EQ(movable->absent, std::vector<std::string>{"P:h.cuh"});
+
+  bool settled = true;
+  std::optional<DirectMemo> here = MoveHere(*movable, b, &settled);
+  ASSERT_TRUE(here.has_value());
+  EXPECT_FALSE(settled);  // just written
+  EXPECT_EQ(here->cwd, b);
+  EXPECT_EQ(here->files[0].first, b + "/inc/h.cuh");
+  EXPECT_EQ(here->files[0].second, StampAt(b + "/inc/h.cuh"));
+  EXPECT_EQ(here->absent, std::vector<std::string>{b + "/h.cuh"});
+  // "req", then working_directory (field 11) and the packed times (12).
+  EXPECT_EQ(here->request.substr(0, 5),
+            std::string("req\x5a") + static_cast<char>(b.size()));
+  EXPECT_NE(here->request.find(b), std::string::npos);
+  EXPECT_EQ(here->request[5 + b.size()], '\x62');
+
+  // Other bytes, a header where one was absent: no memo there.
+  std::ofstream(b + "/h.cuh") << "";
+  EXPECT_FALSE(MoveHere(*movable, b, &settled).has_value());
+  std::filesystem::remove(b + "/h.cuh");
+  std::ofstream(b + "/inc/h.cuh") << "#define A 2\n";
+  EXPECT_FALSE(MoveHere(*movable, b, &settled).has_value());
+
+  // What does not move with the place is not taken out of it.
+  DirectMemo outside = memo;
+  outside.absent = {a + "/../elsewhere.h"};
+  EXPECT_FALSE(
+      TakeOutPlace(outside, "k.cu", {{a + "/inc/h.cuh", digest}}, {}, "req")
+          .has_value());
+  EXPECT_FALSE(
+      TakeOutPlace(memo, "/tmp/t/k.cu", {{a + "/inc/h.cuh", digest}}, {}, "req")
+          .has_value());
 }
 
 }  // namespace
