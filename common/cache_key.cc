@@ -51,6 +51,7 @@ enum LinkTag : uint32_t {
   kLinkTagInputDigest = 22,
   kLinkTagInputName = 23,
   kLinkTagComplete = 24,
+  kLinkTagNamesLeftOut = 25,
 };
 
 // Field tags of the ptxas key.
@@ -66,6 +67,7 @@ enum PtxasTag : uint32_t {
   kPtxasTagSources = 38,
   kPtxasTagSource = 39,
   kPtxasTagSourceStat = 40,
+  kPtxasTagBaseNamesOnly = 41,
 };
 
 }  // namespace
@@ -178,9 +180,11 @@ Digest ComputeAsCalledLinkKey(const AsCalledLinkKeyInput& input) {
   for (const AsCalledLinkKeyInput::Input& in : input.inputs) {
     key.Count(kLinkTagInputKind, static_cast<uint64_t>(in.kind));
     key.Field(kLinkTagInputDigest, in.digest.AsBytes());
-    key.Field(kLinkTagInputName, in.name);
+    if (input.names_keyed) key.Field(kLinkTagInputName, in.name);
   }
   key.Count(kLinkTagComplete, input.complete ? 1 : 0);
+  // Only a key without names says so: keys with names are as they were.
+  if (!input.names_keyed) key.Count(kLinkTagNamesLeftOut, 1);
   return key.Finish();
 }
 
@@ -196,6 +200,8 @@ Digest ComputePtxasKey(const PtxasKeyInput& input) {
   if (input.names.has_value()) {
     key.Field(kPtxasTagInputName, input.names->input);
     key.Field(kPtxasTagOutputName, input.names->output);
+    // Only a key of base names says so: keys of names are as they were.
+    if (input.names->base_names_only) key.Count(kPtxasTagBaseNamesOnly, 1);
   }
   key.Count(kPtxasTagSources, input.sources.size());
   for (const PtxasKeyInput::Source& source : input.sources) {

@@ -96,10 +96,12 @@ struct LinkKeyInput {
 Digest ComputeLinkKey(const LinkKeyInput& input);
 
 // nvJitLink's C API as a caller drove it (libnvJitLink.so.13): the options
-// as spelled and the inputs with their names (nvJitLink's messages name
-// them), in call order. `complete` tells a whole link from its first
-// steps (nvJitLinkCreate and these inputs' nvJitLinkAddData calls), whose
-// answers are recorded under their own keys.
+// as spelled and the inputs with their names, in call order. `complete`
+// tells a whole link from its first steps (nvJitLinkCreate and these
+// inputs' nvJitLinkAddData calls), whose answers are recorded under their
+// own keys. The names are keyed only where the answer shows them (some of
+// nvJitLink's messages name an input): `names_keyed` false leaves them
+// out, and such a key never equals one with names.
 struct AsCalledLinkKeyInput {
   absl::string_view toolchain_fingerprint;
   std::span<const std::string> options;
@@ -110,6 +112,7 @@ struct AsCalledLinkKeyInput {
   };
   std::span<const Input> inputs;
   bool complete = false;
+  bool names_keyed = true;
 };
 
 Digest ComputeAsCalledLinkKey(const AsCalledLinkKeyInput& input);
@@ -127,6 +130,9 @@ struct PtxasKeyInput {
   absl::string_view ptx;
   struct Names {
     absl::string_view input, output;
+    // The names' last parts alone: for an answer that shows those and not
+    // the directories the caller spelled (ptxas -g embeds the base name).
+    bool base_names_only = false;
   };
   std::optional<Names> names;
   // What the caller's stat says of each source the PTX names.

@@ -11,7 +11,7 @@
 #include <ctime>
 #include <map>
 
-#include "client/nvjitlink/input_digest.h"
+#include "common/hex_sha256.h"
 #include "common/place_anchor.h"
 #include "common/proto_wire.h"
 

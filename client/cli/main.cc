@@ -309,7 +309,7 @@ absl::StatusOr<CompileArgs> ParseCompileArgs(
 void KeepMovableDirectMemo(const std::string& socket, const std::string& dir,
                            const jitcache::cli::DirectMemo& memo,
                            const jitcache::internal::AskedCompile& asked) {
-  if (asked.included == nullptr || !asked.depends_on->literals_movable) return;
+  if (asked.included == nullptr || !asked.depends_on->moves_with_place) return;
   jitcache::v1::CompileRequest request;
   if (!request.ParseFromString(asked.request)) return;
   request.clear_working_directory();

@@ -677,7 +677,8 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
   if (!result.ok()) return result.status();
   std::shared_ptr<Memo> memo = walker.memo();
   memo->depends_on->opened = walker.opened();
-  memo->depends_on->literals_movable = walker.literals_movable();
+  memo->depends_on->moves_with_place =
+      movable_key.has_value() && walker.literals_movable();
   (*result)->depends_on = memo->depends_on;
   if (memo->cacheable) {
     memo->result = *result;

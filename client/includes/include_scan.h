@@ -75,10 +75,12 @@ struct ScanDependencies {
   // No file changed too recently to be trusted by its stamp.
   bool files_settled = true;
   // What taking the scan to another place needs (place_anchor.h): every
-  // spelling a file outside the toolkit was opened by, and whether every
-  // absolute name the files spelled lies outside the place.
+  // spelling a file outside the toolkit was opened by, and whether the
+  // scan's paths move with the place (its input has a key without the
+  // place, IncludeScanner::MovableKey, and every absolute name the files
+  // spelled lies outside the place).
   std::vector<std::string> opened;
-  bool literals_movable = true;
+  bool moves_with_place = false;
 };
 
 struct ScanResult {

@@ -88,7 +88,7 @@ std::optional<Digest> IncludeScanner::MovableKey(const ScanInput& input) {
 std::optional<IncludeScanner::MovableMemo> IncludeScanner::TakeOutPlace(
     const ScanInput& input, const Memo& memo) {
   const std::optional<PlaceRoots> roots = RootsOf(input);
-  if (!memo.depends_on->literals_movable || !roots.has_value()) {
+  if (!memo.depends_on->moves_with_place || !roots.has_value()) {
     return std::nullopt;
   }
   absl::flat_hash_map<std::string, FileStamp> stamps;
@@ -121,6 +121,7 @@ std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::MoveHere(
   if (!roots.has_value()) return nullptr;
   auto memo = std::make_shared<Memo>();
   ScanDependencies& deps = *memo->depends_on;
+  deps.moves_with_place = true;
   auto result = std::make_shared<ScanResult>();
   for (const MovableMemo::File& file : moved.files) {
     std::string path = UnanchorSpelled(*roots, file.anchored);

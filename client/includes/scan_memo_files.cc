@@ -38,9 +38,10 @@ std::pair<std::string, IncludeScanner::FileStamp> FromRecord(
 // Both formats go up whenever a scan finds other files for the same input
 // (2: files beside the program, by absolute path, -include; directives
 // behind comments, digraphs and continuations) or keeps more of what it
-// found (3: the absent paths one by one; 4: the program's own file), so
-// that no memo of an older scanner answers for a newer one.
-constexpr uint32_t kMemoFormat = 4;
+// found (3: the absent paths one by one; 4: the program's own file; 5: what
+// moving it to another place needs), so that no memo of an older scanner
+// answers for a newer one.
+constexpr uint32_t kMemoFormat = 5;
 constexpr uint32_t kFilesFormat = 2;  // see kMemoFormat
 // Headers kept on disk at most; past this the file starts again.
 constexpr size_t kMaxKeptFiles = 50000;
@@ -89,6 +90,9 @@ std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::LoadMemo(
                                   record.absent().end());
   memo->depends_on->absent_files.assign(record.absent_files().begin(),
                                         record.absent_files().end());
+  memo->depends_on->opened.assign(record.opened().begin(),
+                                  record.opened().end());
+  memo->depends_on->moves_with_place = record.moves_with_place();
   result->depends_on = memo->depends_on;
   memo->result = std::move(result);
   return memo;
@@ -109,6 +113,10 @@ void IncludeScanner::SaveMemo(const Digest& key, const Memo& memo) const {
   for (const std::string& path : memo.depends_on->absent_files) {
     record.add_absent_files(path);
   }
+  for (const std::string& spelled : memo.depends_on->opened) {
+    record.add_opened(spelled);
+  }
+  record.set_moves_with_place(memo.depends_on->moves_with_place);
   for (const ScannedFile& f : memo.result->files) {
     record.add_result_paths(f.path);
     record.add_result_sha256(std::string(f.digest.AsBytes()));

@@ -42,9 +42,9 @@
 #include <string>
 #include <vector>
 
-#include "client/nvjitlink/input_digest.h"
 #include "client/nvjitlink/link_wire.h"
 #include "common/file_stamp.h"
+#include "common/hex_sha256.h"
 #include "common/hit_client.h"
 #include "common/hit_protocol.h"
 #include "common/paths.h"

@@ -83,6 +83,12 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
       prepared.ok()
           ? HitAnswer(prepared->key)
           : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
+  // An answer kept for its base names first: it holds for any spelling.
+  if (prepared.ok() && prepared->base_named_key.has_value()) {
+    absl::StatusOr<std::shared_ptr<const HotAnswer>> base =
+        HitAnswer(*prepared->base_named_key);
+    if (!base.ok() || *base != nullptr) hit = std::move(base);
+  }
   if (std::optional<KeptConnection::Reply> now =
           AnswerNow(hit, user, peer.uid, start, "ptxas run")) {
     return *std::move(now);
@@ -170,9 +176,10 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
           ? PrepareLink(request, options_.compiler->toolchain(),
                         options_.limits)
           : absl::InvalidArgumentError("the hit socket links only as called");
+  bool named = false;
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
       prepared.ok()
-          ? HitAnswer(prepared->key)
+          ? LinkHit(*prepared, &named)
           : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
   if (hit.ok() && *hit == nullptr) {
     if (prepared->steps_only) {
@@ -189,11 +196,35 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
   return {
       nullptr,
       [this, link = std::make_shared<const PreparedLink>(*std::move(prepared)),
-       uid = peer.uid, user = &user, start](AnswerLater later) {
-        JoinBuild(uid, *user, link->key,
-                  AnswerWhenBuilt(std::move(later), *user, start),
-                  [&] { return LinkBuild(link); });
+       named, uid = peer.uid, user = &user, start](AnswerLater later) {
+        JoinBuild(uid, *user, LinkKeyAt(*link, named),
+                  LinkAnswerWhenBuilt(link, named, std::move(later), uid, *user,
+                                      start),
+                  [&] { return LinkBuild(link, named); });
       }};
+}
+
+SingleFlight<JitCacheService::SharedResult>::Waiter
+JitCacheService::LinkAnswerWhenBuilt(std::shared_ptr<const PreparedLink> link,
+                                     bool named, AnswerLater later, uid_t uid,
+                                     UserStats::Counters& user,
+                                     absl::Time start) {
+  if (named || !link->named_key.has_value()) {
+    return AnswerWhenBuilt(std::move(later), user, start);
+  }
+  return [this, link, later = std::move(later), uid, user = &user, start](
+             const SharedResult& result, bool is_leader) {
+    if (result.ok() && (*result)->place_matters() &&
+        (*result)->cache_key() != link->named_key->Hex()) {
+      // The answer showed the leader's names: this caller's own names
+      // are keyed apart, and built there.
+      JoinBuild(uid, *user, *link->named_key,
+                AnswerWhenBuilt(later, *user, start),
+                [&] { return LinkBuild(link, /*named=*/true); });
+      return;
+    }
+    AnswerWhenBuilt(later, *user, start)(result, is_leader);
+  };
 }
 
 KeptConnection::Reply JitCacheService::AnswerHit(absl::string_view payload,

@@ -441,19 +441,9 @@ void JitCacheService::ServeTakenUnderPlace(uid_t uid,
       return;
     }
   }
-  JoinBuild(
-      uid, reactor->user(), key,
-      [this, reactor, response](const SharedResult& result, bool is_leader) {
-        if (!result.ok()) {
-          reactor->FinishClaimed(ToGrpcStatus(result.status()));
-          return;
-        }
-        *response = **result;
-        response->set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
-        CountBuilt(reactor->user(), *response, reactor->start());
-        reactor->FinishClaimed(grpc::Status::OK);
-      },
-      [this, call, level] { return CompileBuild(*call, level); });
+  JoinBuild(uid, reactor->user(), key,
+            FinishClaimedWhenBuilt(reactor, response),
+            [this, call, level] { return CompileBuild(*call, level); });
 }
 
 JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
@@ -517,17 +507,87 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
-  if (prepared->steps_only) {
-    // Only what an earlier link recorded: never a link of its own.
-    if (!FinishFromStore(uid, prepared->key, response, reactor)) {
-      reactor->FinishOnce(grpc::Status(grpc::StatusCode::NOT_FOUND,
-                                       "no link recorded these steps"));
-    }
+  auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
+  bool named = false;
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit = LinkHit(*link, &named);
+  if (!hit.ok()) {
+    reactor->FinishOnce(ToGrpcStatus(hit.status()));
     return reactor;
   }
-  auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
-  return Serve(uid, response, reactor, link->key,
-               [&] { return LinkBuild(link); });
+  if (*hit != nullptr) {
+    FinishWithHit(**hit, response, reactor);
+    return reactor;
+  }
+  if (link->steps_only) {
+    // Only what an earlier link recorded: never a link of its own.
+    reactor->FinishOnce(grpc::Status(grpc::StatusCode::NOT_FOUND,
+                                     "no link recorded these steps"));
+    return reactor;
+  }
+  // A flight keyed without names whose answer shows the leader's: a caller
+  // with other names is served under its own names' key.
+  std::function<bool(const v1::CompileResponse&)> taken_elsewhere;
+  if (!named && link->named_key.has_value()) {
+    taken_elsewhere = [this, uid, response, reactor,
+                       link](const v1::CompileResponse& answer) {
+      if (!answer.place_matters() ||
+          answer.cache_key() == link->named_key->Hex()) {
+        return false;
+      }
+      JoinBuild(uid, reactor->user(), *link->named_key,
+                FinishClaimedWhenBuilt(reactor, response),
+                [&] { return LinkBuild(link, /*named=*/true); });
+      return true;
+    };
+  }
+  return ServeMiss(
+      uid, response, reactor, LinkKeyAt(*link, named),
+      [&] { return LinkBuild(link, named); }, {}, std::move(taken_elsewhere));
+}
+
+absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::LinkHit(
+    const PreparedLink& link, bool* named) {
+  *named = false;
+  if (!link.named_key.has_value()) return HitAnswer(link.key);
+  // Without proofs, the names are always keyed.
+  if (!options_.proves_places) {
+    *named = true;
+    return HitAnswer(*link.named_key);
+  }
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit = HitAnswer(link.key);
+  if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
+    *named = true;
+    return HitAnswer(*link.named_key);
+  }
+  if (hit.ok() && *hit == nullptr) {
+    // An answer kept under its names when its proof could not run.
+    absl::StatusOr<std::shared_ptr<const HotAnswer>> own =
+        HitAnswer(*link.named_key);
+    if (!own.ok() || *own != nullptr) {
+      *named = true;
+      return own;
+    }
+  }
+  return hit;
+}
+
+const Digest& JitCacheService::LinkKeyAt(const PreparedLink& link, bool named) {
+  return named && link.named_key.has_value() ? *link.named_key : link.key;
+}
+
+SingleFlight<JitCacheService::SharedResult>::Waiter
+JitCacheService::FinishClaimedWhenBuilt(CompileReactor* reactor,
+                                        v1::CompileResponse* response) {
+  return [this, reactor, response](const SharedResult& result, bool is_leader) {
+    if (!result.ok()) {
+      reactor->FinishClaimed(ToGrpcStatus(result.status()));
+      return;
+    }
+    *response = **result;
+    response->set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
+    CountBuilt(reactor->user(), *response, reactor->start());
+    reactor->FinishClaimed(grpc::Status::OK);
+  };
 }
 
 absl::Status JitCacheService::KeepInlineInputs(const PreparedLink& link) {
@@ -540,14 +600,25 @@ absl::Status JitCacheService::KeepInlineInputs(const PreparedLink& link) {
 }
 
 JitCacheService::Build JitCacheService::LinkBuild(
-    std::shared_ptr<const PreparedLink> link) {
+    std::shared_ptr<const PreparedLink> link, bool named) {
   Build build;
-  build.key = link->key;
+  build.key = LinkKeyAt(*link, named);
   build.target = link->target;
   build.is_link = true;
   build.arch = link->arch;
   build.options = link->options;
-  build.step_keys = link->step_keys;
+  build.step_keys = named ? link->named_step_keys : link->step_keys;
+  build.keyed_by_place = named && link->named_key.has_value();
+  if (!named && link->named_key.has_value() && options_.proves_places) {
+    // The proof: the same link under other names, beside it.
+    build.placed_key = link->named_key;
+    build.placed_step_keys = link->named_step_keys;
+    auto renamed =
+        std::make_shared<const PreparedLink>(RenamedElsewhere(*link));
+    build.run_elsewhere = [this, renamed](absl::Time deadline) {
+      return RunLink(*renamed, deadline);
+    };
+  }
   for (const auto& input : link->inputs) {
     build.input_digests.emplace_back(input.digest.AsBytes());
   }
@@ -572,6 +643,11 @@ grpc::ServerUnaryReactor* JitCacheService::Ptxas(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
+  // An answer kept for its base names first: it holds for any spelling.
+  if (prepared->base_named_key.has_value() &&
+      FinishFromStore(uid, *prepared->base_named_key, response, reactor)) {
+    return reactor;
+  }
   return Serve(uid, response, reactor, prepared->key,
                [&] { return PtxasBuild(*request, *prepared); });
 }
@@ -589,6 +665,8 @@ JitCacheService::Build JitCacheService::PtxasBuild(
   build.is_ptxas = true;
   build.named_key = miss->named_key;
   build.names = miss->names;
+  build.base_named_key = miss->base_named_key;
+  build.spelled_names = miss->spelled;
   build.run = [this, miss](absl::Time deadline) {
     miss->job.deadline = deadline;  // run once, by one pool thread
     return options_.compiler->Ptxas(miss->job);
@@ -604,6 +682,16 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
   job.deadline = deadline;
   job.as_called = link.as_called;
   for (const auto& input : link.inputs) {
+    // What came inline is at hand (a proof may start before it is kept).
+    auto sent =
+        std::find_if(link.inline_objects.begin(), link.inline_objects.end(),
+                     [&](const PreparedLink::Inline& o) {
+                       return o.digest == input.digest;
+                     });
+    if (sent != link.inline_objects.end()) {
+      job.inputs.push_back({input.kind, input.name, sent->bytes});
+      continue;
+    }
     absl::StatusOr<std::optional<StoredObject>> object =
         options_.store->GetObject(input.digest);
     if (!object.ok()) return object.status();
@@ -745,7 +833,7 @@ void JitCacheService::RunBuild(const Build& build) {
     if (fetched.ok() && fetched->has_value()) {
       // An as-called link from another node: its first steps are kept
       // here too, so that this node's next caller is answered call by call.
-      if (whole.has_link_trace()) KeepFirstSteps(build, whole);
+      if (whole.has_link_trace()) KeepFirstSteps(build, whole, false);
       (*fetched)->set_served_remotely(true);
       flights_.Complete(key, std::make_shared<const v1::CompileResponse>(
                                  **std::move(fetched)));
@@ -836,10 +924,18 @@ void JitCacheService::RunBuild(const Build& build) {
   // change the answer, else under its place's key.
   const PlaceVerdict place =
       DecidePlace(build, result, elsewhere, same_directory);
-  const Digest& answer_key = !place.placed ? key
-                             : place.working_directory_only
-                                 ? *build.working_directory_key
-                                 : *build.placed_key;
+  // A ptxas answer that shows the names by their last parts alone is kept
+  // for those: any spelling of the same base names shares it.
+  const bool base_names_only =
+      build.base_named_key.has_value() &&
+      AnswerShowsNames(*result, build.names) &&
+      AnswerShowsBaseNamesOnly(*result, build.spelled_names);
+  const Digest& answer_key =
+      place.placed
+          ? (place.working_directory_only ? *build.working_directory_key
+                                          : *build.placed_key)
+      : base_names_only && !build.named_key.has_value() ? *build.base_named_key
+                                                        : key;
   if (place.placed || build.keyed_by_place) record.set_place_matters(true);
   if (place.working_directory_only || build.keyed_by_working_directory) {
     record.set_working_directory_only(true);
@@ -848,12 +944,13 @@ void JitCacheService::RunBuild(const Build& build) {
   // them, and every requester of this flight (the leader too) asks again
   // with its own names.
   std::optional<v1::ActionRecord> named;
-  if (build.named_key.has_value() && AnswerShowsNames(*result, build.names)) {
-    if (absl::Status s =
-            options_.store->PutResult(*build.named_key, record, objects);
+  const Digest* named_at = !build.named_key.has_value() ? nullptr
+                           : base_names_only            ? &*build.base_named_key
+                                                        : &*build.named_key;
+  if (named_at != nullptr && AnswerShowsNames(*result, build.names)) {
+    if (absl::Status s = options_.store->PutResult(*named_at, record, objects);
         !s.ok()) {
-      JITCACHE_LOG(Debug) << "cannot store " << build.named_key->Hex() << ": "
-                          << s;
+      JITCACHE_LOG(Debug) << "cannot store " << named_at->Hex() << ": " << s;
     } else {
       named = record;
     }
@@ -880,7 +977,7 @@ void JitCacheService::RunBuild(const Build& build) {
   }
 
   if (stored_locally.ok() && result->link_trace.has_value()) {
-    KeepFirstSteps(build, record);
+    KeepFirstSteps(build, record, place.placed);
   }
 
   auto response = std::make_shared<v1::CompileResponse>();
@@ -903,7 +1000,7 @@ void JitCacheService::RunBuild(const Build& build) {
     if (stored_locally.ok()) {
       tiered_->Publish(key, record);
       // Unleased: a node asks for it only once this key has said so.
-      if (named.has_value()) tiered_->Publish(*build.named_key, *named);
+      if (named.has_value()) tiered_->Publish(*named_at, *named);
     } else {
       tiered_->Release(key);
     }
@@ -948,7 +1045,8 @@ JitCacheService::PlaceVerdict JitCacheService::DecidePlace(
     ++counters_.place_kept;
     return {.placed = true, .marker = false};
   }
-  if (here.ok() && SameAnswer(*here, *there)) {
+  if (here.ok() && (build.is_link ? SameLinkAnswer(*here, *there)
+                                  : SameAnswer(*here, *there))) {
     ++counters_.place_shared;
     return {};
   }
@@ -961,9 +1059,11 @@ JitCacheService::PlaceVerdict JitCacheService::DecidePlace(
       return {.placed = true, .working_directory_only = true, .marker = true};
     }
   }
-  JITCACHE_LOG(Debug) << "compile " << build.key.Hex()
-                      << " depends on its place; kept under "
-                      << build.placed_key->Hex() << " ("
+  JITCACHE_LOG(Debug) << (build.is_link ? "link " : "compile ")
+                      << build.key.Hex()
+                      << (build.is_link ? " shows its inputs' names"
+                                        : " depends on its place")
+                      << "; kept under " << build.placed_key->Hex() << " ("
                       << (here.ok() ? FirstDifference(*here, *there)
                                     : here.status().ToString())
                       << ")";
@@ -971,11 +1071,13 @@ JitCacheService::PlaceVerdict JitCacheService::DecidePlace(
 }
 
 void JitCacheService::KeepFirstSteps(const Build& build,
-                                     const v1::ActionRecord& whole) {
+                                     const v1::ActionRecord& whole,
+                                     bool placed) {
+  const std::vector<Digest>& keys =
+      placed ? build.placed_step_keys : build.step_keys;
   // A refused nvJitLinkCreate leaves one step however many inputs follow.
-  const size_t known =
-      std::min(build.step_keys.size(),
-               static_cast<size_t>(whole.link_trace().steps_size()));
+  const size_t known = std::min(
+      keys.size(), static_cast<size_t>(whole.link_trace().steps_size()));
   for (size_t inputs = 0; inputs < known; ++inputs) {
     v1::ActionRecord record;
     record.set_format_version(1);
@@ -987,9 +1089,13 @@ void JitCacheService::KeepFirstSteps(const Build& build,
     record.set_created_unix_ms(whole.created_unix_ms());
     record.set_last_used_unix_ms(whole.last_used_unix_ms());
     *record.mutable_link_trace() = FirstSteps(whole.link_trace(), inputs);
-    if (absl::Status s =
-            options_.store->PutResult(build.step_keys[inputs], record, {});
-        !s.ok()) {
+    if (placed) record.set_place_matters(true);
+    absl::Status s = options_.store->PutResult(keys[inputs], record, {});
+    if (s.ok() && placed && inputs < build.step_keys.size()) {
+      s = options_.store->PutResult(build.step_keys[inputs],
+                                    PlaceMattersRecord(record), {});
+    }
+    if (!s.ok()) {
       JITCACHE_LOG(Debug) << "cannot store the first steps of "
                           << build.key.Hex() << ": " << s;
       return;

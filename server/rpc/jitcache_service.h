@@ -173,12 +173,20 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     // shows them (PreparedPtxas), and what would show them.
     std::optional<Digest> named_key;
     std::vector<std::string> names;
+    // The key of the names' last parts, where an answer that shows those
+    // and not the spelled directories goes (PreparedPtxas); the names as
+    // spelled.
+    std::optional<Digest> base_named_key;
+    std::vector<std::string> spelled_names;
     std::function<absl::StatusOr<CompileResult>(absl::Time deadline)> run;
     // A compile keyed without its place (`key`): the key of its place, where
     // the answer goes when it depends on the place, and the same compile
     // elsewhere (place_proof.h), run beside `run` to tell; null when the
     // place cannot be moved (the answer is then kept for its place).
     std::optional<Digest> placed_key;
+    // An as-called link keyed without its inputs' names: its first steps'
+    // keys with the names, where they go when the names show.
+    std::vector<Digest> placed_step_keys;
     // `key` is a place's own key (its answer depends on the place), or the
     // working directory's.
     bool keyed_by_place = false;
@@ -257,7 +265,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   uid_t UserOfCall(const grpc::CallbackServerContext& context) const;
   // Keeps the trace of each of an as-called link's first steps under its
   // own key (Build::step_keys), after the whole link was stored.
-  void KeepFirstSteps(const Build& build, const v1::ActionRecord& whole);
+  // `placed`: the names showed (the steps go under their names' keys, and
+  // the keys without names say so).
+  void KeepFirstSteps(const Build& build, const v1::ActionRecord& whole,
+                      bool placed);
   // A request from `uid` arrived: counted for the daemon and for the user,
   // whose counters are returned.
   UserStats::Counters& CountRequest(uid_t uid);
@@ -352,7 +363,25 @@ class JitCacheService final : public v1::JitCache::CallbackService {
                                     const PeerCredentials& peer);
   // The build of a Link request's miss; its run keeps the inputs that came
   // inline first (like uploads, so that a later link can name them).
-  Build LinkBuild(std::shared_ptr<const PreparedLink> link);
+  // `named`: under the key with the inputs' names; otherwise keyed
+  // without them, with a proof (the link again under other names).
+  Build LinkBuild(std::shared_ptr<const PreparedLink> link, bool named);
+  // An as-called link's stored answer: under its key without names, or
+  // under its names' key where the record there says the names show (or
+  // no proof could run); null on a miss. `named` says which key answered
+  // or is to be built.
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> LinkHit(
+      const PreparedLink& link, bool* named);
+  static const Digest& LinkKeyAt(const PreparedLink& link, bool named);
+  // The hit socket's waiter for a link's flight: when the flight was keyed
+  // without names and its answer shows the leader's names, this caller's
+  // answer is built under its own names' key instead.
+  SingleFlight<SharedResult>::Waiter LinkAnswerWhenBuilt(
+      std::shared_ptr<const PreparedLink> link, bool named, AnswerLater later,
+      uid_t uid, UserStats::Counters& user, absl::Time start);
+  // A waiter that finishes a reactor whose finish is already taken.
+  SingleFlight<SharedResult>::Waiter FinishClaimedWhenBuilt(
+      CompileReactor* reactor, v1::CompileResponse* response);
   absl::Status KeepInlineInputs(const PreparedLink& link);
   // A hit socket's as-called link (libnvJitLink.so.13's): recorded steps
   // (a hit, or nothing), or the whole link, promised on a miss.

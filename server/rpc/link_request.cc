@@ -90,23 +90,44 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
   for (const PreparedLink::Input& input : out.inputs) {
     keyed.push_back({input.kind, input.digest, input.name});
   }
-  auto key_of = [&](size_t inputs, bool complete) {
+  auto key_of = [&](size_t inputs, bool complete, bool names_keyed) {
     return ComputeAsCalledLinkKey(
         {.toolchain_fingerprint = toolchain.fingerprint,
          .options = out.options,
          .inputs = std::span(keyed).first(inputs),
-         .complete = complete});
+         .complete = complete,
+         .names_keyed = names_keyed});
   };
-  out.key = key_of(keyed.size(), !out.steps_only);
+  out.key = key_of(keyed.size(), !out.steps_only, false);
+  out.named_key = key_of(keyed.size(), !out.steps_only, true);
   if (!out.steps_only) {
     for (size_t k = 0; k <= keyed.size(); ++k) {
-      out.step_keys.push_back(key_of(k, false));
+      out.step_keys.push_back(key_of(k, false, false));
+      out.named_step_keys.push_back(key_of(k, false, true));
     }
   }
   return out;
 }
 
 }  // namespace
+
+PreparedLink RenamedElsewhere(const PreparedLink& link) {
+  PreparedLink out = link;
+  for (size_t i = 0; i < out.inputs.size(); ++i) {
+    std::string& name = out.inputs[i].name;
+    const size_t slash = name.rfind('/');
+    const size_t dot = name.rfind('.');
+    const std::string extension =
+        dot != std::string::npos && (slash == std::string::npos || dot > slash)
+            ? name.substr(dot)
+            : "";
+    // A stem of another length than the name had, so that no part of it
+    // lines up with the caller's.
+    name = absl::StrCat("/.jitcache-elsewhere/input", i, "/",
+                        std::string(name.size() % 5 + 7, 'q'), extension);
+  }
+  return out;
+}
 
 absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
                                          const ToolchainInfo& toolchain,

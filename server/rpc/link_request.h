@@ -1,6 +1,7 @@
 #ifndef JITCACHE_SERVER_RPC_LINK_REQUEST_H_
 #define JITCACHE_SERVER_RPC_LINK_REQUEST_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,18 @@ struct PreparedLink {
   // As called, whole: the keys of its first steps (nvJitLinkCreate, then
   // with each input added), under which their part of the trace is kept.
   std::vector<Digest> step_keys;
+  // As called, `key` and `step_keys` leave the inputs' names out; these
+  // hold them, for answers that show them (a proof tells, as for a
+  // compile's place: the link run again with other names).
+  std::optional<Digest> named_key;
+  std::vector<Digest> named_step_keys;
 };
+
+// `link` with every input under another name (other length, directory and
+// stem, the same extension), where no caller's input would be named: the
+// link a proof runs beside the caller's to tell whether its answer shows
+// the names. Pure.
+PreparedLink RenamedElsewhere(const PreparedLink& link);
 
 // Validates a Link request and computes its key; INVALID_ARGUMENT naming the
 // input or option for any bad input. Pure; thread-safe.

@@ -156,6 +156,17 @@ bool SameAnswer(const CompileResult& here, const CompileResult& there) {
          LogWithoutRunNoise(here.log) == LogWithoutRunNoise(there.log);
 }
 
+bool SameLinkAnswer(const CompileResult& here, const CompileResult& there) {
+  if (here.ok != there.ok || here.object != there.object ||
+      here.log != there.log ||
+      here.link_trace.has_value() != there.link_trace.has_value()) {
+    return false;
+  }
+  return !here.link_trace.has_value() ||
+         here.link_trace->SerializeAsString() ==
+             there.link_trace->SerializeAsString();
+}
+
 std::string FirstDifference(const CompileResult& here,
                             const CompileResult& there) {
   if (SameAnswer(here, there)) return "";

@@ -49,6 +49,11 @@ std::string LogWithoutRunNoise(absl::string_view log);
 // lowered names, apart from WithoutProcessNoise (and the log's times).
 bool SameAnswer(const CompileResult& here, const CompileResult& there);
 
+// Whether two as-called links of the same inputs under other names gave the
+// same answer: every call's result and log, and the outputs, byte for byte
+// (nvJitLink varies nothing from one run to the next).
+bool SameLinkAnswer(const CompileResult& here, const CompileResult& there);
+
 // Where two answers first differ, for the log ("" when SameAnswer).
 std::string FirstDifference(const CompileResult& here,
                             const CompileResult& there);

@@ -14,6 +14,18 @@
 namespace jitcache {
 namespace {
 
+std::string BaseName(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+// Whether `result` holds `text` anywhere a caller sees.
+bool Shows(const CompileResult& result, const std::string& text) {
+  return absl::StrContains(result.log, text) ||
+         absl::StrContains(result.object, text) ||
+         (result.ptxas_run.has_value() &&
+          absl::StrContains(result.ptxas_run->stdout(), text));
+}
+
 // A request the caller's own ptxas answers (jitcache-ptxas runs it).
 absl::Status ForTheRealPtxas(absl::string_view why) {
   return absl::FailedPreconditionError(
@@ -35,9 +47,9 @@ absl::StatusOr<std::string> PathInView(const std::string& cwd,
 }
 
 // The key of `request` as `prepared` reads it, with the file names when
-// `names`.
+// `names` (their last parts alone when `base_names_only`).
 Digest KeyOf(const v1::PtxasRequest& request, const PreparedPtxas& prepared,
-             bool names) {
+             bool names, bool base_names_only = false) {
   const std::vector<std::string> without_names =
       prepared.command.WithoutNames();
   std::vector<PtxasKeyInput::Source> sources;
@@ -47,8 +59,13 @@ Digest KeyOf(const v1::PtxasRequest& request, const PreparedPtxas& prepared,
   const std::string output = prepared.command.output_path();
   PtxasKeyInput key{prepared.ptxas->sha256, request.program(), without_names,
                     request.ptx(),          std::nullopt,      sources};
-  if (names)
+  const std::string input_base = BaseName(prepared.command.input_path());
+  const std::string output_base = BaseName(output);
+  if (names && base_names_only) {
+    key.names = PtxasKeyInput::Names{input_base, output_base, true};
+  } else if (names) {
     key.names = PtxasKeyInput::Names{prepared.command.input_path(), output};
+  }
   return ComputePtxasKey(key);
 }
 
@@ -124,6 +141,9 @@ absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
     out.source_paths.push_back(*std::move(path));
   }
   out.key = KeyOf(request, out, request.with_names());
+  if (request.with_names()) {
+    out.base_named_key = KeyOf(request, out, true, /*base_names_only=*/true);
+  }
   return out;
 }
 
@@ -146,6 +166,10 @@ PtxasMiss MakePtxasMiss(const v1::PtxasRequest& request,
   if (!request.with_names()) {
     miss.named_key = KeyOf(request, prepared, /*names=*/true);
   }
+  miss.base_named_key =
+      KeyOf(request, prepared, true, /*base_names_only=*/true);
+  miss.spelled = {prepared.command.input_path(),
+                  prepared.command.output_path()};
   // Each file name as spelled and its last part: what ptxas prints in its
   // messages and embeds with -g. Not the directories: nothing ptxas
   // writes was found to hold one without the file's name (the
@@ -165,14 +189,21 @@ PtxasMiss MakePtxasMiss(const v1::PtxasRequest& request,
 bool AnswerShowsNames(const CompileResult& result,
                       const std::vector<std::string>& names) {
   for (const std::string& name : names) {
-    if (absl::StrContains(result.log, name) ||
-        absl::StrContains(result.object, name) ||
-        (result.ptxas_run.has_value() &&
-         absl::StrContains(result.ptxas_run->stdout(), name))) {
-      return true;
-    }
+    if (Shows(result, name)) return true;
   }
   return false;
+}
+
+bool AnswerShowsBaseNamesOnly(const CompileResult& result,
+                              const std::vector<std::string>& spelled) {
+  for (const std::string& name : spelled) {
+    if (name.empty()) continue;
+    const std::string base = BaseName(name);
+    if (name == base ? Shows(result, base) : Shows(result, name)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace jitcache

@@ -22,6 +22,10 @@ namespace jitcache {
 // (PtxasRun.names_matter).
 struct PreparedPtxas {
   Digest key;
+  // With names (request.with_names()): the key of their last parts alone,
+  // which holds an answer that showed those and not the directories (any
+  // spelling of the same base names shares it); looked up first.
+  std::optional<Digest> base_named_key;
   const ToolchainInfo::Library* ptxas = nullptr;  // the toolchain's
   PtxasCommand command;
   // Where the caller's files are, in the compile view: absolute, normal.
@@ -41,8 +45,11 @@ absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
 // answer goes when it shows the names.
 struct PtxasMiss {
   PtxasJob job;
-  std::optional<Digest> named_key;  // set unless the request keyed names
-  std::vector<std::string> names;   // what would show the names
+  std::optional<Digest> named_key;       // set unless the request keyed names
+  std::optional<Digest> base_named_key;  // the names' last parts
+  std::vector<std::string> names;        // what would show the names
+  // The input's and output's names as spelled.
+  std::vector<std::string> spelled;
 };
 PtxasMiss MakePtxasMiss(const v1::PtxasRequest& request,
                         const PreparedPtxas& prepared);
@@ -51,6 +58,13 @@ PtxasMiss MakePtxasMiss(const v1::PtxasRequest& request,
 // output file holds one of them.
 bool AnswerShowsNames(const CompileResult& result,
                       const std::vector<std::string>& names);
+
+// Whether an answer that shows names shows them by their last parts alone:
+// for each name spelled with a directory, the answer holds not the
+// spelling; a name spelled without one (its spelling is its last part)
+// must not show at all, since it cannot tell the two apart.
+bool AnswerShowsBaseNamesOnly(const CompileResult& result,
+                              const std::vector<std::string>& spelled);
 
 }  // namespace jitcache
 

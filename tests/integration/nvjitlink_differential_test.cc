@@ -9,6 +9,7 @@
 // symbols, a link that goes on after a failed add.
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "common/digest.h"
 #include "common/hit_client.h"
@@ -224,6 +226,99 @@ TEST_F(NvJitLinkDifferential, EveryCaseMatchesTheRealNvJitLinkMissAndHit) {
     EXPECT_EQ(after->misses, before->misses);
     EXPECT_GT(after->hits, before->hits);
   }
+}
+
+// The inputs' names are keyed only where the real nvJitLink shows them.
+// Each case is linked by the real nvJitLink under two sets of names (a
+// caller's own, and the temporary paths numba-cuda and CuPy name inputs
+// by), then through ours under the first names and, in a new process,
+// under the second. Where the two real answers are the same (but for the
+// report's own labels), the second process is the daemon's hit; where they
+// differ, it is linked again under its own names. Either way its answer is
+// the real nvJitLink's under its names.
+TEST_F(NvJitLinkDifferential, NamesAreKeyedOnlyWhereTheRealNvJitLinkShowsThem) {
+  struct Named {
+    std::string name;
+    std::vector<std::string> options;
+    std::vector<std::pair<int, std::string>> inputs;  // kind, file
+  };
+  const std::vector<std::pair<int, std::string>> lto = {
+      {kLtoir, "caller.ltoir"}, {kLtoir, "callee.ltoir"}};
+  const std::vector<Named> cases = {
+      {"lto", {"-arch=sm_90", "-lto"}, lto},
+      {"lto-lineinfo", {"-arch=sm_90", "-lto", "-lineinfo"}, lto},
+      {"lto-debug", {"-arch=sm_90", "-lto", "-g"}, lto},
+      {"lto-ptx-out", {"-arch=sm_90", "-lto", "-ptx"}, lto},
+      {"ptx", {"-arch=sm_90"}, {{kPtx, "caller.ptx"}, {kPtx, "callee.ptx"}}},
+      {"ptx-and-cubin",
+       {"-arch=sm_90"},
+       {{kPtx, "caller.ptx"}, {kCubin, "callee.cubin"}}},
+      {"garbage",
+       {"-arch=sm_90", "-lto"},
+       {{kLtoir, "garbage"}, {kLtoir, "callee.ltoir"}}},
+      {"bad-ptx", {"-arch=sm_90"}, {{kPtx, "bad.ptx"}}},
+      {"unresolved", {"-arch=sm_90", "-lto"}, {{kLtoir, "caller.ltoir"}}},
+      {"wrong-type", {"-arch=sm_90"}, {{kCubin, "caller.ptx"}}},
+  };
+  const std::vector<std::string> first_names = {"caller.o", "callee.o"};
+  const std::vector<std::string> second_names = {"/tmp/tmpq8z1x/kernel-7.ltoir",
+                                                 "link_1"};
+  // A report without its "add NAME:" labels (the driver's, not nvJitLink's).
+  auto unlabelled = [&](const std::string& dir,
+                        const std::vector<std::string>& names) {
+    std::string report = testing::ReadFile(dir_.Sub(dir + "/report"));
+    for (size_t i = 0; i < names.size(); ++i) {
+      report = absl::StrReplaceAll(
+          report, {{"add " + names[i] + ":", absl::StrCat("add #", i, ":")}});
+    }
+    return report + testing::ReadFile(dir_.Sub(dir + "/linked.cubin")) +
+           testing::ReadFile(dir_.Sub(dir + "/linked.ptx"));
+  };
+  int shared = 0, apart = 0;
+  for (const Named& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto steps = [&](const std::vector<std::string>& names) {
+      std::vector<std::string> out;
+      for (const std::string& o : c.options) {
+        out.push_back("-o");
+        out.push_back(o);
+      }
+      for (size_t i = 0; i < c.inputs.size(); ++i) {
+        std::vector<std::string> add =
+            Add(c.inputs[i].first, names[i], In(c.inputs[i].second));
+        out.insert(out.end(), add.begin(), add.end());
+      }
+      out.push_back("-c");
+      return out;
+    };
+    const Case first{c.name, steps(first_names)};
+    const Case second{c.name, steps(second_names)};
+    Run(c.name + "-real1", first, false);
+    Run(c.name + "-real2", second, false);
+    const bool same_real = unlabelled(c.name + "-real1", first_names) ==
+                           unlabelled(c.name + "-real2", second_names);
+    Run(c.name + "-ours1", first, true);
+    ExpectSame(c.name + "-real1", c.name + "-ours1", c.name + " (first)");
+    absl::StatusOr<DaemonStats> before = client_->Stats();
+    ASSERT_TRUE(before.ok());
+    ProcessResult ours = Run(c.name + "-ours2", second, true);
+    ExpectSame(c.name + "-real2", c.name + "-ours2", c.name + " (second)");
+    absl::StatusOr<DaemonStats> after = client_->Stats();
+    ASSERT_TRUE(after.ok());
+    if (same_real) {
+      ++shared;
+      EXPECT_EQ(after->misses, before->misses) << ours.output;
+      EXPECT_GT(after->hits, before->hits) << ours.output;
+    } else {
+      ++apart;
+      EXPECT_EQ(after->misses, before->misses + 1) << ours.output;
+    }
+  }
+  // Both happen: the cases decide something each way.
+  EXPECT_GT(shared, 0);
+  EXPECT_GT(apart, 0);
+  std::printf("names: %d cases shared, %d keyed by their names\n", shared,
+              apart);
 }
 
 // Eight processes starting the same new link at once (as the ranks of a

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -191,14 +192,16 @@ class PtxasDifferential : public ::testing::Test {
       arguments.push_back(absl::StrReplaceAll(a, {{"IN", in}, {"OUT", out}}));
     }
     auto fresh = [&] {
-      testing::WriteFile(dir + "/" + in, ptx_[c.ptx]);
+      testing::WriteFile(in[0] == '/' ? in : dir + "/" + in, ptx_[c.ptx]);
       if (c.source) {
         WriteSource(dir + "/kernels.cu", "// the kernels' source\n",
                     1767225600);
       }
-      if (!output.empty() && output.find('/') == std::string::npos) {
-        testing::WriteFile(dir + "/" + output, "stale\n");
-        chmod((dir + "/" + output).c_str(), 0640);
+      if (!output.empty() &&
+          (output[0] == '/' || output.find('/') == std::string::npos)) {
+        const std::string path = output[0] == '/' ? output : dir + "/" + output;
+        testing::WriteFile(path, "stale\n");
+        chmod(path.c_str(), 0640);
       }
     };
     fresh();
@@ -326,11 +329,55 @@ TEST_F(PtxasDifferential, EveryCaseMatchesTheRealPtxasMissHitAndRenamed) {
         RunBoth(c, c_dir, "kernel.ptx", "kernel.cubin", &answer);
     ExpectSame(real_moved, moved, c.name + ", another directory");
     EXPECT_EQ(answer, c.expect == Expect::kReal ? "real" : "hit");
+    // The real ptxas decides, both ways: a run elsewhere is a hit exactly
+    // when the real ptxas gives it the first run's answer.
+    // What ptxas answered (the output file's mode is the file's: a stale
+    // one keeps its own).
+    auto same_answer = [](const PtxasOutcome& x, const PtxasOutcome& y) {
+      return x.exit_code == y.exit_code && x.out == y.out && x.err == y.err &&
+             x.output == y.output;
+    };
+    auto shares = [&](const PtxasOutcome& real_there) {
+      return c.expect != Expect::kReal && same_answer(real_there, real);
+    };
+    EXPECT_EQ(shares(real_renamed), c.expect == Expect::kKeyed);
+    EXPECT_TRUE(shares(real_moved) || c.expect == Expect::kReal);
+    // Triton-style calls: absolute names in a fresh temporary directory,
+    // run from elsewhere, twice (two directories). A hit is never another
+    // answer than the real one's; and once an answer showed the names by
+    // their last parts alone (the first temporary run: a name spelled with
+    // a directory, which the answer does not hold), every other spelling
+    // of the same base names whose real answer is the same is a hit.
+    const bool names_out = absl::c_count(c.arguments, "OUT") > 0;
+    std::vector<PtxasOutcome> reals = {real, real_renamed, real_moved};
+    uint64_t temporary_runs = 0;
+    for (const char* temporary : {"tmpq8z1x", "tmp3wk0d9m2"}) {
+      const std::string tmp = dir_.Sub("cases/" + c.name + "/" + temporary);
+      auto [real_tmp, tmp_run] =
+          RunBoth(c, tmp, tmp + "/kernel.ptx",
+                  names_out ? tmp + "/kernel.cubin" : "kernel.cubin", &answer);
+      ExpectSame(real_tmp, tmp_run,
+                 c.name + ", absolute temporary names " + temporary);
+      const bool seen = absl::c_any_of(reals, [&](const PtxasOutcome& earlier) {
+        return same_answer(real_tmp, earlier);
+      });
+      if (c.expect != Expect::kReal) {
+        if (answer == "hit") {
+          EXPECT_TRUE(seen) << temporary;
+        }
+        if (temporary_runs == 1) {
+          EXPECT_EQ(answer == "hit", seen) << temporary << ": " << answer;
+        }
+      }
+      if (answer == "compiled") ++temporary_runs;
+      reals.push_back(real_tmp);
+    }
     const uint64_t compiles = Compiles() - compiles_before;
-    // kNamed: the first run, then the other names' run.
+    // kNamed: the first run, the other names' run and the temporary
+    // names' runs that were no hit.
     EXPECT_EQ(compiles, c.expect == Expect::kKeyed  ? 1u
                         : c.expect == Expect::kReal ? 0u
-                                                    : 2u);
+                                                    : 2u + temporary_runs);
   }
 }
 

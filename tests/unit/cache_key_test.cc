@@ -162,6 +162,8 @@ TEST(PlacedCompileKey, TheWorkingDirectoryAloneKeysOnlyIt) {
   EXPECT_NE(only("/home/bob", f.program_name, f.mtimes), base);
 }
 
+// An as-called link keyed without its inputs' names: the same for any
+// names, never the key with names, and still changed by everything else.
 }  // namespace
 }  // namespace jitcache
 
@@ -213,6 +215,42 @@ TEST(LinkKey, NeverEqualsACompileKeyOfTheSameBytes) {
   LinkKeyInput link;
   link.toolchain_fingerprint = compile.toolchain_fingerprint;
   EXPECT_NE(ComputeCompileKey(compile), ComputeLinkKey(link));
+}
+
+// An as-called link keyed without its inputs' names: the same for any
+// names, never the key with names, and still changed by everything else.
+TEST(AsCalledLinkKey, NamesAreLeftOutOnlyWhenAsked) {
+  const std::string fingerprint(32, 'f');
+  const std::vector<std::string> options = {"-arch=sm_90", "-lto"};
+  auto key = [&](const std::string& first_name, bool names_keyed,
+                 const Digest& first = Digest::Of("a"), bool complete = true) {
+    const std::vector<AsCalledLinkKeyInput::Input> inputs = {
+        {ObjectKind::kLtoir, first, first_name},
+        {ObjectKind::kLtoir, Digest::Of("b"), "b.ltoir"}};
+    return ComputeAsCalledLinkKey({.toolchain_fingerprint = fingerprint,
+                                   .options = options,
+                                   .inputs = inputs,
+                                   .complete = complete,
+                                   .names_keyed = names_keyed});
+  };
+  EXPECT_EQ(key("a.ltoir", false), key("/tmp/tmpq/other.o", false));
+  EXPECT_NE(key("a.ltoir", true), key("/tmp/tmpq/other.o", true));
+  EXPECT_NE(key("a.ltoir", false), key("a.ltoir", true));
+  EXPECT_NE(key("a.ltoir", false, Digest::Of("c")), key("a.ltoir", false));
+  EXPECT_NE(key("a.ltoir", false, Digest::Of("a"), false),
+            key("a.ltoir", false));
+  // With names, as before this key existed (records keep their keys).
+  AsCalledLinkKeyInput::Input one{ObjectKind::kPtx, Digest::Of("p"), "p.ptx"};
+  EXPECT_EQ(ComputeAsCalledLinkKey({.toolchain_fingerprint = fingerprint,
+                                    .options = {},
+                                    .inputs = std::span(&one, 1)})
+                .Hex(),
+            ComputeAsCalledLinkKey({.toolchain_fingerprint = fingerprint,
+                                    .options = {},
+                                    .inputs = std::span(&one, 1),
+                                    .complete = false,
+                                    .names_keyed = true})
+                .Hex());
 }
 
 }  // namespace

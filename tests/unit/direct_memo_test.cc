@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "client/nvjitlink/input_digest.h"
+#include "common/hex_sha256.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
 

@@ -4,8 +4,8 @@
 
 #include <random>
 
-#include "client/nvjitlink/input_digest.h"
 #include "common/digest.h"
+#include "common/hex_sha256.h"
 #include "gtest/gtest.h"
 #include "jitcache/v1/jitcache.pb.h"
 

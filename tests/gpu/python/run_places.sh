@@ -5,7 +5,8 @@
 # jitcache's libnvrtc.so.13 and libnvJitLink.so.13, against one fresh
 # daemon. After each run: the requests the daemon saw in it and how they
 # were served (a request of a later run that is no hit must be one whose
-# answer the real NVRTC makes depend on the place: place_kept).
+# answer the real NVRTC makes depend on the place, or a link whose answer
+# the real nvJitLink makes show its inputs' names: place_kept).
 #   tests/gpu/python/run_places.sh BUNDLE SHIM_DIR
 set -uo pipefail
 bundle=$(cd "$1" && pwd); shim=$(cd "$2" && pwd)
@@ -38,5 +39,7 @@ for script in cupy_kernel torch_kernel cuda_core_link numba_lto; do
 done
 echo "== why the daemon kept answers for their place (its proof: the real NVRTC elsewhere)"
 grep -a "depends on its place" "$dir/daemon.log" | sed 's/^.*depends on its place; kept under [0-9a-f]* //' | cut -c1-400
+echo "== links whose answers show their inputs' names (its proof: the real nvJitLink under other names)"
+grep -a "shows its inputs' names" "$dir/daemon.log" | sed "s/^.*shows its inputs' names; kept under [0-9a-f]* //" | cut -c1-400
 stop_daemon
 exit $rc

@@ -1,4 +1,4 @@
-#include "client/nvjitlink/input_digest.h"
+#include "common/hex_sha256.h"
 
 #include <array>
 #include <cstdint>
