@@ -52,6 +52,7 @@ enum LinkTag : uint32_t {
   kLinkTagInputName = 23,
   kLinkTagComplete = 24,
   kLinkTagNamesLeftOut = 25,
+  kLinkTagInputExtension = 26,
 };
 
 // Field tags of the ptxas key.
@@ -69,6 +70,17 @@ enum PtxasTag : uint32_t {
   kPtxasTagSourceStat = 40,
   kPtxasTagBaseNamesOnly = 41,
 };
+
+// The extension of an input's name ("" for none): ".o" of "/a/k.o".
+absl::string_view NameExtension(absl::string_view name) {
+  const size_t slash = name.rfind('/');
+  const size_t dot = name.rfind('.');
+  if (dot == absl::string_view::npos ||
+      (slash != absl::string_view::npos && dot < slash)) {
+    return "";
+  }
+  return name.substr(dot);
+}
 
 }  // namespace
 
@@ -180,7 +192,13 @@ Digest ComputeAsCalledLinkKey(const AsCalledLinkKeyInput& input) {
   for (const AsCalledLinkKeyInput::Input& in : input.inputs) {
     key.Count(kLinkTagInputKind, static_cast<uint64_t>(in.kind));
     key.Field(kLinkTagInputDigest, in.digest.AsBytes());
-    if (input.names_keyed) key.Field(kLinkTagInputName, in.name);
+    if (input.names_keyed) {
+      key.Field(kLinkTagInputName, in.name);
+    } else {
+      // The extension is kept even so: what nvJitLink makes of an input
+      // may follow it, and the proof keeps it.
+      key.Field(kLinkTagInputExtension, NameExtension(in.name));
+    }
   }
   key.Count(kLinkTagComplete, input.complete ? 1 : 0);
   // Only a key without names says so: keys with names are as they were.

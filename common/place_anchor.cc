@@ -121,6 +121,20 @@ std::string UnanchorSpelled(const PlaceRoots& roots,
   return std::string(root) + "/" + std::string(rest);
 }
 
+std::vector<std::string> DirectoriesBeforeDotDot(std::string_view spelled) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while ((at = spelled.find("..", at)) != std::string_view::npos) {
+    const bool starts = at == 0 || spelled[at - 1] == '/';
+    const bool ends = at + 2 == spelled.size() || spelled[at + 2] == '/';
+    if (starts && ends && at > 0) {
+      out.push_back(LexicallyNormal(spelled.substr(0, at)));
+    }
+    at += 2;
+  }
+  return out;
+}
+
 bool HoldsARoot(const PlaceRoots& roots, std::string_view path) {
   if (IsUnder(path, roots.program_dir, /*or_equal=*/true) ||
       IsUnder(path, roots.cwd, /*or_equal=*/true)) {

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace jitcache {
 
@@ -47,6 +48,10 @@ std::string UnanchorSpelled(const PlaceRoots& roots, std::string_view anchored);
 // of them: a search directory there would reach the place by a path that
 // does not move with it.
 bool HoldsARoot(const PlaceRoots& roots, std::string_view path);
+
+// The directories an open of `spelled` (absolute) goes through before each
+// "..", lexically normal: they must exist for the open to find anything.
+std::vector<std::string> DirectoriesBeforeDotDot(std::string_view spelled);
 
 // `path` with "." and ".." resolved by text; absolute stays absolute ("/.."
 // is "/"), a relative one keeps the ".." that climb above its start.

@@ -271,10 +271,35 @@ std::optional<MovableDirectMemo> DecodeMovableDirectMemo(
 std::optional<MovableDirectMemo> TakeOutPlace(
     const DirectMemo& memo, std::string_view program_name,
     const std::vector<std::pair<std::string, std::string>>& digests,
-    const std::vector<std::string>& opened, std::string request_without_place) {
+    const std::vector<std::string>& opened, const OptionPaths& options,
+    std::string request_without_place) {
   const std::optional<PlaceRoots> roots = MovableRoots(memo.cwd, program_name);
   if (!roots.has_value() || program_name.empty() || program_name[0] == '/') {
     return std::nullopt;
+  }
+  for (const std::string& dir : options.search_dirs) {
+    if (!dir.empty() && dir[0] == '/') {
+      // Stays where it is: it must not be in the place, nor above it.
+      if (AnchorSpelled(*roots, dir) != dir ||
+          HoldsARoot(*roots, LexicallyNormal(dir))) {
+        return std::nullopt;
+      }
+      continue;
+    }
+    // Moves with the working directory: it must stay in it, with no link.
+    const std::string spelled = memo.cwd + "/" + dir;
+    if (!AnchorSpelled(*roots, spelled).has_value()) return std::nullopt;
+    char real[PATH_MAX];
+    if (realpath(spelled.c_str(), real) != nullptr &&
+        LexicallyNormal(spelled) != real) {
+      return std::nullopt;
+    }
+  }
+  for (const std::string& file : options.pre_includes) {
+    if (!file.empty() && file[0] == '/' &&
+        AnchorSpelled(*roots, file) != file) {
+      return std::nullopt;
+    }
   }
   const std::map<std::string, std::string> digest_of(digests.begin(),
                                                      digests.end());

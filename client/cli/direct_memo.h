@@ -96,13 +96,22 @@ std::optional<MovableDirectMemo> DecodeMovableDirectMemo(
     std::string_view bytes);
 
 // `memo` (kept for `program_name` in memo.cwd) without its place, given the
-// digest of each of its files (lower-case hex, by path) and the spellings
-// its files were opened by; nullopt when a path does not move with the
-// place.
+// digest of each of its files (lower-case hex, by path), the spellings its
+// files were opened by, and the paths its options name (-I directories and
+// -include files, as spelled); nullopt when a path does not move with the
+// place. The memo is found by the command as typed, so its options must
+// mean the same place-relative paths anywhere: an absolute one into the
+// place, or a relative one that climbs out of it or passes a symbolic
+// link (one into the toolkit included), does not.
+struct OptionPaths {
+  std::vector<std::string> search_dirs;
+  std::vector<std::string> pre_includes;
+};
 std::optional<MovableDirectMemo> TakeOutPlace(
     const DirectMemo& memo, std::string_view program_name,
     const std::vector<std::pair<std::string, std::string>>& digests,
-    const std::vector<std::string>& opened, std::string request_without_place);
+    const std::vector<std::string>& opened, const OptionPaths& options,
+    std::string request_without_place);
 
 // `moved` in `cwd`, as a memo of that place: when every file there has the
 // memo's bytes, no path a file was opened by goes through a symbolic link,

@@ -77,24 +77,16 @@ std::optional<std::string> DaemonToolkit(jitcache::HitChannel& channel) {
   return jitcache::hit_wire::DecodeToolkitFingerprint(*toolkit);
 }
 
-// The memo of `asked` taken here from the one kept without its place, when
-// its toolkit is the daemon's and every file and absence it holds is the
-// same here; kept as this place's own memo for the next command.
-std::optional<jitcache::cli::DirectMemo> MovedMemoThatHolds(
-    const std::string& dir, const std::string& socket, const std::string& cwd,
-    const std::string& asked, const std::string& toolkit) {
-  std::optional<std::string> bytes =
-      ReadFile(dir + "/" + jitcache::cli::MovableDirectMemoName(socket, asked));
-  if (!bytes) return std::nullopt;
-  std::optional<jitcache::cli::MovableDirectMemo> moved =
-      jitcache::cli::DecodeMovableDirectMemo(*bytes);
-  if (!moved || moved->asked != asked ||
-      moved->toolkit_fingerprint != toolkit) {
-    return std::nullopt;
-  }
+// The memo of `asked` taken here from `moved`, kept without its place, when
+// every file and absence it holds is the same here; kept as this place's
+// own memo for the next command.
+std::optional<jitcache::cli::DirectMemo> MovedHere(
+    const jitcache::cli::MovableDirectMemo& moved, const std::string& dir,
+    const std::string& socket, const std::string& cwd,
+    const std::string& asked) {
   bool settled = false;
   std::optional<jitcache::cli::DirectMemo> here =
-      jitcache::cli::MoveHere(*moved, cwd, &settled);
+      jitcache::cli::MoveHere(moved, cwd, &settled);
   if (here && settled) {
     jitcache::KeepPrivateFile(dir,
                               jitcache::cli::DirectMemoName(socket, cwd, asked),
@@ -106,7 +98,8 @@ std::optional<jitcache::cli::DirectMemo> MovedMemoThatHolds(
 // The direct-mode memo jitcache-full kept for this request here, or the
 // one it kept without its place when this place has the same files, when
 // its toolkit is the daemon's and nothing its include scan depended on has
-// changed since (client/cli/direct_memo.h).
+// changed since (client/cli/direct_memo.h). The daemon is asked for its
+// toolkit only when there is a memo to check.
 std::optional<jitcache::cli::DirectMemo> MemoThatHolds(
     jitcache::HitChannel& channel, const std::string& socket,
     const std::string& asked) {
@@ -123,13 +116,32 @@ std::optional<jitcache::cli::DirectMemo> MemoThatHolds(
     memo = jitcache::cli::DecodeDirectMemo(*bytes);
     if (memo && (memo->asked != asked || memo->cwd != cwd)) memo.reset();
   }
+  std::optional<jitcache::cli::MovableDirectMemo> moved;
+  if (!memo) {
+    if (std::optional<std::string> bytes = ReadFile(
+            dir + "/" + jitcache::cli::MovableDirectMemoName(socket, asked))) {
+      moved = jitcache::cli::DecodeMovableDirectMemo(*bytes);
+      if (moved && moved->asked != asked) moved.reset();
+    }
+  }
+  if (!memo && !moved) return std::nullopt;
   const std::optional<std::string> toolkit = DaemonToolkit(channel);
   if (!toolkit) return std::nullopt;
-  if (memo && memo->toolkit_fingerprint == *toolkit &&
-      jitcache::cli::StampsHold(*memo)) {
-    return memo;
+  if (memo) {
+    if (memo->toolkit_fingerprint == *toolkit &&
+        jitcache::cli::StampsHold(*memo)) {
+      return memo;
+    }
+    // This place's memo no longer holds: the one without its place may
+    // (after a change here that the other place has too).
+    if (std::optional<std::string> bytes = ReadFile(
+            dir + "/" + jitcache::cli::MovableDirectMemoName(socket, asked))) {
+      moved = jitcache::cli::DecodeMovableDirectMemo(*bytes);
+      if (moved && moved->asked != asked) moved.reset();
+    }
   }
-  return MovedMemoThatHolds(dir, socket, cwd, asked, *toolkit);
+  if (!moved || moved->toolkit_fingerprint != *toolkit) return std::nullopt;
+  return MovedHere(*moved, dir, socket, cwd, asked);
 }
 
 // Serves `jitcache compile ...` from a hit; returns the exit status, or

@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "client/api/asked_compile.h"
 #include "client/cli/cli_args.h"
@@ -26,6 +27,7 @@
 #include "client/cli/progress_bar.h"
 #include "client/cli/store_commands.h"
 #include "client/rpc/rpc_channel.h"
+#include "common/compile_options.h"
 #include "common/paths.h"
 #include "common/private_file.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -318,12 +320,27 @@ void KeepMovableDirectMemo(const std::string& socket, const std::string& dir,
   for (const jitcache::internal::ScannedFile& f : asked.included->files) {
     digests.emplace_back(f.path, f.digest.Hex());
   }
+  const std::vector<std::string> raw(request.options().begin(),
+                                     request.options().end());
+  absl::StatusOr<std::vector<std::string>> ordered =
+      jitcache::OrderedCompileOptions(raw);
+  if (!ordered.ok()) return;
+  jitcache::cli::OptionPaths paths;
+  for (const std::string& option : *ordered) {
+    absl::string_view value = option;
+    if (absl::ConsumePrefix(&value, jitcache::kIncludePathOption)) {
+      paths.search_dirs.emplace_back(value);
+    } else if (absl::ConsumePrefix(&value, jitcache::kPreIncludeOption)) {
+      paths.pre_includes.emplace_back(value);
+    }
+  }
   std::optional<jitcache::cli::MovableDirectMemo> movable =
-      jitcache::cli::TakeOutPlace(
-          memo,
-          request.program_name().empty() ? "program.cu"
-                                         : request.program_name(),
-          digests, asked.depends_on->opened, request.SerializeAsString());
+      jitcache::cli::TakeOutPlace(memo,
+                                  request.program_name().empty()
+                                      ? "program.cu"
+                                      : request.program_name(),
+                                  digests, asked.depends_on->opened, paths,
+                                  request.SerializeAsString());
   if (!movable.has_value()) return;
   jitcache::KeepPrivateFile(
       dir, jitcache::cli::MovableDirectMemoName(socket, memo.asked),

@@ -69,22 +69,6 @@ std::string JoinSpelled(absl::string_view dir, absl::string_view name) {
   return absl::StrCat(dir, "/", name);
 }
 
-// The directories an open of `spelled` must pass through before each "..":
-// they must exist (a compile whose view lacks one finds nothing).
-std::vector<std::string> DirsBeforeDotDot(absl::string_view spelled) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while ((at = spelled.find("..", at)) != absl::string_view::npos) {
-    const bool starts = at == 0 || spelled[at - 1] == '/';
-    const bool ends = at + 2 == spelled.size() || spelled[at + 2] == '/';
-    if (starts && ends && at > 0) {
-      out.push_back(JoinNormal("", spelled.substr(0, at)));
-    }
-    at += 2;
-  }
-  return out;
-}
-
 // Whole scans remembered in memory (each ~100 KB for CUB's 700 headers);
 // past this many programs they start again (the kept ones on disk stay).
 constexpr size_t kMaxMemos = 64;
@@ -551,6 +535,12 @@ class IncludeScanner::Walker {
     const std::string path = JoinNormal("", spelled);
     const SearchDir* owner = DirOf(path);
     const bool toolkit = owner != nullptr && owner->toolkit;
+    // A toolkit file is recorded nowhere a move checks: a spelling of one
+    // that moves with the place would reach something else elsewhere.
+    if (toolkit && roots_.has_value() &&
+        AnchorSpelled(*roots_, spelled) != spelled) {
+      literals_movable_ = false;
+    }
     if (!toolkit) {
       // The daemon lays the file out at this path: through a symbolic
       // link the compile would find nothing, or another file.
@@ -562,7 +552,7 @@ class IncludeScanner::Walker {
             absl::StrCat("the program includes ", spelled,
                          " through a symbolic link (", *real, ")"));
       }
-      for (std::string& d : DirsBeforeDotDot(spelled)) {
+      for (std::string& d : DirectoriesBeforeDotDot(spelled)) {
         passed_dirs_.insert(std::move(d));
       }
       opened_.push_back(spelled);

@@ -59,6 +59,14 @@ std::optional<Digest> IncludeScanner::MovableKey(const ScanInput& input) {
   key.Field(2, input.source);
   key.Count(3, input.header_names.size());
   for (size_t i = 0; i < input.header_names.size(); ++i) {
+    // Quoted includes resolve beside an in-memory header's name: an
+    // absolute one in the place names the place as text.
+    const absl::string_view name = input.header_names[i];
+    if (!name.empty() && name[0] == '/' &&
+        AnchorSpelled(*roots, std::string_view(name.data(), name.size())) !=
+            std::string(name)) {
+      return std::nullopt;
+    }
     key.Field(4, input.header_names[i]);
     key.Field(5, input.header_bodies[i]);
   }
@@ -105,6 +113,12 @@ std::optional<IncludeScanner::MovableMemo> IncludeScanner::TakeOutPlace(
   for (const std::string& spelled : memo.depends_on->opened) {
     std::optional<std::string> anchored = AnchorSpelled(*roots, spelled);
     if (!anchored.has_value()) return std::nullopt;
+    // The walk lets an open go through "d/.." only where the compile's view
+    // has d: a d above the place holds the working directory here, and
+    // maybe not there.
+    for (const std::string& passed : DirectoriesBeforeDotDot(spelled)) {
+      if (HoldsARoot(*roots, passed)) return std::nullopt;
+    }
     out.opened.push_back(*std::move(anchored));
   }
   for (const std::string& spelled : memo.depends_on->absent) {

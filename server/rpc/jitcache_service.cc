@@ -833,7 +833,7 @@ void JitCacheService::RunBuild(const Build& build) {
     if (fetched.ok() && fetched->has_value()) {
       // An as-called link from another node: its first steps are kept
       // here too, so that this node's next caller is answered call by call.
-      if (whole.has_link_trace()) KeepFirstSteps(build, whole, false);
+      if (whole.has_link_trace()) KeepFirstSteps(build, whole, false, false);
       (*fetched)->set_served_remotely(true);
       flights_.Complete(key, std::make_shared<const v1::CompileResponse>(
                                  **std::move(fetched)));
@@ -977,7 +977,7 @@ void JitCacheService::RunBuild(const Build& build) {
   }
 
   if (stored_locally.ok() && result->link_trace.has_value()) {
-    KeepFirstSteps(build, record, place.placed);
+    KeepFirstSteps(build, record, place.placed, place.marker);
   }
 
   auto response = std::make_shared<v1::CompileResponse>();
@@ -1071,8 +1071,8 @@ JitCacheService::PlaceVerdict JitCacheService::DecidePlace(
 }
 
 void JitCacheService::KeepFirstSteps(const Build& build,
-                                     const v1::ActionRecord& whole,
-                                     bool placed) {
+                                     const v1::ActionRecord& whole, bool placed,
+                                     bool marker) {
   const std::vector<Digest>& keys =
       placed ? build.placed_step_keys : build.step_keys;
   // A refused nvJitLinkCreate leaves one step however many inputs follow.
@@ -1091,7 +1091,7 @@ void JitCacheService::KeepFirstSteps(const Build& build,
     *record.mutable_link_trace() = FirstSteps(whole.link_trace(), inputs);
     if (placed) record.set_place_matters(true);
     absl::Status s = options_.store->PutResult(keys[inputs], record, {});
-    if (s.ok() && placed && inputs < build.step_keys.size()) {
+    if (s.ok() && placed && marker && inputs < build.step_keys.size()) {
       s = options_.store->PutResult(build.step_keys[inputs],
                                     PlaceMattersRecord(record), {});
     }

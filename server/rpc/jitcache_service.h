@@ -265,10 +265,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   uid_t UserOfCall(const grpc::CallbackServerContext& context) const;
   // Keeps the trace of each of an as-called link's first steps under its
   // own key (Build::step_keys), after the whole link was stored.
-  // `placed`: the names showed (the steps go under their names' keys, and
-  // the keys without names say so).
+  // `placed`: the names showed, or no proof could tell (the steps go under
+  // their names' keys); `marker`: the keys without names say so.
   void KeepFirstSteps(const Build& build, const v1::ActionRecord& whole,
-                      bool placed);
+                      bool placed, bool marker);
   // A request from `uid` arrived: counted for the daemon and for the user,
   // whose counters are returned.
   UserStats::Counters& CountRequest(uid_t uid);

@@ -121,10 +121,18 @@ PreparedLink RenamedElsewhere(const PreparedLink& link) {
         dot != std::string::npos && (slash == std::string::npos || dot > slash)
             ? name.substr(dot)
             : "";
-    // A stem of another length than the name had, so that no part of it
-    // lines up with the caller's.
-    name = absl::StrCat("/.jitcache-elsewhere/input", i, "/",
-                        std::string(name.size() % 5 + 7, 'q'), extension);
+    // A stem longer than the name's, in a directory it did not have, and
+    // another length in all: no part of it lines up with the caller's.
+    // (The extension stays: the key without names holds it.)
+    const size_t stem = name.size() - extension.size() -
+                        (slash == std::string::npos ? 0 : slash + 1);
+    const std::string directory =
+        absl::StrCat("/.jitcache-elsewhere/input", i, "/");
+    size_t length = stem + 3;
+    if (directory.size() + length + extension.size() == name.size()) {
+      ++length;
+    }
+    name = absl::StrCat(directory, std::string(length, 'q'), extension);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include "common/cache_key.h"
 #include "common/option_parser.h"
 #include "common/paths.h"
+#include "common/place_anchor.h"
 #include "common/ptx_sources.h"
 #include "common/ptxas_command.h"
 #include "server/build/toolkit_library.h"
@@ -198,10 +199,22 @@ bool AnswerShowsBaseNamesOnly(const CompileResult& result,
                               const std::vector<std::string>& spelled) {
   for (const std::string& name : spelled) {
     if (name.empty()) continue;
+    // A spelling ptxas might print otherwise ("a//k.ptx" as "a/k.ptx")
+    // tells nothing.
+    if (LexicallyNormal(name) != name) return false;
     const std::string base = BaseName(name);
-    if (name == base ? Shows(result, base) : Shows(result, name)) {
-      return false;
+    if (name == base) {
+      if (Shows(result, base)) return false;
+      continue;
     }
+    // Neither the spelling nor any part of it longer than the base name
+    // ("b/k.ptx" of "a/b/k.ptx").
+    for (size_t slash = name.find('/'); slash != std::string::npos;
+         slash = name.find('/', slash + 1)) {
+      const std::string tail = name.substr(slash + 1);
+      if (tail != base && Shows(result, tail)) return false;
+    }
+    if (Shows(result, name)) return false;
   }
   return true;
 }

@@ -60,9 +60,10 @@ bool AnswerShowsNames(const CompileResult& result,
                       const std::vector<std::string>& names);
 
 // Whether an answer that shows names shows them by their last parts alone:
-// for each name spelled with a directory, the answer holds not the
-// spelling; a name spelled without one (its spelling is its last part)
-// must not show at all, since it cannot tell the two apart.
+// for each name spelled with a directory (lexically normal), the answer
+// holds neither the spelling nor any tail of it longer than the last part;
+// a name spelled without one (its spelling is its last part) must not show
+// at all, since it cannot tell the two apart.
 bool AnswerShowsBaseNamesOnly(const CompileResult& result,
                               const std::vector<std::string>& spelled);
 

@@ -468,6 +468,71 @@ TEST_F(FrontEndMemoTest, ServesANewWorkingDirectoryWithTheSameFiles) {
   }
 }
 
+// The command as typed names the first checkout (-I with an absolute path
+// into it): from a second checkout it still reads the first one's headers,
+// so no memo kept without its place may answer it there.
+TEST_F(FrontEndMemoTest, AnAbsoluteIncludeDirectoryIntoThePlaceDoesNotMove) {
+  std::filesystem::copy(dir_.Sub("src"), dir_.Sub("copy"),
+                        std::filesystem::copy_options::recursive);
+  LetChangesSettle();
+  auto run = [&](const std::string& cli, const std::string& place) {
+    return testing::RunProcess(
+        {"/usr/bin/env", "-C", dir_.Sub(place),
+         "JITCACHE_SCAN_CACHE=" + dir_.Sub("scans"), cli, "--socket",
+         dir_.Sub("s.sock"), "compile", dir_.Sub(place + "/k.cu"),
+         "-I" + dir_.Sub("src/inc"), "-Ifirst", "--arch", "sm_90", "--target",
+         "cubin", "-o", dir_.Sub(place + "/k.cubin")});
+  };
+  auto miss = run(testing::CliBinary(), "src");
+  ASSERT_EQ(miss.exit_code, 0) << miss.output;
+  auto here = run(dir_.Sub("front/jitcache"), "src");
+  EXPECT_EQ(here.exit_code, 0) << here.output;
+  auto there = run(dir_.Sub("front/jitcache"), "copy");
+  EXPECT_EQ(there.exit_code, 3) << there.output;
+  EXPECT_THAT(there.output, HasSubstr("cannot run"));
+}
+
+// A relative -I that is a symbolic link to the toolkit's headers in the
+// first checkout and a directory of its own in the second: there the real
+// NVRTC reads the second's header (here one that fails), so the first's
+// answer must not be served there from a memo kept without its place.
+TEST_F(FrontEndMemoTest, ARelativeIncludeDirectoryThroughALinkDoesNotMove) {
+  const std::string toolkit_include =
+      std::string(getenv("CUDA_HOME") ? getenv("CUDA_HOME")
+                                      : "/usr/local/cuda") +
+      "/include";
+  for (const char* place : {"one", "two"}) {
+    std::filesystem::create_directories(dir_.Sub(place));
+    Write(std::string(place) + "/k.cu",
+          "#include <cuda_fp16.h>\n"
+          "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }\n");
+  }
+  std::filesystem::create_directory_symlink(toolkit_include,
+                                            dir_.Sub("one/cuda"));
+  std::filesystem::create_directories(dir_.Sub("two/cuda"));
+  Write("two/cuda/cuda_fp16.h", "#error not the toolkit's header\n");
+  LetChangesSettle();
+  auto run = [&](const std::string& cli, const std::string& place) {
+    return testing::RunProcess({"/usr/bin/env", "-C", dir_.Sub(place),
+                                "JITCACHE_SCAN_CACHE=" + dir_.Sub("scans"), cli,
+                                "--socket", dir_.Sub("s.sock"), "compile",
+                                dir_.Sub(place + "/k.cu"), "-Icuda", "--arch",
+                                "sm_90", "--target", "cubin", "-o",
+                                dir_.Sub(place + "/k.cubin")});
+  };
+  auto miss = run(testing::CliBinary(), "one");
+  ASSERT_EQ(miss.exit_code, 0) << miss.output;
+  auto here = run(dir_.Sub("front/jitcache"), "one");
+  EXPECT_EQ(here.exit_code, 0) << here.output;
+  auto there = run(dir_.Sub("front/jitcache"), "two");
+  EXPECT_EQ(there.exit_code, 3) << there.output;
+  EXPECT_THAT(there.output, HasSubstr("cannot run"));
+  // And the full client there gives the real NVRTC's answer: the error.
+  auto full = run(testing::CliBinary(), "two");
+  EXPECT_NE(full.exit_code, 0) << full.output;
+  EXPECT_THAT(full.output, HasSubstr("not the toolkit's header"));
+}
+
 TEST(HitSocket, WithoutItTheFrontEndUsesGrpc) {
   testing::TempDir dir;
   testing::DaemonProcess daemon(dir.Sub("s.sock"), dir.Sub("store"),

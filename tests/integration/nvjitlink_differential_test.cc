@@ -231,11 +231,11 @@ TEST_F(NvJitLinkDifferential, EveryCaseMatchesTheRealNvJitLinkMissAndHit) {
 // The inputs' names are keyed only where the real nvJitLink shows them.
 // Each case is linked by the real nvJitLink under two sets of names (a
 // caller's own, and the temporary paths numba-cuda and CuPy name inputs
-// by), then through ours under the first names and, in a new process,
-// under the second. Where the two real answers are the same (but for the
-// report's own labels), the second process is the daemon's hit; where they
-// differ, it is linked again under its own names. Either way its answer is
-// the real nvJitLink's under its names.
+// by, with the same extensions), then through ours under the first names and,
+// in a new process, under the second. Where the two real answers are the same
+// (but for the report's own labels), the second process is the daemon's hit;
+// where they differ, it is linked again under its own names. Either way its
+// answer is the real nvJitLink's under its names.
 TEST_F(NvJitLinkDifferential, NamesAreKeyedOnlyWhereTheRealNvJitLinkShowsThem) {
   struct Named {
     std::string name;
@@ -260,9 +260,17 @@ TEST_F(NvJitLinkDifferential, NamesAreKeyedOnlyWhereTheRealNvJitLinkShowsThem) {
       {"unresolved", {"-arch=sm_90", "-lto"}, {{kLtoir, "caller.ltoir"}}},
       {"wrong-type", {"-arch=sm_90"}, {{kCubin, "caller.ptx"}}},
   };
-  const std::vector<std::string> first_names = {"caller.o", "callee.o"};
-  const std::vector<std::string> second_names = {"/tmp/tmpq8z1x/kernel-7.ltoir",
-                                                 "link_1"};
+  // The same extension (the key keeps it), other directories and stems.
+  auto names_for = [](const Named& c, const std::vector<std::string>& stems) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      const std::string& file = c.inputs[i].second;
+      const size_t dot = file.rfind('.');
+      out.push_back(stems[i] +
+                    (dot == std::string::npos ? "" : file.substr(dot)));
+    }
+    return out;
+  };
   // A report without its "add NAME:" labels (the driver's, not nvJitLink's).
   auto unlabelled = [&](const std::string& dir,
                         const std::vector<std::string>& names) {
@@ -291,6 +299,10 @@ TEST_F(NvJitLinkDifferential, NamesAreKeyedOnlyWhereTheRealNvJitLinkShowsThem) {
       out.push_back("-c");
       return out;
     };
+    const std::vector<std::string> first_names =
+        names_for(c, {"caller", "callee"});
+    const std::vector<std::string> second_names =
+        names_for(c, {"/tmp/tmpq8z1x/kernel-7", "link_1"});
     const Case first{c.name, steps(first_names)};
     const Case second{c.name, steps(second_names)};
     Run(c.name + "-real1", first, false);

@@ -162,8 +162,6 @@ TEST(PlacedCompileKey, TheWorkingDirectoryAloneKeysOnlyIt) {
   EXPECT_NE(only("/home/bob", f.program_name, f.mtimes), base);
 }
 
-// An as-called link keyed without its inputs' names: the same for any
-// names, never the key with names, and still changed by everything else.
 }  // namespace
 }  // namespace jitcache
 
@@ -233,7 +231,11 @@ TEST(AsCalledLinkKey, NamesAreLeftOutOnlyWhenAsked) {
                                    .complete = complete,
                                    .names_keyed = names_keyed});
   };
-  EXPECT_EQ(key("a.ltoir", false), key("/tmp/tmpq/other.o", false));
+  EXPECT_EQ(key("a.ltoir", false), key("/tmp/tmpq/other.ltoir", false));
+  // The extension stays in it (what nvJitLink makes of an input may
+  // follow it).
+  EXPECT_NE(key("a.ltoir", false), key("a.o", false));
+  EXPECT_EQ(key("a", false), key("/tmp/x.y/b", false));
   EXPECT_NE(key("a.ltoir", true), key("/tmp/tmpq/other.o", true));
   EXPECT_NE(key("a.ltoir", false), key("a.ltoir", true));
   EXPECT_NE(key("a.ltoir", false, Digest::Of("c")), key("a.ltoir", false));

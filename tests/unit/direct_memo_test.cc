@@ -148,8 +148,9 @@ TEST(MovableDirectMemo, MovesToTheSameFilesElsewhereOnly) {
   memo.files = {{a + "/inc/h.cuh", StampAt(a + "/inc/h.cuh")}};
   memo.absent = {a + "/h.cuh"};
   const std::string digest = HexSha256("#define A 1\n");
-  std::optional<MovableDirectMemo> movable = TakeOutPlace(
-      memo, "k.cu", {{a + "/inc/h.cuh", digest}}, {a + "/inc/h.cuh"}, "req");
+  std::optional<MovableDirectMemo> movable =
+      TakeOutPlace(memo, "k.cu", {{a + "/inc/h.cuh", digest}},
+                   {a + "/inc/h.cuh"}, {{"inc"}, {}}, "req");
   ASSERT_TRUE(movable.has_value());
   EXPECT_EQ(movable->files[0].anchored, "P:inc/h.cuh");
   EXPECT_EQ(movable->absent, std::vector<std::string>{"P:h.cuh"});
@@ -178,12 +179,30 @@ TEST(MovableDirectMemo, MovesToTheSameFilesElsewhereOnly) {
   // What does not move with the place is not taken out of it.
   DirectMemo outside = memo;
   outside.absent = {a + "/../elsewhere.h"};
+  const std::vector<std::pair<std::string, std::string>> digests = {
+      {a + "/inc/h.cuh", digest}};
   EXPECT_FALSE(
-      TakeOutPlace(outside, "k.cu", {{a + "/inc/h.cuh", digest}}, {}, "req")
-          .has_value());
+      TakeOutPlace(outside, "k.cu", digests, {}, {}, "req").has_value());
   EXPECT_FALSE(
-      TakeOutPlace(memo, "/tmp/t/k.cu", {{a + "/inc/h.cuh", digest}}, {}, "req")
-          .has_value());
+      TakeOutPlace(memo, "/tmp/t/k.cu", digests, {}, {}, "req").has_value());
+  // Options that name the place as typed, or leave it: the same command
+  // means other files elsewhere.
+  for (const OptionPaths& options :
+       {OptionPaths{{a + "/inc"}, {}}, OptionPaths{{"../a/inc"}, {}},
+        OptionPaths{{dir.path()}, {}}, OptionPaths{{}, {a + "/inc/h.cuh"}}}) {
+    EXPECT_FALSE(
+        TakeOutPlace(memo, "k.cu", digests, {}, options, "req").has_value());
+  }
+  // A relative directory through a symbolic link (into the toolkit, say).
+  std::filesystem::create_directory_symlink(a + "/inc", a + "/linked");
+  EXPECT_FALSE(TakeOutPlace(memo, "k.cu", digests, {},
+                            OptionPaths{{"linked"}, {}}, "req")
+                   .has_value());
+  // Outside the place, or relative and in it: the same wherever it runs.
+  EXPECT_TRUE(TakeOutPlace(memo, "k.cu", digests, {},
+                           OptionPaths{{"/usr/include", "inc", "./inc/"}, {}},
+                           "req")
+                  .has_value());
 }
 
 }  // namespace

@@ -222,6 +222,53 @@ TEST_F(MovableScanTest, ASymbolicLinkThereDoesNotMove) {
             0u);
 }
 
+TEST_F(MovableScanTest, ADotDotThroughADirectoryAboveThePlaceDoesNotMove) {
+  // "/ROOT/a/.." is passed on the way: the walk allows it in place one
+  // (it holds the working directory), not in place two.
+  Write(root_.Sub("shared/x.h"), "int x;\n");
+  InBoth("other.h", "");  // both working directories exist
+  EXPECT_EQ(MovedAndChecked(
+                {a(), "k.cu"}, {b(), "k.cu"},
+                "#include \"" + root_.Sub("a/../shared/x.h") + "\"\n", {}),
+            0u);
+}
+
+TEST_F(MovableScanTest, AnAbsoluteInMemoryHeaderNameInThePlaceDoesNotMove) {
+  // Quoted includes resolve beside the header's name, which stays place
+  // one's in place two.
+  InBoth("gen/x.h", "int x;\n");
+  const std::string header = a() + "/gen/h.h";
+  const std::string body = "#include \"x.h\"\n";
+  const std::string source = "#include \"" + header + "\"\n";
+  auto input = [&](const Place& place) {
+    ScanInput in = Input(place, source, {});
+    in.header_names = {header};
+    in.header_bodies = {body};
+    return in;
+  };
+  {
+    IncludeScanner first(0, memos());
+    ASSERT_TRUE(first.Scan(input({a(), "k.cu"})).ok());
+  }
+  IncludeScanner second(0, memos());
+  IncludeScanner fresh(0, "");
+  auto moved = second.Scan(input({b(), "k.cu"}));
+  auto walked = fresh.Scan(input({b(), "k.cu"}));
+  ASSERT_TRUE(moved.ok() && walked.ok());
+  EXPECT_EQ(Describe(**moved), Describe(**walked));
+  EXPECT_EQ(second.moves(), 0u);
+}
+
+TEST_F(MovableScanTest, AToolkitFileReachedThroughThePlaceDoesNotMove) {
+  // From place one, "../../toolkit" is the toolkit; from place two it is
+  // nothing, and the user header the toolkit's file includes is not read.
+  Write(toolkit() + "/tk_user.h", "#include <user.h>\n");
+  InBoth("inc/user.h", "int u;\n");
+  EXPECT_EQ(MovedAndChecked({a(), "k.cu"}, {b(), "k.cu"},
+                            "#include \"../../toolkit/tk_user.h\"\n", {"inc"}),
+            0u);
+}
+
 TEST_F(MovableScanTest, AWorkingDirectoryAtTheRootDoesNotMove) {
   EXPECT_FALSE(MovableRoots("/", "k.cu").has_value());
   EXPECT_FALSE(MovableRoots("/work", "/k.cu").has_value());
