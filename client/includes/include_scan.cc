@@ -30,31 +30,10 @@ namespace {
 
 // `dir`/`name` with "." and ".." resolved by text, as NVRTC names the file.
 std::string JoinNormal(absl::string_view dir, absl::string_view name) {
-  std::vector<absl::string_view> parts;
-  const bool absolute =
-      absl::StartsWith(name, "/") || (!dir.empty() && dir[0] == '/');
-  auto add = [&](absl::string_view path) {
-    for (absl::string_view part : absl::StrSplit(path, '/')) {
-      if (part.empty() || part == ".") continue;
-      if (part == "..") {
-        if (!parts.empty() && parts.back() != "..") {
-          parts.pop_back();
-        } else if (!absolute) {
-          parts.push_back(part);
-        }
-        continue;
-      }
-      parts.push_back(part);
-    }
-  };
-  if (!absl::StartsWith(name, "/")) add(dir);
-  add(name);
-  std::string out = absolute ? "/" : "";
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += '/';
-    absl::StrAppend(&out, parts[i]);
+  if (absl::StartsWith(name, "/") || dir.empty()) {
+    return LexicallyNormal(std::string_view(name.data(), name.size()));
   }
-  return out.empty() ? "." : out;
+  return LexicallyNormal(absl::StrCat(dir, "/", name));
 }
 
 absl::string_view DirName(absl::string_view path) {
@@ -152,9 +131,7 @@ IncludeScanner::Load(const std::string& path, const FileStamp& stamp) {
   return std::shared_ptr<const FileInfo>(std::move(info));
 }
 
-Digest IncludeScanner::ScanKey(const ScanInput& input) {
-  KeyHasher key(RequestKind::kCompile);
-  key.Field(1, input.program_name);
+void IncludeScanner::KeyTheText(const ScanInput& input, KeyHasher& key) {
   key.Field(2, input.source);
   key.Count(3, input.header_names.size());
   for (size_t i = 0; i < input.header_names.size(); ++i) {
@@ -165,6 +142,12 @@ Digest IncludeScanner::ScanKey(const ScanInput& input) {
   for (const std::string& p : input.pre_includes) key.Field(7, p);
   key.Count(8, input.defines.size());
   for (const std::string& d : input.defines) key.Field(9, d);
+}
+
+Digest IncludeScanner::ScanKey(const ScanInput& input) {
+  KeyHasher key(RequestKind::kCompile);
+  key.Field(1, input.program_name);
+  KeyTheText(input, key);
   key.Count(10, input.dirs.size());
   for (const SearchDir& dir : input.dirs) {
     key.Field(dir.toolkit ? 11 : 12, dir.path);

@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "client/includes/change_watch.h"
 #include "client/includes/directives.h"
+#include "common/cache_key.h"
 #include "common/digest.h"
 #include "common/file_stamp.h"
 #include "common/place_anchor.h"
@@ -210,6 +211,9 @@ class IncludeScanner {
   // The roots of `input`'s place, when it can move (place_anchor.h).
   static std::optional<PlaceRoots> RootsOf(const ScanInput& input);
   static Digest ScanKey(const ScanInput& input);
+  // The program's text in a scan's key: source, in-memory headers,
+  // -include and -D (fields 2 to 9).
+  static void KeyTheText(const ScanInput& input, KeyHasher& key);
   // The key of `input`'s scan without its place; nullopt when the place
   // cannot be taken out (movable_scan.cc says when).
   static std::optional<Digest> MovableKey(const ScanInput& input);

@@ -56,24 +56,16 @@ std::optional<Digest> IncludeScanner::MovableKey(const ScanInput& input) {
   KeyHasher key(RequestKind::kCompile);
   key.Field(16, "scan without its place");
   key.Field(1, place.ProgramForKey());
-  key.Field(2, input.source);
-  key.Count(3, input.header_names.size());
-  for (size_t i = 0; i < input.header_names.size(); ++i) {
-    // Quoted includes resolve beside an in-memory header's name: an
-    // absolute one in the place names the place as text.
-    const absl::string_view name = input.header_names[i];
+  // Quoted includes resolve beside an in-memory header's name: an absolute
+  // one in the place names the place as text.
+  for (const absl::string_view name : input.header_names) {
     if (!name.empty() && name[0] == '/' &&
         AnchorSpelled(*roots, std::string_view(name.data(), name.size())) !=
             std::string(name)) {
       return std::nullopt;
     }
-    key.Field(4, input.header_names[i]);
-    key.Field(5, input.header_bodies[i]);
   }
-  key.Count(6, input.pre_includes.size());
-  for (const std::string& p : input.pre_includes) key.Field(7, p);
-  key.Count(8, input.defines.size());
-  for (const std::string& d : input.defines) key.Field(9, d);
+  KeyTheText(input, key);
   key.Count(10, input.dirs.size());
   for (const SearchDir& dir : input.dirs) {
     // A directory above a root reaches the place by a path that stays
