@@ -97,8 +97,10 @@ ABSL_FLAG(bool, place_proofs, true,
           "Share a compile's answer between callers in different places "
           "(working directories, program directories, file times) where a "
           "second compile of it elsewhere, run beside the first, gives the "
-          "same answer. false: every answer is kept for its own place (no "
-          "second compile; callers in other directories miss)");
+          "same answer; and an nvJitLink link's between callers who name its "
+          "inputs differently where a second link under other names does. "
+          "false: every answer is kept for its own place and names (no "
+          "second run; callers in other directories miss)");
 ABSL_FLAG(std::string, worker_binary, "",
           "The compile worker to run; default: jitcache-worker next to "
           "jitcached");
