@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -195,6 +196,10 @@ struct Link {
   Trace answered;
   bool eligible = true;  // the daemon may answer this link
   nvJitLinkHandle real = nullptr;
+  // The names given to `real`: nvJitLink keeps the pointer it is handed and
+  // names the input by it later (a link error at nvJitLinkComplete), so each
+  // lives as long as the handle and never moves (`inputs` reallocates).
+  std::deque<std::string> real_names;
   // nvJitLinkComplete was answered: by the record while `real` is null.
   bool completed = false;
 };
@@ -241,7 +246,8 @@ bool Materialize(Link& link) {
   if (link.real == nullptr) return false;
   for (const jitcache::link_wire::Input& in : link.inputs) {
     r.nvJitLinkAddData(link.real, TypeOf(in.kind), in.bytes.data(),
-                       in.bytes.size(), in.name.c_str());
+                       in.bytes.size(),
+                       link.real_names.emplace_back(in.name).c_str());
   }
   if (link.completed) r.nvJitLinkComplete(link.real);
   return true;
@@ -339,6 +345,18 @@ std::optional<nvJitLinkResult> RecordedBytes(int result,
   return kSuccess;
 }
 
+// A log's read: as the bytes', but an empty log is read as one NUL, as the
+// real nvJitLink writes it into the caller's buffer.
+std::optional<nvJitLinkResult> RecordedLog(int result, const std::string& log,
+                                           char* out) {
+  if (out == nullptr || result != kSuccess) return std::nullopt;
+  if (log.empty()) {
+    *out = '\0';
+    return kSuccess;
+  }
+  return RecordedBytes(result, log, out);
+}
+
 // The logs after the last call: error or info, by the step's fields.
 template <int Step::*kResult, std::string Step::*kLog>
 std::optional<nvJitLinkResult> LogSize(const Link& link, size_t* size) {
@@ -351,7 +369,7 @@ template <int Step::*kResult, std::string Step::*kLog>
 std::optional<nvJitLinkResult> Log(const Link& link, char* out) {
   if (!FromRecord(link)) return std::nullopt;
   const Step& last = Last(link);
-  return RecordedBytes(last.*kResult, last.*kLog, out);
+  return RecordedLog(last.*kResult, last.*kLog, out);
 }
 
 // The outputs, once the record completed the link: cubin or PTX, by the
@@ -474,9 +492,9 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
     link.inputs.push_back(std::move(input));
   }
   const jitcache::link_wire::Input& added = link.inputs.back();
-  const nvJitLinkResult result =
-      RealNvJitLink().nvJitLinkAddData(link.real, type, added.bytes.data(),
-                                       added.bytes.size(), added.name.c_str());
+  const nvJitLinkResult result = RealNvJitLink().nvJitLinkAddData(
+      link.real, type, added.bytes.data(), added.bytes.size(),
+      link.real_names.emplace_back(added.name).c_str());
   RecordRealStep(link, result);
   return result;
 }

@@ -30,10 +30,14 @@ static void Log(nvJitLinkHandle h, const char* which,
   size_t size = kUnset;
   nvJitLinkResult r = get_size(h, &size);
   fprintf(report, "  %s log: %d, %zu bytes\n", which, (int)r, size);
-  if (r == NVJITLINK_SUCCESS && size > 0) {
-    char* text = malloc(size);
+  if (r == NVJITLINK_SUCCESS) {
+    /* Read even when empty, into a buffer one byte longer than the size
+       and marked: the report shows every byte the read wrote, and the one
+       past (an empty log is read as one NUL). */
+    char* text = malloc(size + 1);
+    memset(text, 'X', size + 1);
     fprintf(report, "  read: %d\n", (int)get(h, text));
-    fwrite(text, 1, size, report);
+    fwrite(text, 1, size + 1, report);
     fputc('\n', report);
     free(text);
   }
