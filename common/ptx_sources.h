@@ -14,8 +14,12 @@ namespace jitcache {
 // second), so two callers with one PTX but sources of other sizes or ages
 // get other cubins. A ptxas run's key holds what the caller's stat says
 // of each, and the run sees files that say the same.
-// nullopt, with `why`, for a directive this cannot read exactly (an
-// escape in the name, more than 4096 of them): the caller runs its own
+// A directive counts wherever ptxas reads one: at a line's start, after
+// another statement or a brace on the same line, after a comment; not in a
+// comment or a string. nullopt, with `why`, for a directive this cannot
+// read exactly (an escape in the name, more than 4096 of them, an
+// unterminated comment) or a name that means the process that stats it
+// ("/proc/self/exe": ptxas's own file there): the caller runs its own
 // ptxas. Plain C++: jitcache-ptxas loads nothing else.
 std::optional<std::vector<std::string>> PtxSourceFiles(std::string_view ptx,
                                                        std::string* why);

@@ -129,6 +129,10 @@ std::optional<PtxasCommand> ParsePtxasCommand(
       input = i;
       continue;
     }
+    // "-O 2": ptxas reads the 2 as an input file, not as the level.
+    if (arg == "-O") {
+      return RunAsIs("-O with its level apart (ptxas reads it as a file)", why);
+    }
     // "-O3": the one option whose value may be glued on.
     if (arg.size() > 2 && arg[1] == 'O' &&
         arg.find_first_not_of("0123456789", 2) == std::string::npos) {

@@ -114,6 +114,9 @@ class PtxasDifferential : public ::testing::Test {
     ASSERT_NE(at, std::string::npos);
     bad.replace(at, 12, "mul.wideX.s32");
     ptx_["bad.ptx"] = bad;
+    std::string proc = named;
+    proc.replace(proc.find("\"kernels.cu\""), 12, "\"/proc/self/exe\"");
+    ptx_["proc.ptx"] = proc;
     // Our front end and the real ptxas, each called "ptxas" (it names
     // itself in its messages and in the cubin).
     std::filesystem::create_directories(dir_.Sub("ours"));
@@ -222,6 +225,11 @@ class PtxasDifferential : public ::testing::Test {
 
   std::map<std::string, std::string> ptx_;
   uint64_t compiles_at_start_ = 0;
+
+  // `ptx` in `dir` with -lineinfo while its source changes: each change of
+  // the source's size or age is a run of its own, each answer the real
+  // ptxas's.
+  void RunWithSources(const std::string& dir, const std::string& ptx);
 };
 
 void ExpectSame(const PtxasOutcome& real, const PtxasOutcome& ours,
@@ -301,6 +309,15 @@ TEST_F(PtxasDifferential, EveryCaseMatchesTheRealPtxasMissHitAndRenamed) {
        "kernels.ptx",
        "nodir/x.o"},
       {"two-inputs", {"-arch=sm_90", "IN", "IN", "-o", "OUT"}, Expect::kReal},
+      // ptxas reads the 2 as an input file.
+      {"O-level-apart",
+       {"-O", "2", "-arch=sm_90", "IN", "-o", "OUT"},
+       Expect::kReal},
+      // The source named where ptxas runs: its own executable.
+      {"file-names-the-process",
+       {"-lineinfo", "-arch=sm_90", "IN", "-o", "OUT"},
+       Expect::kReal,
+       "proc.ptx"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -729,10 +746,24 @@ TEST_F(PtxasDifferential, ARegisteredBinaryRunsInTheWorkersSandbox) {
 // key: a source changed since is another run of ptxas (12.8 writes its size
 // and modification time into the cubin), answered as the real one does.
 TEST_F(PtxasDifferential, ASourceOfAnotherSizeOrAgeIsAnotherRun) {
-  ASSERT_NE(ptx_["kernels.ptx"].find(".file"), std::string::npos);
-  const std::string dir = dir_.Sub("source");
+  const size_t file = ptx_["kernels.ptx"].find(".file");
+  ASSERT_NE(file, std::string::npos);
+  // The directive where NVRTC writes it, and after a comment on its line
+  // (ptxas reads it there too).
+  std::string after_comment = ptx_["kernels.ptx"];
+  after_comment.insert(file, "/* the source */ ");
+  for (const auto& [where, ptx] :
+       {std::pair<std::string, std::string>{"line-start", ptx_["kernels.ptx"]},
+        {"after-comment", after_comment}}) {
+    SCOPED_TRACE(where);
+    RunWithSources(dir_.Sub("source-" + where), ptx);
+  }
+}
+
+void PtxasDifferential::RunWithSources(const std::string& dir,
+                                       const std::string& ptx) {
   std::filesystem::create_directories(dir);
-  testing::WriteFile(dir + "/k.ptx", ptx_["kernels.ptx"]);
+  testing::WriteFile(dir + "/k.ptx", ptx);
   const std::vector<std::string> arguments = {"-lineinfo", "-arch=sm_90",
                                               "k.ptx", "-o", "k.o"};
   struct Moment {

@@ -71,7 +71,8 @@ TEST(PtxasCommand, WhatReadsOrWritesOtherFilesIsForTheRealPtxas) {
            {"a.ptx", "--bogus"},
            {"a.ptx", "-v=true"},
            {"a.ptx", "--split-compile", "4"},
-           {"a.ptx", "--lineinfo"},  // ptxas knows only -lineinfo
+           {"a.ptx", "--lineinfo"},            // ptxas knows only -lineinfo
+           {"-O", "2", "a.ptx", "-o", "a.o"},  // ptxas reads 2 as a file
        }) {
     std::string why;
     EXPECT_FALSE(ParsePtxasCommand(args, &why).has_value())
@@ -101,9 +102,28 @@ TEST(PtxSourceFiles, ReadsEveryFileDirectiveInOrder) {
   EXPECT_TRUE(PtxSourceFiles("", &why)->empty());
 }
 
+TEST(PtxSourceFiles, DirectivesThatDoNotStartALineCountToo) {
+  std::string why;
+  const std::optional<std::vector<std::string>> files = PtxSourceFiles(
+      ".version 8.7 .file 1 \"after-a-directive.cu\"\n"
+      "/* a comment */.file 2 \"after-a-comment.cu\"\n"
+      "}\t.file 3 \"after-a-brace.cu\"\n"
+      "ret; .file 4 \"after-a-statement.cu\"\n"
+      "/* .file 5 \"in-a-comment.cu\" */\n"
+      "x.file 6 \"not-a-directive.cu\"\n"
+      ".pragma \".file 7 in-a-string\";\n",
+      &why);
+  ASSERT_TRUE(files.has_value()) << why;
+  EXPECT_EQ(*files, (std::vector<std::string>{
+                        "after-a-directive.cu", "after-a-comment.cu",
+                        "after-a-brace.cu", "after-a-statement.cu"}));
+}
+
 TEST(PtxSourceFiles, NamesItCannotReadExactlyAreForTheRealPtxas) {
-  for (const char* ptx : {".file 1 \"a\\\"b.cu\"\n", ".file 1 k.cu\n",
-                          ".file 1 \"unterminated\n"}) {
+  for (const char* ptx :
+       {".file 1 \"a\\\"b.cu\"\n", ".file 1 k.cu\n", ".file 1 \"unterminated\n",
+        ".file 1 \"/proc/self/exe\"\n", ".file 1 \"/dev/fd/3\"\n",
+        "/* unterminated comment .file 1 \"a.cu\"\n"}) {
     std::string why;
     EXPECT_FALSE(PtxSourceFiles(ptx, &why).has_value()) << ptx;
     EXPECT_FALSE(why.empty()) << ptx;
