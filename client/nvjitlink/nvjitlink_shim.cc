@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -147,10 +148,28 @@ struct Daemon {
   jitcache::link_wire::Library nvjitlink;  // the daemon's account of it
 };
 
+// What the real nvJitLink 13.0 reads from the environment (the one such
+// variable its strings name): the daemon's workers run without it.
+constexpr const char* kEnvironmentThatChangesAnswers[] = {
+    "NVJITLINK_TRACE_MESSAGES"};
+
 // One for the process; nullptr when there is none to use.
 Daemon* TheDaemon() {
   static Daemon* daemon = []() -> Daemon* {
     if (jitcache::EnvFlag("JITCACHE_NVJITLINK_DISABLE")) return nullptr;
+    // The caller's environment that changes what the real nvJitLink answers
+    // (trace lines in its info logs): the daemon's records hold none of it.
+    for (const char* variable : kEnvironmentThatChangesAnswers) {
+      if (std::getenv(variable) != nullptr) {
+        if (Verbose()) {
+          std::fprintf(stderr,
+                       "jitcache libnvJitLink.so.13: not using the daemon: "
+                       "%s is set (the real nvJitLink answers otherwise)\n",
+                       variable);
+        }
+        return nullptr;
+      }
+    }
     auto d = std::make_unique<Daemon>(jitcache::DefaultClientSocketPath());
     std::string buffer;
     const std::optional<std::string_view> ping = d->channel.Ask(

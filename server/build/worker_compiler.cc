@@ -76,6 +76,14 @@ absl::StatusOr<WorkerCompiler::Worker> WorkerCompiler::Spawn() {
   std::vector<char*> argv;
   for (std::string& arg : argv_) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  // The daemon's own environment must not reach a record: what changes the
+  // compilers' answers (nvJitLink's trace lines) is left out.
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).starts_with("NVJITLINK_")) continue;
+    envp.push_back(*e);
+  }
+  envp.push_back(nullptr);
   const pid_t pid = fork();
   if (pid < 0) {
     const int err = errno;
@@ -93,7 +101,7 @@ absl::StatusOr<WorkerCompiler::Worker> WorkerCompiler::Spawn() {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    execv(argv[0], argv.data());
+    execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   close(sv[1]);

@@ -89,7 +89,7 @@ class NvJitLinkDifferential : public ::testing::Test {
 
   std::string In(const std::string& file) const { return dir_.Sub(file); }
 
-  // The driver into OUT, through ours (with `env` added) or the real one.
+  // The driver into OUT, through ours or the real one, with `env` added.
   ProcessResult Run(const std::string& out, const Case& c, bool ours,
                     const std::vector<std::string>& env = {}) {
     mkdir(dir_.Sub(out).c_str(), 0700);
@@ -98,8 +98,8 @@ class NvJitLinkDifferential : public ::testing::Test {
       argv.push_back(std::string("LD_LIBRARY_PATH=") + JITCACHE_NVJITLINK_DIR);
       argv.push_back("JITCACHE_SOCKET=" + daemon_.socket());
       argv.push_back("JITCACHE_NVJITLINK_VERBOSE=1");
-      argv.insert(argv.end(), env.begin(), env.end());
     }
+    argv.insert(argv.end(), env.begin(), env.end());
     argv.push_back(JITCACHE_NVJITLINK_CASE);
     argv.push_back(dir_.Sub(out));
     argv.insert(argv.end(), c.steps.begin(), c.steps.end());
@@ -459,6 +459,40 @@ TEST_F(NvJitLinkDifferential, WithoutTheDaemonsHitSocketTheRealNvJitLinkLinks) {
   absl::StatusOr<DaemonStats> stats = client->Stats();
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ(stats->link_requests, 0u);
+}
+
+// NVJITLINK_TRACE_MESSAGES makes the real nvJitLink add trace lines to its
+// logs. A caller with it set gets them (the real nvJitLink answers in its
+// process); a daemon started with it keeps none of them in its records.
+TEST_F(NvJitLinkDifferential, TraceMessagesAreTheCallersAlone) {
+  const Case c{
+      "trace",
+      {"-o", "-arch=sm_90", "-o", "-lto", "-a", std::to_string(kLtoir),
+       "caller.ltoir", In("caller.ltoir"), "-a", std::to_string(kLtoir),
+       "callee.ltoir", In("callee.ltoir"), "-c"}};
+  const std::vector<std::string> traced = {"NVJITLINK_TRACE_MESSAGES=1"};
+  ASSERT_EQ(Run("plain-real", c, false).exit_code, 0);
+  ASSERT_EQ(Run("traced-real", c, false, traced).exit_code, 0);
+  ASSERT_NE(testing::ReadFile(dir_.Sub("plain-real/report")),
+            testing::ReadFile(dir_.Sub("traced-real/report")))
+      << "the variable changed nothing here: the case shows nothing";
+  ProcessResult ours = Run("traced-ours", c, true, traced);
+  EXPECT_TRUE(absl::StrContains(ours.output, "NVJITLINK_TRACE_MESSAGES"))
+      << ours.output;
+  ExpectSame("traced-real", "traced-ours", "the caller's trace messages");
+
+  // A daemon whose own environment has it: its answers are the plain ones.
+  setenv("NVJITLINK_TRACE_MESSAGES", "1", 1);
+  testing::DaemonProcess daemon(dir_.Sub("traced.sock"), ":memory:");
+  const absl::Status started = daemon.Start();
+  unsetenv("NVJITLINK_TRACE_MESSAGES");
+  ASSERT_TRUE(started.ok()) << daemon.Log();
+  for (const char* run : {"daemon-traced-miss", "daemon-traced-hit"}) {
+    ProcessResult answered =
+        Run(run, c, true, {"JITCACHE_SOCKET=" + daemon.socket()});
+    EXPECT_EQ(answered.exit_code, 0) << answered.output;
+    ExpectSame("plain-real", run, run);
+  }
 }
 
 // Raw link requests on the hit socket, as any local user may send them:

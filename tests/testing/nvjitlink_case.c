@@ -75,6 +75,10 @@ static char* Slurp(const char* path, size_t* size) {
     return NULL;
   }
   fclose(f);
+  /* The byte past the input, as a caller's PTX string has it: the real
+     nvJitLink reads it (a PTX input must end in a NUL there or before),
+     and an uninitialized one made its answers vary from run to run. */
+  data[*size] = '\0';
   return data;
 }
 
