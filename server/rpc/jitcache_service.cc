@@ -309,14 +309,7 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
   call->request = request;
   call->prepared = *std::move(prepared);
   KeyLevel level = KeyLevel::kPlaceFree;
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      CompileHit(call->prepared, &level);
-  if (!hit.ok()) {
-    reactor->FinishOnce(ToGrpcStatus(hit.status()));
-    return reactor;
-  }
-  if (*hit != nullptr) {
-    FinishWithHit(**hit, response, reactor);
+  if (FinishedByLookup(CompileHit(call->prepared, &level), response, reactor)) {
     return reactor;
   }
   return ServeCompile(uid, response, reactor, std::move(call), level);
@@ -509,13 +502,7 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
   }
   auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
   bool named = false;
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit = LinkHit(*link, &named);
-  if (!hit.ok()) {
-    reactor->FinishOnce(ToGrpcStatus(hit.status()));
-    return reactor;
-  }
-  if (*hit != nullptr) {
-    FinishWithHit(**hit, response, reactor);
+  if (FinishedByLookup(LinkHit(*link, &named), response, reactor)) {
     return reactor;
   }
   if (link->steps_only) {
@@ -703,6 +690,18 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
     job.inputs.push_back({input.kind, input.name, std::move((*object)->bytes)});
   }
   return options_.compiler->Link(job);
+}
+
+bool JitCacheService::FinishedByLookup(
+    const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
+    v1::CompileResponse* response, CompileReactor* reactor) {
+  if (!hit.ok()) {
+    reactor->FinishOnce(ToGrpcStatus(hit.status()));
+    return true;
+  }
+  if (*hit == nullptr) return false;
+  FinishWithHit(**hit, response, reactor);
+  return true;
 }
 
 bool JitCacheService::FinishFromStore(uid_t uid, const Digest& key,

@@ -315,6 +315,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // it was built from, else from the store (then kept in memory); null on
   // a miss.
   absl::StatusOr<std::shared_ptr<const HotAnswer>> HitAnswer(const Digest& key);
+  // Finishes `reactor` with a lookup's error or hit; false on a miss.
+  bool FinishedByLookup(
+      const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
+      v1::CompileResponse* response, CompileReactor* reactor);
   // Finishes the call with the stored answer for `key` (or the error
   // reading it); false on a miss, the call left unfinished.
   bool FinishFromStore(uid_t uid, const Digest& key,

@@ -297,6 +297,27 @@ class FrontEndMemoTest : public testing::DaemonFixture {
                                       std::string* object) {
     return Compile(dir_.Sub("front/jitcache"), object, place, place);
   }
+  // `jitcache compile PLACE/k.cu OPTIONS` with `cli`, run from PLACE.
+  testing::ProcessResult CompileIn(const std::string& cli,
+                                   const std::string& place,
+                                   const std::vector<std::string>& options) {
+    std::vector<std::string> argv = {"/usr/bin/env",
+                                     "-C",
+                                     dir_.Sub(place),
+                                     "JITCACHE_SCAN_CACHE=" + dir_.Sub("scans"),
+                                     cli,
+                                     "--socket",
+                                     dir_.Sub("s.sock"),
+                                     "compile",
+                                     dir_.Sub(place + "/k.cu")};
+    argv.insert(argv.end(), options.begin(), options.end());
+    for (std::string arg : {std::string("--arch"), std::string("sm_90"),
+                            std::string("--target"), std::string("cubin"),
+                            std::string("-o"), dir_.Sub(place + "/k.cubin")}) {
+      argv.push_back(std::move(arg));
+    }
+    return testing::RunProcess(argv);
+  }
   size_t DirectMemos() {
     size_t n = 0;
     for ([[maybe_unused]] const auto& entry :
@@ -476,12 +497,7 @@ TEST_F(FrontEndMemoTest, AnAbsoluteIncludeDirectoryIntoThePlaceDoesNotMove) {
                         std::filesystem::copy_options::recursive);
   LetChangesSettle();
   auto run = [&](const std::string& cli, const std::string& place) {
-    return testing::RunProcess(
-        {"/usr/bin/env", "-C", dir_.Sub(place),
-         "JITCACHE_SCAN_CACHE=" + dir_.Sub("scans"), cli, "--socket",
-         dir_.Sub("s.sock"), "compile", dir_.Sub(place + "/k.cu"),
-         "-I" + dir_.Sub("src/inc"), "-Ifirst", "--arch", "sm_90", "--target",
-         "cubin", "-o", dir_.Sub(place + "/k.cubin")});
+    return CompileIn(cli, place, {"-I" + dir_.Sub("src/inc"), "-Ifirst"});
   };
   auto miss = run(testing::CliBinary(), "src");
   ASSERT_EQ(miss.exit_code, 0) << miss.output;
@@ -513,12 +529,7 @@ TEST_F(FrontEndMemoTest, ARelativeIncludeDirectoryThroughALinkDoesNotMove) {
   Write("two/cuda/cuda_fp16.h", "#error not the toolkit's header\n");
   LetChangesSettle();
   auto run = [&](const std::string& cli, const std::string& place) {
-    return testing::RunProcess({"/usr/bin/env", "-C", dir_.Sub(place),
-                                "JITCACHE_SCAN_CACHE=" + dir_.Sub("scans"), cli,
-                                "--socket", dir_.Sub("s.sock"), "compile",
-                                dir_.Sub(place + "/k.cu"), "-Icuda", "--arch",
-                                "sm_90", "--target", "cubin", "-o",
-                                dir_.Sub(place + "/k.cubin")});
+    return CompileIn(cli, place, {"-Icuda"});
   };
   auto miss = run(testing::CliBinary(), "one");
   ASSERT_EQ(miss.exit_code, 0) << miss.output;
