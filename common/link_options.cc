@@ -67,6 +67,17 @@ bool LinkOptionsReportTimes(std::span<const std::string> options) {
   return false;
 }
 
+bool LinkOptionsReadFiles(std::span<const std::string> options) {
+  for (const std::string& o : options) {
+    if (absl::StartsWith(o, "-Xptxas") &&
+        (absl::StrContains(o, "options-file") ||
+         absl::StrContains(o, "optf"))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 absl::StatusOr<CanonicalLinkOptions> CanonicalizeLinkOptions(
     std::span<const std::string> raw, ObjectKind target, bool ltoir_inputs,
     const OptionPolicy& policy) {

@@ -33,6 +33,11 @@ absl::StatusOr<CanonicalLinkOptions> CanonicalizeLinkOptions(
 // a link is what the real nvJitLink would answer. Pure; thread-safe.
 bool LinkOptionsReportTimes(std::span<const std::string> options);
 
+// Whether the options make the link read a file of the caller's (ptxas's
+// options file through -Xptxas): its contents are not in the request, so
+// the caller's own nvJitLink links it.
+bool LinkOptionsReadFiles(std::span<const std::string> options);
+
 }  // namespace jitcache
 
 #endif  // JITCACHE_COMMON_LINK_OPTIONS_H_

@@ -60,6 +60,12 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
     if (absl::StartsWith(option, "-arch=")) out.arch = option.substr(6);
     out.options.push_back(option);
   }
+  if (LinkOptionsReadFiles(out.options)) {
+    // The file is the caller's; a record would answer with another's.
+    return absl::FailedPreconditionError(
+        "options that read a file (-Xptxas --options-file) are linked by the "
+        "caller's own nvJitLink");
+  }
   if (LinkOptionsReportTimes(out.options)) {
     // A record would answer with another run's timings.
     return absl::FailedPreconditionError(

@@ -417,6 +417,30 @@ TEST_F(NvJitLinkDifferential, TimingsAreLeftToTheRealNvJitLink) {
   }
 }
 
+// ptxas's options file, named through -Xptxas, is the caller's: the real
+// nvJitLink reads it in the caller's place, every time (a record would
+// answer with the file as it was, or as the daemon could not open it).
+TEST_F(NvJitLinkDifferential, PtxasOptionsFilesAreLeftToTheRealNvJitLink) {
+  for (const std::string spelled : {"--options-file=", "-optf="}) {
+    const std::string option = "-Xptxas=" + spelled + dir_.Sub("ptxas.opts");
+    const Case c{spelled,
+                 {"-o", "-arch=sm_90", "-o", option, "-a", std::to_string(kPtx),
+                  "caller.ptx", In("caller.ptx"), "-a", std::to_string(kPtx),
+                  "callee.ptx", In("callee.ptx"), "-c"}};
+    for (const char* contents : {"-O1\n", "--bogus-option\n"}) {
+      SCOPED_TRACE(spelled + contents);
+      testing::WriteFile(dir_.Sub("ptxas.opts"), contents);
+      ASSERT_EQ(Run("opts-real", c, false).exit_code, 0);
+      for (int run = 0; run < 2; ++run) {
+        const std::string out = absl::StrCat("opts-", run);
+        ProcessResult ours = Run(out, c, true);
+        ASSERT_EQ(ours.exit_code, 0) << ours.output;
+        ExpectSame("opts-real", out, option);
+      }
+    }
+  }
+}
+
 // The library is preloaded into every process of a job: it loads nothing
 // but the C and C++ runtimes (no gRPC, protobuf, Abseil or libcrypto).
 TEST(JitcacheNvJitLink, LoadsNothingButTheCAndCxxRuntimes) {

@@ -67,5 +67,20 @@ TEST(LinkOptions, BadOptionsAreNamed) {
   }
 }
 
+TEST(LinkOptions, OptionsThatReadTheCallersFilesAreTold) {
+  for (const std::vector<std::string>& options :
+       std::vector<std::vector<std::string>>{
+           {"-arch=sm_90", "-Xptxas=--options-file=/home/u/opts"},
+           {"-arch=sm_90", "-Xptxas=-optf=opts"},
+           {"-Xptxas=-O3,--options-file=opts"}}) {
+    EXPECT_TRUE(LinkOptionsReadFiles(options)) << options.back();
+  }
+  for (const std::vector<std::string>& options :
+       std::vector<std::vector<std::string>>{
+           {"-arch=sm_90", "-lto"}, {"-arch=sm_90", "-Xptxas=-O3"}, {}}) {
+    EXPECT_FALSE(LinkOptionsReadFiles(options));
+  }
+}
+
 }  // namespace
 }  // namespace jitcache
