@@ -41,6 +41,11 @@ void PutString(std::string& out, std::string_view s) {
   out.append(s);
 }
 
+void PutStrings(std::string& out, const std::vector<std::string>& strings) {
+  PutU64(out, strings.size());
+  for (const std::string& s : strings) PutString(out, s);
+}
+
 void PutStamps(std::string& out,
                const std::vector<std::pair<std::string, FileStamp>>& stamps) {
   PutU64(out, stamps.size());
@@ -190,8 +195,7 @@ std::string EncodeDirectMemo(const DirectMemo& memo) {
   PutString(out, memo.toolkit_fingerprint);
   PutString(out, memo.request);
   PutStamps(out, memo.files);
-  PutU64(out, memo.absent.size());
-  for (const std::string& path : memo.absent) PutString(out, path);
+  PutStrings(out, memo.absent);
   return out;
 }
 
@@ -240,10 +244,8 @@ std::string EncodeMovableDirectMemo(const MovableDirectMemo& memo) {
   for (const MovableDirectMemo::File& f : memo.files) {
     PutString(out, f.sha256_hex);
   }
-  PutU64(out, memo.opened.size());
-  for (const std::string& s : memo.opened) PutString(out, s);
-  PutU64(out, memo.absent.size());
-  for (const std::string& s : memo.absent) PutString(out, s);
+  PutStrings(out, memo.opened);
+  PutStrings(out, memo.absent);
   return out;
 }
 

@@ -13,9 +13,7 @@
 // takes the same steps wherever each file found has the same bytes and
 // each path found absent is absent, and no path it opened goes through a
 // symbolic link: all three are checked here, path by path.
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -26,21 +24,13 @@
 #include "common/compile_place.h"
 #include "common/file_stamp.h"
 #include "common/place_anchor.h"
-#include "common/private_file.h"
 #include "common/resolve_path.h"
-#include "jitcache/v1/scan_memo.pb.h"
 
 namespace jitcache::internal {
 namespace {
 
-// Goes up whenever what a movable memo holds or means changes.
-constexpr uint32_t kMovableFormat = 1;
 // Movable memos held in memory; past this many they start again.
 constexpr size_t kMaxMovables = 64;
-
-std::string FileName(const Digest& key) {
-  return absl::StrCat("moved-", key.Hex());
-}
 
 }  // namespace
 
@@ -198,52 +188,6 @@ void IncludeScanner::KeepMovable(const Digest& key,
   absl::MutexLock lock(&mu_);
   if (movables_.size() >= kMaxMovables) movables_.clear();
   movables_[key] = std::move(memo);
-}
-
-std::shared_ptr<const IncludeScanner::MovableMemo> IncludeScanner::LoadMovable(
-    const Digest& key) const {
-  const int fd =
-      ::open((memo_dir_ + "/" + FileName(key)).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  v1::MovableScanMemo record;
-  const bool parsed = record.ParseFromFileDescriptor(fd);
-  ::close(fd);
-  if (!parsed || record.format_version() != kMovableFormat ||
-      record.files_size() != record.sha256_size()) {
-    return nullptr;
-  }
-  auto memo = std::make_shared<MovableMemo>();
-  for (int i = 0; i < record.files_size(); ++i) {
-    const v1::FileStampRecord& r = record.files(i);
-    absl::StatusOr<Digest> digest = Digest::FromBytes(record.sha256(i));
-    if (!digest.ok()) return nullptr;
-    memo->files.push_back(
-        {r.path(),
-         *digest,
-         {r.dev(), r.ino(), r.size(), r.mtime_ns(), r.ctime_ns()}});
-  }
-  memo->opened.assign(record.opened().begin(), record.opened().end());
-  memo->absent.assign(record.absent().begin(), record.absent().end());
-  return memo;
-}
-
-void IncludeScanner::SaveMovable(const Digest& key,
-                                 const MovableMemo& memo) const {
-  v1::MovableScanMemo record;
-  record.set_format_version(kMovableFormat);
-  for (const MovableMemo::File& file : memo.files) {
-    v1::FileStampRecord* r = record.add_files();
-    r->set_path(file.anchored);
-    r->set_dev(file.stamp.dev);
-    r->set_ino(file.stamp.ino);
-    r->set_size(file.stamp.size);
-    r->set_mtime_ns(file.stamp.mtime_ns);
-    r->set_ctime_ns(file.stamp.ctime_ns);
-    record.add_sha256(std::string(file.digest.AsBytes()));
-  }
-  for (const std::string& s : memo.opened) record.add_opened(s);
-  for (const std::string& s : memo.absent) record.add_absent(s);
-  KeepPrivateFile(memo_dir_, FileName(key), record.SerializeAsString());
 }
 
 }  // namespace jitcache::internal

@@ -1,5 +1,6 @@
 // IncludeScanner's files on disk: whole scans remembered by their input
-// (memos) and the headers' digests by their stamps, so that another process
+// (memos, and movable memos without their place) and the headers' digests
+// by their stamps, so that another process
 // of the same program need not read them again. A cache: written whole or
 // not at all, ignored when unreadable or of another format.
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "client/includes/include_scan.h"
 #include "common/private_file.h"
 #include "jitcache/v1/scan_memo.pb.h"
@@ -43,6 +45,8 @@ std::pair<std::string, IncludeScanner::FileStamp> FromRecord(
 // answers for a newer one.
 constexpr uint32_t kMemoFormat = 5;
 constexpr uint32_t kFilesFormat = 2;  // see kMemoFormat
+// Goes up whenever what a movable memo holds or means changes.
+constexpr uint32_t kMovableFormat = 1;
 // Headers kept on disk at most; past this the file starts again.
 constexpr size_t kMaxKeptFiles = 50000;
 
@@ -50,6 +54,10 @@ constexpr size_t kMaxKeptFiles = 50000;
 void KeepFile(const std::string& dir, const std::string& name,
               const google::protobuf::Message& record) {
   KeepPrivateFile(dir, name, record.SerializeAsString());
+}
+
+std::string MovableFileName(const Digest& key) {
+  return absl::StrCat("moved-", key.Hex());
 }
 
 }  // namespace
@@ -182,6 +190,43 @@ void IncludeScanner::SaveKeptFiles() {
     }
   }
   KeepFile(memo_dir_, "files", record);
+}
+
+std::shared_ptr<const IncludeScanner::MovableMemo> IncludeScanner::LoadMovable(
+    const Digest& key) const {
+  const int fd = ::open((memo_dir_ + "/" + MovableFileName(key)).c_str(),
+                        O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  v1::MovableScanMemo record;
+  const bool parsed = record.ParseFromFileDescriptor(fd);
+  ::close(fd);
+  if (!parsed || record.format_version() != kMovableFormat ||
+      record.files_size() != record.sha256_size()) {
+    return nullptr;
+  }
+  auto memo = std::make_shared<MovableMemo>();
+  for (int i = 0; i < record.files_size(); ++i) {
+    absl::StatusOr<Digest> digest = Digest::FromBytes(record.sha256(i));
+    if (!digest.ok()) return nullptr;
+    auto [anchored, stamp] = FromRecord(record.files(i));
+    memo->files.push_back({std::move(anchored), *digest, stamp});
+  }
+  memo->opened.assign(record.opened().begin(), record.opened().end());
+  memo->absent.assign(record.absent().begin(), record.absent().end());
+  return memo;
+}
+
+void IncludeScanner::SaveMovable(const Digest& key,
+                                 const MovableMemo& memo) const {
+  v1::MovableScanMemo record;
+  record.set_format_version(kMovableFormat);
+  for (const MovableMemo::File& file : memo.files) {
+    ToRecord(file.anchored, file.stamp, record.add_files());
+    record.add_sha256(std::string(file.digest.AsBytes()));
+  }
+  for (const std::string& s : memo.opened) record.add_opened(s);
+  for (const std::string& s : memo.absent) record.add_absent(s);
+  KeepFile(memo_dir_, MovableFileName(key), record);
 }
 
 }  // namespace jitcache::internal

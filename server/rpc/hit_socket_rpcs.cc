@@ -81,14 +81,8 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
       PreparePtxas(request, options_.compiler->toolchain(), options_.limits);
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
       prepared.ok()
-          ? HitAnswer(prepared->key)
+          ? PtxasHit(*prepared)
           : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
-  // An answer kept for its base names first: it holds for any spelling.
-  if (prepared.ok() && prepared->base_named_key.has_value()) {
-    absl::StatusOr<std::shared_ptr<const HotAnswer>> base =
-        HitAnswer(*prepared->base_named_key);
-    if (!base.ok() || *base != nullptr) hit = std::move(base);
-  }
   if (std::optional<KeptConnection::Reply> now =
           AnswerNow(hit, user, peer.uid, start, "ptxas run")) {
     return *std::move(now);

@@ -558,6 +558,18 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::LinkHit(
   return hit;
 }
 
+absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::PtxasHit(
+    const PreparedPtxas& prepared) {
+  // An answer kept for the base names holds for any spelling of them: one
+  // lookup on such a hit.
+  if (prepared.base_named_key.has_value()) {
+    absl::StatusOr<std::shared_ptr<const HotAnswer>> base =
+        HitAnswer(*prepared.base_named_key);
+    if (!base.ok() || *base != nullptr) return base;
+  }
+  return HitAnswer(prepared.key);
+}
+
 const Digest& JitCacheService::LinkKeyAt(const PreparedLink& link, bool named) {
   return named && link.named_key.has_value() ? *link.named_key : link.key;
 }
@@ -630,13 +642,12 @@ grpc::ServerUnaryReactor* JitCacheService::Ptxas(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
-  // An answer kept for its base names first: it holds for any spelling.
-  if (prepared->base_named_key.has_value() &&
-      FinishFromStore(uid, *prepared->base_named_key, response, reactor)) {
+  if (FinishedByLookup(PtxasHit(*prepared), response, reactor)) {
     return reactor;
   }
-  return Serve(uid, response, reactor, prepared->key,
-               [&] { return PtxasBuild(*request, *prepared); });
+  return ServeMiss(
+      uid, response, reactor, prepared->key,
+      [&] { return PtxasBuild(*request, *prepared); }, nullptr, nullptr);
 }
 
 JitCacheService::Build JitCacheService::PtxasBuild(
@@ -704,22 +715,6 @@ bool JitCacheService::FinishedByLookup(
   return true;
 }
 
-bool JitCacheService::FinishFromStore(uid_t uid, const Digest& key,
-                                      v1::CompileResponse* response,
-                                      CompileReactor* reactor) {
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit = HitAnswer(key);
-  if (!hit.ok()) {
-    reactor->FinishOnce(ToGrpcStatus(hit.status()));
-    return true;
-  }
-  // A record that says the place matters is no answer: the build finds it
-  // too, and sends each caller to its own place's key.
-  if (*hit == nullptr || (*hit)->place_marker) return false;
-  JITCACHE_LOG(Debug) << "hit " << key.Hex() << " uid " << uid;
-  FinishWithHit(**hit, response, reactor);
-  return true;
-}
-
 void JitCacheService::FinishWithHit(const HotAnswer& hit,
                                     v1::CompileResponse* response,
                                     CompileReactor* reactor, bool claimed) {
@@ -731,16 +726,6 @@ void JitCacheService::FinishWithHit(const HotAnswer& hit,
                           "a kept answer does not parse");
   }
   claimed ? reactor->FinishClaimed(status) : reactor->FinishOnce(status);
-}
-
-grpc::ServerUnaryReactor* JitCacheService::Serve(
-    uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
-    const Digest& key, const std::function<Build()>& make_build,
-    const std::function<bool()>& ask_for_inputs,
-    std::function<bool(const v1::CompileResponse&)> taken_elsewhere) {
-  if (FinishFromStore(uid, key, response, reactor)) return reactor;
-  return ServeMiss(uid, response, reactor, key, make_build, ask_for_inputs,
-                   std::move(taken_elsewhere));
 }
 
 grpc::ServerUnaryReactor* JitCacheService::ServeMiss(

@@ -319,30 +319,18 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   bool FinishedByLookup(
       const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
       v1::CompileResponse* response, CompileReactor* reactor);
-  // Finishes the call with the stored answer for `key` (or the error
-  // reading it); false on a miss, the call left unfinished.
-  bool FinishFromStore(uid_t uid, const Digest& key,
-                       v1::CompileResponse* response, CompileReactor* reactor);
   // Finishes the call with a hit's answer (`claimed`: the caller already
   // took the finish).
   void FinishWithHit(const HotAnswer& hit, v1::CompileResponse* response,
                      CompileReactor* reactor, bool claimed = false);
-  // The common path of Compile and Link once the key is known: hit, or join
-  // the flight and, leading, queue the build.
-  // `make_build` runs only for the request that leads a miss: a hit copies
-  // nothing out of its request. On a miss, `ask_for_inputs` (if any) says
-  // whether the request lacks inputs it must be sent again with (having
-  // told the client so in its trailing metadata).
+  // Serves a call whose lookup missed: join the flight for `key` and,
+  // leading, queue the build. `make_build` runs only for the request that
+  // leads: a hit copies nothing out of its request. `ask_for_inputs` (if
+  // any) says whether the request lacks inputs it must be sent again with
+  // (having told the client so in its trailing metadata).
   // `taken_elsewhere` (if any) sees a build's answer before this call is
   // answered with it, and returns true when it serves the call itself (its
   // finish taken).
-  grpc::ServerUnaryReactor* Serve(
-      uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
-      const Digest& key, const std::function<Build()>& make_build,
-      const std::function<bool()>& ask_for_inputs = nullptr,
-      std::function<bool(const v1::CompileResponse&)> taken_elsewhere =
-          nullptr);
-  // Serve after a lookup that missed: ask for inputs, or join the flight.
   grpc::ServerUnaryReactor* ServeMiss(
       uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
       const Digest& key, const std::function<Build()>& make_build,
@@ -377,6 +365,11 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   absl::StatusOr<std::shared_ptr<const HotAnswer>> LinkHit(
       const PreparedLink& link, bool* named);
   static const Digest& LinkKeyAt(const PreparedLink& link, bool named);
+  // A ptxas run's stored answer: under its base names' key first (with
+  // names), else its own key; null on a miss. A record that says the names
+  // matter is an answer here: the caller asks again with its names.
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> PtxasHit(
+      const PreparedPtxas& prepared);
   // The hit socket's waiter for a link's flight: when the flight was keyed
   // without names and its answer shows the leader's names, this caller's
   // answer is built under its own names' key instead.
