@@ -39,11 +39,13 @@
 namespace jitcache {
 namespace {
 
-// One outcome's options: the item's, for `arch`.
+// One outcome's options: the item's, for `arch`, each key final (an export
+// may follow).
 ProgramOptions ForArch(const Client::PrecompileItem& item,
                        const std::string& arch) {
   ProgramOptions options = item.options;
   options.arch = arch;
+  options.wait_for_proof = true;
   return options;
 }
 

@@ -53,6 +53,8 @@ bool ParseCompileFlags(const std::vector<std::string>& args,
       flags->program_name = value;
     } else if (TakeValue(args, i, "-o", &value)) {
       flags->output = value;
+    } else if (arg == "--wait-for-proof") {
+      flags->wait_for_proof = true;
     } else if (flags->file.empty() && arg.rfind("-", 0) != 0) {
       flags->file = arg;
     } else {

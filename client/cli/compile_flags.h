@@ -29,6 +29,9 @@ struct CompileFlags {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string program_name;                // --program-name; empty: FILE's name
   std::vector<std::string> nvrtc_options;  // every other "-..." argument
+  // --wait-for-proof: answered once the key is final
+  // (ProgramOptions::wait_for_proof).
+  bool wait_for_proof = false;
 };
 
 // Parses `args`; false with `error` set for a usage error (a flag without

@@ -154,7 +154,7 @@ std::optional<int> CompileHit(const std::string& socket,
   // Anything but one plain compile is jitcache-full's to answer (or to
   // say what is wrong with).
   if (!jitcache::cli::ParseCompileFlags(args, &flags, &error) ||
-      flags.archs.size() > 1) {
+      flags.archs.size() > 1 || flags.wait_for_proof) {
     return std::nullopt;
   }
   std::vector<std::pair<std::string, std::string>> headers;

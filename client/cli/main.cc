@@ -49,6 +49,11 @@ Commands:
         --header NAME=FILE     serve FILE to #include "NAME" (repeatable)
         --program-name NAME    name of the program in diagnostics (default: FILE's name)
         -o OUT                 output file (default: FILE with .ptx/.cubin/.ltoir)
+        --wait-for-proof       on a miss, answer only once the key is final: the
+                               daemon proves beside each miss whether the answer
+                               depends on the working directory and file names,
+                               and otherwise answers as soon as the compile ends,
+                               under this place's key (for scripts that use KEY)
       Any other argument starting with '-' is passed to NVRTC as an option
       (-D, -U, -std=, -rdc=true, -lineinfo, ...); the daemon checks it.
       Prints how the request was served (HIT, MISS or JOINED, followed by
@@ -285,6 +290,7 @@ absl::StatusOr<CompileArgs> ParseCompileArgs(
   out.target = *jitcache::ParseCodeType(flags.target);  // checked above
   out.options.name_expressions = flags.name_expressions;
   out.options.extra_options = flags.nvrtc_options;
+  out.options.wait_for_proof = flags.wait_for_proof;
   out.file = path(flags.file);
   std::optional<std::string> source = ReadFile(out.file);
   if (!source) {

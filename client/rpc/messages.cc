@@ -61,6 +61,7 @@ v1::CompileRequest CompileRequestFor(const Program& program,
   }
   request.set_target(ToWireTarget(target));
   request.set_exact_include_path(!options.toolkit_include_dirs);
+  request.set_wait_for_proof(options.wait_for_proof);
   return request;
 }
 
@@ -80,6 +81,7 @@ ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
   code.object_digest = response.object_digest();
   code.compile_time_us = response.compile_time_us();
   code.served_remotely = response.served_remotely();
+  code.proof_pending = response.proof_pending();
   return code;
 }
 
@@ -132,6 +134,9 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"place_proofs", &DaemonStats::place_proofs},
       {"place_shared", &DaemonStats::place_shared},
       {"place_kept", &DaemonStats::place_kept},
+      {"place_answered_before_proof",
+       &DaemonStats::place_answered_before_proof},
+      {"place_proofs_running", &DaemonStats::place_proofs_running},
   };
   return kMembers;
 }

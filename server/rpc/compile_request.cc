@@ -237,6 +237,7 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   key.included_set = out.included_set;
   key.exact_include_path = request.exact_include_path();
   out.exact_include_path = request.exact_include_path();
+  out.wait_for_proof = request.wait_for_proof();
   out.key = ComputeCompileKey(key);
   out.placed_key = ComputePlacedCompileKey(
       {out.key, cwd, out.program_name, out.file_mtimes_ns});

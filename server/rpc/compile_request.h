@@ -37,6 +37,9 @@ struct PreparedCompile {
   std::vector<int> file_order;
   std::vector<int64_t> file_mtimes_ns;
   bool exact_include_path = false;
+  // CompileRequest.wait_for_proof: an answer kept under this place's key
+  // while a proof for `key` runs is no answer yet.
+  bool wait_for_proof = false;
 };
 
 // Validates a request against the limits and the toolchain, canonicalises its

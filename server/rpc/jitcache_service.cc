@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -344,8 +345,13 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::CompileHit(
                                                : KeyLevel::kPlace;
     hit = HitAnswer(KeyAt(prepared, at));
   } else if (hit.ok() && *hit == nullptr) {
-    // An answer kept for its place when its proof could not run (the
-    // place-free key says nothing then): this place's own.
+    // An answer kept for its place when its proof could not run, or
+    // while it runs (the place-free key says nothing then): this place's
+    // own; for a caller that waits for the proof, not while it runs.
+    if (prepared.wait_for_proof && flights_.Open(prepared.key)) {
+      if (level != nullptr) *level = at;
+      return hit;
+    }
     absl::StatusOr<std::shared_ptr<const HotAnswer>> own =
         HitAnswer(prepared.placed_key);
     if (!own.ok() || *own != nullptr) {
@@ -469,6 +475,7 @@ JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
     };
   };
   build.run = run_job(job);
+  build.wait_for_proof = prepared.wait_for_proof;
   if (level == KeyLevel::kPlaceFree) {
     build.placed_key = prepared.placed_key;
     build.working_directory_key = prepared.working_directory_key;
@@ -832,8 +839,13 @@ void JitCacheService::RunBuild(const Build& build) {
   std::future<absl::StatusOr<CompileResult>> elsewhere, same_directory;
   if (build.run_elsewhere) {
     ++counters_.place_proofs;
+    ++counters_.place_proofs_running;
     elsewhere = RunElsewhere(build, build.run_elsewhere, deadline);
   }
+  // Under way until this build has kept its verdict, whichever way it ends.
+  absl::Cleanup proof_ended = [&] {
+    if (build.run_elsewhere) --counters_.place_proofs_running;
+  };
   if (build.run_elsewhere_same_directory) {
     same_directory =
         RunElsewhere(build, build.run_elsewhere_same_directory, deadline);
@@ -904,6 +916,9 @@ void JitCacheService::RunBuild(const Build& build) {
   }
   const bool keep =
       build.is_link || build.is_ptxas || !FailedForAMissingFile(*result);
+  const bool answered_early =
+      keep && AnswerLeaderBeforeProof(build, record, objects, *result,
+                                      elsewhere, same_directory);
   // A compile keyed without its place: kept there when the place did not
   // change the answer, else under its place's key.
   const PlaceVerdict place =
@@ -963,6 +978,10 @@ void JitCacheService::RunBuild(const Build& build) {
   if (stored_locally.ok() && result->link_trace.has_value()) {
     KeepFirstSteps(build, record, place.placed, place.marker);
   }
+  if (answered_early && stored_locally.ok() &&
+      (!place.placed || place.working_directory_only)) {
+    DropEarlyAnswer(build);
+  }
 
   auto response = std::make_shared<v1::CompileResponse>();
   FillFromRecord(answer_key, record, response.get());
@@ -987,6 +1006,53 @@ void JitCacheService::RunBuild(const Build& build) {
       if (named.has_value()) tiered_->Publish(*named_at, *named);
     } else {
       tiered_->Release(key);
+    }
+  }
+}
+
+bool JitCacheService::AnswerLeaderBeforeProof(
+    const Build& build, const v1::ActionRecord& record,
+    const std::vector<ObjectRef>& objects, const CompileResult& here,
+    std::future<absl::StatusOr<CompileResult>>& elsewhere,
+    std::future<absl::StatusOr<CompileResult>>& same_directory) {
+  if (!build.placed_key.has_value() || !elsewhere.valid() ||
+      build.wait_for_proof) {
+    return false;
+  }
+  auto ended = [](std::future<absl::StatusOr<CompileResult>>& proof) {
+    return !proof.valid() ||
+           proof.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  };
+  if (ended(elsewhere) && ended(same_directory)) return false;
+  // What a place's own key keeps: exact for this place, whatever the proof
+  // says of others.
+  v1::ActionRecord placed = record;
+  placed.set_place_matters(true);
+  if (absl::Status s =
+          options_.store->PutResult(*build.placed_key, placed, objects);
+      !s.ok()) {
+    JITCACHE_LOG(Debug) << "cannot store " << build.placed_key->Hex() << ": "
+                        << s;
+    return false;
+  }
+  if (placed.has_link_trace()) {
+    KeepFirstSteps(build, placed, /*placed=*/true, /*marker=*/false);
+  }
+  auto response = std::make_shared<v1::CompileResponse>();
+  FillFromRecord(*build.placed_key, placed, response.get());
+  response->set_proof_pending(true);
+  if (here.ok) response->set_object(here.object);
+  ++counters_.place_answered_before_proof;
+  flights_.AnswerLeader(build.key, response);
+  return true;
+}
+
+void JitCacheService::DropEarlyAnswer(const Build& build) {
+  std::vector<Digest> keys = build.placed_step_keys;
+  keys.push_back(*build.placed_key);
+  for (const Digest& key : keys) {
+    if (absl::Status s = options_.store->RemoveAction(key); !s.ok()) {
+      JITCACHE_LOG(Debug) << "cannot remove " << key.Hex() << ": " << s;
     }
   }
 }

@@ -199,6 +199,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     std::optional<Digest> working_directory_key;
     std::function<absl::StatusOr<CompileResult>(absl::Time deadline)>
         run_elsewhere_same_directory;
+    // The leader asked to be answered only once the key is final
+    // (CompileRequest.wait_for_proof); otherwise it is answered when its
+    // own compile ends, under `placed_key`, if the proof is still running.
+    bool wait_for_proof = false;
     // Who led it: charged its compile time.
     uid_t uid = 0;
     UserStats::Counters* user = nullptr;
@@ -257,6 +261,20 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       const Build& build, const absl::StatusOr<CompileResult>& here,
       std::future<absl::StatusOr<CompileResult>>& elsewhere,
       std::future<absl::StatusOr<CompileResult>>& same_directory);
+  // A miss whose proof still runs when its own compile ends: its answer is
+  // kept under its place's key (and its first steps under theirs), and
+  // the leader answered from there at once, so that the proof adds nothing
+  // to its wait; the flight's other waiters wait for the verdict. False
+  // (nothing done) when the proof has ended, the leader asked to wait, or
+  // the store refused the answer.
+  bool AnswerLeaderBeforeProof(
+      const Build& build, const v1::ActionRecord& record,
+      const std::vector<ObjectRef>& objects, const CompileResult& here,
+      std::future<absl::StatusOr<CompileResult>>& elsewhere,
+      std::future<absl::StatusOr<CompileResult>>& same_directory);
+  // After the verdict: the answer kept early under the place's key goes
+  // when the verdict kept it elsewhere (it is found there now).
+  void DropEarlyAnswer(const Build& build);
 
   // A connection whose user the kernel did not tell (an in-process channel).
   static constexpr uid_t kUnknownUser = static_cast<uid_t>(-1);

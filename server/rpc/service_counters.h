@@ -23,9 +23,13 @@ struct ServiceCounters {
   std::atomic<uint64_t> link_requests{0};
   std::atomic<uint64_t> link_errors{0};
   std::atomic<uint64_t> ptxas_requests{0};
-  std::atomic<uint64_t> place_proofs{0};    // compiles run again elsewhere
-  std::atomic<uint64_t> place_shared{0};    // answers every place shares
-  std::atomic<uint64_t> place_kept{0};      // answers kept for their place
+  std::atomic<uint64_t> place_proofs{0};  // compiles run again elsewhere
+  std::atomic<uint64_t> place_shared{0};  // answers every place shares
+  std::atomic<uint64_t> place_kept{0};    // answers kept for their place
+  // Leaders answered when their compile ended, before their proof did.
+  std::atomic<uint64_t> place_answered_before_proof{0};
+  // A gauge: proofs started and not yet decided (never zeroed).
+  std::atomic<uint64_t> place_proofs_running{0};
   std::atomic<uint64_t> hot_hits{0};        // hits answered from HotAnswers
   std::atomic<uint64_t> socket_hits{0};     // on the hit socket
   std::atomic<uint64_t> socket_batches{0};  // of the hit socket's requests
@@ -82,7 +86,7 @@ struct ServiceCounters {
     for (auto* c : {&requests, &hits, &misses, &joins, &compile_errors,
                     &compiles, &link_requests, &link_errors, &ptxas_requests,
                     &hot_hits, &socket_hits, &socket_batches, &place_proofs,
-                    &place_shared, &place_kept}) {
+                    &place_shared, &place_kept, &place_answered_before_proof}) {
       c->store(0);
     }
     compile_us_spent = 0;
@@ -103,6 +107,8 @@ struct ServiceCounters {
     out->set_place_proofs(place_proofs);
     out->set_place_shared(place_shared);
     out->set_place_kept(place_kept);
+    out->set_place_answered_before_proof(place_answered_before_proof);
+    out->set_place_proofs_running(place_proofs_running);
     out->set_hot_hits(hot_hits);
     out->set_socket_hits(socket_hits);
     out->set_socket_batches(socket_batches);

@@ -27,36 +27,64 @@ class SingleFlight {
   bool Join(const Digest& key, Waiter waiter) {
     absl::MutexLock lock(&mu_);
     auto [it, inserted] = flights_.try_emplace(key);
-    it->second.push_back(std::move(waiter));
+    it->second.waiters.push_back(std::move(waiter));
     return inserted;
+  }
+
+  // Hands `result` to the flight's leader alone, before the work has
+  // fully ended (a compile whose place proof still runs); the others keep
+  // waiting, and new joiners keep joining, until Complete. At most once
+  // per flight; a waiter runs outside the lock.
+  void AnswerLeader(const Digest& key, const Result& result) {
+    Waiter leader;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = flights_.find(key);
+      if (it == flights_.end() || it->second.leader_answered) return;
+      leader = std::move(it->second.waiters.front());
+      it->second.waiters.erase(it->second.waiters.begin());
+      it->second.leader_answered = true;
+    }
+    leader(result, true);
   }
 
   // Ends the flight for `key`; waiters run outside the lock, so a waiter may
   // join a new flight for the same key.
   void Complete(const Digest& key, const Result& result) {
-    std::vector<Waiter> waiters;
+    Flight flight;
     {
       absl::MutexLock lock(&mu_);
       auto it = flights_.find(key);
       if (it == flights_.end()) return;
-      waiters = std::move(it->second);
+      flight = std::move(it->second);
       flights_.erase(it);
     }
-    for (size_t i = 0; i < waiters.size(); ++i) waiters[i](result, i == 0);
+    for (size_t i = 0; i < flight.waiters.size(); ++i) {
+      flight.waiters[i](result, i == 0 && !flight.leader_answered);
+    }
+  }
+
+  // Whether work for `key` is under way.
+  bool Open(const Digest& key) const {
+    absl::MutexLock lock(&mu_);
+    return flights_.contains(key);
   }
 
   // Joiners waiting, over all flights.
   size_t waiters() const {
     absl::MutexLock lock(&mu_);
     size_t n = 0;
-    for (const auto& [key, waiters] : flights_) n += waiters.size();
+    for (const auto& [key, flight] : flights_) n += flight.waiters.size();
     return n;
   }
 
  private:
+  struct Flight {
+    std::vector<Waiter> waiters;  // the leader first, until answered
+    bool leader_answered = false;
+  };
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<Digest, std::vector<Waiter>> flights_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Digest, Flight> flights_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace jitcache

@@ -49,6 +49,9 @@ TEST_F(DaemonTest, EachTargetMissesThenHitsWithIdenticalBytes) {
         Case{CodeType::kLtoir, "sm_90"}}) {
     ProgramOptions options;
     options.arch = c.arch;
+    // The miss names the key the hit names (not its place's while the
+    // place proof runs).
+    options.wait_for_proof = true;
     auto first =
         Compile(Program(kernels::kSaxpy, "saxpy.cu"), options, c.target);
     auto second =

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
 #include "tests/testing/daemon_fixture.h"
+#include "tests/testing/daemon_stats.h"
 #include "tests/testing/kernels.h"
 
 namespace jitcache {
@@ -466,6 +467,10 @@ TEST_F(FrontEndMemoTest, ServesANewWorkingDirectoryWithTheSameFiles) {
   auto miss = Full(&first);
   ASSERT_EQ(miss.exit_code, 0) << miss.output;
   ASSERT_THAT(miss.output, StartsWith("MISS key "));
+  // Another place's request is a hit once the daemon has proven that the
+  // answer does not depend on the place (until then it would wait for the
+  // proof through jitcache-full, which the front end alone has not).
+  ASSERT_TRUE(testing::ProofsSettled(dir_.Sub("s.sock")));
   const size_t memos = DirectMemos();
 
   auto hit = FrontAloneIn("copy", &moved);

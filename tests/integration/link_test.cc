@@ -11,6 +11,7 @@
 #include "jitcache/linker.h"
 #include "tests/testing/daemon_fixture.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/daemon_stats.h"
 #include "tests/testing/elf_symbols.h"
 #include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"
@@ -110,7 +111,9 @@ TEST_F(LinkTest, AsCalledFirstStepsAreAnsweredOnlyFromAWholeLinksRecord) {
   // Another name for the same bytes: the daemon's proof (the link again
   // under other names) found the real nvJitLink's answer the same, so the
   // steps hold for any names (NvJitLinkDifferential checks this against
-  // the real nvJitLink, both ways).
+  // the real nvJitLink, both ways). Until the proof ends, the caller's
+  // names alone have them.
+  ASSERT_TRUE(testing::ProofsSettled(dir_.Sub("s.sock")));
   inputs[0].name = "renamed";
   auto renamed = client_->LinkAsCalled(inputs, options, true);
   ASSERT_TRUE(renamed.ok()) << renamed.status();

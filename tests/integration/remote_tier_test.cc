@@ -86,10 +86,13 @@ class RemoteTier : public ::testing::Test {
     std::filesystem::create_directories(dir_.Sub(out));
     const std::string path = dir_.Sub(out + "/kernel.cu");
     testing::WriteFile(path, source);
+    // The keys these tests read are the tier's: final ones, not a place's
+    // while its proof runs.
     ProcessResult r = testing::RunProcess(
         {"/usr/bin/env", "JITCACHE_NO_FALLBACK=1", testing::CliBinary(),
          "--socket", node.socket(), "compile", path, "--arch", "sm_90",
-         "--target", "cubin", "-o", dir_.Sub(out + ".cubin")});
+         "--target", "cubin", "-o", dir_.Sub(out + ".cubin"),
+         "--wait-for-proof"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return r.output.substr(0, r.output.find('\n'));
   }

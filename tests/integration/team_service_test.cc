@@ -79,15 +79,27 @@ std::string WriteKernel(const OpenDir& dir, int n, int unroll = 1) {
 
 // `jitcache compile` as `as` (or this process's user), with no in-process
 // fallback: an answer comes from the daemon or not at all.
+// `final_key`: the printed key is the one a later hit names (a miss is
+// otherwise answered under its place's key while its place proof runs).
 ProcessResult CompileAs(const std::string& socket, const std::string& source,
-                        std::optional<RunAs> as = std::nullopt) {
+                        std::optional<RunAs> as = std::nullopt,
+                        bool final_key = false) {
   static std::atomic<int> outputs{0};
   const std::string out = source.substr(0, source.rfind('/')) +
                           absl::StrCat("/out/", outputs++, ".ptx");
-  return testing::RunProcessAs(
-      {"/usr/bin/env", "JITCACHE_NO_FALLBACK=1", CliBinary(), "--socket",
-       socket, "compile", source, "--arch", "sm_90", "-o", out},
-      as);
+  std::vector<std::string> argv = {"/usr/bin/env",
+                                   "JITCACHE_NO_FALLBACK=1",
+                                   CliBinary(),
+                                   "--socket",
+                                   socket,
+                                   "compile",
+                                   source,
+                                   "--arch",
+                                   "sm_90",
+                                   "-o",
+                                   out};
+  if (final_key) argv.push_back("--wait-for-proof");
+  return testing::RunProcessAs(argv, as);
 }
 
 ProcessResult CliAs(const std::string& socket,
@@ -618,7 +630,8 @@ TEST(Observability, MetricsParseAndMoveHealthServesAndLogsNameKeys) {
   EXPECT_EQ(before["jitcache_store_max_bytes"], 10.0 * (1 << 30));
 
   const std::string source = WriteKernel(dir, 3);
-  ProcessResult miss = CompileAs(daemon.socket(), source);
+  ProcessResult miss =
+      CompileAs(daemon.socket(), source, std::nullopt, /*final_key=*/true);
   ProcessResult hit = CompileAs(daemon.socket(), source);
   ASSERT_TRUE(absl::StartsWith(hit.output, "HIT")) << hit.output;
   ProcessResult bad = testing::RunProcess(

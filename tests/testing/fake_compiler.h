@@ -42,6 +42,15 @@ class FakeCompiler final : public Compiler {
     absl::MutexLock lock(&mu_);
     held_ = false;
   }
+  // While held, only compiles run elsewhere (place proofs) block.
+  void HoldElsewhere() {
+    absl::MutexLock lock(&mu_);
+    held_elsewhere_ = true;
+  }
+  void ReleaseElsewhere() {
+    absl::MutexLock lock(&mu_);
+    held_elsewhere_ = false;
+  }
 
   absl::StatusOr<CompileResult> Compile(const CompileJob& job) override {
     // The service's proof that an answer does not depend on the place runs
@@ -54,6 +63,10 @@ class FakeCompiler final : public Compiler {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
           +[](bool* held) { return !*held; }, &held_));
+      if (elsewhere) {
+        mu_.Await(absl::Condition(
+            +[](bool* held) { return !*held; }, &held_elsewhere_));
+      }
     }
     if (absl::StrContains(job.source, "#infra") &&
         (!absl::StrContains(job.source, "#infra-elsewhere") || elsewhere)) {
@@ -128,6 +141,7 @@ class FakeCompiler final : public Compiler {
   ToolchainInfo toolchain_;
   absl::Mutex mu_;
   bool held_ ABSL_GUARDED_BY(mu_) = false;
+  bool held_elsewhere_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int> calls_{0};
   std::atomic<int> elsewhere_calls_{0};
 };

@@ -14,9 +14,10 @@ TEST(CompileFlags, EveryFlagInBothSpellings) {
   ASSERT_TRUE(ParseCompileFlags(
       {"k.cu", "--arch=sm_80,sm_90", "--target", "cubin", "--name-expression",
        "f<int>", "--header=a.h=inc/a.h", "--program-name", "p.cu", "-o",
-       "out.cubin", "-DX=1", "-lineinfo"},
+       "out.cubin", "-DX=1", "--wait-for-proof", "-lineinfo"},
       &f, &error))
       << error;
+  EXPECT_TRUE(f.wait_for_proof);
   EXPECT_EQ(f.file, "k.cu");
   EXPECT_EQ(f.archs, (std::vector<std::string>{"sm_80", "sm_90"}));
   EXPECT_EQ(f.target, "cubin");

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -48,18 +49,23 @@ class ServiceTest : public ::testing::Test {
   }
   void TearDown() override {
     compiler_.Release();
+    compiler_.ReleaseElsewhere();
     if (server_ == nullptr) return;
     pool_->Shutdown();
     server_->Shutdown();
     server_.reset();
   }
 
+  // Each asks to be answered once its key is final, so that a test sees
+  // the proof's verdict whichever of the two compiles ends first; the
+  // tests of answers before the proof clear it.
   static v1::CompileRequest Request(const std::string& source) {
     v1::CompileRequest r;
     r.set_source(source);
     r.set_target(v1::TARGET_CUBIN);
     r.add_options("-arch=sm_90");
     r.add_name_expressions("k<int>");
+    r.set_wait_for_proof(true);
     return r;
   }
 
@@ -810,6 +816,124 @@ TEST_F(PlaceTest, TimesForAnEmptySetOfFilesAreRefused) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("empty set"));
   EXPECT_EQ(compiler_.calls(), 0);
+}
+
+}  // namespace
+}  // namespace jitcache
+
+namespace jitcache {
+namespace {
+
+// A miss whose proof is still running when its own compile ends: the
+// leader is answered at once, under its place's key, and the proof decides
+// later where the answer lives for everyone else.
+class EarlyAnswerTest : public PlaceTest {
+ protected:
+  static v1::CompileRequest Eager(const std::string& dir,
+                                  const std::string& source) {
+    v1::CompileRequest r = From(dir, source);
+    r.set_wait_for_proof(false);
+    return r;
+  }
+  void AwaitWaiting(uint64_t n) {
+    while (Stats().waiting() < n) absl::SleepFor(absl::Milliseconds(2));
+  }
+  // The leader's call, which must end while the proof is held: a test
+  // that waited for the proof would never end.
+  grpc::Status CallBeforeProof(const v1::CompileRequest& request,
+                               v1::CompileResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    return stub_->Compile(&context, request, response);
+  }
+  std::optional<v1::ActionRecord> Kept(const std::string& hex_key) {
+    auto record = store_->GetAction(*Digest::FromHex(hex_key));
+    EXPECT_TRUE(record.ok());
+    return record.ok() ? *record : std::nullopt;
+  }
+};
+
+TEST_F(EarlyAnswerTest, TheLeaderIsAnsweredBeforeItsProofAndTheRestAfter) {
+  compiler_.HoldElsewhere();
+  v1::CompileResponse a, same_place, other_place, waited, later;
+  // Returns while the proof is held.
+  ASSERT_TRUE(CallBeforeProof(Eager("/home/ada/p", "#placeless"), &a).ok());
+  EXPECT_EQ(a.served(), v1::SERVED_MISS);
+  EXPECT_TRUE(a.proof_pending());
+  EXPECT_TRUE(a.place_matters()) << "kept for its place meanwhile";
+  EXPECT_THAT(a.object(), HasSubstr("[P:k.h]int h;"));
+  EXPECT_EQ(Stats().place_answered_before_proof(), 1u);
+  EXPECT_EQ(Stats().place_proofs_running(), 1u);
+  EXPECT_EQ(Stats().place_shared() + Stats().place_kept(), 0u);
+  ASSERT_TRUE(Kept(a.cache_key()).has_value());
+
+  // The same place meanwhile: a hit from its place's key.
+  ASSERT_TRUE(Call(Eager("/home/ada/p", "#placeless"), &same_place).ok());
+  EXPECT_EQ(same_place.served(), v1::SERVED_HIT);
+  EXPECT_EQ(same_place.cache_key(), a.cache_key());
+  EXPECT_EQ(same_place.object(), a.object());
+
+  // Another place, and a caller that waits for the final key: both wait
+  // for the proof, and nothing compiles again.
+  std::thread other([&] {
+    EXPECT_TRUE(
+        Call(Eager("/tmp/tmpq1w2e3r4", "#placeless"), &other_place).ok());
+  });
+  AwaitWaiting(1);
+  std::thread waiter([&] {
+    EXPECT_TRUE(Call(From("/home/ada/p", "#placeless"), &waited).ok());
+  });
+  AwaitWaiting(2);
+  EXPECT_EQ(compiler_.calls(), 1);
+  compiler_.ReleaseElsewhere();
+  other.join();
+  waiter.join();
+  EXPECT_EQ(other_place.served(), v1::SERVED_JOINED);
+  EXPECT_FALSE(other_place.place_matters());
+  EXPECT_FALSE(other_place.proof_pending());
+  EXPECT_EQ(other_place.object(), a.object());
+  EXPECT_NE(other_place.cache_key(), a.cache_key());
+  EXPECT_EQ(waited.served(), v1::SERVED_JOINED);
+  EXPECT_EQ(waited.cache_key(), other_place.cache_key());
+  EXPECT_EQ(compiler_.calls(), 1);
+  EXPECT_EQ(compiler_.elsewhere_calls(), 1);
+  EXPECT_EQ(Stats().place_shared(), 1u);
+  // The gauge falls once the verdict is kept, just after the answers.
+  for (int i = 0; i < 10'000 && Stats().place_proofs_running() != 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(Stats().place_proofs_running(), 0u);
+
+  // Once proven, the place-free key answers; the place's copy is gone.
+  ASSERT_TRUE(Call(Eager("/home/ada/p", "#placeless"), &later).ok());
+  EXPECT_EQ(later.served(), v1::SERVED_HIT);
+  EXPECT_EQ(later.cache_key(), other_place.cache_key());
+  EXPECT_FALSE(later.proof_pending());
+  EXPECT_FALSE(Kept(a.cache_key()).has_value());
+}
+
+TEST_F(EarlyAnswerTest, AnAnswerTheProofKeepsForItsPlaceStaysThere) {
+  compiler_.HoldElsewhere();
+  v1::CompileResponse a, b, again;
+  ASSERT_TRUE(CallBeforeProof(Eager("/home/ada/p", "k"), &a).ok());
+  EXPECT_EQ(a.served(), v1::SERVED_MISS);
+  EXPECT_TRUE(a.proof_pending());
+  EXPECT_THAT(a.object(), HasSubstr("cwd=/home/ada/p"));
+  std::thread other(
+      [&] { EXPECT_TRUE(Call(Eager("/home/bob/p", "k"), &b).ok()); });
+  AwaitWaiting(1);
+  compiler_.ReleaseElsewhere();
+  other.join();
+  // The other place's caller is compiled in its own place.
+  EXPECT_EQ(b.served(), v1::SERVED_MISS);
+  EXPECT_THAT(b.object(), HasSubstr("cwd=/home/bob/p"));
+  EXPECT_EQ(Stats().place_kept(), 1u);
+  ASSERT_TRUE(Call(Eager("/home/ada/p", "k"), &again).ok());
+  EXPECT_EQ(again.served(), v1::SERVED_HIT);
+  EXPECT_EQ(again.cache_key(), a.cache_key()) << "the place's key, for good";
+  EXPECT_EQ(again.object(), a.object());
+  EXPECT_FALSE(again.proof_pending());
+  EXPECT_EQ(compiler_.calls(), 2);
 }
 
 }  // namespace

@@ -121,6 +121,11 @@ struct DaemonStats {
   // depends on the caller's place, and how many did not (shared by every
   // place) and did (kept for their place).
   uint64_t place_proofs = 0, place_shared = 0, place_kept = 0;
+  // Misses answered before their place proof ended (kept for their place
+  // meanwhile).
+  uint64_t place_answered_before_proof = 0;
+  // Proofs under way: their misses' keys are not final yet.
+  uint64_t place_proofs_running = 0;
   // Every user for an administrator; the caller's own row for others.
   std::vector<UserUsage> users;
 };
@@ -167,7 +172,9 @@ class Client {
   };
   // Compiles a whole batch in parallel without loading anything. Outcomes
   // come in order (item 0 x its archs, item 1 x its archs, ...); `progress`
-  // (optional) is called with (done, total) as they complete.
+  // (optional) is called with (done, total) as they complete. Each is asked
+  // with ProgramOptions::wait_for_proof, so that every cache_key is final,
+  // as an export needs.
   std::vector<PrecompileOutcome> Precompile(
       const std::vector<PrecompileItem>& items,
       const std::function<void(size_t done, size_t total)>& progress = {})

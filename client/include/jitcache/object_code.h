@@ -39,6 +39,10 @@ struct ObjectCode {
   int64_t compile_time_us = 0;  // time the compile took when it ran
   // The daemon took it from its cluster tier instead of compiling it.
   bool served_remotely = false;
+  // A miss answered while the daemon still proved whether its answer
+  // depends on the caller's place: cache_key is this place's key; once
+  // the proof ends, a hit may name the key every place shares instead.
+  bool proof_pending = false;
 
   // Loads the object through the driver (see jitcache/library.h, which
   // callers include): Library::Load(*this).

@@ -59,6 +59,12 @@ struct ProgramOptions {
   // options exactly as NVRTC takes them (LTO-IR without -dlto is then no
   // object: NVRTC makes none).
   bool dlto_for_ltoir = true;
+  // Not a compile option: a miss is answered only once its cache key is
+  // final. The daemon proves, beside each miss, whether the answer depends
+  // on the caller's place; by default it answers when the caller's own
+  // compile ends, under this place's key if the proof still runs
+  // (ObjectCode::proof_pending). For callers that hand the key on.
+  bool wait_for_proof = false;
   std::vector<std::string> pre_include;
   std::vector<std::string> name_expressions;
   std::vector<std::string> extra_options;
