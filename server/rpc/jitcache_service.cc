@@ -340,11 +340,7 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::CompileHit(
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
       HitAnswer(prepared.key);
   KeyLevel at = KeyLevel::kPlaceFree;
-  if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
-    at = (*hit)->marker_working_directory_only ? KeyLevel::kWorkingDirectory
-                                               : KeyLevel::kPlace;
-    hit = HitAnswer(KeyAt(prepared, at));
-  } else if (hit.ok() && *hit == nullptr) {
+  if (hit.ok() && *hit == nullptr) {
     // An answer kept for its place when its proof could not run, or
     // while it runs (the place-free key says nothing then): this place's
     // own; for a caller that waits for the proof, not while it runs.
@@ -355,9 +351,17 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::CompileHit(
     absl::StatusOr<std::shared_ptr<const HotAnswer>> own =
         HitAnswer(prepared.placed_key);
     if (!own.ok() || *own != nullptr) {
-      at = KeyLevel::kPlace;
-      hit = std::move(own);
+      if (level != nullptr) *level = KeyLevel::kPlace;
+      return own;
     }
+    // A verdict kept between the two reads (the place-free key written,
+    // then the place's early copy dropped): the place-free key again.
+    hit = HitAnswer(prepared.key);
+  }
+  if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
+    at = (*hit)->marker_working_directory_only ? KeyLevel::kWorkingDirectory
+                                               : KeyLevel::kPlace;
+    hit = HitAnswer(KeyAt(prepared, at));
   }
   if (level != nullptr) *level = at;
   return hit;
@@ -549,18 +553,21 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::LinkHit(
     return HitAnswer(*link.named_key);
   }
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit = HitAnswer(link.key);
-  if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
-    *named = true;
-    return HitAnswer(*link.named_key);
-  }
   if (hit.ok() && *hit == nullptr) {
-    // An answer kept under its names when its proof could not run.
+    // An answer kept under its names when its proof could not run, or
+    // while it runs.
     absl::StatusOr<std::shared_ptr<const HotAnswer>> own =
         HitAnswer(*link.named_key);
     if (!own.ok() || *own != nullptr) {
       *named = true;
       return own;
     }
+    // A verdict kept between the two reads: the key without names again.
+    hit = HitAnswer(link.key);
+  }
+  if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
+    *named = true;
+    return HitAnswer(*link.named_key);
   }
   return hit;
 }
@@ -917,8 +924,7 @@ void JitCacheService::RunBuild(const Build& build) {
   const bool keep =
       build.is_link || build.is_ptxas || !FailedForAMissingFile(*result);
   const bool answered_early =
-      keep && AnswerLeaderBeforeProof(build, record, objects, *result,
-                                      elsewhere, same_directory);
+      AnswerLeaderBeforeProof(build, record, objects, *result, elsewhere);
   // A compile keyed without its place: kept there when the place did not
   // change the answer, else under its place's key.
   const PlaceVerdict place =
@@ -1013,17 +1019,17 @@ void JitCacheService::RunBuild(const Build& build) {
 bool JitCacheService::AnswerLeaderBeforeProof(
     const Build& build, const v1::ActionRecord& record,
     const std::vector<ObjectRef>& objects, const CompileResult& here,
-    std::future<absl::StatusOr<CompileResult>>& elsewhere,
-    std::future<absl::StatusOr<CompileResult>>& same_directory) {
+    std::future<absl::StatusOr<CompileResult>>& elsewhere) {
   if (!build.placed_key.has_value() || !elsewhere.valid() ||
       build.wait_for_proof) {
     return false;
   }
-  auto ended = [](std::future<absl::StatusOr<CompileResult>>& proof) {
-    return !proof.valid() ||
-           proof.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-  };
-  if (ended(elsewhere) && ended(same_directory)) return false;
+  // Ended: the verdict is at hand (DecidePlace waits for the compile that
+  // keeps the working directory only where this one differs).
+  if (elsewhere.wait_for(std::chrono::seconds(0)) ==
+      std::future_status::ready) {
+    return false;
+  }
   // What a place's own key keeps: exact for this place, whatever the proof
   // says of others.
   v1::ActionRecord placed = record;
@@ -1048,12 +1054,13 @@ bool JitCacheService::AnswerLeaderBeforeProof(
 }
 
 void JitCacheService::DropEarlyAnswer(const Build& build) {
-  std::vector<Digest> keys = build.placed_step_keys;
-  keys.push_back(*build.placed_key);
-  for (const Digest& key : keys) {
-    if (absl::Status s = options_.store->RemoveAction(key); !s.ok()) {
-      JITCACHE_LOG(Debug) << "cannot remove " << key.Hex() << ": " << s;
-    }
+  // The whole answer's key alone: first steps' keys are prefixes that other
+  // links share (another link's marker may point at one), and a step's
+  // record holds for its names whatever this verdict says.
+  if (absl::Status s = options_.store->RemoveAction(*build.placed_key);
+      !s.ok()) {
+    JITCACHE_LOG(Debug) << "cannot remove " << build.placed_key->Hex() << ": "
+                        << s;
   }
 }
 

@@ -270,10 +270,11 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   bool AnswerLeaderBeforeProof(
       const Build& build, const v1::ActionRecord& record,
       const std::vector<ObjectRef>& objects, const CompileResult& here,
-      std::future<absl::StatusOr<CompileResult>>& elsewhere,
-      std::future<absl::StatusOr<CompileResult>>& same_directory);
+      std::future<absl::StatusOr<CompileResult>>& elsewhere);
   // After the verdict: the answer kept early under the place's key goes
-  // when the verdict kept it elsewhere (it is found there now).
+  // when the verdict kept it elsewhere (it is found there now). Its first
+  // steps stay: their keys are prefixes other links share, and each holds
+  // for its names.
   void DropEarlyAnswer(const Build& build);
 
   // A connection whose user the kernel did not tell (an in-process channel).

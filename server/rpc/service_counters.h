@@ -28,7 +28,9 @@ struct ServiceCounters {
   std::atomic<uint64_t> place_kept{0};    // answers kept for their place
   // Leaders answered when their compile ended, before their proof did.
   std::atomic<uint64_t> place_answered_before_proof{0};
-  // A gauge: proofs started and not yet decided (never zeroed).
+  // A gauge: proofs started whose verdict is not yet kept (never zeroed).
+  // A proof of a compile that failed has none to keep: it leaves the gauge
+  // when its compile ends, though its own compile may still be running.
   std::atomic<uint64_t> place_proofs_running{0};
   std::atomic<uint64_t> hot_hits{0};        // hits answered from HotAnswers
   std::atomic<uint64_t> socket_hits{0};     // on the hit socket

@@ -77,8 +77,11 @@ class Isolation : public ::testing::Test {
     client_ = std::make_unique<Client>(*Client::Connect(options));
   }
 
+  // Settled on return (its place proof ended): the tests count entries.
   absl::StatusOr<ObjectCode> Compile(const std::string& source) {
-    return client_->Compile(Program(source, "isolation.cu"), Sm90(),
+    ProgramOptions options = Sm90();
+    options.wait_for_proof = true;
+    return client_->Compile(Program(source, "isolation.cu"), options,
                             CodeType::kPtx);
   }
 

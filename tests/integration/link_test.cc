@@ -30,6 +30,8 @@ class LinkTest : public testing::DaemonFixture {
     ProgramOptions options;
     options.arch = "sm_90";
     options.relocatable_device_code = true;
+    // Settled on return: the tests count the daemon's proofs.
+    options.wait_for_proof = true;
     auto code =
         client_->Compile(Program(source, name), options, CodeType::kLtoir);
     EXPECT_TRUE(code.ok()) << code.status();

@@ -836,7 +836,10 @@ class EarlyAnswerTest : public PlaceTest {
     return r;
   }
   void AwaitWaiting(uint64_t n) {
-    while (Stats().waiting() < n) absl::SleepFor(absl::Milliseconds(2));
+    for (int i = 0; i < 30'000 && Stats().waiting() < n; ++i) {
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+    ASSERT_GE(Stats().waiting(), n) << "no one waits for the proof";
   }
   // The leader's call, which must end while the proof is held: a test
   // that waited for the proof would never end.

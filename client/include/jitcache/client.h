@@ -124,7 +124,7 @@ struct DaemonStats {
   // Misses answered before their place proof ended (kept for their place
   // meanwhile).
   uint64_t place_answered_before_proof = 0;
-  // Proofs under way: their misses' keys are not final yet.
+  // Proofs whose verdict is not yet kept: those misses' keys are not final.
   uint64_t place_proofs_running = 0;
   // Every user for an administrator; the caller's own row for others.
   std::vector<UserUsage> users;
