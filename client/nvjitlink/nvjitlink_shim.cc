@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "client/nvjitlink/input_extent.h"
 #include "client/nvjitlink/link_wire.h"
 #include "common/file_stamp.h"
 #include "common/hex_sha256.h"
@@ -484,9 +485,13 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
   std::lock_guard<std::mutex> lock(link.mu);
   const std::optional<int> kind = KindOf(type);
   if (link.completed || !kind.has_value() || data == nullptr || size == 0 ||
-      name == nullptr) {
-    // Nothing the daemon keeps answers these.
-    Why("an input the daemon does not take, or an add after completion");
+      name == nullptr ||
+      !jitcache::nvjitlink::CopyReadsAsTheCallers(type, data, size)) {
+    // Nothing the daemon keeps answers these; nor an input the real
+    // nvJitLink reads past `size` (a container longer than it, PTX with no
+    // NUL at its end): that one reads the caller's own bytes, here.
+    Why("an input the daemon does not take, read past its size, or an add "
+        "after completion");
     link.eligible = false;
     if (!Materialize(link)) return Unavailable();
     return RealNvJitLink().nvJitLinkAddData(link.real, type, data, size, name);
@@ -510,10 +515,11 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
     if (!Materialize(link)) return Unavailable();
     link.inputs.push_back(std::move(input));
   }
-  const jitcache::link_wire::Input& added = link.inputs.back();
+  // The caller's own bytes: what the real nvJitLink reads of them, as it
+  // would without us (the copy serves replays and the daemon).
   const nvJitLinkResult result = RealNvJitLink().nvJitLinkAddData(
-      link.real, type, added.bytes.data(), added.bytes.size(),
-      link.real_names.emplace_back(added.name).c_str());
+      link.real, type, data, size,
+      link.real_names.emplace_back(link.inputs.back().name).c_str());
   RecordRealStep(link, result);
   return result;
 }

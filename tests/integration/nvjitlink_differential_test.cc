@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -28,6 +29,7 @@
 #include "jitcache/store_admin.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/daemon_stats.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_env.h"
 
@@ -81,6 +83,8 @@ class NvJitLinkDifferential : public ::testing::Test {
     ProgramOptions options;
     options.arch = target == CodeType::kPtx ? "compute_90" : "sm_90";
     options.relocatable_device_code = true;
+    // Settled before a test starts (no proof of it left to write later).
+    options.wait_for_proof = true;
     absl::StatusOr<ObjectCode> code =
         client_->Compile(Program(source, name), options, target);
     ASSERT_TRUE(code.ok()) << code.status();
@@ -311,6 +315,8 @@ TEST_F(NvJitLinkDifferential, NamesAreKeyedOnlyWhereTheRealNvJitLinkShowsThem) {
                            unlabelled(c.name + "-real2", second_names);
     Run(c.name + "-ours1", first, true);
     ExpectSame(c.name + "-real1", c.name + "-ours1", c.name + " (first)");
+    // Until the proof under other names has ended, other names wait for it.
+    ASSERT_TRUE(testing::ProofsSettled(daemon_.socket()));
     absl::StatusOr<DaemonStats> before = client_->Stats();
     ASSERT_TRUE(before.ok());
     ProcessResult ours = Run(c.name + "-ours2", second, true);
@@ -452,6 +458,89 @@ TEST(JitcacheNvJitLink, LoadsNothingButTheCAndCxxRuntimes) {
   ASSERT_TRUE(absl::StrContains(loaded.output, shim)) << loaded.output;
   EXPECT_GE(loaded.all.size(), 2u) << loaded.output;
   EXPECT_TRUE(loaded.beyond_the_runtimes.empty()) << loaded.output;
+}
+
+// Bytes past `size`: the real nvJitLink reads fatbins, host objects and
+// libraries by their container's own length, past a shorter `size`, and
+// takes PTX only with a NUL at its last byte or just past it. Each case, as
+// the real nvJitLink answers it, through ours without a daemon (which once
+// handed nvJitLink a copy of `size` bytes and hung or crashed), then with
+// one, twice: inputs read past their size go to the real nvJitLink with
+// the caller's own bytes; the rest are the daemon's, the second time a hit.
+TEST_F(NvJitLinkDifferential,
+       BytesPastTheSizeAreReadAsTheRealNvJitLinkReadsThem) {
+  constexpr int kFatbin = 4, kObject = 5, kLibrary = 6;
+  const char* cuda = std::getenv("CUDA_HOME");
+  const std::string bin =
+      std::string(cuda != nullptr ? cuda : "/usr/local/cuda") + "/bin/";
+  const std::string callee =
+      "__device__ float f(float v) { return v * v + 1.0f; }\n";
+  testing::WriteFile(In("callee.cu"), callee);
+  // The containers as nvcc, fatbinary and ar make them.
+  for (const std::vector<std::string>& tool :
+       {std::vector<std::string>{
+            bin + "fatbinary", "--create=" + In("callee.fatbin"), "-64",
+            "--image3=kind=elf,sm=90,file=" + In("callee.cubin")},
+        std::vector<std::string>{bin + "nvcc", "-arch=sm_90", "-rdc=true", "-c",
+                                 In("callee.cu"), "-o", In("callee.o")},
+        std::vector<std::string>{"/usr/bin/ar", "rcs", In("libcallee.a"),
+                                 In("callee.o")}}) {
+    ProcessResult made = testing::RunProcess(tool);
+    ASSERT_EQ(made.exit_code, 0) << tool[0] << ": " << made.output;
+  }
+  // PTX whose size ends before a newline: no NUL at its end nor past it;
+  // and the same with a NUL just past it.
+  std::string ptx = testing::ReadFile(In("callee.ptx"));
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  testing::WriteFile(In("open.ptx"), ptx + "\n");
+  testing::WriteFile(In("closed.ptx"), ptx + std::string(1, '\0'));
+
+  struct Shortened {
+    std::string name;
+    std::vector<std::string> add;  // after the caller's PTX
+    bool read_past = false;        // the real nvJitLink reads past `size`
+  };
+  auto shorter = [&](int type, const std::string& file, int by) {
+    return std::vector<std::string>{"-s", std::to_string(type), file, In(file),
+                                    std::to_string(by)};
+  };
+  const std::vector<Shortened> cases = {
+      {"fatbin", Add(kFatbin, "callee.fatbin", In("callee.fatbin"))},
+      {"fatbin-short", shorter(kFatbin, "callee.fatbin", 100), true},
+      {"object", Add(kObject, "callee.o", In("callee.o"))},
+      {"object-short", shorter(kObject, "callee.o", 100), true},
+      {"library", Add(kLibrary, "libcallee.a", In("libcallee.a"))},
+      {"library-short", shorter(kLibrary, "libcallee.a", 100), true},
+      {"ptx-open", shorter(kPtx, "open.ptx", 1), true},
+      {"ptx-nul-past", shorter(kPtx, "closed.ptx", 1)},
+  };
+  for (const Shortened& s : cases) {
+    SCOPED_TRACE(s.name);
+    Case c{s.name,
+           {"-o", "-arch=sm_90", "-a", std::to_string(kPtx), "caller.ptx",
+            In("caller.ptx")}};
+    c.steps.insert(c.steps.end(), s.add.begin(), s.add.end());
+    c.steps.push_back("-c");
+    ProcessResult real = Run(s.name + "-real", c, false);
+    ASSERT_EQ(real.exit_code, 0) << real.output;
+    ProcessResult alone = Run(s.name + "-alone", c, true,
+                              {"JITCACHE_SOCKET=" + dir_.Sub("none.sock")});
+    EXPECT_EQ(alone.exit_code, 0) << alone.output;
+    ExpectSame(s.name + "-real", s.name + "-alone", "without a daemon");
+    for (const char* run : {"-miss", "-again"}) {
+      ProcessResult ours = Run(s.name + run, c, true);
+      EXPECT_EQ(ours.exit_code, 0) << ours.output;
+      ExpectSame(s.name + "-real", s.name + run, run);
+      EXPECT_EQ(absl::StrContains(ours.output, "read past its size"),
+                s.read_past)
+          << ours.output;
+    }
+    if (!s.read_past) {
+      ProcessResult hit = Run(s.name + "-hit", c, true);
+      EXPECT_FALSE(absl::StrContains(hit.output, "the real nvJitLink"))
+          << hit.output;
+    }
+  }
 }
 
 // The library asks nothing but the daemon's hit socket: without one (a

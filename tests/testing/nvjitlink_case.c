@@ -3,7 +3,10 @@
      jitcache_nvjitlink_case OUTDIR STEP...
    STEP is `-o OPTION` (an option of nvJitLinkCreate, in order), then
    `-a TYPE NAME FILE` (nvJitLinkAddData of FILE's bytes, TYPE being
-   nvJitLinkInputType's number), `-V` (nvJitLinkVersion), then `-c`
+   nvJitLinkInputType's number), `-s TYPE NAME FILE SHORT` (the same with a
+   size SHORT bytes short of the file's: the rest of the file lies past it,
+   as in a caller's buffer that holds more than it says), `-V`
+   (nvJitLinkVersion), then `-c`
    (nvJitLinkComplete). It ends by printing on stdout the nvJitLink files
    it mapped. After
    nvJitLinkCreate and after each later call it prints the call's result
@@ -21,7 +24,6 @@ static FILE* report;
 /* What a size holds before a call: a call that refuses leaves it so, or
    not, and the report shows which. */
 static const size_t kUnset = 12345;
-
 
 /* One log as nvJitLinkGet*LogSize and nvJitLinkGet*Log give it. */
 static void Log(nvJitLinkHandle h, const char* which,
@@ -126,16 +128,19 @@ int main(int argc, char** argv) {
   if (h == NULL) return 0;
   Logs(h);
   for (; i < argc; ++i) {
-    if (strcmp(argv[i], "-a") == 0 && i + 3 < argc) {
+    const int shortened = strcmp(argv[i], "-s") == 0;
+    if ((strcmp(argv[i], "-a") == 0 || shortened) && i + 3 + shortened < argc) {
       size_t size = kUnset;
       char* data = Slurp(argv[i + 3], &size);
       if (data == NULL) return 2;
+      const size_t shorter = shortened ? (size_t)atol(argv[i + 4]) : 0;
+      if (shorter > size) return 2;
       r = nvJitLinkAddData(h, (nvJitLinkInputType)atoi(argv[i + 1]), data,
-                           size, argv[i + 2]);
+                           size - shorter, argv[i + 2]);
       fprintf(report, "add %s: %d\n", argv[i + 2], (int)r);
       free(data);
       Logs(h);
-      i += 3;
+      i += 3 + shortened;
     } else if (strcmp(argv[i], "-V") == 0) {
       unsigned major = 0, minor = 0;
       r = nvJitLinkVersion(&major, &minor);
