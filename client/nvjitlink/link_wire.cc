@@ -70,6 +70,7 @@ bool DecodeStep(std::string_view bytes, Step* step) {
           // A message field seen twice is merged, as protobuf does.
           return in.Bytes(&logs) && DecodeLogs(logs, step);
         }
+        if (type == kBytes && field == 3) return in.Bytes(&step->stderr_text);
         return std::nullopt;
       });
 }

@@ -37,6 +37,7 @@ struct Step {
   std::string error_log;
   int info_size_result = 0;
   std::string info_log;
+  std::string stderr_text;  // what the call wrote on standard error
   bool operator==(const Step&) const = default;
 };
 

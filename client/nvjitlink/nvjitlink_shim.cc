@@ -15,7 +15,8 @@
 // link, and its answer is used only if every call the real nvJitLink
 // answered here was answered the same there (otherwise the real one
 // completes it). Whatever the daemon cannot answer exactly (an option
-// that prints timings, nvJitLinkAddFile, a call out of the usual order)
+// that prints timings, a file nvJitLinkAddFile cannot read here, a call out
+// of the usual order)
 // goes to the real nvJitLink, opened by path from $JITCACHE_REAL_NVJITLINK,
 // else $CUDA_HOME/lib64, else /usr/local/cuda/lib64; the calls made so
 // far are replayed there first.
@@ -29,7 +30,10 @@
 // JITCACHE_NVJITLINK_VERBOSE=1 says on stderr why a link went to the real
 // nvJitLink; JITCACHE_NVJITLINK_DISABLE=1 sends every link there.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -220,6 +224,8 @@ struct Link {
   // names the input by it later (a link error at nvJitLinkComplete), so each
   // lives as long as the handle and never moves (`inputs` reallocates).
   std::deque<std::string> real_names;
+  // What nvJitLinkAddFile read, for as long as the handle (never moves).
+  std::deque<std::string> file_bytes;
   // nvJitLinkComplete was answered: by the record while `real` is null.
   bool completed = false;
 };
@@ -323,6 +329,31 @@ std::optional<Trace> Recorded(const Link& link, bool complete) {
 // The step the daemon's record answers now (its last).
 const Step& Last(const Link& link) { return link.answered.steps.back(); }
 
+// The answer of the call the record answers now: what the real call wrote
+// on standard error is written on the caller's, then its result.
+nvJitLinkResult Answer(const Link& link) {
+  const std::string& text = Last(link).stderr_text;
+  if (!text.empty()) {
+    std::fflush(stderr);
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n =
+          write(STDERR_FILENO, text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+  }
+  return Last(link).result;
+}
+
+// Two answers to one call, as the caller saw them: result and logs (the
+// real nvJitLink in this process wrote its standard error itself).
+bool SameCall(const Step& a, const Step& b) {
+  return a.result == b.result && a.error_size_result == b.error_size_result &&
+         a.error_log == b.error_log &&
+         a.info_size_result == b.info_size_result && a.info_log == b.info_log;
+}
+
 // nvJitLink's answer when a handle's state is beyond the real library (it
 // could not be loaded): an internal error, as nvJitLink's own would be.
 nvJitLinkResult Unavailable() {
@@ -422,6 +453,69 @@ nvJitLinkResult OnLink(nvJitLinkHandle handle, Out out,
   return (RealNvJitLink().*kFunction)(link.real, out);
 }
 
+// Whether the daemon may answer this add: a type it takes, bytes, a
+// name, before completion, and a copy that holds all the real nvJitLink
+// reads of the input (input_extent.h).
+bool Answerable(const Link& link, nvJitLinkInputType type, const void* data,
+                size_t size, const char* name) {
+  return !link.completed && KindOf(type).has_value() && data != nullptr &&
+         size > 0 && name != nullptr &&
+         jitcache::nvjitlink::CopyReadsAsTheCallers(type, data, size);
+}
+
+// An input the daemon may answer: from its record of the calls so far, or
+// by the real nvJitLink, the link moved there first. `data` lives at least
+// as long as the call.
+nvJitLinkResult AddInput(Link& link, nvJitLinkInputType type, const void* data,
+                         size_t size, const char* name) {
+  jitcache::link_wire::Input input;
+  input.kind = *KindOf(type);
+  input.name = name;
+  input.bytes.assign(static_cast<const char*>(data), size);
+  if (link.eligible && TheDaemon() != nullptr) {
+    input.digest = jitcache::HexSha256(input.bytes);
+  }
+  link.inputs.push_back(std::move(input));
+  if (link.real == nullptr) {
+    if (std::optional<Trace> record = Recorded(link, false)) {
+      link.answered = *std::move(record);
+      return Answer(link);
+    }
+    Why("no record of these inputs");
+    input = std::move(link.inputs.back());
+    link.inputs.pop_back();
+    if (!Materialize(link)) return Unavailable();
+    link.inputs.push_back(std::move(input));
+  }
+  // The caller's own bytes: what the real nvJitLink reads of them, as it
+  // would without us (the copy serves replays and the daemon).
+  const nvJitLinkResult result = RealNvJitLink().nvJitLinkAddData(
+      link.real, type, data, size,
+      link.real_names.emplace_back(link.inputs.back().name).c_str());
+  RecordRealStep(link, result);
+  return result;
+}
+
+// A whole regular file, or nullopt (absent, unreadable, a directory, or
+// empty: the real nvJitLink says what those are).
+std::optional<std::string> ReadRegularFile(const char* path) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  std::optional<std::string> out;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    std::string bytes;
+    char buffer[1 << 16];
+    ssize_t n = 0;
+    while ((n = read(fd, buffer, sizeof(buffer))) > 0) {
+      bytes.append(buffer, static_cast<size_t>(n));
+    }
+    if (n == 0 && !bytes.empty()) out = std::move(bytes);
+  }
+  close(fd);
+  return out;
+}
+
 }  // namespace
 
 extern "C" {
@@ -442,7 +536,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkCreate(
   if (std::optional<Trace> record = Recorded(*link, false)) {
     link->answered = *std::move(record);
     *handle = reinterpret_cast<nvJitLinkHandle>(link.release());
-    return Last(*Of(*handle)).result;
+    return Answer(*Of(*handle));
   }
   Why(link->eligible ? "no record of nvJitLinkCreate with these options "
                        "(or options the daemon cannot answer exactly)"
@@ -483,45 +577,14 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
-  const std::optional<int> kind = KindOf(type);
-  if (link.completed || !kind.has_value() || data == nullptr || size == 0 ||
-      name == nullptr ||
-      !jitcache::nvjitlink::CopyReadsAsTheCallers(type, data, size)) {
-    // Nothing the daemon keeps answers these; nor an input the real
-    // nvJitLink reads past `size` (a container longer than it, PTX with no
-    // NUL at its end): that one reads the caller's own bytes, here.
+  if (!Answerable(link, type, data, size, name)) {
     Why("an input the daemon does not take, read past its size, or an add "
         "after completion");
     link.eligible = false;
     if (!Materialize(link)) return Unavailable();
     return RealNvJitLink().nvJitLinkAddData(link.real, type, data, size, name);
   }
-  jitcache::link_wire::Input input;
-  input.kind = *kind;
-  input.name = name;
-  input.bytes.assign(static_cast<const char*>(data), size);
-  if (link.eligible && TheDaemon() != nullptr) {
-    input.digest = jitcache::HexSha256(input.bytes);
-  }
-  link.inputs.push_back(std::move(input));
-  if (link.real == nullptr) {
-    if (std::optional<Trace> record = Recorded(link, false)) {
-      link.answered = *std::move(record);
-      return Last(link).result;
-    }
-    Why("no record of these inputs");
-    input = std::move(link.inputs.back());
-    link.inputs.pop_back();
-    if (!Materialize(link)) return Unavailable();
-    link.inputs.push_back(std::move(input));
-  }
-  // The caller's own bytes: what the real nvJitLink reads of them, as it
-  // would without us (the copy serves replays and the daemon).
-  const nvJitLinkResult result = RealNvJitLink().nvJitLinkAddData(
-      link.real, type, data, size,
-      link.real_names.emplace_back(link.inputs.back().name).c_str());
-  RecordRealStep(link, result);
-  return result;
+  return AddInput(link, type, data, size, name);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddFile(
@@ -531,11 +594,25 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddFile(
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
-  // The real nvJitLink reads the file (and names it) its own way.
-  Why("nvJitLinkAddFile");
-  link.eligible = false;
-  if (!Materialize(link)) return Unavailable();
-  return RealNvJitLink().nvJitLinkAddFile(link.real, type, file);
+  // The real nvJitLink reads the whole file when it is added and names the
+  // input by the path as given: the same answers as nvJitLinkAddData of
+  // those bytes under that name (NvJitLinkDifferential shows it for every
+  // type). A file that cannot be read here as a non-empty regular file,
+  // and NVJITLINK_INPUT_ANY, are the real one's.
+  std::optional<std::string> bytes;
+  if (file != nullptr && KindOf(type).has_value()) {
+    bytes = ReadRegularFile(file);
+  }
+  if (!bytes.has_value() ||
+      !Answerable(link, type, bytes->data(), bytes->size(), file)) {
+    Why("nvJitLinkAddFile of a file not read here, or of an input the "
+        "daemon does not take");
+    link.eligible = false;
+    if (!Materialize(link)) return Unavailable();
+    return RealNvJitLink().nvJitLinkAddFile(link.real, type, file);
+  }
+  const std::string& kept = link.file_bytes.emplace_back(*std::move(bytes));
+  return AddInput(link, type, kept.data(), kept.size(), file);
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
@@ -553,16 +630,16 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
       // Used only if every call answered so far was answered the same by
       // the daemon's nvJitLink.
       const std::vector<Step>& asked = link.answered.steps;
-      const bool same =
-          record->steps.size() == asked.size() + 1 &&
-          std::equal(asked.begin(), asked.end(), record->steps.begin());
+      const bool same = record->steps.size() == asked.size() + 1 &&
+                        std::equal(asked.begin(), asked.end(),
+                                   record->steps.begin(), SameCall);
       if (same) {
         if (link.real != nullptr) {
           RealNvJitLink().nvJitLinkDestroy(&link.real);
         }
         link.answered = *std::move(record);
         link.completed = true;
-        return Last(link).result;
+        return Answer(link);
       }
       Why("the daemon's nvJitLink answered an earlier call differently");
     }

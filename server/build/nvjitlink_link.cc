@@ -1,7 +1,10 @@
 // CudaCompiler::Link: nvJitLink, the one place nvJitLinkResult is converted.
 #include <nvJitLink.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,56 @@ absl::string_view ResultName(nvJitLinkResult r) {
       return "NVJITLINK_ERROR";
   }
 }
+
+// What one nvJitLink call writes on standard error (13.0: "Multiple
+// definition of ..." while adding an input), which a caller of the real
+// library sees in its own: fd 2 goes to a memory file while it lives, and
+// Take() gives the bytes and puts fd 2 back. A worker runs one job at a
+// time, so no other thread writes meanwhile. Where fd 2 cannot be moved,
+// nothing is captured (and the link says so in its step: see Take).
+class StderrCapture {
+ public:
+  StderrCapture() {
+    std::fflush(stderr);
+    file_ = memfd_create("jitcache-nvjitlink-stderr", MFD_CLOEXEC);
+    saved_ = file_ < 0 ? -1 : dup(STDERR_FILENO);
+    if (saved_ < 0 || dup2(file_, STDERR_FILENO) < 0) Restore();
+  }
+  ~StderrCapture() { Restore(); }
+  StderrCapture(const StderrCapture&) = delete;
+  StderrCapture& operator=(const StderrCapture&) = delete;
+
+  std::string Take() {
+    std::fflush(stderr);
+    std::string out;
+    if (file_ >= 0 && saved_ >= 0) {
+      char buffer[4096];
+      ssize_t n = 0;
+      off_t at = 0;
+      while ((n = pread(file_, buffer, sizeof(buffer), at)) > 0) {
+        out.append(buffer, static_cast<size_t>(n));
+        at += n;
+      }
+    }
+    Restore();
+    return out;
+  }
+
+ private:
+  void Restore() {
+    if (saved_ >= 0) {
+      dup2(saved_, STDERR_FILENO);
+      close(saved_);
+      saved_ = -1;
+    }
+    if (file_ >= 0) {
+      close(file_);
+      file_ = -1;
+    }
+  }
+  int file_ = -1;
+  int saved_ = -1;
+};
 
 // Owns an nvJitLinkHandle.
 class LinkHandle {
@@ -136,13 +189,18 @@ absl::StatusOr<CompileResult> LinkAsCalled(const LinkJob& job) {
   for (const std::string& o : job.options) argv.push_back(o.c_str());
   LinkHandle link;
   v1::NvJitLinkTrace trace;
+  auto capture = std::make_unique<StderrCapture>();
   nvJitLinkResult r = nvJitLinkCreate(
       link.out(), static_cast<uint32_t>(argv.size()), argv.data());
   trace.set_handle_created(link.get() != nullptr);
+  // Each call's result, logs and what it wrote on standard error; the
+  // capture then starts again for the next call.
   auto step = [&] {
     v1::NvJitLinkStep* s = trace.add_steps();
     s->set_result(r);
+    s->set_stderr_text(capture->Take());
     RecordLogs(link.get(), s->mutable_logs());
+    capture = std::make_unique<StderrCapture>();
   };
   CompileResult result;
   if (link.get() != nullptr) {
@@ -175,8 +233,11 @@ absl::StatusOr<CompileResult> LinkAsCalled(const LinkJob& job) {
                                          &read));
     trace.set_ptx_result(read);
   } else if (link.get() == nullptr) {
-    trace.add_steps()->set_result(r);
+    v1::NvJitLinkStep* s = trace.add_steps();
+    s->set_result(r);
+    s->set_stderr_text(capture->Take());
   }
+  capture.reset();
   result.ok = true;
   result.link_trace = std::move(trace);
   result.elapsed = absl::Now() - start;

@@ -543,6 +543,122 @@ TEST_F(NvJitLinkDifferential,
   }
 }
 
+// What the real nvJitLink writes on standard error (13.0: a definition
+// made twice, named by its inputs, while the second is added) is written on
+// the caller's by a hit too, call by call; and it names the inputs, so
+// another naming is linked again.
+TEST_F(NvJitLinkDifferential, StandardErrorIsTheRealNvJitLinksToo) {
+  auto stderr_of = [](const ProcessResult& r) {
+    std::string out;
+    for (absl::string_view line : absl::StrSplit(r.output, '\n')) {
+      // The driver's stdout (its mapped libraries) and our own notes.
+      if (line.empty() || absl::StartsWith(line, "mapped ") ||
+          absl::StartsWith(line, "jitcache ")) {
+        continue;
+      }
+      absl::StrAppend(&out, line, "\n");
+    }
+    return out;
+  };
+  auto twice = [&](const std::string& second) {
+    return Case{"defined-twice-" + second,
+                {"-o", "-arch=sm_90", "-a", std::to_string(kPtx), "caller.ptx",
+                 In("caller.ptx"), "-a", std::to_string(kPtx), "callee.ptx",
+                 In("callee.ptx"), "-a", std::to_string(kPtx), second,
+                 In("callee.ptx"), "-c"}};
+  };
+  const Case c = twice("again.ptx");
+  ProcessResult real = Run(c.name + "-real", c, false);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  ASSERT_TRUE(absl::StrContains(stderr_of(real), "Multiple definition"))
+      << real.output;
+  for (const char* run : {"-miss", "-hit"}) {
+    ProcessResult ours = Run(c.name + run, c, true);
+    EXPECT_EQ(stderr_of(ours), stderr_of(real)) << run << ": " << ours.output;
+    ExpectSame(c.name + "-real", c.name + run, run);
+  }
+  ProcessResult hit = Run(c.name + "-hit2", c, true);
+  EXPECT_FALSE(absl::StrContains(hit.output, "the real nvJitLink"))
+      << hit.output;
+  EXPECT_EQ(stderr_of(hit), stderr_of(real));
+  // Another name for the twice-defined input: its own message.
+  ASSERT_TRUE(testing::ProofsSettled(daemon_.socket()));
+  const Case renamed = twice("other.ptx");
+  ProcessResult real2 = Run(renamed.name + "-real", renamed, false);
+  ProcessResult ours2 = Run(renamed.name + "-ours", renamed, true);
+  EXPECT_TRUE(absl::StrContains(stderr_of(real2), "other.ptx"));
+  EXPECT_EQ(stderr_of(ours2), stderr_of(real2)) << ours2.output;
+  ExpectSame(renamed.name + "-real", renamed.name + "-ours", "renamed");
+}
+
+// nvJitLinkAddFile: the file read and named as the real nvJitLink reads
+// and names it, for each type and by every spelling of its path, and
+// cached; a file that is not there, a directory, an empty file and
+// NVJITLINK_INPUT_ANY are the real one's.
+TEST_F(NvJitLinkDifferential, AddedFilesAreTheRealNvJitLinksAndHit) {
+  constexpr int kAny = 10;
+  testing::WriteFile(In("empty.ptx"), "");
+  mkdir(In("a-directory").c_str(), 0700);
+  struct FileCase {
+    std::string name;
+    std::vector<std::string> steps;
+    bool hits = true;
+  };
+  auto file = [](int type, const std::string& path) {
+    return std::vector<std::string>{"-f", std::to_string(type), path};
+  };
+  auto link = [&](std::vector<std::string> options,
+                  std::vector<std::vector<std::string>> adds) {
+    std::vector<std::string> out;
+    for (const std::string& o : options) out.insert(out.end(), {"-o", o});
+    for (const auto& a : adds) out.insert(out.end(), a.begin(), a.end());
+    out.push_back("-c");
+    return out;
+  };
+  const std::vector<FileCase> cases = {
+      {"lto-files",
+       link({"-arch=sm_90", "-lto"}, {file(kLtoir, In("caller.ltoir")),
+                                      file(kLtoir, In("callee.ltoir"))})},
+      {"ptx-files", link({"-arch=sm_90"}, {file(kPtx, In("caller.ptx")),
+                                           file(kPtx, In("callee.ptx"))})},
+      {"file-and-data",
+       link({"-arch=sm_90"}, {Add(kPtx, "caller.ptx", In("caller.ptx")),
+                              file(kCubin, In("callee.cubin"))})},
+      // The wrong type: the log names the file as spelled.
+      {"wrong-type", link({"-arch=sm_90"}, {file(kCubin, In("caller.ptx"))})},
+      {"missing", link({"-arch=sm_90"}, {file(kPtx, In("no-such.ptx"))}),
+       false},
+      {"directory", link({"-arch=sm_90"}, {file(kPtx, In("a-directory"))}),
+       false},
+      {"empty", link({"-arch=sm_90"}, {file(kPtx, In("empty.ptx"))}), false},
+      {"any", link({"-arch=sm_90"}, {file(kAny, In("caller.ptx"))}), false},
+  };
+  for (const FileCase& f : cases) {
+    SCOPED_TRACE(f.name);
+    const Case c{f.name, f.steps};
+    ProcessResult real = Run(f.name + "-real", c, false);
+    ASSERT_EQ(real.exit_code, 0) << real.output;
+    for (const char* run : {"-miss", "-hit"}) {
+      ProcessResult ours = Run(f.name + run, c, true);
+      EXPECT_EQ(ours.exit_code, 0) << ours.output;
+      ExpectSame(f.name + "-real", f.name + run, run);
+    }
+    ProcessResult again = Run(f.name + "-again", c, true);
+    EXPECT_EQ(absl::StrContains(again.output, "the real nvJitLink"), !f.hits)
+        << again.output;
+  }
+  // A file changed between links is read again: the new bytes' answer.
+  const Case changing{"changing",
+                      link({"-arch=sm_90"}, {file(kPtx, In("caller.ptx")),
+                                             file(kPtx, In("changing.ptx"))})};
+  testing::WriteFile(In("changing.ptx"), testing::ReadFile(In("callee.ptx")));
+  Run("changing-ours1", changing, true);
+  testing::WriteFile(In("changing.ptx"), testing::ReadFile(In("bad.ptx")));
+  ProcessResult real = Run("changing-real", changing, false);
+  ProcessResult ours = Run("changing-ours2", changing, true);
+  ExpectSame("changing-real", "changing-ours2", "changed");
+}
+
 // The library asks nothing but the daemon's hit socket: without one (a
 // daemon run with --hit_socket=false, or none at all) the real nvJitLink
 // links, with the same result, and the daemon sees no link.

@@ -5,7 +5,8 @@
    `-a TYPE NAME FILE` (nvJitLinkAddData of FILE's bytes, TYPE being
    nvJitLinkInputType's number), `-s TYPE NAME FILE SHORT` (the same with a
    size SHORT bytes short of the file's: the rest of the file lies past it,
-   as in a caller's buffer that holds more than it says), `-V`
+   as in a caller's buffer that holds more than it says), `-f TYPE FILE`
+   (nvJitLinkAddFile), `-V`
    (nvJitLinkVersion), then `-c`
    (nvJitLinkComplete). It ends by printing on stdout the nvJitLink files
    it mapped. After
@@ -141,6 +142,12 @@ int main(int argc, char** argv) {
       free(data);
       Logs(h);
       i += 3 + shortened;
+    } else if (strcmp(argv[i], "-f") == 0 && i + 2 < argc) {
+      r = nvJitLinkAddFile(h, (nvJitLinkInputType)atoi(argv[i + 1]),
+                           argv[i + 2]);
+      fprintf(report, "add file %s: %d\n", argv[i + 2], (int)r);
+      Logs(h);
+      i += 2;
     } else if (strcmp(argv[i], "-V") == 0) {
       unsigned major = 0, minor = 0;
       r = nvJitLinkVersion(&major, &minor);
