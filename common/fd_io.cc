@@ -1,6 +1,8 @@
 #include "common/fd_io.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,6 +58,17 @@ bool WriteFully(int fd, iovec* parts, int count) {
       }
     }
   }
+}
+
+bool WriteOutputFile(const char* path, const char* data, size_t size) {
+  struct stat st;
+  if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1) {
+    unlink(path);
+  }
+  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return false;
+  const bool written = WriteFully(fd, data, size);
+  return close(fd) == 0 && written;
 }
 
 }  // namespace jitcache

@@ -18,6 +18,15 @@ bool WriteFully(int fd, const char* data, size_t size);
 // takes them all, so the reader wakes once (`parts` is used up).
 bool WriteFully(int fd, iovec* parts, int count);
 
+// Writes an output file (`-o PATH`) whole. A regular file of one link is
+// unlinked first rather than truncated: ext4 flushes a file truncated and
+// rewritten when it is closed, which costs a hit milliseconds. Anything
+// else is written in place, as compilers write it: a device (`-o
+// /dev/null`, which root would otherwise replace with a file), a FIFO, a
+// symbolic link's target, a file of several links. A new file is 0666
+// less the umask. False when it cannot be written.
+bool WriteOutputFile(const char* path, const char* data, size_t size);
+
 }  // namespace jitcache
 
 #endif  // JITCACHE_COMMON_FD_IO_H_

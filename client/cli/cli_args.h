@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "client/cli/compile_flags.h"
+#include "common/fd_io.h"
 
 namespace jitcache::cli {
 
@@ -32,16 +33,12 @@ inline int UsageError(absl::string_view message) {
   return kExitUsage;
 }
 
-// Writes an object to `path`; false (having said why on stderr) when it
-// cannot. Unlinks rather than truncates: ext4 flushes a truncated-and-
-// rewritten file when it is closed, which costs milliseconds.
+// Writes an object to `path` (common/fd_io.h: WriteOutputFile); false
+// (having said why on stderr) when it cannot.
 inline bool WriteOutput(const std::string& path, const std::string& bytes) {
-  std::remove(path.c_str());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) std::cerr << "jitcache: cannot write " << path << "\n";
-  return static_cast<bool>(out);
+  if (WriteOutputFile(path.c_str(), bytes.data(), bytes.size())) return true;
+  std::cerr << "jitcache: cannot write " << path << "\n";
+  return false;
 }
 
 }  // namespace jitcache::cli

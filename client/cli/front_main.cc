@@ -56,16 +56,8 @@ std::optional<std::string> ReadFile(const std::string& path) {
   return data;
 }
 
-// Replaces the file by unlinking it rather than truncating it: ext4 flushes
-// a file truncated and rewritten when it is closed (its replace-via-truncate
-// heuristic), which cost a hit milliseconds.
 bool WriteFile(const std::string& path, const std::string& data) {
-  unlink(path.c_str());
-  const int fd =
-      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  const bool written = jitcache::WriteFully(fd, data.data(), data.size());
-  return close(fd) == 0 && written;
+  return jitcache::WriteOutputFile(path.c_str(), data.data(), data.size());
 }
 
 // The daemon's toolkit fingerprint, asked on the hit socket.

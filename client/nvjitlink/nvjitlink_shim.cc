@@ -55,6 +55,7 @@
 #include "common/hit_client.h"
 #include "common/hit_protocol.h"
 #include "common/paths.h"
+#include "common/ptx_sources.h"
 #include "common/real_library.h"
 #include "common/sized_read.h"
 
@@ -453,14 +454,27 @@ nvJitLinkResult OnLink(nvJitLinkHandle handle, Out out,
   return (RealNvJitLink().*kFunction)(link.real, out);
 }
 
+// PTX that names source files (`.file`): the real nvJitLink stats each in
+// the caller's file system and writes its size and time into the cubin,
+// which the daemon's workers cannot see. Such a link is the caller's own.
+bool NamesSourceFiles(nvJitLinkInputType type, const void* data, size_t size) {
+  if (type != 2) return false;
+  std::string why;
+  const std::optional<std::vector<std::string>> files =
+      jitcache::PtxSourceFiles(
+          std::string_view(static_cast<const char*>(data), size), &why);
+  return !files.has_value() || !files->empty();
+}
+
 // Whether the daemon may answer this add: a type it takes, bytes, a
-// name, before completion, and a copy that holds all the real nvJitLink
-// reads of the input (input_extent.h).
+// name, before completion, a copy that holds all the real nvJitLink reads
+// of the input (input_extent.h), and no source file named.
 bool Answerable(const Link& link, nvJitLinkInputType type, const void* data,
                 size_t size, const char* name) {
   return !link.completed && KindOf(type).has_value() && data != nullptr &&
          size > 0 && name != nullptr &&
-         jitcache::nvjitlink::CopyReadsAsTheCallers(type, data, size);
+         jitcache::nvjitlink::CopyReadsAsTheCallers(type, data, size) &&
+         !NamesSourceFiles(type, data, size);
 }
 
 // An input the daemon may answer: from its record of the calls so far, or
@@ -578,8 +592,8 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
   if (!Answerable(link, type, data, size, name)) {
-    Why("an input the daemon does not take, read past its size, or an add "
-        "after completion");
+    Why("an input the daemon does not take, read past its size or naming "
+        "source files, or an add after completion");
     link.eligible = false;
     if (!Materialize(link)) return Unavailable();
     return RealNvJitLink().nvJitLinkAddData(link.real, type, data, size, name);

@@ -1,7 +1,10 @@
 // The real daemon (a child process) on a temporary socket, with a RocksDB
 // store in a temporary directory and the real NVRTC.
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -13,6 +16,7 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/kernels.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_env.h"
 
 namespace jitcache {
 namespace {
@@ -295,6 +299,63 @@ TEST_F(DaemonTest, CliCompilesTwiceMissThenHit) {
                            "compile", source, "--target", "cubin"});
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_THAT(bad.output, HasSubstr("sm_XX"));
+}
+
+}  // namespace
+}  // namespace jitcache
+
+namespace jitcache {
+namespace {
+
+// `-o` writes through what is there, as compilers do: a device stays a
+// device (root's `-o /dev/null` once replaced the node with a file), a
+// symbolic link's target gets the bytes, and every link of a file of
+// several sees them; a lone regular file is replaced. Both front ends.
+class OutputPathTest : public testing::DaemonFixture {};
+
+TEST_F(OutputPathTest, TheOutputIsWrittenThroughWhatIsThere) {
+  const std::string source = dir_.Sub("k.cu");
+  testing::WriteFile(source, kernels::kSaxpy);
+  auto compile = [&](const std::string& cli, const std::string& out) {
+    return testing::RunProcess({cli, "--socket", dir_.Sub("s.sock"), "compile",
+                                source, "--arch", "sm_90", "--target", "cubin",
+                                "-o", out});
+  };
+  const std::string full = testing::CliBinary() + "-full";
+  for (const std::string& cli : {full, testing::CliBinary()}) {
+    SCOPED_TRACE(cli);
+    const std::string target = dir_.Sub("target.cubin");
+    const std::string link = dir_.Sub("link.cubin");
+    const std::string second = dir_.Sub("second-name.cubin");
+    std::filesystem::remove(target);
+    std::filesystem::remove(link);
+    std::filesystem::remove(second);
+    testing::WriteFile(target, "old");
+    std::filesystem::create_symlink(target, link);
+    testing::ProcessResult through_link = compile(cli, link);
+    ASSERT_EQ(through_link.exit_code, 0) << through_link.output;
+    EXPECT_TRUE(std::filesystem::is_symlink(link));
+    const std::string object = testing::ReadFile(target);
+    EXPECT_EQ(object.substr(0, 4),
+              "\x7f"
+              "ELF");
+
+    testing::WriteFile(target, "old");
+    std::filesystem::create_hard_link(target, second);
+    ASSERT_EQ(compile(cli, target).exit_code, 0);
+    EXPECT_EQ(testing::ReadFile(second), object) << "the other link";
+
+    if (geteuid() == 0) {
+      const std::string device = dir_.Sub("null");
+      std::filesystem::remove(device);
+      ASSERT_EQ(mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+      testing::ProcessResult to_device = compile(cli, device);
+      EXPECT_EQ(to_device.exit_code, 0) << to_device.output;
+      struct stat st;
+      ASSERT_EQ(stat(device.c_str(), &st), 0);
+      EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the device became a file";
+    }
+  }
 }
 
 }  // namespace

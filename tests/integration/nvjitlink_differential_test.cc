@@ -9,6 +9,7 @@
 // symbols, a link that goes on after a failed add.
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -657,6 +658,49 @@ TEST_F(NvJitLinkDifferential, AddedFilesAreTheRealNvJitLinksAndHit) {
   ProcessResult real = Run("changing-real", changing, false);
   ProcessResult ours = Run("changing-ours2", changing, true);
   ExpectSame("changing-real", "changing-ours2", "changed");
+}
+
+// PTX with line information names its source files (`.file`): the real
+// nvJitLink stats each where it runs and writes its size and time into the
+// cubin. The link is the caller's own, as it would be without us: the same
+// cubin the first time, and another once the source is touched.
+TEST_F(NvJitLinkDifferential, SourceFilesThePtxNamesAreTheCallers) {
+  const std::string source = In("lined.cu");
+  testing::WriteFile(source,
+                     "__device__ float f(float v) { return v * v + 1.0f; }\n");
+  ProgramOptions options;
+  options.arch = "compute_90";
+  options.relocatable_device_code = true;
+  options.lineinfo = true;
+  options.wait_for_proof = true;
+  absl::StatusOr<ObjectCode> code = client_->Compile(
+      Program(testing::ReadFile(source), source), options, CodeType::kPtx);
+  ASSERT_TRUE(code.ok()) << code.status();
+  ASSERT_TRUE(absl::StrContains(code->bytes, ".file")) << code->bytes;
+  testing::WriteFile(In("lined.ptx"), code->bytes);
+  const Case c{"lined",
+               {"-o", "-arch=sm_90", "-o", "-lineinfo", "-a",
+                std::to_string(kPtx), "caller.ptx", In("caller.ptx"), "-a",
+                std::to_string(kPtx), "lined.ptx", In("lined.ptx"), "-c"}};
+  for (const char* when : {"before", "after"}) {
+    if (std::string(when) == "after") {
+      // Another time on the source: the real nvJitLink's cubin differs.
+      const auto t = std::filesystem::last_write_time(source);
+      std::filesystem::last_write_time(source, t - std::chrono::hours(24));
+    }
+    ProcessResult real = Run(absl::StrCat("lined-real-", when), c, false);
+    ASSERT_EQ(real.exit_code, 0) << real.output;
+    for (const char* run : {"-1", "-2"}) {
+      const std::string out = absl::StrCat("lined-ours-", when, run);
+      ProcessResult ours = Run(out, c, true);
+      ExpectSame(absl::StrCat("lined-real-", when), out, out);
+      EXPECT_TRUE(absl::StrContains(ours.output, "naming source files"))
+          << ours.output;
+    }
+  }
+  EXPECT_NE(testing::ReadFile(In("lined-real-before/linked.cubin")),
+            testing::ReadFile(In("lined-real-after/linked.cubin")))
+      << "the source's time is not in the cubin: the test shows nothing";
 }
 
 // The library asks nothing but the daemon's hit socket: without one (a
