@@ -1020,8 +1020,10 @@ bool JitCacheService::AnswerLeaderBeforeProof(
     const Build& build, const v1::ActionRecord& record,
     const std::vector<ObjectRef>& objects, const CompileResult& here,
     std::future<absl::StatusOr<CompileResult>>& elsewhere) {
+  // (Nor while the store cannot be written: the early copy is one write
+  // more for a disk that refuses them, and would not be kept.)
   if (!build.placed_key.has_value() || !elsewhere.valid() ||
-      build.wait_for_proof) {
+      build.wait_for_proof || options_.store->WritesFailing()) {
     return false;
   }
   // Ended: the verdict is at hand (DecidePlace waits for the compile that

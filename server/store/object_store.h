@@ -129,6 +129,9 @@ class ObjectStore {
   // After writes failed, tries to make the store writable again (see
   // KvBackend::ResumeWrites); OK at once while writes succeed.
   virtual absl::Status ResumeWrites() = 0;
+  // Whether the last write failed (a full or broken disk): a write that is
+  // not needed is better not tried until one succeeds again.
+  virtual bool WritesFailing() = 0;
 
   virtual StoreStats Stats() = 0;
 };

@@ -69,6 +69,7 @@ class VerifyingStore final : public ObjectStore {
   absl::Status PersistLastUsed() override;
   void OnWrite(std::function<void()> listener) override;
   absl::Status ResumeWrites() override;
+  bool WritesFailing() override { return writes_failing_.load(); }
   StoreStats Stats() override;
 
   // A full check of every entry: each object's frame and SHA-256 against its

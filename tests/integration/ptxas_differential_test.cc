@@ -163,7 +163,9 @@ class PtxasDifferential : public ::testing::Test {
            absl::Now() < give_up) {
       absl::SleepFor(absl::Milliseconds(2));
     }
-    EXPECT_GT(testing::StatsOf(daemon_.socket()).running, 0u);
+    // (When not: how the caller was answered instead, from its log.)
+    EXPECT_GT(testing::StatsOf(daemon_.socket()).running, 0u)
+        << testing::ReadFile(dir_.Sub("answers.log"));
     return pid;
   }
 
