@@ -923,7 +923,9 @@ void JitCacheService::RunBuild(const Build& build) {
   }
   const bool keep =
       build.is_link || build.is_ptxas || !FailedForAMissingFile(*result);
+  // (An answer that is not kept is not kept early either.)
   const bool answered_early =
+      keep &&
       AnswerLeaderBeforeProof(build, record, objects, *result, elsewhere);
   // A compile keyed without its place: kept there when the place did not
   // change the answer, else under its place's key.

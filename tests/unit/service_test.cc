@@ -915,6 +915,27 @@ TEST_F(EarlyAnswerTest, TheLeaderIsAnsweredBeforeItsProofAndTheRestAfter) {
   EXPECT_FALSE(Kept(a.cache_key()).has_value());
 }
 
+// A compile that failed for a missing file is answered but never kept
+// (ACompileThatMissedAFileIsAnsweredButNotCached): not early either.
+TEST_F(EarlyAnswerTest, AnAnswerNeverKeptIsNotKeptEarly) {
+  compiler_.HoldElsewhere();
+  v1::CompileResponse first, again;
+  grpc::Status status;
+  std::thread leader(
+      [&] { status = Call(Eager("/home/ada/p", "#missing"), &first); });
+  while (compiler_.elsewhere_calls() < 1) {
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  compiler_.ReleaseElsewhere();
+  leader.join();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(first.outcome(), v1::OUTCOME_COMPILE_ERROR);
+  EXPECT_EQ(Stats().place_answered_before_proof(), 0u);
+  ASSERT_TRUE(Call(Eager("/home/ada/p", "#missing"), &again).ok());
+  EXPECT_EQ(again.served(), v1::SERVED_MISS);
+  EXPECT_EQ(compiler_.calls(), 2);
+}
+
 TEST_F(EarlyAnswerTest, AnAnswerTheProofKeepsForItsPlaceStaysThere) {
   compiler_.HoldElsewhere();
   v1::CompileResponse a, b, again;
