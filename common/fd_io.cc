@@ -60,6 +60,25 @@ bool WriteFully(int fd, iovec* parts, int count) {
   }
 }
 
+std::optional<std::string> ReadWholeFile(const char* path, bool regular_only) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  if (regular_only && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    return std::nullopt;
+  }
+  std::string data;
+  char buffer[1 << 16];
+  ssize_t n = 0;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) {
+    data.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  if (n < 0) return std::nullopt;
+  return data;
+}
+
 bool WriteOutputFile(const char* path, const char* data, size_t size) {
   struct stat st;
   if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1) {

@@ -4,6 +4,8 @@
 #include <sys/uio.h>
 
 #include <cstddef>
+#include <optional>
+#include <string>
 
 namespace jitcache {
 
@@ -17,6 +19,12 @@ bool WriteFully(int fd, const char* data, size_t size);
 // The same for the `count` pieces of `parts` in one call where the kernel
 // takes them all, so the reader wakes once (`parts` is used up).
 bool WriteFully(int fd, iovec* parts, int count);
+
+// A whole file, read with POSIX I/O (iostreams cost a short-lived process
+// milliseconds to set up); nullopt when it cannot be opened or read, or,
+// with `regular_only`, is no regular file.
+std::optional<std::string> ReadWholeFile(const char* path,
+                                         bool regular_only = false);
 
 // Writes an output file (`-o PATH`) whole. A regular file of one link is
 // unlinked first rather than truncated: ext4 flushes a file truncated and

@@ -42,18 +42,8 @@ namespace {
   std::_Exit(3);
 }
 
-// POSIX I/O rather than iostreams: constructing the first stream costs this
-// short-lived process milliseconds.
 std::optional<std::string> ReadFile(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string data;
-  char buffer[1 << 16];
-  ssize_t n;
-  while ((n = read(fd, buffer, sizeof(buffer))) > 0) data.append(buffer, n);
-  close(fd);
-  if (n < 0) return std::nullopt;
-  return data;
+  return jitcache::ReadWholeFile(path.c_str());
 }
 
 bool WriteFile(const std::string& path, const std::string& data) {

@@ -30,9 +30,7 @@
 // JITCACHE_NVJITLINK_VERBOSE=1 says on stderr why a link went to the real
 // nvJitLink; JITCACHE_NVJITLINK_DISABLE=1 sends every link there.
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,6 +48,7 @@
 
 #include "client/nvjitlink/input_extent.h"
 #include "client/nvjitlink/link_wire.h"
+#include "common/fd_io.h"
 #include "common/file_stamp.h"
 #include "common/hex_sha256.h"
 #include "common/hit_client.h"
@@ -513,21 +512,10 @@ nvJitLinkResult AddInput(Link& link, nvJitLinkInputType type, const void* data,
 // A whole regular file, or nullopt (absent, unreadable, a directory, or
 // empty: the real nvJitLink says what those are).
 std::optional<std::string> ReadRegularFile(const char* path) {
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  struct stat st;
-  std::optional<std::string> out;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    std::string bytes;
-    char buffer[1 << 16];
-    ssize_t n = 0;
-    while ((n = read(fd, buffer, sizeof(buffer))) > 0) {
-      bytes.append(buffer, static_cast<size_t>(n));
-    }
-    if (n == 0 && !bytes.empty()) out = std::move(bytes);
-  }
-  close(fd);
-  return out;
+  std::optional<std::string> bytes =
+      jitcache::ReadWholeFile(path, /*regular_only=*/true);
+  if (bytes.has_value() && bytes->empty()) return std::nullopt;
+  return bytes;
 }
 
 }  // namespace
