@@ -71,6 +71,18 @@ enum PtxasTag : uint32_t {
   kPtxasTagBaseNamesOnly = 41,
 };
 
+// Field tags of the libNVVM key.
+enum NvvmTag : uint32_t {
+  kNvvmTagLibrary = 50,
+  kNvvmTagCalls = 51,
+  kNvvmTagCallKind = 52,
+  kNvvmTagName = 53,
+  kNvvmTagUnnamed = 54,
+  kNvvmTagModule = 55,
+  kNvvmTagOptions = 56,
+  kNvvmTagOption = 57,
+};
+
 // The extension of an input's name ("" for none): ".o" of "/a/k.o".
 absl::string_view NameExtension(absl::string_view name) {
   const size_t slash = name.rfind('/');
@@ -227,6 +239,23 @@ Digest ComputePtxasKey(const PtxasKeyInput& input) {
     key.Count(kPtxasTagSourceStat, source.exists ? 1 : 0);
     key.Count(kPtxasTagSourceStat, source.size);
     key.Count(kPtxasTagSourceStat, static_cast<uint64_t>(source.mtime_ns));
+  }
+  return key.Finish();
+}
+
+Digest ComputeNvvmKey(const NvvmKeyInput& input) {
+  KeyHasher key(RequestKind::kNvvm);
+  key.Field(kNvvmTagLibrary, input.libnvvm_fingerprint);
+  key.Count(kNvvmTagCalls, input.calls.size());
+  for (const NvvmKeyInput::Call& call : input.calls) {
+    key.Count(kNvvmTagCallKind, static_cast<uint64_t>(call.kind));
+    key.Field(kNvvmTagName, call.name);
+    key.Count(kNvvmTagUnnamed, call.unnamed ? 1 : 0);
+    key.Field(kNvvmTagModule, call.module_digest);
+    key.Count(kNvvmTagOptions, call.options.size());
+    for (const std::string& option : call.options) {
+      key.Field(kNvvmTagOption, option);
+    }
   }
   return key.Finish();
 }

@@ -26,6 +26,7 @@ enum class RequestKind : uint32_t {
   kAsCalledLink = 4,
   kPtxas = 5,
   kPlacedCompile = 6,
+  kNvvm = 7,
 };
 
 // Everything that decides the output of one NVRTC compile. Views only: the
@@ -146,6 +147,27 @@ struct PtxasKeyInput {
 };
 
 Digest ComputePtxasKey(const PtxasKeyInput& input);
+
+// One libNVVM program as libnvvm.so.4 was called: the library's content
+// hash and every call that shapes the program, in order (modules by the
+// digest of their bytes, with their names; compiles and verifies with
+// their options as spelled). libNVVM reads nothing else: no file, no
+// working directory (an strace of its compiles shows none), and the
+// environment it reads is the caller's own business (libnvvm.so.4 does not
+// use the daemon when any of it is set).
+struct NvvmKeyInput {
+  absl::string_view libnvvm_fingerprint;  // raw SHA-256 of the library
+  struct Call {
+    int kind = 0;  // v1::NvvmCallKind
+    absl::string_view name;
+    bool unnamed = false;
+    absl::string_view module_digest;  // raw SHA-256
+    std::span<const std::string> options;
+  };
+  std::span<const Call> calls;
+};
+
+Digest ComputeNvvmKey(const NvvmKeyInput& input);
 
 // Builds a key from length-prefixed, tagged fields, so that no two different
 // field sequences can produce the same byte stream.

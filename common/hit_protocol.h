@@ -21,6 +21,12 @@
 //                                                  nothing) or the whole
 //                                                  link (a miss waits for
 //                                                  it, as kPtxas)
+//   kNvvm, then a serialized NvvmRequest        -> a CompileResponse: a hit,
+//     (libnvvm.so.4's)                             or (with_modules) the
+//                                                  calls run on a miss, as
+//                                                  kPtxas; without modules
+//                                                  a miss is answered with
+//                                                  nothing
 // The kind bytes are protobuf tags of wire type 7, which does not exist, so
 // no serialized message starts with one: a bare CompileRequest (all that
 // clients before kinds sent) is still understood.
@@ -30,6 +36,7 @@ inline constexpr char kToolkit = 0x07;
 inline constexpr char kBatch = 0x0F;
 inline constexpr char kPtxas = 0x17;
 inline constexpr char kLink = 0x1F;
+inline constexpr char kNvvm = 0x27;
 
 // At most this many requests in one batch; a batch's answer holds at most
 // kMaxBatchAnswerBytes of answers (the requests past those are answered

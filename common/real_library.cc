@@ -8,15 +8,17 @@
 
 namespace jitcache {
 
-std::string RealLibraryPath(const char* env_var, const char* file_name) {
+std::string RealLibraryPath(const char* env_var, const char* file_name,
+                            const char* toolkit_dir) {
   if (const char* p = std::getenv(env_var); p != nullptr && *p) return p;
   const char* home = std::getenv("CUDA_HOME");
   return std::string(home != nullptr && *home ? home : "/usr/local/cuda") +
-         "/lib64/" + file_name;
+         "/" + toolkit_dir + "/" + file_name;
 }
 
-void* OpenRealLibrary(const char* env_var, const char* file_name) {
-  const std::string path = RealLibraryPath(env_var, file_name);
+void* OpenRealLibrary(const char* env_var, const char* file_name,
+                      const char* toolkit_dir) {
+  const std::string path = RealLibraryPath(env_var, file_name, toolkit_dir);
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     std::fprintf(stderr, "jitcache: cannot open the real %s (%s): %s\n",

@@ -20,6 +20,8 @@ packages=(
   systemd dpkg-dev strace
   # The benchmarks and their peers (bench/run.py; its smoke run is a test).
   python3 hyperfine ccache sccache
+  # pip fetches test oracles (the real libNVVM, where the toolkit lacks it).
+  python3-pip
 )
 
 missing=()

@@ -94,7 +94,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     absl::StatusOr<std::unique_ptr<CudaCompiler>> compiler =
         CudaCompiler::Create(
             options.cuda_root.empty() ? DefaultCudaRoot() : options.cuda_root,
-            options.ptxas);
+            options.ptxas, options.libnvvm);
     if (!compiler.ok()) return compiler.status();
     daemon->compiler_ = *std::move(compiler);
     if (!options.in_process_compiles) {

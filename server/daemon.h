@@ -39,6 +39,10 @@ struct DaemonOptions {
   std::string cuda_root;
   // ptxas binaries besides the toolkit's that may be run (ptxas_registry.h).
   std::vector<std::string> ptxas;
+  // The libNVVM libnvvm.so.4 asks the daemon to run (nvvm_library.h): ""
+  // for the toolkit's nvvm/lib64/libnvvm.so.4 when there is one, "none" for
+  // no libNVVM (every caller's libNVVM runs in its own process).
+  std::string libnvvm;
   int workers = 0;  // 0: one per core
   size_t max_queued = 1024;
   size_t max_queued_per_user = 0;  // 0: only max_queued

@@ -46,6 +46,12 @@ ABSL_FLAG(std::vector<std::string>, ptxas, {},
           "(comma-separated; the toolkit's bin/ptxas always), hashed at "
           "start; e.g. Triton's bundled one. A program naming any other "
           "ptxas runs it itself");
+ABSL_FLAG(std::string, libnvvm, "",
+          "The libNVVM (libnvvm.so.4) that jitcache's libnvvm.so.4 may ask "
+          "the daemon to run, hashed at start; e.g. the nvidia-nvvm wheel's. "
+          "Default: the toolkit's nvvm/lib64/libnvvm.so.4 when it has one; "
+          "'none': no libNVVM. A program whose libNVVM is any other file "
+          "runs it itself");
 ABSL_FLAG(int, workers, 0,
           "Compiles at a time, each in its own jitcache-worker process; 0 "
           "means one per core");
@@ -214,6 +220,7 @@ int main(int argc, char** argv) {
     options.store_path = jitcache::DefaultStorePath();
   options.cuda_root = absl::GetFlag(FLAGS_cuda_root);
   options.ptxas = absl::GetFlag(FLAGS_ptxas);
+  options.libnvvm = absl::GetFlag(FLAGS_libnvvm);
   options.workers = absl::GetFlag(FLAGS_workers);
   options.max_queued =
       static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queued)));
@@ -346,6 +353,9 @@ int main(int argc, char** argv) {
                                                   : options.cuda_root;
   config["ptxas"] = options.ptxas.empty() ? "(the toolkit's alone)"
                                           : absl::StrJoin(options.ptxas, ",");
+  config["libnvvm"] = options.libnvvm.empty()
+                          ? "(the toolkit's, when it has one)"
+                          : options.libnvvm;
   config["max_size"] = with_size(*max_size, "no cap");
   config["compile_memory_limit"] = with_size(*memory_limit, "none");
   config["remote_max_object"] = with_size(*remote_max, "none");

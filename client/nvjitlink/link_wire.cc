@@ -129,6 +129,14 @@ bool DecodeLibrary(std::string_view bytes, Library* lib) {
             return VarintInto(in, &lib->minor, u32);
           case 9:
             return VarintInto(in, &lib->stamp.ctime_ns, i64);
+          case 11:
+            return VarintInto(in, &lib->ir_major, u32);
+          case 12:
+            return VarintInto(in, &lib->ir_minor, u32);
+          case 13:
+            return VarintInto(in, &lib->debug_major, u32);
+          case 14:
+            return VarintInto(in, &lib->debug_minor, u32);
           default:
             return std::nullopt;
         }

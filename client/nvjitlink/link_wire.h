@@ -63,6 +63,8 @@ struct Library {
   std::string path;
   FileStamp stamp;
   uint32_t major = 0, minor = 0;
+  // libNVVM's nvvmIRVersion answer.
+  uint32_t ir_major = 0, ir_minor = 0, debug_major = 0, debug_minor = 0;
 };
 
 // A PingResponse's libraries; nullopt when the bytes are not a well-formed

@@ -29,11 +29,15 @@ struct ToolchainInfo {
     std::string path;  // resolved
     FileStamp stamp;
     unsigned major = 0, minor = 0;  // its own Version call's answer
-    std::string sha256;             // raw; a ptxas binary's content hash
+    std::string sha256;  // raw; a ptxas binary's or libNVVM's content hash
+    // libNVVM's nvvmIRVersion answer.
+    unsigned ir_major = 0, ir_minor = 0, debug_major = 0, debug_minor = 0;
   };
   std::vector<Library> libraries;
   // The ptxas binaries the daemon runs (ptxas_registry.h).
   std::vector<Library> ptxas;
+  // The libNVVM its workers load (--libnvvm, nvvm_library.h), if any.
+  std::optional<Library> libnvvm;
 };
 
 struct CompileJob {
@@ -100,6 +104,13 @@ struct PtxasJob {
   absl::Time deadline = absl::InfiniteFuture();
 };
 
+// One libNVVM program's calls (an NvvmRequest's, every module's bytes
+// there), made to the libNVVM the workers loaded.
+struct NvvmJob {
+  std::vector<v1::NvvmCall> calls;
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
 // A compile or link that ran. A program that does not compile is a result too
 // (ok == false, with the log); only failures of the machinery are errors.
 struct CompileResult {
@@ -112,6 +123,8 @@ struct CompileResult {
   std::optional<v1::NvJitLinkTrace> link_trace;
   // A ptxas run's (log: its stderr; object: its output file).
   std::optional<v1::PtxasRun> ptxas_run;
+  // A libNVVM program's last call (object: its compiled result buffer).
+  std::optional<v1::NvvmRun> nvvm_run;
 };
 
 // How the compile processes have fared (zero for an in-process compiler).
@@ -134,6 +147,12 @@ class Compiler {
   virtual absl::StatusOr<CompileResult> Ptxas(const PtxasJob& /*job*/) {
     return absl::UnimplementedError(
         "ptxas runs only in compile workers (not --in_process_compiles)");
+  }
+  // Only in a confined worker with a registered libNVVM: UNIMPLEMENTED
+  // elsewhere, and the caller runs its own libNVVM.
+  virtual absl::StatusOr<CompileResult> Nvvm(const NvvmJob& /*job*/) {
+    return absl::UnimplementedError(
+        "libNVVM runs only in compile workers (not --in_process_compiles)");
   }
   virtual const ToolchainInfo& toolchain() const = 0;
   virtual CompilerStats stats() const { return {}; }

@@ -18,9 +18,12 @@ class CudaCompiler final : public Compiler {
  public:
   // Queries NVRTC and nvJitLink, hashes the include trees and runs a probe
   // compile; takes a fraction of a second. The toolkit's ptxas and each of
-  // `ptxas` are hashed for the ptxas runs (ptxas_registry.h).
+  // `ptxas` are hashed for the ptxas runs (ptxas_registry.h), and `libnvvm`
+  // for libNVVM's (nvvm_library.h; "" the toolkit's when it has one,
+  // "none" none).
   static absl::StatusOr<std::unique_ptr<CudaCompiler>> Create(
-      const std::string& cuda_root, const std::vector<std::string>& ptxas = {});
+      const std::string& cuda_root, const std::vector<std::string>& ptxas = {},
+      const std::string& libnvvm = "");
 
   // For a worker process: compiles with these include directories; the
   // toolchain's other fields (fingerprint, archs) stay empty.

@@ -24,6 +24,7 @@
 #include "common/nvrtc_program.h"
 #include "common/sha256.h"
 #include "server/build/cuda_compiler.h"
+#include "server/build/nvvm_library.h"
 #include "server/build/ptxas_registry.h"
 
 namespace jitcache {
@@ -153,13 +154,21 @@ std::string DefaultCudaRoot() {
 }
 
 absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
-    const std::string& cuda_root, const std::vector<std::string>& ptxas) {
+    const std::string& cuda_root, const std::vector<std::string>& ptxas,
+    const std::string& libnvvm) {
   ToolchainInfo info;
   info.root = cuda_root;
   absl::StatusOr<std::vector<ToolchainInfo::Library>> registered =
       RegisterPtxas(cuda_root, ptxas);
   if (!registered.ok()) return registered.status();
   info.ptxas = *std::move(registered);
+  const std::string nvvm_path =
+      libnvvm.empty() ? ToolkitLibNvvm(cuda_root) : libnvvm;
+  if (!nvvm_path.empty() && nvvm_path != "none") {
+    absl::StatusOr<ToolchainInfo::Library> nvvm = RegisterNvvm(nvvm_path);
+    if (!nvvm.ok()) return nvvm.status();
+    info.libnvvm = *std::move(nvvm);
+  }
   int major = 0, minor = 0;
   if (absl::Status s = FromNvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");
       !s.ok()) {

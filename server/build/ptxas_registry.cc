@@ -12,28 +12,31 @@
 #include "common/sha256.h"
 
 namespace jitcache {
-namespace {
 
-absl::StatusOr<ToolchainInfo::Library> Hash(const std::string& path) {
+absl::StatusOr<ToolchainInfo::Library> HashToolkitFile(const std::string& path,
+                                                       absl::string_view flag,
+                                                       bool executable) {
   std::error_code ec;
   const std::string resolved = std::filesystem::canonical(path, ec).string();
   if (ec) {
     return absl::FailedPreconditionError(
-        absl::StrCat("--ptxas ", path, ": ", ec.message()));
+        absl::StrCat(flag, " ", path, ": ", ec.message()));
   }
   const int fd = open(resolved.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::FailedPreconditionError(
-        absl::StrCat("--ptxas ", path, ": ", std::strerror(errno)));
+        absl::StrCat(flag, " ", path, ": ", std::strerror(errno)));
   }
   struct stat before;
   struct stat after;
   Sha256 hasher;
   bool read_all = fstat(fd, &before) == 0;
-  if (read_all && (!S_ISREG(before.st_mode) || (before.st_mode & 0111) == 0)) {
+  if (read_all && (!S_ISREG(before.st_mode) ||
+                   (executable && (before.st_mode & 0111) == 0))) {
     close(fd);
-    return absl::FailedPreconditionError(
-        absl::StrCat("--ptxas ", path, ": not an executable file"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        flag, " ", path,
+        executable ? ": not an executable file" : ": not a regular file"));
   }
   char buffer[1 << 16];
   while (read_all) {
@@ -50,7 +53,7 @@ absl::StatusOr<ToolchainInfo::Library> Hash(const std::string& path) {
   close(fd);
   if (!read_all) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "--ptxas ", path, ": could not be read whole, or changed meanwhile"));
+        flag, " ", path, ": could not be read whole, or changed meanwhile"));
   }
   ToolchainInfo::Library ptxas;
   ptxas.name = "ptxas";
@@ -61,8 +64,6 @@ absl::StatusOr<ToolchainInfo::Library> Hash(const std::string& path) {
                       digest.size());
   return ptxas;
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<ToolchainInfo::Library>> RegisterPtxas(
     const std::string& cuda_root, const std::vector<std::string>& registered) {
@@ -75,12 +76,14 @@ absl::StatusOr<std::vector<ToolchainInfo::Library>> RegisterPtxas(
   };
   const std::string toolkit = cuda_root + "/bin/ptxas";
   if (access(toolkit.c_str(), X_OK) == 0) {
-    absl::StatusOr<ToolchainInfo::Library> ptxas = Hash(toolkit);
+    absl::StatusOr<ToolchainInfo::Library> ptxas =
+        HashToolkitFile(toolkit, "--ptxas", /*executable=*/true);
     if (!ptxas.ok()) return ptxas.status();
     add(*ptxas);
   }
   for (const std::string& path : registered) {
-    absl::StatusOr<ToolchainInfo::Library> ptxas = Hash(path);
+    absl::StatusOr<ToolchainInfo::Library> ptxas =
+        HashToolkitFile(path, "--ptxas", /*executable=*/true);
     if (!ptxas.ok()) return ptxas.status();
     add(*ptxas);
   }

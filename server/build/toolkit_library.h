@@ -20,6 +20,10 @@ inline void ToolkitLibraryOf(const ToolchainInfo::Library& lib,
   out->set_major(lib.major);
   out->set_minor(lib.minor);
   out->set_sha256(lib.sha256);
+  out->set_ir_major(lib.ir_major);
+  out->set_ir_minor(lib.ir_minor);
+  out->set_debug_major(lib.debug_major);
+  out->set_debug_minor(lib.debug_minor);
 }
 
 inline FileStamp StampOfLibrary(const v1::ToolkitLibrary& lib) {
@@ -35,6 +39,10 @@ inline ToolchainInfo::Library LibraryOf(const v1::ToolkitLibrary& lib) {
   out.major = lib.major();
   out.minor = lib.minor();
   out.sha256 = lib.sha256();
+  out.ir_major = lib.ir_major();
+  out.ir_minor = lib.ir_minor();
+  out.debug_major = lib.debug_major();
+  out.debug_minor = lib.debug_minor();
   return out;
 }
 

@@ -32,6 +32,18 @@ std::string SignalName(int signal) {
 
 }  // namespace
 
+bool ChangesCompilerAnswers(std::string_view variable) {
+  // libNVVM 13.0 reads these (its getenv calls during a compile say so):
+  // the IR version check, the version it claims, the producer it writes,
+  // a log file, and its concurrency.
+  for (std::string_view prefix :
+       {"NVJITLINK_", "NVVM_", "LIBNVVM_", "NV_NVVM_", "LLVM_OVERRIDE_PRODUCER=",
+        "AS_SECURE_LOG_FILE="}) {
+    if (variable.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
 std::string DefaultWorkerBinary() {
   char path[4096];
   const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
@@ -61,6 +73,10 @@ absl::StatusOr<std::unique_ptr<WorkerCompiler>> WorkerCompiler::Create(
   for (const ToolchainInfo::Library& ptxas : compiler->toolchain().ptxas) {
     compiler->argv_.push_back("--ptxas=" + ptxas.path);
   }
+  if (compiler->toolchain().libnvvm.has_value()) {
+    compiler->argv_.push_back("--libnvvm=" +
+                              compiler->toolchain().libnvvm->path);
+  }
   return compiler;
 }
 
@@ -77,10 +93,11 @@ absl::StatusOr<WorkerCompiler::Worker> WorkerCompiler::Spawn() {
   for (std::string& arg : argv_) argv.push_back(arg.data());
   argv.push_back(nullptr);
   // The daemon's own environment must not reach a record: what changes the
-  // compilers' answers (nvJitLink's trace lines) is left out.
+  // compilers' answers (nvJitLink's trace lines, what libNVVM reads) is
+  // left out.
   std::vector<char*> envp;
   for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string_view(*e).starts_with("NVJITLINK_")) continue;
+    if (ChangesCompilerAnswers(*e)) continue;
     envp.push_back(*e);
   }
   envp.push_back(nullptr);
@@ -208,6 +225,15 @@ absl::StatusOr<CompileResult> WorkerCompiler::Link(const LinkJob& job) {
 absl::StatusOr<CompileResult> WorkerCompiler::Ptxas(const PtxasJob& job) {
   return Run(ToWorkerRequest(job).SerializeAsString(), job.deadline, nullptr,
              "ptxas run");
+}
+
+absl::StatusOr<CompileResult> WorkerCompiler::Nvvm(const NvvmJob& job) {
+  if (!toolchain().libnvvm.has_value()) {
+    return absl::FailedPreconditionError(
+        "this daemon runs no libNVVM (jitcached --libnvvm)");
+  }
+  return Run(ToWorkerRequest(job).SerializeAsString(), job.deadline, nullptr,
+             "libNVVM compile");
 }
 
 absl::StatusOr<CompileResult> WorkerCompiler::Run(

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -39,6 +40,10 @@ struct WorkerOptions {
 //  - CancelAll or the job's cancel flag: the worker is killed, UNAVAILABLE.
 // Errors are never results: the service caches none of them.
 // Thread-safety: any method from any thread.
+// Whether an environment entry ("NAME=value") changes what a compiler
+// answers, and so never reaches a worker (NVJITLINK_*, libNVVM's).
+bool ChangesCompilerAnswers(std::string_view variable);
+
 class WorkerCompiler final : public Compiler {
  public:
   static absl::StatusOr<std::unique_ptr<WorkerCompiler>> Create(
@@ -48,6 +53,7 @@ class WorkerCompiler final : public Compiler {
   absl::StatusOr<CompileResult> Compile(const CompileJob& job) override;
   absl::StatusOr<CompileResult> Link(const LinkJob& job) override;
   absl::StatusOr<CompileResult> Ptxas(const PtxasJob& job) override;
+  absl::StatusOr<CompileResult> Nvvm(const NvvmJob& job) override;
   const ToolchainInfo& toolchain() const override {
     return toolchain_source_->toolchain();
   }

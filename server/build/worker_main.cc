@@ -19,6 +19,7 @@
 #include "common/length_frame.h"
 #include "server/build/compile_view.h"
 #include "server/build/cuda_compiler.h"
+#include "server/build/nvvm_library.h"
 #include "server/build/ptxas_run.h"
 #include "server/build/worker_protocol.h"
 #include "server/build/worker_sandbox.h"
@@ -84,10 +85,26 @@ absl::StatusOr<CompileResult> RunPtxasJob(const v1::WorkerPtxas& request,
   return RunPtxas(*job, binaries);
 }
 
+// A libNVVM job's answer, in the child that runs it: the toolkit's view
+// alone (libNVVM reads no file; it was loaded before the sandbox).
+absl::StatusOr<CompileResult> RunNvvmJob(const v1::WorkerNvvm& request,
+                                         const CompileView& view,
+                                         const NvvmLibrary* nvvm) {
+  if (nvvm == nullptr) {
+    return absl::FailedPreconditionError(
+        "this worker loaded no libNVVM (--libnvvm)");
+  }
+  if (absl::Status s = KeepCrashReportSource(); !s.ok()) return s;
+  if (absl::Status s = EnterCompileView(view, "", {}); !s.ok()) return s;
+  if (absl::Status s = LockDownCompile(); !s.ok()) return s;
+  return nvvm->Run({request.calls().begin(), request.calls().end()});
+}
+
 absl::StatusOr<CompileResult> RunJob(
     const std::string& frame, const CompileView& view,
     const PtxasBinaries& binaries, const CompileView& ptxas_view,
-    CudaCompiler& compiler, const WorkerHooks& hooks, uint64_t memory_limit) {
+    const NvvmLibrary* nvvm, CudaCompiler& compiler, const WorkerHooks& hooks,
+    uint64_t memory_limit) {
   v1::WorkerRequest request;
   absl::StatusOr<CompileResult> result =
       absl::InvalidArgumentError("unreadable worker request");
@@ -99,6 +116,7 @@ absl::StatusOr<CompileResult> RunJob(
     if (request.has_ptxas()) {
       return RunPtxasJob(request.ptxas(), deadline, ptxas_view, binaries);
     }
+    if (request.has_nvvm()) return RunNvvmJob(request.nvvm(), view, nvvm);
     // The job sees the toolkit and what its request carried, nothing else
     // (a link: the toolkit alone).
     // A link's view is the toolkit's alone: no files, no directory.
@@ -143,6 +161,7 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
   std::vector<std::string> include_dirs;
   std::string cuda_root;
   std::vector<std::string> ptxas;
+  std::string libnvvm;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--fd=") && absl::SimpleAtoi(arg, &fd)) {
@@ -161,6 +180,11 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
     arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--ptxas=")) {
       ptxas.emplace_back(arg);
+      continue;
+    }
+    arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--libnvvm=")) {
+      libnvvm = std::string(arg);
       continue;
     }
     arg = argv[i];
@@ -198,6 +222,19 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
                  why.c_str());
   }
   const CompileView ptxas_view = PtxasView(*view, *binaries);
+  // Loaded before the sandbox, and by every job's child with the rest of
+  // this process: a job's view need not hold it.
+  std::unique_ptr<NvvmLibrary> nvvm;
+  if (!libnvvm.empty()) {
+    absl::StatusOr<std::unique_ptr<NvvmLibrary>> opened =
+        NvvmLibrary::Open(libnvvm);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "jitcache-worker: %s\n",
+                   std::string(opened.status().message()).c_str());
+      return 1;
+    }
+    nvvm = *std::move(opened);
+  }
   if (absl::Status s =
           EnterWorkerSandbox(memory_limit, fd, kFirstPtxasFd,
                              static_cast<int>(binaries->paths.size()));
@@ -236,8 +273,8 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
       absl::StatusOr<CompileResult> result =
           absl::InternalError("the compile could not be tied to its worker");
       if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == worker) {
-        result = RunJob(*frame, *view, *binaries, ptxas_view, *compiler, hooks,
-                        memory_limit);
+        result = RunJob(*frame, *view, *binaries, ptxas_view, nvvm.get(),
+                        *compiler, hooks, memory_limit);
       }
       // Exit status 1: the answer could not be written, the daemon is gone.
       _exit(frame::Write(fd, ToWorkerResponse(result).SerializeAsString()) ? 0

@@ -76,6 +76,14 @@ v1::WorkerRequest ToWorkerRequest(const PtxasJob& job) {
   return request;
 }
 
+v1::WorkerRequest ToWorkerRequest(const NvvmJob& job) {
+  v1::WorkerRequest request;
+  v1::WorkerNvvm* n = request.mutable_nvvm();
+  for (const v1::NvvmCall& call : job.calls) *n->add_calls() = call;
+  request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
+  return request;
+}
+
 namespace {
 
 absl::StatusOr<ObjectKind> KindFrom(int number, absl::string_view what) {
@@ -181,6 +189,7 @@ v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r) {
   if (r->link_trace.has_value())
     *response.mutable_link_trace() = *r->link_trace;
   if (r->ptxas_run.has_value()) *response.mutable_ptxas_run() = *r->ptxas_run;
+  if (r->nvvm_run.has_value()) *response.mutable_nvvm_run() = *r->nvvm_run;
   return response;
 }
 
@@ -203,6 +212,9 @@ absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response) {
   }
   if (response.has_ptxas_run()) {
     result.ptxas_run = std::move(*response.mutable_ptxas_run());
+  }
+  if (response.has_nvvm_run()) {
+    result.nvvm_run = std::move(*response.mutable_nvvm_run());
   }
   return result;
 }

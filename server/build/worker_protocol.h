@@ -23,6 +23,7 @@ inline constexpr uint32_t kCrashFrameLength = frame::kNoFrameLength;
 v1::WorkerRequest ToWorkerRequest(const CompileJob& job);
 v1::WorkerRequest ToWorkerRequest(const LinkJob& job);
 v1::WorkerRequest ToWorkerRequest(const PtxasJob& job);
+v1::WorkerRequest ToWorkerRequest(const NvvmJob& job);
 // The job a request carries (no cancellation flag: a worker is killed);
 // INVALID_ARGUMENT for a kind that is not one.
 absl::StatusOr<CompileJob> CompileJobFrom(const v1::WorkerCompile& compile,

@@ -97,6 +97,36 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
           }};
 }
 
+KeptConnection::Reply JitCacheService::AnswerNvvm(
+    absl::string_view bytes, const PeerCredentials& peer) {
+  const absl::Time start = absl::Now();
+  v1::NvvmRequest request;
+  if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return {};
+  }
+  ++counters_.nvvm_requests;
+  UserStats::Counters& user = CountRequest(peer.uid);
+  absl::StatusOr<PreparedNvvm> prepared =
+      PrepareNvvm(request, options_.compiler->toolchain(), options_.limits);
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      prepared.ok()
+          ? HitAnswer(prepared->key)
+          : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
+  if (std::optional<KeptConnection::Reply> now =
+          AnswerNow(hit, user, peer.uid, start, "libNVVM compile")) {
+    return *std::move(now);
+  }
+  // A miss asked by digests alone: the caller asks again with the modules.
+  if (!request.with_modules()) return {};
+  return {nullptr,
+          [this, request = std::move(request), prepared = *std::move(prepared),
+           uid = peer.uid, user = &user, start](AnswerLater later) {
+            JoinBuild(uid, *user, prepared.key,
+                      AnswerWhenBuilt(std::move(later), *user, start),
+                      [&] { return NvvmBuild(request, prepared); });
+          }};
+}
+
 std::optional<KeptConnection::Reply> JitCacheService::AnswerNow(
     const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
     UserStats::Counters& user, uid_t uid, absl::Time start,
@@ -234,6 +264,9 @@ KeptConnection::Reply JitCacheService::AnswerHit(absl::string_view payload,
   }
   if (!payload.empty() && payload.front() == hit_protocol::kLink) {
     return AnswerLink(payload.substr(1), peer);
+  }
+  if (!payload.empty() && payload.front() == hit_protocol::kNvvm) {
+    return AnswerNvvm(payload.substr(1), peer);
   }
   const absl::Time start = absl::Now();
   v1::CompileRequest request;

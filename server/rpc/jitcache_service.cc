@@ -35,6 +35,9 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
   if (record.has_ptxas_run()) {
     *response->mutable_ptxas_run() = record.ptxas_run();
   }
+  if (record.has_nvvm_run()) {
+    *response->mutable_nvvm_run() = record.nvvm_run();
+  }
   if (record.place_matters()) response->set_place_matters(true);
   if (record.working_directory_only()) {
     response->set_working_directory_only(true);
@@ -120,6 +123,9 @@ v1::PingResponse JitCacheService::PingAnswer() const {
   }
   for (const ToolchainInfo::Library& lib : tc.libraries) {
     ToolkitLibraryOf(lib, response.add_libraries());
+  }
+  if (tc.libnvvm.has_value()) {
+    ToolkitLibraryOf(*tc.libnvvm, response.add_libraries());
   }
   for (const ToolchainInfo::Library& ptxas : tc.ptxas) {
     ToolkitLibraryOf(ptxas, response.add_ptxas());
@@ -686,6 +692,22 @@ JitCacheService::Build JitCacheService::PtxasBuild(
   return build;
 }
 
+JitCacheService::Build JitCacheService::NvvmBuild(
+    const v1::NvvmRequest& request, const PreparedNvvm& prepared) {
+  auto job = std::make_shared<NvvmJob>(MakeNvvmJob(request));
+  Build build;
+  build.key = prepared.key;
+  build.target = prepared.target;
+  build.options = prepared.options;
+  build.source_bytes = prepared.module_bytes;
+  build.is_nvvm = true;
+  build.run = [this, job](absl::Time deadline) {
+    job->deadline = deadline;  // run once, by one pool thread
+    return options_.compiler->Nvvm(*job);
+  };
+  return build;
+}
+
 absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
                                                        absl::Time deadline) {
   LinkJob job;
@@ -865,6 +887,7 @@ void JitCacheService::RunBuild(const Build& build) {
     if (leased) tiered_->Release(key);
     JITCACHE_LOG(Warning) << (build.is_link    ? "link "
                               : build.is_ptxas ? "ptxas run "
+                              : build.is_nvvm  ? "libNVVM compile "
                                                : "compile ")
                           << key.Hex() << " uid " << build.uid
                           << " failed after " << took << ": "
@@ -874,6 +897,7 @@ void JitCacheService::RunBuild(const Build& build) {
   }
   JITCACHE_LOG(Info) << (build.is_link    ? "linked "
                          : build.is_ptxas ? "ran ptxas for "
+                         : build.is_nvvm  ? "ran libNVVM for "
                                           : "compiled ")
                      << key.Hex() << " uid " << build.uid << " " << build.arch
                      << " in " << took
@@ -912,6 +936,9 @@ void JitCacheService::RunBuild(const Build& build) {
   if (result->ptxas_run.has_value()) {
     *record.mutable_ptxas_run() = *result->ptxas_run;
   }
+  if (result->nvvm_run.has_value()) {
+    *record.mutable_nvvm_run() = *result->nvvm_run;
+  }
   std::vector<ObjectRef> objects;
   // No bytes, no object: an as-called link that made no cubin (refused,
   // failed, or PTX alone) has all it answers in its trace.
@@ -922,7 +949,8 @@ void JitCacheService::RunBuild(const Build& build) {
     objects.push_back({digest, build.target, result->object});
   }
   const bool keep =
-      build.is_link || build.is_ptxas || !FailedForAMissingFile(*result);
+      build.is_link || build.is_ptxas || build.is_nvvm ||
+      !FailedForAMissingFile(*result);
   // (An answer that is not kept is not kept early either.)
   const bool answered_early =
       keep &&

@@ -17,6 +17,7 @@
 #include "server/rpc/compile_request.h"
 #include "server/rpc/hot_answers.h"
 #include "server/rpc/link_request.h"
+#include "server/rpc/nvvm_request.h"
 #include "server/rpc/ptxas_request.h"
 #include "server/rpc/request_limits.h"
 #include "server/rpc/service_counters.h"
@@ -161,6 +162,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     ObjectKind target;
     bool is_link = false;
     bool is_ptxas = false;
+    bool is_nvvm = false;
     std::vector<std::string> input_digests;  // raw; a link's inputs
     std::string arch;
     std::string program_name;
@@ -372,6 +374,14 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // hit, else promised for when its run (or the one it joins) is done.
   KeptConnection::Reply AnswerPtxas(absl::string_view request,
                                     const PeerCredentials& peer);
+  // The run of a libNVVM request's miss (it came with its modules).
+  Build NvvmBuild(const v1::NvvmRequest& request,
+                  const PreparedNvvm& prepared);
+  // A hit socket's libNVVM compile or verify (libnvvm.so.4's): its answer
+  // now on a hit; on a miss, promised for when its run is done when the
+  // request holds the modules, else nothing (the caller sends them).
+  KeptConnection::Reply AnswerNvvm(absl::string_view request,
+                                   const PeerCredentials& peer);
   // The build of a Link request's miss; its run keeps the inputs that came
   // inline first (like uploads, so that a later link can name them).
   // `named`: under the key with the inputs' names; otherwise keyed

@@ -257,3 +257,71 @@ TEST(AsCalledLinkKey, NamesAreLeftOutOnlyWhenAsked) {
 
 }  // namespace
 }  // namespace jitcache
+
+namespace jitcache {
+namespace {
+
+// A libNVVM program's key: every call, in order, and the library.
+struct NvvmFields {
+  std::string library = std::string(32, 'n');
+  struct Call {
+    int kind;
+    std::string name;
+    bool unnamed;
+    std::string module;  // raw digest
+    std::vector<std::string> options;
+  };
+  std::vector<Call> calls = {
+      {1, "", true, std::string(Digest::Of("ir").AsBytes()), {}},
+      {4, "", false, "", {"-opt=3", "-arch=compute_90a"}},
+      {2, "", true, std::string(Digest::Of("libdevice").AsBytes()), {}},
+      {3, "", false, "", {"-opt=3", "-arch=compute_90a"}}};
+  Digest Key() const {
+    std::vector<NvvmKeyInput::Call> in;
+    for (const Call& c : calls) {
+      in.push_back({c.kind, c.name, c.unnamed, c.module, c.options});
+    }
+    return ComputeNvvmKey({library, in});
+  }
+};
+
+TEST(NvvmKey, EveryCallAndTheirOrderChangeTheKey) {
+  const Digest base = NvvmFields().Key();
+  EXPECT_EQ(NvvmFields().Key(), base);
+  const std::vector<std::pair<const char*, std::function<void(NvvmFields&)>>>
+      edits = {
+          {"library", [](NvvmFields& f) { f.library[0] = 'm'; }},
+          {"module bytes",
+           [](NvvmFields& f) {
+             f.calls[0].module = std::string(Digest::Of("ir2").AsBytes());
+           }},
+          {"named (\"\", not NULL)",
+           [](NvvmFields& f) { f.calls[0].unnamed = false; }},
+          {"a name", [](NvvmFields& f) {
+             f.calls[0].unnamed = false;
+             f.calls[0].name = "m";
+           }},
+          {"lazy, not eager", [](NvvmFields& f) { f.calls[2].kind = 1; }},
+          {"no verify",
+           [](NvvmFields& f) { f.calls.erase(f.calls.begin() + 1); }},
+          {"verify, not compile", [](NvvmFields& f) { f.calls[3].kind = 4; }},
+          {"an option", [](NvvmFields& f) {
+             f.calls[3].options.push_back("-gen-lto");
+           }},
+          {"option order", [](NvvmFields& f) {
+             std::swap(f.calls[3].options[0], f.calls[3].options[1]);
+           }},
+          {"the verify's options",
+           [](NvvmFields& f) { f.calls[1].options.pop_back(); }},
+          {"module order",
+           [](NvvmFields& f) { std::swap(f.calls[0], f.calls[2]); }},
+      };
+  for (const auto& [what, edit] : edits) {
+    NvvmFields f;
+    edit(f);
+    EXPECT_NE(f.Key(), base) << what;
+  }
+}
+
+}  // namespace
+}  // namespace jitcache
