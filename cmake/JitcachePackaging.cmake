@@ -29,7 +29,7 @@ install(PROGRAMS $<TARGET_FILE:jitcache_ptxas>
 # The NVRTC-compatible library, in a directory of its own: programs opt in
 # with LD_PRELOAD=.../jitcache/libnvrtc.so.13 (README: unmodified programs).
 # The same for nvJitLink: LD_PRELOAD=.../jitcache/libnvJitLink.so.13, and for
-# libNVVM: NUMBA_CUDA_NVVM=.../jitcache/libnvvm.so.4.
+# libNVVM: LD_PRELOAD=.../jitcache/libnvvm.so.4.
 install(TARGETS jitcache_nvrtc jitcache_nvjitlink jitcache_nvvm
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/jitcache NAMELINK_SKIP
   COMPONENT daemon)

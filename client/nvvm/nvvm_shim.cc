@@ -1,8 +1,8 @@
 // libnvvm.so.4 from jitcache: libNVVM's C API, answered by the node's
 // jitcached when it can, and by the real libNVVM otherwise, with identical
-// results. A program picks it up, unmodified, by loading it in place of
-// the real one (numba-cuda: NUMBA_CUDA_NVVM, or this library's directory
-// first on LD_LIBRARY_PATH); see README: "Compiles through libNVVM".
+// results. A program picks it up, unmodified, through LD_PRELOAD (numba-cuda
+// 0.25 and later take a libnvvm.so.4 already loaded); see README:
+// "Compiles through libNVVM".
 //
 // libNVVM does nothing when a module is added but copy it (a module of
 // garbage is taken; NvvmDifferential shows it), and it reads no file: a

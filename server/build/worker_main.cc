@@ -20,6 +20,7 @@
 #include "server/build/compile_view.h"
 #include "server/build/cuda_compiler.h"
 #include "server/build/nvvm_library.h"
+#include "server/build/path_stats.h"
 #include "server/build/ptxas_run.h"
 #include "server/build/worker_protocol.h"
 #include "server/build/worker_sandbox.h"
@@ -141,7 +142,12 @@ absl::StatusOr<CompileResult> RunJob(
       if (!link.ok()) return link.status();
       std::optional<absl::StatusOr<CompileResult>> faked;
       if (hooks.link) faked = hooks.link(*link);
+      const uint64_t stats_before = PathStatsMade().load();
       result = faked.has_value() ? *std::move(faked) : compiler.Link(*link);
+      if (PathStatsMade().load() != stats_before) {
+        // Not a result: errors are never kept, and the caller links it.
+        return absl::FailedPreconditionError(std::string(kReadsCallersFiles));
+      }
     }
   }
   if (!result.ok() && absl::IsResourceExhausted(result.status()) &&
@@ -154,6 +160,11 @@ absl::StatusOr<CompileResult> RunJob(
 }
 
 }  // namespace
+
+std::atomic<uint64_t>& PathStatsMade() {
+  static std::atomic<uint64_t> made{0};
+  return made;
+}
 
 int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
   int fd = -1;

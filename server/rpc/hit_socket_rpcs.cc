@@ -206,7 +206,9 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
           ? LinkHit(*prepared, &named)
           : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
   if (hit.ok() && *hit == nullptr) {
-    if (prepared->steps_only) {
+    if (callers_own_links_.Has(LinkKeyAt(*prepared, named))) {
+      hit = absl::FailedPreconditionError(kReadsCallersFiles);
+    } else if (prepared->steps_only) {
       // Only what an earlier link recorded: never a link of its own.
       hit = absl::NotFoundError("no link recorded these steps");
     } else if (absl::Status have = CheckInputsKept(*prepared); !have.ok()) {

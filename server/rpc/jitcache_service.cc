@@ -883,6 +883,10 @@ void JitCacheService::RunBuild(const Build& build) {
   const absl::Duration took = absl::Now() - start;
   counters_.compile_time.Observe(took);
   build.user->compile_us += absl::ToInt64Microseconds(took);
+  if (!result.ok() && build.is_link &&
+      CallersOwnLinks::IsRefusal(result.status())) {
+    callers_own_links_.Remember(key);
+  }
   if (!result.ok()) {
     if (leased) tiered_->Release(key);
     JITCACHE_LOG(Warning) << (build.is_link    ? "link "

@@ -13,6 +13,7 @@
 #include "server/build/kept_file_sets.h"
 #include "server/net/kept_connection.h"
 #include "server/net/peer_listener.h"
+#include "server/rpc/callers_own_links.h"
 #include "server/rpc/compile_reactor.h"
 #include "server/rpc/compile_request.h"
 #include "server/rpc/hot_answers.h"
@@ -443,6 +444,8 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   std::atomic<bool> shutting_down_{false};
   // The store with the team's tier behind it; null without --remote.
   const std::unique_ptr<TieredStore> tiered_;
+  // Links whose run read the caller's files: refused at once.
+  CallersOwnLinks callers_own_links_;
   // PingAnswer, serialized once for the hit socket.
   const std::shared_ptr<const std::string> toolkit_answer_;
   // Where compiles run elsewhere (place_proof.h): long-lived threads, as a

@@ -633,12 +633,27 @@ TEST_F(NvJitLinkDifferential, AddedFilesAreTheRealNvJitLinksAndHit) {
        false},
       {"empty", link({"-arch=sm_90"}, {file(kPtx, In("empty.ptx"))}), false},
       {"any", link({"-arch=sm_90"}, {file(kAny, In("caller.ptx"))}), false},
+      // The real nvJitLink types an NVJITLINK_INPUT_ANY file by its bytes,
+      // not by its name: PTX named .cubin, a cubin named .ltoir link as
+      // what they are (the real one's, as any ANY).
+      {"any-misnamed",
+       link({"-arch=sm_90"}, {file(kAny, In("caller-ptx.cubin")),
+                              file(kAny, In("callee-cubin.ltoir"))}),
+       false},
   };
+  testing::WriteFile(In("caller-ptx.cubin"),
+                     testing::ReadFile(In("caller.ptx")));
+  testing::WriteFile(In("callee-cubin.ltoir"),
+                     testing::ReadFile(In("callee.cubin")));
   for (const FileCase& f : cases) {
     SCOPED_TRACE(f.name);
     const Case c{f.name, f.steps};
     ProcessResult real = Run(f.name + "-real", c, false);
     ASSERT_EQ(real.exit_code, 0) << real.output;
+    if (f.name == "any-misnamed") {
+      EXPECT_TRUE(absl::StrContains(
+          testing::ReadFile(dir_.Sub(f.name + "-real/report")), "complete: 0"));
+    }
     for (const char* run : {"-miss", "-hit"}) {
       ProcessResult ours = Run(f.name + run, c, true);
       EXPECT_EQ(ours.exit_code, 0) << ours.output;
@@ -701,6 +716,64 @@ TEST_F(NvJitLinkDifferential, SourceFilesThePtxNamesAreTheCallers) {
   EXPECT_NE(testing::ReadFile(In("lined-real-before/linked.cubin")),
             testing::ReadFile(In("lined-real-after/linked.cubin")))
       << "the source's time is not in the cubin: the test shows nothing";
+}
+
+// LTO-IR with line information (NVRTC's -lineinfo, as numba-cuda and
+// nvcc -dlto -lineinfo make it) names its source files too, inside the
+// IR, where the library cannot read them: the real nvJitLink stats each
+// where it runs and writes its size and time into the cubin. The daemon's
+// worker sees that its link stat'ed files (none of which are in its view)
+// and refuses it, and remembers the link: the caller links it itself, the
+// same cubin as the real one's before and after the source is touched.
+TEST_F(NvJitLinkDifferential, SourceFilesTheLtoIrNamesAreTheCallers) {
+  // The kernel's own source: its lines survive the link (a device function
+  // inlined into another file's kernel leaves none).
+  const std::string source = In("lined_caller.cu");
+  testing::WriteFile(source,
+                     "extern __device__ float f(float);\n"
+                     "extern \"C\" __global__ void k(float* x) "
+                     "{ x[threadIdx.x] = f(x[threadIdx.x]); }\n");
+  ProgramOptions options;
+  options.arch = "sm_90";
+  options.relocatable_device_code = true;
+  options.lineinfo = true;
+  options.wait_for_proof = true;
+  absl::StatusOr<ObjectCode> code = client_->Compile(
+      Program(testing::ReadFile(source), source), options, CodeType::kLtoir);
+  ASSERT_TRUE(code.ok()) << code.status();
+  testing::WriteFile(In("lined.ltoir"), code->bytes);
+  const Case c{"lined-lto",
+               {"-o", "-arch=sm_90", "-o", "-lto", "-o", "-lineinfo", "-a",
+                std::to_string(kLtoir), "lined.ltoir", In("lined.ltoir"), "-a",
+                std::to_string(kLtoir), "callee.ltoir", In("callee.ltoir"),
+                "-c"}};
+  for (const char* when : {"before", "after"}) {
+    if (std::string(when) == "after") {
+      const auto t = std::filesystem::last_write_time(source);
+      std::filesystem::last_write_time(source, t - std::chrono::hours(24));
+    }
+    ProcessResult real = Run(absl::StrCat("lined-lto-real-", when), c, false);
+    ASSERT_EQ(real.exit_code, 0) << real.output;
+    for (const char* run : {"-1", "-2"}) {
+      const std::string out = absl::StrCat("lined-lto-ours-", when, run);
+      ProcessResult ours = Run(out, c, true);
+      ExpectSame(absl::StrCat("lined-lto-real-", when), out, out);
+      EXPECT_TRUE(absl::StrContains(ours.output, "the daemon did not link it"))
+          << ours.output;
+    }
+  }
+  EXPECT_TRUE(testing::ReadFile(In("lined-lto-real-before/linked.cubin")) !=
+              testing::ReadFile(In("lined-lto-real-after/linked.cubin")))
+      << "the source's time is not in the cubin: the test shows nothing";
+  // Linked by the daemon once, then refused at once: four callers, one
+  // refusal by a worker in the daemon's log.
+  const std::string log = daemon_.Log();
+  size_t refusals = 0;
+  for (size_t at = log.find("stats files by path"); at != std::string::npos;
+       at = log.find("stats files by path", at + 1)) {
+    ++refusals;
+  }
+  EXPECT_EQ(refusals, 1u) << log;
 }
 
 // The library asks nothing but the daemon's hit socket: without one (a

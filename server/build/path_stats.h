@@ -1,0 +1,30 @@
+#ifndef JITCACHE_SERVER_BUILD_PATH_STATS_H_
+#define JITCACHE_SERVER_BUILD_PATH_STATS_H_
+
+// How many times this process stat'ed a file by its path through the C
+// library's stat calls, as counted by jitcache-worker's own definitions of
+// them (path_stat_watch.cc, in the worker executable; a process without
+// them counts nothing).
+//
+// Why: nvJitLink stats the source files that line information names
+// (LTO-IR made with -lineinfo or -G: nvcc's, NVRTC's, numba-cuda's) where
+// it runs, and writes their size and time into the cubin. A job's compile
+// view holds no file of the caller's, so a link that stats one answers
+// for the worker's file system, not the caller's: the worker refuses it
+// (and the caller links it itself). A link of inputs that carry no line
+// information stats nothing (strace of the real nvJitLink 13.0).
+#include <atomic>
+#include <cstdint>
+
+namespace jitcache {
+
+std::atomic<uint64_t>& PathStatsMade();
+
+// The FAILED_PRECONDITION message of a link that stat'ed files by path.
+inline constexpr const char* kReadsCallersFiles =
+    "the link stats files by path (source files its line information "
+    "names), which are the caller's: the caller links it";
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_BUILD_PATH_STATS_H_
