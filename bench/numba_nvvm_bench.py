@@ -17,7 +17,6 @@ jitcache; shim/ with libnvvm.so.4; lib/), on the GPU machine.
 import argparse
 import datetime
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -62,6 +61,62 @@ def one(env, mode):
     return first, wall * 1e3, r.stdout.strip().splitlines()[-1]
 
 
+def gpu_name():
+    r = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                       capture_output=True, text=True)
+    return r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else "no GPU"
+
+
+DUMP_IR = r"""
+import math, sys
+from numba import cuda
+@cuda.jit("void(float32[:])")
+def kernel(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = math.sin(x[i]) * 2.0
+sys.stdout.write(list(kernel.inspect_llvm().values())[0])
+"""
+
+
+def nvvm_only(bundle, env, real, work, runs):
+    """libNVVM alone, numba-cuda's calls for that kernel (its IR, a verify,
+    libdevice added lazily, the compile, the reads) in a new process each
+    (jitcache_nvvm_case): the real libNVVM against a hit. None when the
+    kernel's IR cannot be had."""
+    ir = os.path.join(work, "kernel.ll")
+    r = subprocess.run([sys.executable, "-c", DUMP_IR], env=env,
+                       capture_output=True, text=True)
+    if r.returncode != 0 or "define" not in r.stdout:
+        print("no IR from numba-cuda:", r.stderr[-500:], file=sys.stderr)
+        return None
+    with open(ir, "w") as f:
+        f.write(r.stdout)
+    libdevice = os.path.join(os.path.dirname(os.path.dirname(real)),
+                             "libdevice", "libdevice.10.bc")
+    opts = ["-opt=3", "-arch=compute_90a"]
+    steps = ["-c", "-a", "@null", ir, "-V", "2", *opts, "-l", "@null",
+             libdevice, "-C", "2", *opts, "-r", "-d"]
+    case = os.path.join(bundle, "bin/jitcache_nvvm_case")
+    shim = os.path.join(bundle, "shim/libnvvm.so.4")
+
+    def once(lib, report):
+        t0 = time.monotonic()
+        subprocess.run([case, lib, report, *steps], env=env, check=True,
+                       capture_output=True)
+        return (time.monotonic() - t0) * 1e3
+
+    once(shim, os.path.join(work, "miss"))
+    real_ms, hit_ms = [], []
+    for i in range(runs):
+        real_ms.append(once(real, os.path.join(work, "real")))
+        hit_ms.append(once(shim, os.path.join(work, "hit")))
+    with open(os.path.join(work, "real"), "rb") as a, \
+            open(os.path.join(work, "hit"), "rb") as b:
+        same = a.read() == b.read()
+    return real_ms, hit_ms, same
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bundle", required=True)
@@ -93,6 +148,8 @@ def main():
             hit_first.append(f)
             hit_wall.append(w)
         after = daemon.stats()
+        alone = nvvm_only(bundle, dict(base, JITCACHE_REAL_NVVM=args.libnvvm),
+                          args.libnvvm, work, args.runs)
     finally:
         daemon.stop()
     misses = after.get("misses", 0) - before.get("misses", 0)
@@ -105,7 +162,7 @@ def main():
         "",
         f"Command: `python3 bench/numba_nvvm_bench.py --bundle BUNDLE --runs "
         f"{args.runs} --write-results`; "
-        f"{platform.node()} ({os.cpu_count()} cores), "
+        f"{gpu_name()}, {os.cpu_count()} cores, "
         f"{datetime.date.today().isoformat()}.",
         "",
         "| libNVVM | first launch (compile, link, load) | whole process |",
@@ -121,8 +178,23 @@ def main():
         f"Last lines: real `{last.get('real', '')}`; ours "
         f"`{last.get('ours', '')}`.",
     ]
+    if alone is not None:
+        real_ms, hit_ms, same = alone
+        lines += [
+            "",
+            "libNVVM alone: numba-cuda's calls for the same kernel (its IR, a "
+            "verify, libdevice added lazily, the compile, every read), a new "
+            "process each (`jitcache_nvvm_case`); the two reports "
+            f"{'are the same bytes' if same else 'DIFFER'}.",
+            "",
+            "| libNVVM | process (load, calls, reads) |",
+            "|---|---|",
+            f"| real | {med(real_ms):.1f} ms [{min(real_ms):.1f}] |",
+            f"| jitcache's libnvvm.so.4, a hit | {med(hit_ms):.1f} ms "
+            f"[{min(hit_ms):.1f}] |",
+        ]
     if args.write_results:
-        write_section("numba-nvvm", lines)
+        write_section("numba-nvvm", lines, script="bench/numba_nvvm_bench.py")
     else:
         print("\n".join(lines))
 
