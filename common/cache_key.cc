@@ -53,6 +53,7 @@ enum LinkTag : uint32_t {
   kLinkTagComplete = 24,
   kLinkTagNamesLeftOut = 25,
   kLinkTagInputExtension = 26,
+  kLinkTagSourceStatsRefused = 27,
 };
 
 // Field tags of the ptxas key.
@@ -215,6 +216,9 @@ Digest ComputeAsCalledLinkKey(const AsCalledLinkKeyInput& input) {
   key.Count(kLinkTagComplete, input.complete ? 1 : 0);
   // Only a key without names says so: keys with names are as they were.
   if (!input.names_keyed) key.Count(kLinkTagNamesLeftOut, 1);
+  // Records of links made before the daemon refused those that stat
+  // source files may hold another place's source times: never hit.
+  key.Count(kLinkTagSourceStatsRefused, 1);
   return key.Finish();
 }
 

@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -17,6 +19,7 @@
 #include "common/paths.h"
 #include "common/size_units.h"
 #include "server/build/cuda_compiler.h"
+#include "server/build/worker_compiler.h"
 #include "server/daemon.h"
 #include "server/remote/remote_keys.h"
 #include "server/systemd/listen_sockets.h"
@@ -179,6 +182,19 @@ int main(int argc, char** argv) {
   // A write past a file-size limit must be a failed write (the store stays
   // sound and the daemon keeps serving), not the daemon's death.
   std::signal(SIGXFSZ, SIG_IGN);
+  // What changes the compilers' answers (worker_compiler.h) is no part of the
+  // daemon's environment either: libNVVM's and nvJitLink's versions and
+  // anything loaded in this process answer as in a clean one.
+  {
+    std::vector<std::string> unset;
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (jitcache::ChangesCompilerAnswers(*e)) {
+        const std::string entry = *e;
+        unset.push_back(entry.substr(0, entry.find('=')));
+      }
+    }
+    for (const std::string& name : unset) unsetenv(name.c_str());
+  }
 
   absl::FlagsUsageConfig usage_config;
   // --help lists this file's flags (not Abseil's or gRPC's own).

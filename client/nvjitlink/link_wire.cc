@@ -14,7 +14,7 @@ using proto_wire::Reader;
 
 std::string Encode(const std::vector<std::string>& options,
                    const std::vector<Input>& inputs, bool steps_only,
-                   bool send_bytes) {
+                   bool send_bytes, bool disproves) {
   std::string out;
   for (const Input& input : inputs) {
     std::string in;
@@ -30,6 +30,7 @@ std::string Encode(const std::vector<std::string>& options,
   for (const std::string& o : options) PutBytes(out, 2, o);
   PutVarintField(out, 4, 1);  // as_called
   PutVarintField(out, 5, steps_only ? 1 : 0);
+  PutVarintField(out, 6, disproves ? 1 : 0);
   return out;
 }
 

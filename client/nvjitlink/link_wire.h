@@ -26,9 +26,11 @@ struct Input {
 
 // A LinkRequest with as_called set: options as spelled, inputs in order,
 // each by digest, or by its bytes when `send_bytes` (and not `steps_only`).
+// `disproves`: the caller's own nvJitLink answered otherwise than the
+// record (LinkRequest.disproves; with the bytes).
 std::string Encode(const std::vector<std::string>& options,
                    const std::vector<Input>& inputs, bool steps_only,
-                   bool send_bytes);
+                   bool send_bytes, bool disproves = false);
 
 // What one nvJitLink call answered, and the logs right after it.
 struct Step {

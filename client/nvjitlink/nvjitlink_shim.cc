@@ -153,10 +153,13 @@ struct Daemon {
   jitcache::link_wire::Library nvjitlink;  // the daemon's account of it
 };
 
-// What the real nvJitLink 13.0 reads from the environment (the one such
-// variable its strings name): the daemon's workers run without it.
+// What the real nvJitLink 13.0 reads from the environment: the trace
+// messages its strings name, and what its getenv calls during a link ask
+// (those of the libNVVM inside it: the producer LTO-IR names, a log file,
+// its concurrency). The daemon's workers run without any of them.
 constexpr const char* kEnvironmentThatChangesAnswers[] = {
-    "NVJITLINK_TRACE_MESSAGES"};
+    "NVJITLINK_TRACE_MESSAGES", "LLVM_OVERRIDE_PRODUCER", "AS_SECURE_LOG_FILE",
+    "LIBNVVM_DISABLE_CONCURRENT_API"};
 
 // One for the process; nullptr when there is none to use.
 Daemon* TheDaemon() {
@@ -324,6 +327,21 @@ std::optional<Trace> Recorded(const Link& link, bool complete) {
     return std::nullopt;
   }
   return answer;
+}
+
+// Tells the daemon that its record of this link answered a call otherwise
+// than this process's own nvJitLink (with the inputs, so that it can link
+// again and see). Answered at once; nothing waits for the daemon's link.
+void Disprove(const Link& link) {
+  Daemon* daemon = TheDaemon();
+  if (daemon == nullptr) return;
+  const std::string payload =
+      std::string(1, jitcache::hit_protocol::kLink) +
+      jitcache::link_wire::Encode(link.options, link.inputs,
+                                  /*steps_only=*/false, /*send_bytes=*/true,
+                                  /*disproves=*/true);
+  std::string buffer;
+  daemon->channel.Ask(payload, buffer);
 }
 
 // The step the daemon's record answers now (its last).
@@ -644,6 +662,7 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(
         return Answer(link);
       }
       Why("the daemon's nvJitLink answered an earlier call differently");
+      Disprove(link);
     }
   }
   if (!Materialize(link)) return Unavailable();

@@ -24,6 +24,7 @@
 // JITCACHE_NVVM_VERBOSE=1 says on stderr why a program went to the real
 // libNVVM; JITCACHE_NVVM_DISABLE=1 sends every program there.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstddef>
@@ -35,6 +36,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client/nvjitlink/link_wire.h"
@@ -105,6 +107,23 @@ const Real& RealNvvm() {
   r->name = reinterpret_cast<decltype(r->name)>(dlsym(r->lib, #name));
     JITCACHE_NVVM_FUNCTIONS(JITCACHE_NVVM_RESOLVE)
 #undef JITCACHE_NVVM_RESOLVE
+    // A library without the whole C API (nvvmDisableConcurrentAPI is not
+    // part of nvvm.h) is none: every call then says it cannot be loaded.
+    const bool whole =
+        r->nvvmGetErrorString && r->nvvmVersion && r->nvvmIRVersion &&
+        r->nvvmCreateProgram && r->nvvmDestroyProgram &&
+        r->nvvmAddModuleToProgram && r->nvvmLazyAddModuleToProgram &&
+        r->nvvmCompileProgram && r->nvvmVerifyProgram &&
+        r->nvvmGetCompiledResultSize && r->nvvmGetCompiledResult &&
+        r->nvvmGetProgramLogSize && r->nvvmGetProgramLog;
+    if (!whole) {
+      std::fprintf(stderr,
+                   "jitcache libnvvm.so.4: the real libNVVM lacks part of "
+                   "its C API\n");
+      auto* none = new Real();
+      none->lib = r->lib;
+      return none;
+    }
     return r;
   }();
   return *real;
@@ -123,13 +142,14 @@ void Why(const char* what) {
 }
 
 // What libNVVM 13.0 reads from the environment (its getenv calls during a
-// compile): the IR version check, the version it claims, the producer it
-// writes, a log file, its concurrency. The daemon's workers run without
-// them, so a caller with any of them set compiles itself.
+// compile): the IR version check (NVVM_IR_VER_CHK), the version it claims
+// (LIBNVVM_NVVM_VERSION, NV_NVVM_VERSION), the producer it writes, a log
+// file, its concurrency; by prefix, so that a variable of the same family
+// another version reads is not missed. The daemon's workers run without
+// them (the same rule), so a caller with any of them set compiles itself.
 constexpr const char* kEnvironmentThatChangesAnswers[] = {
-    "NVVM_IR_VER_CHK",        "LIBNVVM_NVVM_VERSION", "NV_NVVM_VERSION",
-    "LLVM_OVERRIDE_PRODUCER", "AS_SECURE_LOG_FILE",
-    "LIBNVVM_DISABLE_CONCURRENT_API"};
+    "NVVM_", "LIBNVVM_", "NV_NVVM_", "LLVM_OVERRIDE_PRODUCER=",
+    "AS_SECURE_LOG_FILE="};
 
 // The node's daemon, over its hit socket, when it runs the very file this
 // process would open as the real libNVVM.
@@ -141,10 +161,13 @@ struct Daemon {
 
 // Why no daemon answers here, or nullptr when one does.
 std::optional<std::string> Unusable(Daemon& d) {
-  for (const char* variable : kEnvironmentThatChangesAnswers) {
-    if (std::getenv(variable) != nullptr) {
-      return std::string(variable) + " is set (the real libNVVM answers "
-                                     "otherwise)";
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry = *e;
+    for (const char* prefix : kEnvironmentThatChangesAnswers) {
+      if (entry.starts_with(prefix)) {
+        return std::string(entry.substr(0, entry.find('='))) +
+               " is set (the real libNVVM answers otherwise)";
+      }
     }
   }
   std::string buffer;
@@ -397,9 +420,12 @@ std::optional<nvvmResult> SizeOf(const Answer& a, size_t* size) {
 template <int Answer::*kSizeResult, int Answer::*kResult,
           std::string Answer::*kBytes>
 std::optional<nvvmResult> BytesOf(const Answer& a, char* out) {
-  // The real read was made only after a size it gave.
+  // The real read was made only after a size it gave; a read it refused
+  // wrote nothing (the worker's buffer is not the caller's).
   if (a.*kSizeResult != kSuccess) return std::nullopt;
-  std::memcpy(out, (a.*kBytes).data(), (a.*kBytes).size());
+  if (a.*kResult == kSuccess) {
+    std::memcpy(out, (a.*kBytes).data(), (a.*kBytes).size());
+  }
   return a.*kResult;
 }
 

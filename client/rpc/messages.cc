@@ -137,6 +137,9 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"place_answered_before_proof",
        &DaemonStats::place_answered_before_proof},
       {"place_proofs_running", &DaemonStats::place_proofs_running},
+      {"nvvm_requests", &DaemonStats::nvvm_requests},
+      {"records_disproved", &DaemonStats::records_disproved},
+      {"disproofs_refuted", &DaemonStats::disproofs_refuted},
   };
   return kMembers;
 }

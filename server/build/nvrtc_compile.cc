@@ -24,6 +24,7 @@
 #include "common/nvrtc_program.h"
 #include "common/sha256.h"
 #include "server/build/cuda_compiler.h"
+#include "common/log.h"
 #include "server/build/nvvm_library.h"
 #include "server/build/ptxas_registry.h"
 
@@ -166,8 +167,14 @@ absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
       libnvvm.empty() ? ToolkitLibNvvm(cuda_root) : libnvvm;
   if (!nvvm_path.empty() && nvvm_path != "none") {
     absl::StatusOr<ToolchainInfo::Library> nvvm = RegisterNvvm(nvvm_path);
-    if (!nvvm.ok()) return nvvm.status();
-    info.libnvvm = *std::move(nvvm);
+    if (nvvm.ok()) {
+      info.libnvvm = *std::move(nvvm);
+    } else if (!libnvvm.empty()) {
+      return nvvm.status();  // the one an administrator named
+    } else {
+      // The toolkit's, by default: a daemon without libNVVM still serves.
+      JITCACHE_LOG(Warning) << nvvm.status() << "; no libNVVM (--libnvvm)";
+    }
   }
   int major = 0, minor = 0;
   if (absl::Status s = FromNvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");

@@ -35,6 +35,14 @@ struct NvvmLibrary::Api {
 namespace {
 
 constexpr int kSuccess = 0;
+constexpr int kOutOfMemory = 1;  // NVVM_ERROR_OUT_OF_MEMORY
+
+// libNVVM out of memory (the worker's address space is capped): not an
+// answer to keep, as NVRTC's and ptxas's are not.
+absl::Status OutOfMemory(size_t call) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("libNVVM ran out of memory at call ", call));
+}
 
 // A program, destroyed with its scope.
 class Program {
@@ -148,6 +156,7 @@ absl::StatusOr<CompileResult> NvvmLibrary::Run(
                      : api_->nvvmLazyAddModuleToProgram;
       result = add(program.get(), call.module().data(), call.module().size(),
                    name);
+      if (result == kOutOfMemory) return OutOfMemory(i);
       if (result != kSuccess) {
         return absl::FailedPreconditionError(absl::StrCat(
             "libNVVM refused module ", i, " (", result,
@@ -163,6 +172,7 @@ absl::StatusOr<CompileResult> NvvmLibrary::Run(
                                                     : api_->nvvmVerifyProgram;
     result = run_call(program.get(), static_cast<int>(options.size()),
                       options.empty() ? nullptr : options.data());
+    if (result == kOutOfMemory) return OutOfMemory(i);
     if (i + 1 == calls.size()) run.set_result(result);
   }
   CompileResult out;
@@ -170,6 +180,9 @@ absl::StatusOr<CompileResult> NvvmLibrary::Run(
   std::string log;
   ReadBuffer(program.get(), api_->nvvmGetProgramLogSize,
              api_->nvvmGetProgramLog, &size_result, &read_result, &log);
+  if (size_result == kOutOfMemory || read_result == kOutOfMemory) {
+    return OutOfMemory(calls.size());
+  }
   run.set_log_size_result(size_result);
   run.set_log_result(read_result);
   out.log = log.substr(0, log.find('\0'));
@@ -177,6 +190,9 @@ absl::StatusOr<CompileResult> NvvmLibrary::Run(
   ReadBuffer(program.get(), api_->nvvmGetCompiledResultSize,
              api_->nvvmGetCompiledResult, &size_result, &read_result,
              &out.object);
+  if (size_result == kOutOfMemory || read_result == kOutOfMemory) {
+    return OutOfMemory(calls.size());
+  }
   run.set_output_size_result(size_result);
   run.set_output_result(read_result);
   out.ok = run.result() == kSuccess;

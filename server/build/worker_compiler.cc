@@ -74,8 +74,12 @@ absl::StatusOr<std::unique_ptr<WorkerCompiler>> WorkerCompiler::Create(
     compiler->argv_.push_back("--ptxas=" + ptxas.path);
   }
   if (compiler->toolchain().libnvvm.has_value()) {
-    compiler->argv_.push_back("--libnvvm=" +
-                              compiler->toolchain().libnvvm->path);
+    // With the stamp the daemon hashed: a file replaced since is not loaded.
+    const ToolchainInfo::Library& nvvm = *compiler->toolchain().libnvvm;
+    compiler->argv_.push_back("--libnvvm=" + nvvm.path);
+    compiler->argv_.push_back(absl::StrCat(
+        "--libnvvm_stamp=", nvvm.stamp.dev, ":", nvvm.stamp.ino, ":",
+        nvvm.stamp.size, ":", nvvm.stamp.mtime_ns, ":", nvvm.stamp.ctime_ns));
   }
   return compiler;
 }

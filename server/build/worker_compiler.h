@@ -23,6 +23,10 @@ struct WorkerOptions {
   absl::Duration time_limit = absl::Minutes(10);
 };
 
+// Whether an environment entry ("NAME=value") changes what a compiler
+// answers, and so never reaches a worker (NVJITLINK_*, libNVVM's).
+bool ChangesCompilerAnswers(std::string_view variable);
+
 // A Compiler that runs every compile and link in a jitcache-worker process
 // (worker_main.h), so that a program that crashes the compiler, exhausts
 // memory or runs for minutes costs a worker, never the daemon. Workers are
@@ -40,10 +44,6 @@ struct WorkerOptions {
 //  - CancelAll or the job's cancel flag: the worker is killed, UNAVAILABLE.
 // Errors are never results: the service caches none of them.
 // Thread-safety: any method from any thread.
-// Whether an environment entry ("NAME=value") changes what a compiler
-// answers, and so never reaches a worker (NVJITLINK_*, libNVVM's).
-bool ChangesCompilerAnswers(std::string_view variable);
-
 class WorkerCompiler final : public Compiler {
  public:
   static absl::StatusOr<std::unique_ptr<WorkerCompiler>> Create(

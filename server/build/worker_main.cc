@@ -13,9 +13,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/compile_place.h"
+#include "common/file_stamp.h"
 #include "common/length_frame.h"
 #include "server/build/compile_view.h"
 #include "server/build/cuda_compiler.h"
@@ -161,6 +163,18 @@ absl::StatusOr<CompileResult> RunJob(
 
 }  // namespace
 
+// Whether `path` still has the stamp "dev:ino:size:mtime_ns:ctime_ns".
+bool LibNvvmIsTheOneHashed(const std::string& path, const std::string& stamp) {
+  std::vector<std::string> parts = absl::StrSplit(stamp, ':');
+  FileStamp expected;
+  return parts.size() == 5 && absl::SimpleAtoi(parts[0], &expected.dev) &&
+         absl::SimpleAtoi(parts[1], &expected.ino) &&
+         absl::SimpleAtoi(parts[2], &expected.size) &&
+         absl::SimpleAtoi(parts[3], &expected.mtime_ns) &&
+         absl::SimpleAtoi(parts[4], &expected.ctime_ns) &&
+         FileStampHolds(path, expected);
+}
+
 std::atomic<uint64_t>& PathStatsMade() {
   static std::atomic<uint64_t> made{0};
   return made;
@@ -173,6 +187,7 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
   std::string cuda_root;
   std::vector<std::string> ptxas;
   std::string libnvvm;
+  std::string libnvvm_stamp;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--fd=") && absl::SimpleAtoi(arg, &fd)) {
@@ -196,6 +211,11 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
     arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--libnvvm=")) {
       libnvvm = std::string(arg);
+      continue;
+    }
+    arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--libnvvm_stamp=")) {
+      libnvvm_stamp = std::string(arg);
       continue;
     }
     arg = argv[i];
@@ -236,6 +256,15 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
   // Loaded before the sandbox, and by every job's child with the rest of
   // this process: a job's view need not hold it.
   std::unique_ptr<NvvmLibrary> nvvm;
+  if (!libnvvm.empty() && !LibNvvmIsTheOneHashed(libnvvm, libnvvm_stamp)) {
+    // Replaced since the daemon hashed it: its answers would be kept under
+    // the old file's hash. No libNVVM job is answered (never kept).
+    std::fprintf(stderr,
+                 "jitcache-worker: %s changed since jitcached started; no "
+                 "libNVVM compiles until it restarts\n",
+                 libnvvm.c_str());
+    libnvvm.clear();
+  }
   if (!libnvvm.empty()) {
     absl::StatusOr<std::unique_ptr<NvvmLibrary>> opened =
         NvvmLibrary::Open(libnvvm);

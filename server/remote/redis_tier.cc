@@ -377,6 +377,11 @@ void RedisTier::Release(const Digest& key) {
   to_release_.push_back(key);
 }
 
+void RedisTier::Forget(const Digest& key) {
+  absl::MutexLock lock(&mu_);
+  to_forget_.push_back(key);
+}
+
 void RedisTier::Background() {
   // Re-signs, or deletes, the lease only if this node's value is still it.
   static constexpr char kRenewScript[] =
@@ -390,14 +395,23 @@ void RedisTier::Background() {
   while (true) {
     std::optional<std::pair<Digest, std::string>> publish;
     std::optional<Digest> release;
+    std::optional<Digest> forget;
     std::vector<std::pair<Digest, std::string>> renew;
     {
       absl::MutexLock lock(&mu_);
       auto work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return stopping_ || !to_publish_.empty() || !to_release_.empty();
+        return stopping_ || !to_publish_.empty() || !to_release_.empty() ||
+               !to_forget_.empty();
       };
       mu_.AwaitWithDeadline(absl::Condition(&work), next_renewal);
-      if (stopping_ && to_publish_.empty() && to_release_.empty()) return;
+      if (stopping_ && to_publish_.empty() && to_release_.empty() &&
+          to_forget_.empty()) {
+        return;
+      }
+      if (!to_forget_.empty()) {
+        forget = to_forget_.front();
+        to_forget_.pop_front();
+      }
       if (!to_publish_.empty()) {
         publish = std::move(to_publish_.front());
         to_publish_.pop_front();
@@ -429,6 +443,10 @@ void RedisTier::Background() {
       } else {
         leases_.erase(it);  // taken over: it had expired
       }
+    }
+    if (forget.has_value()) {
+      const std::string name = EntryKey(*forget);
+      background_->Run("DEL %b", name.data(), name.size());
     }
     if (publish.has_value()) {
       const std::string name = EntryKey(publish->first);

@@ -73,6 +73,7 @@ class RedisTier final : public RemoteTier {
   void CountLeaseWait() override;
   void Publish(const Digest& key, std::string entry) override;
   void Release(const Digest& key) override;
+  void Forget(const Digest& key) override;
   RemoteStats stats() const override;
 
  private:
@@ -96,6 +97,7 @@ class RedisTier final : public RemoteTier {
   absl::Mutex mu_;
   std::deque<std::pair<Digest, std::string>> to_publish_ ABSL_GUARDED_BY(mu_);
   std::deque<Digest> to_release_ ABSL_GUARDED_BY(mu_);
+  std::deque<Digest> to_forget_ ABSL_GUARDED_BY(mu_);
   // The leases this node holds, with the value it last wrote for each.
   absl::flat_hash_map<Digest, std::string> leases_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -205,6 +205,15 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
       prepared.ok()
           ? LinkHit(*prepared, &named)
           : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
+  if (request.disproves()) {
+    // Answered at once; the link runs again in the background.
+    if (hit.ok() && *hit != nullptr && !prepared->steps_only) {
+      CheckDisproof(peer.uid,
+                    std::make_shared<const PreparedLink>(*std::move(prepared)),
+                    named, *std::move(hit));
+    }
+    return {};
+  }
   if (hit.ok() && *hit == nullptr) {
     if (callers_own_links_.Has(LinkKeyAt(*prepared, named))) {
       hit = absl::FailedPreconditionError(kReadsCallersFiles);

@@ -884,7 +884,8 @@ void JitCacheService::RunBuild(const Build& build) {
   counters_.compile_time.Observe(took);
   build.user->compile_us += absl::ToInt64Microseconds(took);
   if (!result.ok() && build.is_link &&
-      CallersOwnLinks::IsRefusal(result.status())) {
+      absl::IsFailedPrecondition(result.status()) &&
+      result.status().message() == kReadsCallersFiles) {
     callers_own_links_.Remember(key);
   }
   if (!result.ok()) {

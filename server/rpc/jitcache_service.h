@@ -13,7 +13,8 @@
 #include "server/build/kept_file_sets.h"
 #include "server/net/kept_connection.h"
 #include "server/net/peer_listener.h"
-#include "server/rpc/callers_own_links.h"
+#include "server/build/path_stats.h"
+#include "server/rpc/bounded_key_set.h"
 #include "server/rpc/compile_reactor.h"
 #include "server/rpc/compile_request.h"
 #include "server/rpc/hot_answers.h"
@@ -410,6 +411,12 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   SingleFlight<SharedResult>::Waiter FinishClaimedWhenBuilt(
       CompileReactor* reactor, v1::CompileResponse* response);
   absl::Status KeepInlineInputs(const PreparedLink& link);
+  // A caller's own nvJitLink answered otherwise than `recorded`, the answer
+  // kept for `link` (LinkRequest.disproves): links it again on the proof
+  // threads, and removes the record and its first steps' when that answer
+  // is not the record's (link_disproof.cc).
+  void CheckDisproof(uid_t uid, std::shared_ptr<const PreparedLink> link,
+                     bool named, std::shared_ptr<const HotAnswer> recorded);
   // A hit socket's as-called link (libnvJitLink.so.13's): recorded steps
   // (a hit, or nothing), or the whole link, promised on a miss.
   KeptConnection::Reply AnswerLink(absl::string_view request,
@@ -445,7 +452,14 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // The store with the team's tier behind it; null without --remote.
   const std::unique_ptr<TieredStore> tiered_;
   // Links whose run read the caller's files: refused at once.
-  CallersOwnLinks callers_own_links_;
+  BoundedKeySet callers_own_links_;
+  // Records a caller disproved that a second link showed right, and how
+  // many disproofs are being checked (at most kMaxDisproofs at once; more
+  // are not checked: a caller can cost a few links, never the proof
+  // threads).
+  BoundedKeySet refuted_disproofs_;
+  std::atomic<int> disproofs_running_{0};
+  static constexpr int kMaxDisproofs = 4;
   // PingAnswer, serialized once for the hit socket.
   const std::shared_ptr<const std::string> toolkit_answer_;
   // Where compiles run elsewhere (place_proof.h): long-lived threads, as a

@@ -24,6 +24,8 @@ struct ServiceCounters {
   std::atomic<uint64_t> link_errors{0};
   std::atomic<uint64_t> ptxas_requests{0};
   std::atomic<uint64_t> nvvm_requests{0};
+  std::atomic<uint64_t> records_disproved{0};
+  std::atomic<uint64_t> disproofs_refuted{0};
   std::atomic<uint64_t> place_proofs{0};  // compiles run again elsewhere
   std::atomic<uint64_t> place_shared{0};  // answers every place shares
   std::atomic<uint64_t> place_kept{0};    // answers kept for their place
@@ -88,7 +90,7 @@ struct ServiceCounters {
   void Zero() {
     for (auto* c : {&requests, &hits, &misses, &joins, &compile_errors,
                     &compiles, &link_requests, &link_errors, &ptxas_requests,
-                    &nvvm_requests,
+                    &nvvm_requests, &records_disproved, &disproofs_refuted,
                     &hot_hits, &socket_hits, &socket_batches, &place_proofs,
                     &place_shared, &place_kept, &place_answered_before_proof}) {
       c->store(0);
@@ -109,6 +111,8 @@ struct ServiceCounters {
     out->set_link_errors(link_errors);
     out->set_ptxas_requests(ptxas_requests);
     out->set_nvvm_requests(nvvm_requests);
+    out->set_records_disproved(records_disproved);
+    out->set_disproofs_refuted(disproofs_refuted);
     out->set_place_proofs(place_proofs);
     out->set_place_shared(place_shared);
     out->set_place_kept(place_kept);

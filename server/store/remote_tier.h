@@ -49,6 +49,9 @@ class RemoteTier {
   virtual void Publish(const Digest& key, std::string entry) = 0;
   // Releases this node's lease without a result (a failed compile).
   virtual void Release(const Digest& key) = 0;
+  // Deletes the team's entry for `key` in the background (a record shown
+  // wrong): the next node to miss builds it again.
+  virtual void Forget(const Digest& key) = 0;
 
   virtual RemoteStats stats() const = 0;
 };

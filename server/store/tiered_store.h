@@ -38,6 +38,8 @@ class TieredStore {
   void Publish(const Digest& key, const v1::ActionRecord& record);
   // Releases this node's lease without a result.
   void Release(const Digest& key);
+  // The team's entry for `key` is deleted (a record shown wrong).
+  void Forget(const Digest& key) { remote_->Forget(key); }
 
   RemoteStats stats() const { return remote_->stats(); }
 

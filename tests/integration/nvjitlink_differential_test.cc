@@ -776,6 +776,50 @@ TEST_F(NvJitLinkDifferential, SourceFilesTheLtoIrNamesAreTheCallers) {
   EXPECT_EQ(refusals, 1u) << log;
 }
 
+// A record that a caller's own nvJitLink answers otherwise is checked by
+// linking again, removed when that says so too, counted, and never served
+// again. The fault worker's first JITCACHE_FAULT_WRONG_ONCE link adds a
+// line to nvJitLinkCreate's info log: the first caller's real nvJitLink
+// answered that call without it, so it completes the link itself and
+// disproves the record; the daemon's second link agrees with the caller.
+// Without the removal, the next caller's nvJitLinkCreate is answered from
+// the wrong record.
+TEST_F(NvJitLinkDifferential, ARecordACallerDisprovesIsRemovedAndNeverServed) {
+  testing::DaemonProcess faulty(
+      dir_.Sub("faulty.sock"), ":memory:",
+      {std::string("--worker_binary=") + JITCACHE_FAULT_WORKER, "--workers=1",
+       "--place_proofs=false"});
+  ASSERT_TRUE(faulty.Start().ok()) << faulty.Log();
+  const Case c{
+      "disproved",
+      {"-o", "-arch=sm_90", "-o", "-lto", "-o",
+       "-kernels-used=JITCACHE_FAULT_WRONG_ONCE", "-a", std::to_string(kLtoir),
+       "caller.ltoir", In("caller.ltoir"), "-a", std::to_string(kLtoir),
+       "callee.ltoir", In("callee.ltoir"), "-c"}};
+  ProcessResult real = Run("disproved-real", c, false);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  const std::vector<std::string> env = {"JITCACHE_SOCKET=" + faulty.socket()};
+  ProcessResult first = Run("disproved-1", c, true, env);
+  ExpectSame("disproved-real", "disproved-1", "first caller");
+  EXPECT_TRUE(absl::StrContains(first.output, "answered an earlier call"))
+      << first.output;
+  const bool removed = testing::WaitFor(
+      [&] { return testing::StatsOf(faulty.socket()).records_disproved == 1; },
+      absl::Minutes(2));
+  ASSERT_TRUE(removed) << faulty.Log();
+  ProcessResult second = Run("disproved-2", c, true, env);
+  ExpectSame("disproved-real", "disproved-2", "after the removal");
+  // Linked again (right, this time) and kept: the next caller's link is
+  // the daemon's answer alone.
+  ProcessResult third = Run("disproved-3", c, true, env);
+  ExpectSame("disproved-real", "disproved-3", "the new record");
+  EXPECT_FALSE(absl::StrContains(third.output, "the real nvJitLink"))
+      << third.output;
+  const DaemonStats stats = testing::StatsOf(faulty.socket());
+  EXPECT_EQ(stats.records_disproved, 1u);
+  EXPECT_EQ(stats.disproofs_refuted, 0u);
+}
+
 // The library asks nothing but the daemon's hit socket: without one (a
 // daemon run with --hit_socket=false, or none at all) the real nvJitLink
 // links, with the same result, and the daemon sees no link.

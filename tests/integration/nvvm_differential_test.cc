@@ -93,6 +93,11 @@ class NvvmDifferential : public ::testing::Test {
                      "!0 = !{void (float*)* @s, !\"kernel\", i32 1}\n",
                      kVersion));
     testing::WriteFile(In("garbage"), "this is not NVVM IR\n");
+    // An IR version libNVVM 13.0 refuses unless NVVM_IR_VER_CHK=0.
+    std::string old = testing::ReadFile(In("kernel.ll"));
+    old.replace(old.find("i32 2, i32 0, i32 3, i32 2"), 26,
+                "i32 1, i32 0, i32 3, i32 2");
+    testing::WriteFile(In("old-version.ll"), old);
   }
 
   std::string In(const std::string& file) const { return dir_.Sub(file); }
@@ -106,7 +111,7 @@ class NvvmDifferential : public ::testing::Test {
       argv.push_back("JITCACHE_SOCKET=" + socket);
       argv.push_back("JITCACHE_REAL_NVVM=" + real_);
       argv.push_back("JITCACHE_NVVM_VERBOSE=1");
-      argv.push_back("NVVM_CASE_REAL=" + real_);
+      argv.push_back("CASE_REAL_LIBNVVM=" + real_);
     }
     argv.insert(argv.end(), c.env.begin(), c.env.end());
     argv.push_back(JITCACHE_NVVM_CASE);
@@ -187,9 +192,13 @@ TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
               "-r"}),
        false},
       {"error-strings", Steps({"-e"}), false},
-      // The environment libNVVM reads: such a caller compiles itself.
+      {"old-ir-version", Steps({"-c", "-a", "k", In("old-version.ll"), "-C",
+                                "1", "-arch=compute_90", "-r"})},
+      // The environment libNVVM reads: such a caller compiles itself (the
+      // daemon's answer, without it, is the refusal above).
       {"ir-version-check-off",
-       Steps({"-c", "-a", "k", kernel, "-C", "1", "-arch=compute_90", "-r"}),
+       Steps({"-c", "-a", "k", In("old-version.ll"), "-C", "1",
+              "-arch=compute_90", "-r"}),
        false,
        {"NVVM_IR_VER_CHK=0"}},
   };
@@ -204,6 +213,9 @@ TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
 
     ProcessResult miss = Run(c.name + "-miss", c, true, daemon_->socket());
     EXPECT_EQ(miss.exit_code, 0) << miss.output;
+    if (!c.env.empty()) {
+      EXPECT_TRUE(absl::StrContains(miss.output, "is set")) << miss.output;
+    }
     EXPECT_EQ(Report(c.name + "-real"), Report(c.name + "-miss"))
         << "miss: " << miss.output;
 

@@ -545,7 +545,7 @@ TEST_F(RemoteTier, TheRemoteTierNeedsAPrivateKeyFile) {
 // A read tells absent, damaged and unreachable apart (and counts each as
 // it should): the service builds at once when the tier cannot be reached
 // instead of waiting on a lease it cannot read.
-TEST_F(RemoteTier, AReadTellsAbsentDamagedAndUnreachableApart) {
+TEST_F(RemoteTier, AReadTellsAbsentDamagedAndUnreachableApartAndForgets) {
   // As in jitcached: a write to a Redis that went away is an error, not a
   // signal.
   std::signal(SIGPIPE, SIG_IGN);
@@ -573,6 +573,15 @@ TEST_F(RemoteTier, AReadTellsAbsentDamagedAndUnreachableApart) {
   }
   ASSERT_TRUE(read.found());
   EXPECT_EQ(read.entry, "the entry");
+
+  // A record shown wrong is forgotten by the team too: absent after that.
+  (*tier)->Forget(published);
+  bool forgotten = false;
+  for (int i = 0; i < 500 && !forgotten; ++i) {
+    forgotten = (*tier)->Get(published).outcome == Outcome::kAbsent;
+    if (!forgotten) absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_TRUE(forgotten);
 
   redis_->Kill();
   EXPECT_EQ((*tier)->Get(key).outcome, Outcome::kUnreachable);

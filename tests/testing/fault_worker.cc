@@ -8,12 +8,19 @@
 //   JITCACHE_FAULT_ESCAPE   tries exec, a TCP socket and ptrace, and answers
 //                           a compile error whose log says what each gave
 // and a link whose options name -kernels-used=JITCACHE_FAULT_HANG never
-// answers. Everything else is compiled and linked for real.
+// answers; one that names -kernels-used=JITCACHE_FAULT_WRONG_ONCE is linked
+// for real, but the first such link of this worker answers with a line
+// added to nvJitLinkCreate's info log (a record no real nvJitLink gives).
+// Everything else is compiled and linked for real.
 #include <errno.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <new>
 
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +28,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/build/cuda_compiler.h"
 #include "server/build/worker_main.h"
 
 namespace {
@@ -67,15 +75,34 @@ Faked Compile(const CompileJob& job) {
   return std::nullopt;
 }
 
+// Shared by this worker and every job's child it forks: how many
+// JITCACHE_FAULT_WRONG_ONCE links it has answered.
+std::atomic<int>* wrong_links = nullptr;
+
 Faked Link(const LinkJob& job) {
+  bool wrong_once = false;
   for (const std::string& option : job.options) {
     if (absl::StrContains(option, "JITCACHE_FAULT_HANG")) Hang();
+    wrong_once |= absl::StrContains(option, "JITCACHE_FAULT_WRONG_ONCE");
   }
-  return std::nullopt;
+  if (!wrong_once || wrong_links == nullptr || wrong_links->fetch_add(1) > 0) {
+    return std::nullopt;
+  }
+  absl::StatusOr<CompileResult> result =
+      jitcache::CudaCompiler::ForWorker({})->Link(job);
+  if (result.ok() && result->link_trace.has_value() &&
+      result->link_trace->steps_size() > 0) {
+    auto* logs = result->link_trace->mutable_steps(0)->mutable_logs();
+    logs->set_info_log(logs->info_log() + "jitcache fault: a wrong record\n");
+  }
+  return result;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  void* shared = mmap(nullptr, sizeof(std::atomic<int>),
+                      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared != MAP_FAILED) wrong_links = new (shared) std::atomic<int>(0);
   return jitcache::RunWorker(argc, argv, {&Compile, &Link});
 }

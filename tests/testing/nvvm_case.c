@@ -135,9 +135,13 @@ int main(int argc, char** argv) {
     } else if ((strcmp(step, "-C") == 0 || strcmp(step, "-V") == 0) &&
                i + 1 < argc) {
       int n = atoi(argv[i + 1]);
+      if (n < 0 || n > 64 || i + 1 + n >= argc) {
+        fprintf(stderr, "nvvm_case: %s %d needs %d options\n", step, n, n);
+        return 2;
+      }
       const char* options[64];
       int have = 0;
-      for (int k = 0; k < n && k < 64 && i + 2 + k < argc; ++k) {
+      for (int k = 0; k < n; ++k) {
         options[have++] =
             strcmp(argv[i + 2 + k], "@null") == 0 ? NULL : argv[i + 2 + k];
       }
@@ -176,8 +180,8 @@ int main(int argc, char** argv) {
   }
   fclose(report);
   for (int k = 0; k < kept; ++k) free(modules[k]);
-  /* Whether the process loaded the real libNVVM (NVVM_CASE_REAL names it). */
-  const char* real = getenv("NVVM_CASE_REAL");
+  /* Whether the process loaded the real libNVVM (CASE_REAL_LIBNVVM names it). */
+  const char* real = getenv("CASE_REAL_LIBNVVM");
   if (real != NULL) {
     fputs(dlopen(real, RTLD_NOW | RTLD_NOLOAD) != NULL
               ? "real libNVVM loaded\n"

@@ -126,6 +126,11 @@ struct DaemonStats {
   uint64_t place_answered_before_proof = 0;
   // Proofs whose verdict is not yet kept: those misses' keys are not final.
   uint64_t place_proofs_running = 0;
+  // libNVVM compiles and verifies asked (libnvvm.so.4).
+  uint64_t nvvm_requests = 0;
+  // Link records a caller's nvJitLink answered otherwise: removed when a
+  // second link agreed with the caller, kept when it agreed with the record.
+  uint64_t records_disproved = 0, disproofs_refuted = 0;
   // Every user for an administrator; the caller's own row for others.
   std::vector<UserUsage> users;
 };
