@@ -54,6 +54,7 @@ enum LinkTag : uint32_t {
   kLinkTagNamesLeftOut = 25,
   kLinkTagInputExtension = 26,
   kLinkTagSourceStatsRefused = 27,
+  kLinkTagInputTypedByContent = 28,
 };
 
 // Field tags of the ptxas key.
@@ -205,6 +206,7 @@ Digest ComputeAsCalledLinkKey(const AsCalledLinkKeyInput& input) {
   for (const AsCalledLinkKeyInput::Input& in : input.inputs) {
     key.Count(kLinkTagInputKind, static_cast<uint64_t>(in.kind));
     key.Field(kLinkTagInputDigest, in.digest.AsBytes());
+    if (in.typed_by_content) key.Count(kLinkTagInputTypedByContent, 1);
     if (input.names_keyed) {
       key.Field(kLinkTagInputName, in.name);
     } else {

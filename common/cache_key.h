@@ -110,6 +110,8 @@ struct AsCalledLinkKeyInput {
     ObjectKind kind;
     Digest digest;
     absl::string_view name;
+    // Added as NVJITLINK_INPUT_ANY (nvJitLink types it by its bytes).
+    bool typed_by_content = false;
   };
   std::span<const Input> inputs;
   bool complete = false;

@@ -25,6 +25,7 @@ std::string Encode(const std::vector<std::string>& options,
     }
     PutVarintField(in, 3, static_cast<uint64_t>(input.kind));
     if (!input.name.empty()) PutBytes(in, 4, input.name);
+    PutVarintField(in, 5, input.typed_by_content ? 1 : 0);
     PutBytes(out, 1, in);
   }
   for (const std::string& o : options) PutBytes(out, 2, o);

@@ -22,6 +22,9 @@ struct Input {
   std::string name;
   std::string digest;  // lower-case hex SHA-256 of bytes
   std::string bytes;
+  // Added as NVJITLINK_INPUT_ANY: nvJitLink types it by its bytes, and
+  // `kind` is only how the daemon's store files it.
+  bool typed_by_content = false;
 };
 
 // A LinkRequest with as_called set: options as spelled, inputs in order,

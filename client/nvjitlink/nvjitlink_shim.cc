@@ -70,6 +70,7 @@ namespace {
 
 constexpr nvJitLinkResult kSuccess = 0;
 constexpr nvJitLinkResult kInternal = 6;
+constexpr nvJitLinkInputType kInputAny = 10;  // NVJITLINK_INPUT_ANY
 
 using jitcache::link_wire::Step;
 using jitcache::link_wire::Trace;
@@ -274,8 +275,9 @@ bool Materialize(Link& link) {
                     argv.data());
   if (link.real == nullptr) return false;
   for (const jitcache::link_wire::Input& in : link.inputs) {
-    r.nvJitLinkAddData(link.real, TypeOf(in.kind), in.bytes.data(),
-                       in.bytes.size(),
+    r.nvJitLinkAddData(link.real,
+                       in.typed_by_content ? kInputAny : TypeOf(in.kind),
+                       in.bytes.data(), in.bytes.size(),
                        link.real_names.emplace_back(in.name).c_str());
   }
   if (link.completed) r.nvJitLinkComplete(link.real);
@@ -494,13 +496,24 @@ bool Answerable(const Link& link, nvJitLinkInputType type, const void* data,
          !NamesSourceFiles(type, data, size);
 }
 
+// How the daemon's store files an NVJITLINK_INPUT_ANY input (nvJitLink
+// itself types it by its bytes, in the daemon's link as in the caller's):
+// an ELF file as a cubin, an archive as a library, anything else as PTX.
+int StoreKindOf(const void* data, size_t size) {
+  const std::string_view bytes(static_cast<const char*>(data), size);
+  if (bytes.starts_with("\x7f" "ELF")) return 2;
+  if (bytes.starts_with("!<arch>\n")) return 6;
+  return 1;
+}
+
 // An input the daemon may answer: from its record of the calls so far, or
 // by the real nvJitLink, the link moved there first. `data` lives at least
 // as long as the call.
 nvJitLinkResult AddInput(Link& link, nvJitLinkInputType type, const void* data,
                          size_t size, const char* name) {
   jitcache::link_wire::Input input;
-  input.kind = *KindOf(type);
+  input.typed_by_content = type == kInputAny;
+  input.kind = input.typed_by_content ? StoreKindOf(data, size) : *KindOf(type);
   input.name = name;
   input.bytes.assign(static_cast<const char*>(data), size);
   if (link.eligible && TheDaemon() != nullptr) {
@@ -617,14 +630,21 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddFile(
   // The real nvJitLink reads the whole file when it is added and names the
   // input by the path as given: the same answers as nvJitLinkAddData of
   // those bytes under that name (NvJitLinkDifferential shows it for every
-  // type). A file that cannot be read here as a non-empty regular file,
-  // and NVJITLINK_INPUT_ANY, are the real one's.
+  // type). A file that cannot be read here as a non-empty regular file is
+  // the real one's.
+  // NVJITLINK_INPUT_ANY too: the daemon's nvJitLink is handed the bytes
+  // as ANY, and types them by their bytes as the caller's would (PTX named
+  // .cubin links as PTX; NvJitLinkDifferential shows it).
+  const bool any = type == kInputAny;
   std::optional<std::string> bytes;
-  if (file != nullptr && KindOf(type).has_value()) {
+  if (file != nullptr && (KindOf(type).has_value() || any)) {
     bytes = ReadRegularFile(file);
   }
-  if (!bytes.has_value() ||
-      !Answerable(link, type, bytes->data(), bytes->size(), file)) {
+  const bool answerable =
+      bytes.has_value() &&
+      (any ? !link.completed
+           : Answerable(link, type, bytes->data(), bytes->size(), file));
+  if (!answerable) {
     Why("nvJitLinkAddFile of a file not read here, or of an input the "
         "daemon does not take");
     link.eligible = false;

@@ -69,6 +69,9 @@ struct LinkInputData {
   ObjectKind kind = ObjectKind::kLtoir;
   std::string name;  // for nvJitLink's messages
   std::string bytes;
+  // Added as NVJITLINK_INPUT_ANY (nvJitLink types it by its bytes; `kind`
+  // is only how the store files it).
+  bool typed_by_content = false;
 };
 
 struct LinkJob {

@@ -210,9 +210,10 @@ absl::StatusOr<CompileResult> LinkAsCalled(const LinkJob& job) {
   // calls (13.0: nvJitLinkComplete): those are left to the caller's own.
   if (link.get() != nullptr && r == NVJITLINK_SUCCESS) {
     for (const LinkInputData& input : job.inputs) {
-      r = nvJitLinkAddData(link.get(), InputType(input.kind),
-                           input.bytes.data(), input.bytes.size(),
-                           input.name.c_str());
+      r = nvJitLinkAddData(
+          link.get(),
+          input.typed_by_content ? NVJITLINK_INPUT_ANY : InputType(input.kind),
+          input.bytes.data(), input.bytes.size(), input.name.c_str());
       step();
     }
     r = nvJitLinkComplete(link.get());

@@ -47,6 +47,7 @@ v1::WorkerRequest ToWorkerRequest(const LinkJob& job) {
     i->set_kind(static_cast<int>(input.kind));
     i->set_name(input.name);
     i->set_bytes(input.bytes);
+    i->set_typed_by_content(input.typed_by_content);
   }
   for (const std::string& o : job.options) l->add_options(o);
   l->set_target(static_cast<int>(job.target));
@@ -131,7 +132,7 @@ absl::StatusOr<LinkJob> LinkJobFrom(const v1::WorkerLink& l,
   for (const v1::WorkerLinkInput& i : l.inputs()) {
     absl::StatusOr<ObjectKind> kind = KindFrom(i.kind(), "input kind");
     if (!kind.ok()) return kind.status();
-    job.inputs.push_back({*kind, i.name(), i.bytes()});
+    job.inputs.push_back({*kind, i.name(), i.bytes(), i.typed_by_content()});
   }
   job.options.assign(l.options().begin(), l.options().end());
   absl::StatusOr<ObjectKind> target = KindFrom(l.target(), "target");

@@ -723,7 +723,8 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
                        return o.digest == input.digest;
                      });
     if (sent != link.inline_objects.end()) {
-      job.inputs.push_back({input.kind, input.name, sent->bytes});
+      job.inputs.push_back(
+          {input.kind, input.name, sent->bytes, input.typed_by_content});
       continue;
     }
     absl::StatusOr<std::optional<StoredObject>> object =
@@ -734,7 +735,8 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
           absl::StrCat("link ", input.name, ": object ", input.digest.Hex(),
                        " is not in the store; upload it first"));
     }
-    job.inputs.push_back({input.kind, input.name, std::move((*object)->bytes)});
+    job.inputs.push_back({input.kind, input.name, std::move((*object)->bytes),
+                          input.typed_by_content});
   }
   return options_.compiler->Link(job);
 }

@@ -86,7 +86,8 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
         !s.ok()) {
       return s;
     }
-    PreparedLink::Input input{Digest{}, *kind, in.name()};
+    PreparedLink::Input input{Digest{}, *kind, in.name(),
+                              in.typed_by_content()};
     if (absl::Status s = ReadSource(in, *kind, label, &out, &input.digest);
         !s.ok()) {
       return s;
@@ -94,7 +95,8 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
     out.inputs.push_back(std::move(input));
   }
   for (const PreparedLink::Input& input : out.inputs) {
-    keyed.push_back({input.kind, input.digest, input.name});
+    keyed.push_back(
+        {input.kind, input.digest, input.name, input.typed_by_content});
   }
   auto key_of = [&](size_t inputs, bool complete, bool names_keyed) {
     return ComputeAsCalledLinkKey(

@@ -23,6 +23,7 @@ struct PreparedLink {
     Digest digest;
     ObjectKind kind;
     std::string name;
+    bool typed_by_content = false;  // LinkInput.typed_by_content
   };
   std::vector<Input> inputs;
   // Inputs that came inline: stored before the link, like uploads.

@@ -593,9 +593,9 @@ TEST_F(NvJitLinkDifferential, StandardErrorIsTheRealNvJitLinksToo) {
 }
 
 // nvJitLinkAddFile: the file read and named as the real nvJitLink reads
-// and names it, for each type and by every spelling of its path, and
-// cached; a file that is not there, a directory, an empty file and
-// NVJITLINK_INPUT_ANY are the real one's.
+// and names it, for each type (NVJITLINK_INPUT_ANY too) and by every
+// spelling of its path, and cached; a file that is not there, a directory
+// and an empty file are the real one's.
 TEST_F(NvJitLinkDifferential, AddedFilesAreTheRealNvJitLinksAndHit) {
   constexpr int kAny = 10;
   testing::WriteFile(In("empty.ptx"), "");
@@ -632,14 +632,18 @@ TEST_F(NvJitLinkDifferential, AddedFilesAreTheRealNvJitLinksAndHit) {
       {"directory", link({"-arch=sm_90"}, {file(kPtx, In("a-directory"))}),
        false},
       {"empty", link({"-arch=sm_90"}, {file(kPtx, In("empty.ptx"))}), false},
-      {"any", link({"-arch=sm_90"}, {file(kAny, In("caller.ptx"))}), false},
-      // The real nvJitLink types an NVJITLINK_INPUT_ANY file by its bytes,
-      // not by its name: PTX named .cubin, a cubin named .ltoir link as
-      // what they are (the real one's, as any ANY).
+      // NVJITLINK_INPUT_ANY: the real nvJitLink types such a file by its
+      // bytes, not by its name (PTX named .cubin, a cubin named .ltoir link
+      // as what they are), and so does the daemon's, handed them as ANY.
+      {"any", link({"-arch=sm_90"}, {file(kAny, In("caller.ptx"))})},
       {"any-misnamed",
        link({"-arch=sm_90"}, {file(kAny, In("caller-ptx.cubin")),
-                              file(kAny, In("callee-cubin.ltoir"))}),
-       false},
+                              file(kAny, In("callee-cubin.ltoir"))})},
+      {"any-lto", link({"-arch=sm_90", "-lto"},
+                       {file(kAny, In("caller.ltoir")),
+                        file(kAny, In("callee.ltoir"))})},
+      {"any-garbage", link({"-arch=sm_90"}, {file(kAny, In("garbage")),
+                                             file(kPtx, In("callee.ptx"))})},
   };
   testing::WriteFile(In("caller-ptx.cubin"),
                      testing::ReadFile(In("caller.ptx")));
