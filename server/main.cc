@@ -1,6 +1,8 @@
 // jitcached: flags and signals. Everything else is in Daemon.
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <string>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
@@ -168,6 +171,18 @@ ABSL_FLAG(int, shutdown_grace_seconds, 1,
           "On SIGTERM/SIGINT, compiles are cancelled (UNAVAILABLE) and other "
           "requests get this long to finish before they are cancelled");
 
+// The usage --help asks for (this file's flags; --helpfull: every flag),
+// on standard output; the exit status, 0.
+int PrintHelp(absl::string_view arg) {
+  const bool full = absl::StrContains(arg, "helpfull");
+  absl::flags_internal::FlagsHelp(
+      std::cout, full ? "" : "server/main.cc",
+      absl::flags_internal::HelpFormat::kHumanReadable,
+      absl::ProgramUsageMessage());
+  std::cout.flush();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   // First of all: block the stop signals in every thread (this one waits for
   // them), so that a SIGTERM that arrives while the daemon starts (a restart
@@ -216,6 +231,17 @@ int main(int argc, char** argv) {
       "distinct request and keeps results in a RocksDB store.\n\n"
       "Usage: jitcached [--socket=PATH] [--store=DIR] [flags]\n"
       "Stop it with SIGTERM or SIGINT.");
+  // --help and its kin print the usage and end the program, with exit
+  // status 0 as a user asked for it (Abseil's own parse ends it with 1).
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--" || !absl::StartsWith(arg, "-")) break;
+    if (arg == "--help" || arg == "-help" || arg == "--helpfull" ||
+        arg == "-helpfull" || arg == "--helpshort" || arg == "-helpshort" ||
+        arg == "-h") {
+      std::exit(PrintHelp(arg));
+    }
+  }
   absl::ParseCommandLine(argc, argv);
   std::optional<jitcache::LogLevel> log_level =
       jitcache::ParseLogLevel(absl::GetFlag(FLAGS_log_level));

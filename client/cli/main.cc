@@ -86,13 +86,15 @@ Commands:
       The standard gRPC health check (grpc.health.v1): prints SERVING and
       exits 0 while the daemon serves; NOT_SERVING (exit 1) once it is
       shutting down; exit 3 when it cannot be reached.
-  stats [--zero]
+  stats [--zero] [--json]
       Show the daemon's counters: requests, hits, misses, joins, compile
       errors, rejections by reason, queue, compile seconds spent and saved,
       store entries, bytes (the store's files), live bytes, the cap and
       evictions; then one "user UID NAME key=value..." line per user
       (administrators see every user, others their own line).
       --zero (admin) sets the counters to zero after showing them.
+      --json prints them as one JSON object instead: each number under its
+      name, and "users", a list of objects.
   ls [--arch ARCH] [--kind ptx|cubin|ltoir] [--sort used|size] [--limit N]
       List the store's entries, most recently used (or largest) first.
   show KEY_PREFIX [--ptx | -o FILE]
@@ -123,6 +125,8 @@ Global flags:
                   else $XDG_RUNTIME_DIR/jitcache.sock, else
                   /tmp/jitcache-$UID.sock)
   --help          this text
+  --version       this program's version (`jitcache ping` gives the
+                  daemon's)
 
 Exit status: 0 success, 1 compile error, 2 usage error, 3 daemon or I/O error.
 )";
@@ -161,28 +165,80 @@ int Ping(const jitcache::Client& client) {
   return 0;
 }
 
+// A number as the text form prints it: counts whole (past 2^53 a double
+// would not be), times to the ms.
+std::string Number(double value) {
+  return value == std::floor(value) && value < 0x1p53
+             ? absl::StrFormat("%.0f", value)
+             : absl::StrFormat("%.3f", value);
+}
+
+// A JSON string of `text` (quotes, backslashes and control bytes escaped).
+std::string JsonString(absl::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += absl::StrFormat("\\u%04x", c);
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// `stats --json`: one object, every number under its StatsResponse name
+// (as the text form and the metrics name them), and "users", a list.
+std::string StatsJson(const jitcache::DaemonStats& s) {
+  std::string out = "{";
+  for (const auto& [name, value] : s.values) {
+    absl::StrAppend(&out, out.size() > 1 ? ", " : "", JsonString(name), ": ",
+                    Number(value));
+  }
+  absl::StrAppend(&out, out.size() > 1 ? ", " : "", "\"users\": [");
+  bool first = true;
+  for (const jitcache::UserUsage& u : s.users) {
+    absl::StrAppend(
+        &out, first ? "" : ", ",
+        absl::StrFormat(
+            "{\"uid\": %u, \"name\": %s, \"requests\": %d, \"hits\": %d, "
+            "\"misses\": %d, \"joins\": %d, \"rejected\": %d, "
+            "\"compile_seconds\": %.3f, \"queued\": %d}",
+            u.uid, JsonString(u.name), u.requests, u.hits, u.misses, u.joins,
+            u.rejected, u.compile_seconds, u.queued));
+    first = false;
+  }
+  return out + "]}\n";
+}
+
 int Stats(const jitcache::Client& client,
           const std::vector<std::string>& args) {
   bool zero = false;
+  bool json = false;
   for (const std::string& arg : args) {
-    if (arg != "--zero") {
+    if (arg == "--zero") {
+      zero = true;
+    } else if (arg == "--json") {
+      json = true;
+    } else {
       return UsageError(absl::StrCat("stats: unknown argument '", arg, "'"));
     }
-    zero = true;
   }
   absl::StatusOr<jitcache::DaemonStats> s = client.Stats(zero);
   if (!s.ok()) {
     return jitcache::cli::Failed(s.status());
   }
+  if (json) {
+    std::cout << StatsJson(*s);
+    return 0;
+  }
   // One "name value" line each, every number under its name in the
   // daemon's StatsResponse (and its metrics): easy to read and to parse.
   for (const auto& [name, value] : s->values) {
     // Counts whole (past 2^53 a double would not be), times to the ms.
-    std::cout << name << " "
-              << (value == std::floor(value) && value < 0x1p53
-                      ? absl::StrFormat("%.0f", value)
-                      : absl::StrFormat("%.3f", value))
-              << "\n";
+    std::cout << name << " " << Number(value) << "\n";
   }
   for (const jitcache::UserUsage& u : s->users) {
     std::cout << absl::StrFormat(
@@ -603,6 +659,10 @@ int main(int argc, char** argv) {
     std::string value;
     if (args[i] == "--help" || args[i] == "-h" || args[i] == "help") {
       std::cout << kUsage;
+      return 0;
+    }
+    if (args[i] == "--version" || args[i] == "version") {
+      std::cout << "jitcache " JITCACHE_VERSION "\n";
       return 0;
     }
     if (TakeValue(args, i, "--socket", &value)) {

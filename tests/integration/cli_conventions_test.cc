@@ -1,0 +1,91 @@
+// The programs' conventions (issue 35, item 7, in part): --version and
+// --help answer on standard output with exit status 0.
+#include <string>
+
+#include "absl/strings/match.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "jitcache/v1/jitcache.pb.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/temp_dir.h"
+
+namespace jitcache {
+namespace {
+
+using testing::ProcessResult;
+
+TEST(CliConventions, VersionsAreTheProjectsAndExitZero) {
+  ProcessResult cli = testing::RunProcess({JITCACHE_CLI, "--version"});
+  EXPECT_EQ(cli.exit_code, 0) << cli.output;
+  EXPECT_EQ(cli.output, "jitcache " JITCACHE_VERSION "\n");
+  ProcessResult daemon = testing::RunProcess({JITCACHE_DAEMON, "--version"});
+  EXPECT_EQ(daemon.exit_code, 0) << daemon.output;
+  EXPECT_TRUE(absl::StartsWith(daemon.output, "jitcached " JITCACHE_VERSION))
+      << daemon.output;
+}
+
+TEST(CliConventions, HelpIsOnStandardOutputAndExitsZero) {
+  for (const char* flag : {"--help", "-h", "--helpshort"}) {
+    ProcessResult daemon = testing::RunProcess({JITCACHE_DAEMON, flag});
+    EXPECT_EQ(daemon.exit_code, 0) << flag << ": " << daemon.output;
+    // This program's flags, with what they are for.
+    EXPECT_TRUE(absl::StrContains(daemon.output, "--socket")) << daemon.output;
+    EXPECT_TRUE(absl::StrContains(daemon.output, "--libnvvm"))
+        << daemon.output;
+    EXPECT_TRUE(absl::StrContains(daemon.output, "Usage: jitcached"))
+        << daemon.output;
+  }
+  ProcessResult full = testing::RunProcess({JITCACHE_DAEMON, "--helpfull"});
+  EXPECT_EQ(full.exit_code, 0) << full.output;
+  EXPECT_GT(full.output.size(), 1000u);
+  for (const char* flag : {"--help", "-h"}) {
+    ProcessResult cli = testing::RunProcess({JITCACHE_CLI, flag});
+    EXPECT_EQ(cli.exit_code, 0) << cli.output;
+    EXPECT_TRUE(absl::StrContains(cli.output, "--version")) << cli.output;
+  }
+  // An unknown flag is still a usage error.
+  ProcessResult wrong = testing::RunProcess({JITCACHE_DAEMON, "--no-such"});
+  EXPECT_NE(wrong.exit_code, 0) << wrong.output;
+}
+
+// `stats --json` is JSON, and holds every number StatsResponse has, under
+// its name, and the users.
+TEST(CliConventions, StatsAsJsonHoldEveryFieldOfTheProto) {
+  testing::TempDir dir;
+  testing::DaemonProcess daemon(dir.Sub("jc.sock"), ":memory:");
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  ProcessResult out = testing::RunProcess(
+      {JITCACHE_CLI, "--socket", daemon.socket(), "stats", "--json"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  google::protobuf::Struct parsed;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(out.output, &parsed).ok())
+      << out.output;
+  const google::protobuf::Descriptor* stats =
+      v1::StatsResponse::descriptor();
+  int numbers = 0;
+  for (int i = 0; i < stats->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = stats->field(i);
+    if (f->is_repeated() ||
+        f->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
+      continue;
+    }
+    ++numbers;
+    auto it = parsed.fields().find(f->name());
+    ASSERT_TRUE(it != parsed.fields().end()) << f->name() << " missing";
+    EXPECT_EQ(it->second.kind_case(), google::protobuf::Value::kNumberValue)
+        << f->name();
+  }
+  EXPECT_GT(numbers, 40);
+  auto users = parsed.fields().find("users");
+  ASSERT_TRUE(users != parsed.fields().end());
+  EXPECT_EQ(users->second.kind_case(), google::protobuf::Value::kListValue);
+  // Not JSON without the flag.
+  ProcessResult text = testing::RunProcess(
+      {JITCACHE_CLI, "--socket", daemon.socket(), "stats"});
+  EXPECT_FALSE(absl::StartsWith(text.output, "{")) << text.output;
+}
+
+}  // namespace
+}  // namespace jitcache
