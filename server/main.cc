@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/internal/program_name.h"
 #include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
@@ -239,6 +240,7 @@ int main(int argc, char** argv) {
     if (arg == "--help" || arg == "-help" || arg == "--helpfull" ||
         arg == "-helpfull" || arg == "--helpshort" || arg == "-helpshort" ||
         arg == "-h") {
+      absl::flags_internal::SetProgramInvocationName(argv[0]);
       std::exit(PrintHelp(arg));
     }
   }

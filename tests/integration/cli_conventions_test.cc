@@ -35,6 +35,8 @@ TEST(CliConventions, HelpIsOnStandardOutputAndExitsZero) {
         << daemon.output;
     EXPECT_TRUE(absl::StrContains(daemon.output, "Usage: jitcached"))
         << daemon.output;
+    EXPECT_TRUE(absl::StartsWith(daemon.output, "jitcached: "))
+        << daemon.output;
   }
   ProcessResult full = testing::RunProcess({JITCACHE_DAEMON, "--helpfull"});
   EXPECT_EQ(full.exit_code, 0) << full.output;
