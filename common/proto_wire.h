@@ -59,6 +59,20 @@ inline int Int32Of(uint64_t v) {
   return static_cast<int>(static_cast<int64_t>(v));
 }
 
+// A varint field into `*out`, by `convert` (Int32Of, a cast).
+template <typename T, typename Convert>
+bool VarintInto(Reader& in, T* out, Convert convert) {
+  uint64_t v = 0;
+  if (!in.Varint(&v)) return false;
+  *out = convert(v);
+  return true;
+}
+
+// An int32 field into `*out`.
+inline bool Int32Into(Reader& in, int* out) {
+  return VarintInto(in, out, Int32Of);
+}
+
 }  // namespace jitcache::proto_wire
 
 #endif  // JITCACHE_COMMON_PROTO_WIRE_H_

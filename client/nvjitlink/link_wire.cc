@@ -11,6 +11,7 @@ using proto_wire::kVarint;
 using proto_wire::PutBytes;
 using proto_wire::PutVarintField;
 using proto_wire::Reader;
+using proto_wire::VarintInto;
 
 std::string Encode(const std::vector<std::string>& options,
                    const std::vector<Input>& inputs, bool steps_only,
@@ -36,15 +37,6 @@ std::string Encode(const std::vector<std::string>& options,
 }
 
 namespace {
-
-// A varint field into `*out` by `convert`.
-template <typename T, typename Convert>
-bool VarintInto(Reader& in, T* out, Convert convert) {
-  uint64_t v = 0;
-  if (!in.Varint(&v)) return false;
-  *out = convert(v);
-  return true;
-}
 
 bool DecodeLogs(std::string_view bytes, Step* step) {
   return ForEachField(

@@ -5,7 +5,7 @@
 namespace jitcache::nvvm_wire {
 
 using proto_wire::ForEachField;
-using proto_wire::Int32Of;
+using proto_wire::Int32Into;
 using proto_wire::kBytes;
 using proto_wire::kVarint;
 using proto_wire::PutBytes;
@@ -40,13 +40,6 @@ void PutWithModules(std::string& out, bool with_modules) {
 }
 
 namespace {
-
-bool Int32Into(Reader& in, int* out) {
-  uint64_t v = 0;
-  if (!in.Varint(&v)) return false;
-  *out = Int32Of(v);
-  return true;
-}
 
 bool DecodeRun(std::string_view bytes, Answer* a) {
   return ForEachField(
