@@ -231,7 +231,19 @@ int main(int argc, char** argv) {
       "Serves jitcache clients on a Unix socket, compiles with NVRTC once per\n"
       "distinct request and keeps results in a RocksDB store.\n\n"
       "Usage: jitcached [--socket=PATH] [--store=DIR] [flags]\n"
-      "Stop it with SIGTERM or SIGINT.");
+      "Stop it with SIGTERM or SIGINT.\n\n"
+      "Environment:\n"
+      "  JITCACHE_SOCKET   the socket when --socket is not given\n"
+      "  JITCACHE_STORE    the store when --store is not given\n"
+      "  XDG_RUNTIME_DIR   the socket's directory when neither is set\n"
+      "  XDG_CACHE_HOME    the store's directory when neither is set\n"
+      "  CUDA_HOME         the toolkit when --cuda_root is not given\n"
+      "  LISTEN_FDS, LISTEN_PID, NOTIFY_SOCKET, WATCHDOG_USEC, JOURNAL_STREAM\n"
+      "                    the service manager's (socket activation,\n"
+      "                    readiness, watchdog, logging to the journal)\n"
+      "  NVJITLINK_*, NVVM_*, LIBNVVM_*, NV_NVVM_*, LLVM_OVERRIDE_PRODUCER,\n"
+      "  AS_SECURE_LOG_FILE  change what nvJitLink and libNVVM answer: unset\n"
+      "                    at start, never given to the compile workers");
   // --help and its kin print the usage and end the program, with exit
   // status 0 as a user asked for it (Abseil's own parse ends it with 1).
   for (int i = 1; i < argc; ++i) {

@@ -1,6 +1,7 @@
 // jitcache: the command-line client of jitcached.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -127,6 +128,21 @@ Global flags:
   --help          this text
   --version       this program's version (`jitcache ping` gives the
                   daemon's)
+  COMMAND --help  that command's part of this text
+
+Environment:
+  JITCACHE_SOCKET            the daemon's socket (see --socket)
+  XDG_RUNTIME_DIR            where the socket is when JITCACHE_SOCKET is unset
+  JITCACHE_SCAN_CACHE        where include scans are kept between processes
+                             (default $XDG_CACHE_HOME/jitcache/scans)
+  JITCACHE_SCAN_WATCH_AFTER  repeated scans of one program before its
+                             directories are watched for changes
+  JITCACHE_HIT_SPIN_US       how long an ask on a kept hit-socket connection
+                             polls before it sleeps (default 50)
+  JITCACHE_NO_FALLBACK       set: never compile in this process when the
+                             daemon cannot answer
+  JITCACHE_LIBNVRTC          the NVRTC to compile with in this process
+  CUDA_HOME                  the toolkit (default /usr/local/cuda)
 
 Exit status: 0 success, 1 compile error, 2 usage error, 3 daemon or I/O error.
 )";
@@ -141,6 +157,25 @@ std::optional<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// `command`'s part of `usage`: its line under "Commands:" and the lines
+// indented below it; "" for a command it does not list.
+std::string CommandUsage(absl::string_view usage, absl::string_view command) {
+  std::string out;
+  bool in = false;
+  for (absl::string_view line : absl::StrSplit(usage, '\n')) {
+    if (absl::StartsWith(line, "  ") && !absl::StartsWith(line, "   ")) {
+      // A command's first line: "  NAME ..." (or "  NAME / OTHER ...").
+      absl::string_view rest = line.substr(2);
+      const absl::string_view name = rest.substr(0, rest.find(' '));
+      in = name == command;
+    } else if (!absl::StartsWith(line, "   ")) {
+      in = false;  // a heading, a blank line
+    }
+    if (in) absl::StrAppend(&out, absl::StripPrefix(line, "  "), "\n");
+  }
+  return out;
 }
 
 int Ping(const jitcache::Client& client) {
@@ -674,6 +709,16 @@ int main(int argc, char** argv) {
   if (i >= args.size()) return UsageError("no command given");
   const std::string command = args[i];
   const std::vector<std::string> rest(args.begin() + i + 1, args.end());
+  if (std::find_if(rest.begin(), rest.end(), [](const std::string& a) {
+        return a == "--help" || a == "-h";
+      }) != rest.end()) {
+    const std::string help = CommandUsage(kUsage, command);
+    if (help.empty()) {
+      return UsageError(absl::StrCat("unknown command '", command, "'"));
+    }
+    std::cout << "usage: jitcache [--socket PATH] " << help;
+    return 0;
+  }
   absl::StatusOr<jitcache::Client> client = jitcache::Client::Connect(options);
   if (!client.ok()) {
     return jitcache::cli::Failed(client.status());

@@ -1,5 +1,10 @@
 // The programs' conventions (issue 35, item 7, in part): --version and
 // --help answer on standard output with exit status 0.
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -87,6 +92,58 @@ TEST(CliConventions, StatsAsJsonHoldEveryFieldOfTheProto) {
   ProcessResult text = testing::RunProcess(
       {JITCACHE_CLI, "--socket", daemon.socket(), "stats"});
   EXPECT_FALSE(absl::StartsWith(text.output, "{")) << text.output;
+}
+
+std::string Read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Every JITCACHE_ variable the sources name is in the README's table, and
+// each program's --help has an Environment part; `jitcache COMMAND --help`
+// is that command's part of the usage.
+TEST(CliConventions, EveryEnvironmentVariableIsDocumented) {
+  const std::filesystem::path root = JITCACHE_SOURCE_DIR;
+  const std::string readme = Read(root / "README.md");
+  const size_t table = readme.find("## Environment");
+  ASSERT_NE(table, std::string::npos);
+  const std::string environment =
+      readme.substr(table, readme.find("\n## ", table + 1) - table);
+  std::set<std::string> names;
+  const std::regex name("\"(JITCACHE_[A-Z_]+)\"");
+  for (const char* dir : {"client", "common", "server"}) {
+    for (const auto& entry :
+         std::filesystem::recursive_directory_iterator(root / dir)) {
+      const std::string ext = entry.path().extension().string();
+      if (ext != ".cc" && ext != ".h") continue;
+      const std::string text = Read(entry.path());
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), name);
+           it != std::sregex_iterator(); ++it) {
+        names.insert((*it)[1].str());
+      }
+    }
+  }
+  EXPECT_GT(names.size(), 15u);
+  for (const std::string& n : names) {
+    EXPECT_TRUE(absl::StrContains(environment, "`" + n + "`"))
+        << n << " is not in the README's environment table";
+  }
+  ProcessResult cli = testing::RunProcess({JITCACHE_CLI, "--help"});
+  EXPECT_TRUE(absl::StrContains(cli.output, "Environment:\n  JITCACHE_SOCKET"))
+      << cli.output;
+  ProcessResult daemon = testing::RunProcess({JITCACHE_DAEMON, "--help"});
+  EXPECT_TRUE(absl::StrContains(daemon.output, "JITCACHE_STORE"))
+      << daemon.output;
+  ProcessResult stats = testing::RunProcess({JITCACHE_CLI, "stats", "--help"});
+  EXPECT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_TRUE(absl::StrContains(stats.output, "stats [--zero] [--json]"))
+      << stats.output;
+  EXPECT_FALSE(absl::StrContains(stats.output, "precompile")) << stats.output;
+  ProcessResult unknown =
+      testing::RunProcess({JITCACHE_CLI, "no-such-command", "--help"});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
 }
 
 }  // namespace
