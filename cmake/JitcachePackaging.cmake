@@ -42,6 +42,28 @@ install(FILES ${PROJECT_SOURCE_DIR}/deploy/tmpfiles.d/jitcache.conf
   DESTINATION lib/tmpfiles.d COMPONENT daemon)
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/default/jitcached
   DESTINATION ${JITCACHE_CONF_DIR} COMPONENT daemon)
+# Man pages: jitcache's and jitcached's from their own --help
+# (deploy/man/make_man.py), jitcache-ptxas's by hand (its --help is ptxas's).
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(JITCACHE_MAN_DIR ${PROJECT_BINARY_DIR}/man)
+add_custom_command(
+  OUTPUT ${JITCACHE_MAN_DIR}/jitcache.1 ${JITCACHE_MAN_DIR}/jitcached.1
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${JITCACHE_MAN_DIR}
+  COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/deploy/man/make_man.py
+    $<TARGET_FILE:jitcache_full> jitcache
+    "the client of the per-node CUDA compile cache"
+    ${JITCACHE_MAN_DIR}/jitcache.1 --see-also "jitcached(1), jitcache-ptxas(1)"
+  COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/deploy/man/make_man.py
+    $<TARGET_FILE:jitcached> jitcached
+    "the per-node CUDA compile cache daemon"
+    ${JITCACHE_MAN_DIR}/jitcached.1 --see-also "jitcache(1), jitcache-ptxas(1)"
+  DEPENDS jitcache_full jitcached ${PROJECT_SOURCE_DIR}/deploy/man/make_man.py
+  VERBATIM)
+add_custom_target(jitcache_man ALL DEPENDS ${JITCACHE_MAN_DIR}/jitcache.1
+  ${JITCACHE_MAN_DIR}/jitcached.1)
+install(FILES ${JITCACHE_MAN_DIR}/jitcache.1 ${JITCACHE_MAN_DIR}/jitcached.1
+  ${PROJECT_SOURCE_DIR}/deploy/man/jitcache-ptxas.1
+  DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT daemon)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT daemon)
 

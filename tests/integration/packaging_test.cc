@@ -388,6 +388,15 @@ TEST_F(Packaging, TheDebsInstallIntoAScratchRootWithTheInstallLayout) {
         "/pkgconfig/jitcache.pc"}) {
     EXPECT_EQ(access((root + lib_dir + name).c_str(), F_OK), 0) << name;
   }
+  // The man pages, the generated ones holding the programs' own --help.
+  for (const char* page : {"jitcache.1", "jitcached.1", "jitcache-ptxas.1"}) {
+    const std::string path = root + "/usr/share/man/man1/" + page;
+    EXPECT_EQ(access(path.c_str(), F_OK), 0) << page;
+  }
+  EXPECT_TRUE(absl::StrContains(
+      testing::ReadFile(root + "/usr/share/man/man1/jitcached.1"),
+      "\\-\\-libnvvm"))
+      << "jitcached.1 does not hold its --help";
   // `cmake --install` and the packages lay out the same files.
   std::set<std::string> installed = FilesUnder(root_);
   std::set<std::string> packaged = FilesUnder(root);
