@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "client/api/asked_compile.h"
 #include "client/cli/cli_args.h"
+#include "client/cli/json_answers.h"
 #include "client/cli/compile_flags.h"
 #include "client/cli/direct_memo.h"
 #include "client/cli/hit_wire.h"
@@ -81,8 +82,11 @@ Commands:
       -kernels-used=NAME, ...); LTO-IR inputs imply -lto. Only files the
       daemon does not have yet are uploaded. Exit status 1 when the inputs do
       not link (the log goes to stderr).
-  ping
+  ping [--json]
       Show the daemon's version, toolchain and store.
+      --json, here and on config, ls and show: the daemon's answer as the
+      protobuf JSON mapping of its message (field names as in
+      jitcache.proto, 64-bit numbers as strings), one line.
   health
       The standard gRPC health check (grpc.health.v1): prints SERVING and
       exits 0 while the daemon serves; NOT_SERVING (exit 1) once it is
@@ -97,8 +101,9 @@ Commands:
       --json prints them as one JSON object instead: each number under its
       name, and "users", a list of objects.
   ls [--arch ARCH] [--kind ptx|cubin|ltoir] [--sort used|size] [--limit N]
+     [--json]
       List the store's entries, most recently used (or largest) first.
-  show KEY_PREFIX [--ptx | -o FILE]
+  show KEY_PREFIX [--ptx | -o FILE | --json]
       Show one entry: outcome, target, arch, options, program, sizes,
       created and last used, compile time, lowered names and the log.
       --ptx prints a PTX entry's object; -o FILE writes the object.
@@ -115,7 +120,7 @@ Commands:
       most SIZE (500M, 2G), and/or every entry unused for DURATION (12h, 7d).
   clear                      (admin)
       Remove every entry.
-  config                     (admin)
+  config [--json]             (admin)
       Show the daemon's effective settings.
   Admin commands are refused (PERMISSION_DENIED) unless you are root, the
   daemon's user or in its --admin_group, as the kernel tells the daemon.
@@ -718,6 +723,19 @@ int main(int argc, char** argv) {
     }
     std::cout << "usage: jitcache [--socket PATH] " << help;
     return 0;
+  }
+  if (command != "stats") {
+    std::vector<std::string> without = rest;
+    const auto json = std::find(without.begin(), without.end(), "--json");
+    if (json != without.end()) {
+      without.erase(json);
+      if (std::optional<int> code = jitcache::cli::PrintJsonAnswer(
+              options.socket_path, command, without)) {
+        std::cout.flush();
+        std::_Exit(*code);
+      }
+      return UsageError(absl::StrCat(command, " has no --json"));
+    }
   }
   absl::StatusOr<jitcache::Client> client = jitcache::Client::Connect(options);
   if (!client.ok()) {

@@ -59,7 +59,10 @@ int Evict(const StoreAdmin& admin, const std::vector<std::string>& args) {
   return 0;
 }
 
-int List(const StoreAdmin& admin, const std::vector<std::string>& args) {
+}  // namespace
+
+std::variant<ListOptions, int> ParseListArguments(
+    const std::vector<std::string>& args) {
   ListOptions options;
   std::string value;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -85,6 +88,15 @@ int List(const StoreAdmin& admin, const std::vector<std::string>& args) {
       return UsageError(absl::StrCat("ls: unknown argument '", args[i], "'"));
     }
   }
+  return options;
+}
+
+namespace {
+
+int List(const StoreAdmin& admin, const std::vector<std::string>& args) {
+  std::variant<ListOptions, int> parsed = ParseListArguments(args);
+  if (const int* usage = std::get_if<int>(&parsed)) return *usage;
+  const ListOptions& options = std::get<ListOptions>(parsed);
   auto listed = admin.List(options);
   if (!listed.ok()) return Failed(listed.status());
   std::cout << absl::StrFormat("%-16s %-13s %-6s %-8s %10s %-19s %10s  %s\n",

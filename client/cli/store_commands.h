@@ -3,9 +3,11 @@
 
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "jitcache/client.h"
+#include "jitcache/store_admin.h"
 
 namespace jitcache::cli {
 
@@ -14,6 +16,10 @@ namespace jitcache::cli {
 std::optional<int> RunStoreCommand(const Client& client,
                                    const std::string& command,
                                    const std::vector<std::string>& args);
+
+// `ls`'s arguments, or the exit status of a usage error (reported).
+std::variant<ListOptions, int> ParseListArguments(
+    const std::vector<std::string>& args);
 
 // Writes the entries with these keys to a bundle (precompile --export).
 int ExportKeys(const Client& client, const std::vector<std::string>& keys,

@@ -11,6 +11,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "jitcache/client.h"
 #include "jitcache/v1/jitcache.pb.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/temp_dir.h"
@@ -92,6 +93,57 @@ TEST(CliConventions, StatsAsJsonHoldEveryFieldOfTheProto) {
   ProcessResult text = testing::RunProcess(
       {JITCACHE_CLI, "--socket", daemon.socket(), "stats"});
   EXPECT_FALSE(absl::StartsWith(text.output, "{")) << text.output;
+}
+
+// `jitcache ARGS... --json` over `socket`, parsed as the message `M`
+// (protobuf's own JSON parser: every field name must be the message's).
+template <typename M>
+M JsonAnswer(const std::string& socket, std::vector<std::string> args) {
+  std::vector<std::string> argv = {JITCACHE_CLI, "--socket", socket};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back("--json");
+  ProcessResult out = testing::RunProcess(argv);
+  EXPECT_EQ(out.exit_code, 0) << out.output;
+  M parsed;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(out.output, &parsed)
+                  .ok())
+      << out.output;
+  return parsed;
+}
+
+// ping, config, ls and show --json are their messages' JSON.
+TEST(CliConventions, PingConfigLsAndShowAsJsonAreTheirMessages) {
+  testing::TempDir dir;
+  testing::DaemonProcess daemon(dir.Sub("jc.sock"), ":memory:");
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  absl::StatusOr<Client> client = Client::Connect({.socket_path = daemon.socket()});
+  ASSERT_TRUE(client.ok());
+  ProgramOptions options;
+  options.arch = "compute_90";
+  options.wait_for_proof = true;
+  absl::StatusOr<ObjectCode> code = client->Compile(
+      Program("extern \"C\" __global__ void k() {}\n", "k.cu"), options,
+      CodeType::kPtx);
+  ASSERT_TRUE(code.ok()) << code.status();
+
+  const auto ping = JsonAnswer<v1::PingResponse>(daemon.socket(), {"ping"});
+  EXPECT_FALSE(ping.daemon_version().empty());
+  EXPECT_FALSE(ping.toolchain_fingerprint().empty());
+  const auto config =
+      JsonAnswer<v1::ConfigResponse>(daemon.socket(), {"config"});
+  EXPECT_GT(config.settings_size(), 5);
+  const auto listed =
+      JsonAnswer<v1::ListEntriesResponse>(daemon.socket(), {"ls"});
+  ASSERT_GE(listed.entries_size(), 1);
+  const std::string key = listed.entries(0).key();
+  ASSERT_FALSE(key.empty());
+  const auto shown = JsonAnswer<v1::ShowEntryResponse>(
+      daemon.socket(), {"show", key.substr(0, 16)});
+  EXPECT_EQ(shown.entry().key(), key);
+  // A command without a JSON form says so.
+  ProcessResult health = testing::RunProcess(
+      {JITCACHE_CLI, "--socket", daemon.socket(), "health", "--json"});
+  EXPECT_EQ(health.exit_code, 2) << health.output;
 }
 
 std::string Read(const std::filesystem::path& path) {
