@@ -86,4 +86,9 @@ bool IsUnder(std::string_view path, std::string_view dir, bool or_equal) {
          path[dir.size()] == '/';
 }
 
+std::string CudaHome() {
+  const char* home = std::getenv("CUDA_HOME");
+  return home != nullptr && *home != '\0' ? home : "/usr/local/cuda";
+}
+
 }  // namespace jitcache

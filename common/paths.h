@@ -28,6 +28,11 @@ std::string DefaultScanCachePath();
 // An environment setting that is on: set, and neither empty nor "0".
 bool EnvFlag(const char* var);
 
+// The CUDA toolkit's directory: $CUDA_HOME when set and not empty, else
+// /usr/local/cuda. The one lookup every program uses. Reads the
+// environment on each call.
+std::string CudaHome();
+
 // "/a/b": begins with '/', and has no empty, "." or ".." component and no
 // trailing '/'. No file system access.
 bool IsNormalAbsolutePath(std::string_view path);

@@ -6,14 +6,14 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/paths.h"
+
 namespace jitcache {
 
 std::string RealLibraryPath(const char* env_var, const char* file_name,
                             const char* toolkit_dir) {
   if (const char* p = std::getenv(env_var); p != nullptr && *p) return p;
-  const char* home = std::getenv("CUDA_HOME");
-  return std::string(home != nullptr && *home ? home : "/usr/local/cuda") +
-         "/" + toolkit_dir + "/" + file_name;
+  return CudaHome() + "/" + toolkit_dir + "/" + file_name;
 }
 
 void* OpenRealLibrary(const char* env_var, const char* file_name,

@@ -14,6 +14,7 @@
 #include "common/compile_options.h"
 #include "common/digest.h"
 #include "common/nvrtc_program.h"
+#include "common/paths.h"
 
 namespace jitcache::internal {
 namespace {
@@ -27,14 +28,9 @@ struct Loaded {
   absl::Status status;
 };
 
-std::string CudaRoot() {
-  const char* home = std::getenv("CUDA_HOME");
-  return home != nullptr && *home != '\0' ? home : "/usr/local/cuda";
-}
-
 Loaded Load() {
   Loaded loaded;
-  const std::string root = CudaRoot();
+  const std::string root = CudaHome();
   void* lib = nullptr;
   std::string tried;
   std::vector<std::string> names;

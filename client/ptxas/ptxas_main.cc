@@ -55,10 +55,7 @@ std::string RealPtxasPath() {
   if (const char* path = std::getenv("JITCACHE_REAL_PTXAS"); path && *path) {
     return path;
   }
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home) {
-    return std::string(home) + "/bin/ptxas";
-  }
-  return "/usr/local/cuda/bin/ptxas";
+  return jitcache::CudaHome() + "/bin/ptxas";
 }
 
 class Run {

@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "common/file_stamp.h"
 #include "common/nvrtc_program.h"
+#include "common/paths.h"
 #include "common/sha256.h"
 #include "server/build/cuda_compiler.h"
 #include "common/log.h"
@@ -150,8 +151,7 @@ std::optional<ToolchainInfo::Library> LoadedLibrary(const char* name,
 }  // namespace
 
 std::string DefaultCudaRoot() {
-  const char* home = std::getenv("CUDA_HOME");
-  return home != nullptr && *home != '\0' ? home : "/usr/local/cuda";
+  return CudaHome();
 }
 
 absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
