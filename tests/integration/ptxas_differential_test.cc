@@ -622,6 +622,9 @@ TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
   ASSERT_TRUE(hit.ParseFromString(*fine.over_hit_socket));
   EXPECT_EQ(hit.served(), v1::SERVED_HIT);
   EXPECT_EQ(hit.object(), fine.response.object());
+  // The fixture's NVRTC compile of kernels.cu is answered under its place's
+  // key while its place proof runs; its final record is written after.
+  ASSERT_TRUE(testing::ProofsSettled(daemon_.socket()));
   const uint64_t entries = testing::StatsOf(daemon_.socket()).store_entries;
 
   auto set_arguments = [](v1::PtxasRequest& r,
