@@ -150,6 +150,10 @@ class PtxasDifferential : public ::testing::Test {
   // A run long enough to act on while it is under way (SlowPtx), started
   // by jitcache-ptxas in `dir`; its process, once the daemon is running it.
   pid_t CallerMidRun(const std::string& dir, const std::string& ptx) {
+    // The fixture's compile is answered while its place proof still runs
+    // (counted in `running`): only once it is done does `running` tell the
+    // caller's run.
+    EXPECT_TRUE(testing::ProofsSettled(daemon_.socket()));
     testing::WriteFile(dir + "/slow.ptx", ptx);
     testing::SpawnOptions spawn;
     spawn.argv = {"/bin/sh", "-c",
