@@ -184,36 +184,40 @@ int PrintHelp(absl::string_view arg) {
   return 0;
 }
 
-int main(int argc, char** argv) {
-  // First of all: block the stop signals in every thread (this one waits for
-  // them), so that a SIGTERM that arrives while the daemon starts (a restart
-  // under load) is answered by a clean shutdown once it serves, not by
-  // death.
+// Blocks the stop signals in every thread (main waits for them), so that
+// a SIGTERM that arrives while the daemon starts (a restart under load) is
+// answered by a clean shutdown once it serves, not by death; and makes a
+// broken pipe or a write past a file-size limit a failed write (the store
+// stays sound and the daemon keeps serving). Returns the stop signals.
+sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
-  // A write past a file-size limit must be a failed write (the store stays
-  // sound and the daemon keeps serving), not the daemon's death.
   std::signal(SIGXFSZ, SIG_IGN);
-  // What changes the compilers' answers (worker_compiler.h) is no part of the
-  // daemon's environment either: libNVVM's and nvJitLink's versions and
-  // anything loaded in this process answer as in a clean one.
-  {
-    std::vector<std::string> unset;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (jitcache::ChangesCompilerAnswers(*e)) {
-        const std::string entry = *e;
-        unset.push_back(entry.substr(0, entry.find('=')));
-      }
-    }
-    for (const std::string& name : unset) unsetenv(name.c_str());
-  }
+  return stop_signals;
+}
 
+// What changes the compilers' answers (worker_compiler.h) is no part of the
+// daemon's environment either: libNVVM's and nvJitLink's versions and
+// anything loaded in this process answer as in a clean one.
+void UnsetCompilerEnvironment() {
+  std::vector<std::string> unset;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (jitcache::ChangesCompilerAnswers(*e)) {
+      const std::string entry = *e;
+      unset.push_back(entry.substr(0, entry.find('=')));
+    }
+  }
+  for (const std::string& name : unset) unsetenv(name.c_str());
+}
+
+// --help lists this file's flags (not Abseil's or gRPC's own), under the
+// program's usage message.
+void ConfigureUsage() {
   absl::FlagsUsageConfig usage_config;
-  // --help lists this file's flags (not Abseil's or gRPC's own).
   usage_config.contains_help_flags = [](absl::string_view path) {
     return absl::EndsWith(path, "server/main.cc");
   };
@@ -244,8 +248,11 @@ int main(int argc, char** argv) {
       "  NVJITLINK_*, NVVM_*, LIBNVVM_*, NV_NVVM_*, LLVM_OVERRIDE_PRODUCER,\n"
       "  AS_SECURE_LOG_FILE  change what nvJitLink and libNVVM answer: unset\n"
       "                    at start, never given to the compile workers");
-  // --help and its kin print the usage and end the program, with exit
-  // status 0 as a user asked for it (Abseil's own parse ends it with 1).
+}
+
+// --help and its kin print the usage and end the program, with exit
+// status 0 as a user asked for it (Abseil's own parse ends it with 1).
+void HandleHelpFlags(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const absl::string_view arg = argv[i];
     if (arg == "--" || !absl::StartsWith(arg, "-")) break;
@@ -256,17 +263,10 @@ int main(int argc, char** argv) {
       std::exit(PrintHelp(arg));
     }
   }
-  absl::ParseCommandLine(argc, argv);
-  std::optional<jitcache::LogLevel> log_level =
-      jitcache::ParseLogLevel(absl::GetFlag(FLAGS_log_level));
-  if (!log_level.has_value()) {
-    std::fprintf(stderr,
-                 "jitcached: --log_level must be debug, info, warning or "
-                 "error\n");
-    return 2;
-  }
-  jitcache::SetLogLevel(*log_level);
+}
 
+// The flags that are the options as they are.
+jitcache::DaemonOptions OptionsAsGiven() {
   jitcache::DaemonOptions options;
   options.socket_path = absl::GetFlag(FLAGS_socket);
   if (options.socket_path.empty())
@@ -300,36 +300,30 @@ int main(int argc, char** argv) {
   options.limits.max_name_expressions =
       absl::GetFlag(FLAGS_max_name_expressions);
   options.limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
-
-  if (absl::GetFlag(FLAGS_verify))
-    return jitcache::RunVerify(options.store_path);
-
-  auto usage_error = [](const absl::Status& s) {
-    std::fprintf(stderr, "jitcached: %s\n", std::string(s.message()).c_str());
-    return 2;
-  };
-  absl::StatusOr<uint64_t> max_size =
-      jitcache::ParseSize(absl::GetFlag(FLAGS_max_size));
-  if (!max_size.ok()) return usage_error(max_size.status());
-  options.janitor.max_size = *max_size;
-  absl::StatusOr<uint64_t> memory_limit =
-      jitcache::ParseSize(absl::GetFlag(FLAGS_compile_memory_limit));
-  if (!memory_limit.ok()) return usage_error(memory_limit.status());
-  options.compile_memory_limit = *memory_limit;
-  absl::StatusOr<uint64_t> hot_cache =
-      jitcache::ParseSize(absl::GetFlag(FLAGS_hot_cache_size));
-  if (!hot_cache.ok()) return usage_error(hot_cache.status());
-  options.hot_cache_size = *hot_cache;
   options.remote.url = absl::GetFlag(FLAGS_remote);
-  absl::StatusOr<uint64_t> remote_max =
-      jitcache::ParseSize(absl::GetFlag(FLAGS_remote_max_object));
-  if (!remote_max.ok()) return usage_error(remote_max.status());
-  options.remote.max_object = *remote_max;
+  options.janitor.high_watermark = absl::GetFlag(FLAGS_high_watermark);
+  options.janitor.low_watermark = absl::GetFlag(FLAGS_low_watermark);
+  options.admin_group = absl::GetFlag(FLAGS_admin_group);
+  return options;
+}
+
+// The flags that are parsed into the options (sizes, ages, files, modes);
+// INVALID_ARGUMENT (or the file's error) naming the one that is wrong.
+absl::Status ParseOptions(jitcache::DaemonOptions& options) {
+  for (auto [flag, into] :
+       {std::pair{&FLAGS_max_size, &options.janitor.max_size},
+        std::pair{&FLAGS_compile_memory_limit, &options.compile_memory_limit},
+        std::pair{&FLAGS_hot_cache_size, &options.hot_cache_size},
+        std::pair{&FLAGS_remote_max_object, &options.remote.max_object}}) {
+    absl::StatusOr<uint64_t> size = jitcache::ParseSize(absl::GetFlag(*flag));
+    if (!size.ok()) return size.status();
+    *into = *size;
+  }
   if (const std::string keys = absl::GetFlag(FLAGS_remote_key_file);
       !keys.empty()) {
     absl::StatusOr<std::vector<std::string>> loaded =
         jitcache::LoadRemoteKeys(keys);
-    if (!loaded.ok()) return usage_error(loaded.status());
+    if (!loaded.ok()) return loaded.status();
     options.remote.keys = *std::move(loaded);
   }
   if (const std::string credentials =
@@ -337,58 +331,46 @@ int main(int argc, char** argv) {
       !credentials.empty()) {
     absl::StatusOr<jitcache::RedisCredentials> login =
         jitcache::LoadRedisCredentials(credentials);
-    if (!login.ok()) return usage_error(login.status());
+    if (!login.ok()) return login.status();
     options.remote.user = login->user;
     options.remote.password = login->password;
   }
-  options.janitor.high_watermark = absl::GetFlag(FLAGS_high_watermark);
-  options.janitor.low_watermark = absl::GetFlag(FLAGS_low_watermark);
   if (!(options.janitor.low_watermark > 0 &&
         options.janitor.low_watermark < options.janitor.high_watermark &&
         options.janitor.high_watermark <= 1)) {
-    return usage_error(absl::InvalidArgumentError(
-        "watermarks must satisfy 0 < --low_watermark < --high_watermark <= 1"));
+    return absl::InvalidArgumentError(
+        "watermarks must satisfy 0 < --low_watermark < --high_watermark <= 1");
   }
   if (!absl::GetFlag(FLAGS_max_age).empty()) {
     absl::StatusOr<absl::Duration> age =
         jitcache::ParseAge(absl::GetFlag(FLAGS_max_age));
-    if (!age.ok()) return usage_error(age.status());
+    if (!age.ok()) return age.status();
     options.janitor.max_age = *age;
   }
   std::optional<jitcache::Compression> compression =
       jitcache::ParseCompression(absl::GetFlag(FLAGS_compression));
   if (!compression.has_value()) {
-    return usage_error(
-        absl::InvalidArgumentError("--compression must be zstd, lz4 or none"));
+    return absl::InvalidArgumentError("--compression must be zstd, lz4 or none");
   }
   options.compression = *compression;
-  options.admin_group = absl::GetFlag(FLAGS_admin_group);
   if (!absl::GetFlag(FLAGS_socket_mode).empty()) {
     const std::string& text = absl::GetFlag(FLAGS_socket_mode);
     char* end = nullptr;
     const unsigned long mode = std::strtoul(text.c_str(), &end, 8);
     if (*end != '\0' || mode > 0777) {
-      return usage_error(absl::InvalidArgumentError(
-          "--socket_mode must be an octal mode such as 0660"));
+      return absl::InvalidArgumentError(
+          "--socket_mode must be an octal mode such as 0660");
     }
     options.socket_mode = static_cast<mode_t>(mode);
   }
-  // Taken before any thread starts, and the variables unset, so that
-  // nothing the daemon starts inherits them.
-  absl::StatusOr<std::optional<jitcache::InheritedSockets>> inherited =
-      jitcache::TakeInheritedSockets();
-  if (!inherited.ok()) {
-    std::fprintf(stderr, "jitcached: %s\n",
-                 std::string(inherited.status().message()).c_str());
-    return 1;
-  }
-  options.inherited = *std::move(inherited);
-  if (options.inherited.has_value()) {
-    options.socket_path = options.inherited->grpc_path;
-  }
-  // What `jitcache config` shows: every flag of this file, as parsed, under
-  // its own name (so a new flag is listed without anyone remembering to),
-  // with the sizes spelled out and the values the daemon derived.
+  return absl::OkStatus();
+}
+
+// What `jitcache config` shows: every flag of this file, as parsed, under
+// its own name (so a new flag is listed without anyone remembering to),
+// with the sizes spelled out and the values the daemon derived.
+std::vector<std::pair<std::string, std::string>> EffectiveConfig(
+    const jitcache::DaemonOptions& options) {
   std::map<std::string, std::string> config;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     // --verify is a command, not a setting of a running daemon.
@@ -412,13 +394,55 @@ int main(int argc, char** argv) {
   config["libnvvm"] = options.libnvvm.empty()
                           ? "(the toolkit's, when it has one)"
                           : options.libnvvm;
-  config["max_size"] = with_size(*max_size, "no cap");
-  config["compile_memory_limit"] = with_size(*memory_limit, "none");
-  config["remote_max_object"] = with_size(*remote_max, "none");
+  config["max_size"] = with_size(options.janitor.max_size, "no cap");
+  config["compile_memory_limit"] =
+      with_size(options.compile_memory_limit, "none");
+  config["remote_max_object"] = with_size(options.remote.max_object, "none");
   config["max_age"] = options.janitor.max_age.has_value()
                           ? absl::FormatDuration(*options.janitor.max_age)
                           : "off";
-  options.config.assign(config.begin(), config.end());
+  return {config.begin(), config.end()};
+}
+
+int main(int argc, char** argv) {
+  // First of all, before any thread starts.
+  const sigset_t stop_signals = BlockStopSignals();
+  UnsetCompilerEnvironment();
+  ConfigureUsage();
+  HandleHelpFlags(argc, argv);
+  absl::ParseCommandLine(argc, argv);
+  std::optional<jitcache::LogLevel> log_level =
+      jitcache::ParseLogLevel(absl::GetFlag(FLAGS_log_level));
+  if (!log_level.has_value()) {
+    std::fprintf(stderr,
+                 "jitcached: --log_level must be debug, info, warning or "
+                 "error\n");
+    return 2;
+  }
+  jitcache::SetLogLevel(*log_level);
+
+  jitcache::DaemonOptions options = OptionsAsGiven();
+  if (absl::GetFlag(FLAGS_verify)) {
+    return jitcache::RunVerify(options.store_path);
+  }
+  if (absl::Status s = ParseOptions(options); !s.ok()) {
+    std::fprintf(stderr, "jitcached: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  // Taken before any thread starts, and the variables unset, so that
+  // nothing the daemon starts inherits them.
+  absl::StatusOr<std::optional<jitcache::InheritedSockets>> inherited =
+      jitcache::TakeInheritedSockets();
+  if (!inherited.ok()) {
+    std::fprintf(stderr, "jitcached: %s\n",
+                 std::string(inherited.status().message()).c_str());
+    return 1;
+  }
+  options.inherited = *std::move(inherited);
+  if (options.inherited.has_value()) {
+    options.socket_path = options.inherited->grpc_path;
+  }
+  options.config = EffectiveConfig(options);
 
   absl::StatusOr<std::unique_ptr<jitcache::Daemon>> daemon =
       jitcache::Daemon::Start(std::move(options));

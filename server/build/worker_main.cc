@@ -103,11 +103,24 @@ absl::StatusOr<CompileResult> RunNvvmJob(const v1::WorkerNvvm& request,
   return nvvm->Run({request.calls().begin(), request.calls().end()});
 }
 
-absl::StatusOr<CompileResult> RunJob(
-    const std::string& frame, const CompileView& view,
-    const PtxasBinaries& binaries, const CompileView& ptxas_view,
-    const NvvmLibrary* nvvm, CudaCompiler& compiler, const WorkerHooks& hooks,
-    uint64_t memory_limit) {
+// What a job's child runs with: the views, the registered binaries and
+// libraries, the compiler, the test hooks and the memory limit.
+struct JobContext {
+  const CompileView& view;
+  const PtxasBinaries& binaries;
+  const CompileView& ptxas_view;
+  const NvvmLibrary* nvvm;
+  CudaCompiler& compiler;
+  const WorkerHooks& hooks;
+  uint64_t memory_limit;
+};
+
+absl::StatusOr<CompileResult> RunJob(const std::string& frame,
+                                     const JobContext& context) {
+  const CompileView& view = context.view;
+  const WorkerHooks& hooks = context.hooks;
+  CudaCompiler& compiler = context.compiler;
+  const uint64_t memory_limit = context.memory_limit;
   v1::WorkerRequest request;
   absl::StatusOr<CompileResult> result =
       absl::InvalidArgumentError("unreadable worker request");
@@ -117,9 +130,12 @@ absl::StatusOr<CompileResult> RunJob(
             ? absl::FromUnixMicros(request.deadline_unix_us())
             : absl::InfiniteFuture();
     if (request.has_ptxas()) {
-      return RunPtxasJob(request.ptxas(), deadline, ptxas_view, binaries);
+      return RunPtxasJob(request.ptxas(), deadline, context.ptxas_view,
+                         context.binaries);
     }
-    if (request.has_nvvm()) return RunNvvmJob(request.nvvm(), view, nvvm);
+    if (request.has_nvvm()) {
+      return RunNvvmJob(request.nvvm(), view, context.nvvm);
+    }
     // The job sees the toolkit and what its request carried, nothing else
     // (a link: the toolkit alone).
     // A link's view is the toolkit's alone: no files, no directory.
@@ -180,7 +196,10 @@ std::atomic<uint64_t>& PathStatsMade() {
   return made;
 }
 
-int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
+namespace {
+
+// What jitcached starts a worker with (worker_compiler.cc's argv).
+struct WorkerArgs {
   int fd = -1;
   uint64_t memory_limit = 0;
   std::vector<std::string> include_dirs;
@@ -188,103 +207,70 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
   std::vector<std::string> ptxas;
   std::string libnvvm;
   std::string libnvvm_stamp;
+};
+
+// nullopt, with a line on stderr, for arguments that are not a worker's.
+std::optional<WorkerArgs> ParseWorkerArgs(int argc, char** argv) {
+  WorkerArgs out;
   for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (absl::ConsumePrefix(&arg, "--fd=") && absl::SimpleAtoi(arg, &fd)) {
+    const absl::string_view given = argv[i];
+    absl::string_view arg = given;
+    if (absl::ConsumePrefix(&arg, "--fd=") && absl::SimpleAtoi(arg, &out.fd)) {
       continue;
     }
-    arg = argv[i];
+    arg = given;
     if (absl::ConsumePrefix(&arg, "--memory_limit=") &&
-        absl::SimpleAtoi(arg, &memory_limit)) {
+        absl::SimpleAtoi(arg, &out.memory_limit)) {
       continue;
     }
-    arg = argv[i];
+    arg = given;
     if (absl::ConsumePrefix(&arg, "--cuda_root=")) {
-      cuda_root = std::string(arg);
-      continue;
+      out.cuda_root = std::string(arg);
+    } else if (absl::ConsumePrefix(&arg, "--ptxas=")) {
+      out.ptxas.emplace_back(arg);
+    } else if (absl::ConsumePrefix(&arg, "--libnvvm=")) {
+      out.libnvvm = std::string(arg);
+    } else if (absl::ConsumePrefix(&arg, "--libnvvm_stamp=")) {
+      out.libnvvm_stamp = std::string(arg);
+    } else if (absl::ConsumePrefix(&arg, "--include_dir=")) {
+      out.include_dirs.emplace_back(arg);
+    } else {
+      std::fprintf(stderr,
+                   "jitcache-worker: unknown argument %s\n"
+                   "jitcache-worker is started by jitcached, not by hand\n",
+                   argv[i]);
+      return std::nullopt;
     }
-    arg = argv[i];
-    if (absl::ConsumePrefix(&arg, "--ptxas=")) {
-      ptxas.emplace_back(arg);
-      continue;
-    }
-    arg = argv[i];
-    if (absl::ConsumePrefix(&arg, "--libnvvm=")) {
-      libnvvm = std::string(arg);
-      continue;
-    }
-    arg = argv[i];
-    if (absl::ConsumePrefix(&arg, "--libnvvm_stamp=")) {
-      libnvvm_stamp = std::string(arg);
-      continue;
-    }
-    arg = argv[i];
-    if (absl::ConsumePrefix(&arg, "--include_dir=")) {
-      include_dirs.emplace_back(arg);
-      continue;
-    }
-    std::fprintf(stderr,
-                 "jitcache-worker: unknown argument %s\n"
-                 "jitcache-worker is started by jitcached, not by hand\n",
-                 argv[i]);
-    return 2;
   }
-  if (fd < 0 || cuda_root.empty()) {
+  if (out.fd < 0 || out.cuda_root.empty()) {
     std::fprintf(stderr,
                  "jitcache-worker: needs --fd=N and --cuda_root=DIR (started "
                  "by jitcached, not by hand)\n");
-    return 2;
+    return std::nullopt;
   }
-  absl::StatusOr<CompileView> view = ToolkitView(cuda_root);
-  if (!view.ok()) {
-    std::fprintf(stderr, "jitcache-worker: %s\n",
-                 std::string(view.status().message()).c_str());
-    return 1;
-  }
-  absl::StatusOr<PtxasBinaries> binaries = OpenPtxasBinaries(ptxas);
-  if (!binaries.ok()) {
-    std::fprintf(stderr, "jitcache-worker: %s\n",
-                 std::string(binaries.status().message()).c_str());
-    return 1;
-  }
-  for (const std::string& why : binaries->unusable) {
-    std::fprintf(stderr,
-                 "jitcache-worker: a registered ptxas is unusable: %s\n",
-                 why.c_str());
-  }
-  const CompileView ptxas_view = PtxasView(*view, *binaries);
-  // Loaded before the sandbox, and by every job's child with the rest of
-  // this process: a job's view need not hold it.
-  std::unique_ptr<NvvmLibrary> nvvm;
-  if (!libnvvm.empty() && !LibNvvmIsTheOneHashed(libnvvm, libnvvm_stamp)) {
-    // Replaced since the daemon hashed it: its answers would be kept under
-    // the old file's hash. No libNVVM job is answered (never kept).
+  return out;
+}
+
+// The libNVVM the daemon hashed, loaded before the sandbox (and so in every
+// job's child with the rest of this process: a job's view need not hold
+// it); null when there is none, or when the file changed since: its answers
+// would be kept under the old file's hash, so no libNVVM job is answered.
+absl::StatusOr<std::unique_ptr<NvvmLibrary>> LoadLibNvvm(
+    const WorkerArgs& args) {
+  if (args.libnvvm.empty()) return nullptr;
+  if (!LibNvvmIsTheOneHashed(args.libnvvm, args.libnvvm_stamp)) {
     std::fprintf(stderr,
                  "jitcache-worker: %s changed since jitcached started; no "
                  "libNVVM compiles until it restarts\n",
-                 libnvvm.c_str());
-    libnvvm.clear();
+                 args.libnvvm.c_str());
+    return nullptr;
   }
-  if (!libnvvm.empty()) {
-    absl::StatusOr<std::unique_ptr<NvvmLibrary>> opened =
-        NvvmLibrary::Open(libnvvm);
-    if (!opened.ok()) {
-      std::fprintf(stderr, "jitcache-worker: %s\n",
-                   std::string(opened.status().message()).c_str());
-      return 1;
-    }
-    nvvm = *std::move(opened);
-  }
-  if (absl::Status s =
-          EnterWorkerSandbox(memory_limit, fd, kFirstPtxasFd,
-                             static_cast<int>(binaries->paths.size()));
-      !s.ok()) {
-    std::fprintf(stderr, "jitcache-worker: %s\n",
-                 std::string(s.message()).c_str());
-    return 1;
-  }
-  std::unique_ptr<CudaCompiler> compiler =
-      CudaCompiler::ForWorker(std::move(include_dirs));
+  return NvvmLibrary::Open(args.libnvvm);
+}
+
+// Runs each job the daemon sends on `fd` in a child of its own, until the
+// daemon closes it (0) or has gone.
+int ServeJobs(int fd, const JobContext& context) {
   // A job can carry sources and objects of up to the daemon's request limit.
   constexpr size_t kMaxFrame = size_t{1} << 31;
   while (true) {
@@ -313,8 +299,7 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
       absl::StatusOr<CompileResult> result =
           absl::InternalError("the compile could not be tied to its worker");
       if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == worker) {
-        result = RunJob(*frame, *view, *binaries, ptxas_view, nvvm.get(),
-                        *compiler, hooks, memory_limit);
+        result = RunJob(*frame, context);
       }
       // Exit status 1: the answer could not be written, the daemon is gone.
       _exit(frame::Write(fd, ToWorkerResponse(result).SerializeAsString()) ? 0
@@ -333,6 +318,44 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
     }
     if (WEXITSTATUS(status) != 0) return 0;  // the daemon has gone
   }
+}
+
+// A setup step's failure, on stderr: the worker's exit status 1.
+int SetupFailed(const absl::Status& status) {
+  std::fprintf(stderr, "jitcache-worker: %s\n",
+               std::string(status.message()).c_str());
+  return 1;
+}
+
+}  // namespace
+
+int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
+  std::optional<WorkerArgs> args = ParseWorkerArgs(argc, argv);
+  if (!args.has_value()) return 2;
+  absl::StatusOr<CompileView> view = ToolkitView(args->cuda_root);
+  if (!view.ok()) return SetupFailed(view.status());
+  absl::StatusOr<PtxasBinaries> binaries = OpenPtxasBinaries(args->ptxas);
+  if (!binaries.ok()) return SetupFailed(binaries.status());
+  for (const std::string& why : binaries->unusable) {
+    std::fprintf(stderr,
+                 "jitcache-worker: a registered ptxas is unusable: %s\n",
+                 why.c_str());
+  }
+  absl::StatusOr<std::unique_ptr<NvvmLibrary>> nvvm = LoadLibNvvm(*args);
+  if (!nvvm.ok()) return SetupFailed(nvvm.status());
+  if (absl::Status s =
+          EnterWorkerSandbox(args->memory_limit, args->fd, kFirstPtxasFd,
+                             static_cast<int>(binaries->paths.size()));
+      !s.ok()) {
+    return SetupFailed(s);
+  }
+  std::unique_ptr<CudaCompiler> compiler =
+      CudaCompiler::ForWorker(std::move(args->include_dirs));
+  const CompileView ptxas_view = PtxasView(*view, *binaries);
+  const JobContext context{*view,      *binaries, ptxas_view,
+                           nvvm->get(), *compiler, hooks,
+                           args->memory_limit};
+  return ServeJobs(args->fd, context);
 }
 
 }  // namespace jitcache
