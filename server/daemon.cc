@@ -55,22 +55,11 @@ absl::Status SetSocketAccess(const std::string& path,
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
-  auto daemon = std::unique_ptr<Daemon>(new Daemon());
+namespace {
 
-  // The store first: a second daemon on the same store stops here, before it
-  // touches the socket of the first.
-  if (options.store != nullptr) {
-    daemon->store_ = std::move(options.store);
-  } else if (options.store_path == ":memory:") {
-    daemon->store_ = NewMemoryStore();
-  } else {
-    absl::StatusOr<std::unique_ptr<VerifyingStore>> store = OpenRocksDbStore(
-        options.store_path, {options.compression, options.janitor.max_size});
-    if (!store.ok()) return store.status();
-    daemon->store_ = *std::move(store);
-  }
-
+// Who may run the admin commands (--admin_group besides root and the
+// daemon's own user).
+absl::StatusOr<AdminPolicy> AdminPolicyOf(const DaemonOptions& options) {
   AdminPolicy admin;
   admin.daemon_uid = geteuid();
   if (!options.admin_group.empty()) {
@@ -79,93 +68,94 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     admin.admin_gid = *gid;
     admin.admin_group = options.admin_group;
   }
-  std::optional<gid_t> socket_group;
-  if (!options.socket_group.empty()) {
-    absl::StatusOr<gid_t> gid = GroupId("--socket_group", options.socket_group);
-    if (!gid.ok()) return gid.status();
-    socket_group = *gid;
-  }
+  return admin;
+}
 
-  const bool compiles_in_views =
-      options.compiler != nullptr || !options.in_process_compiles;
+// The group the sockets are given to (--socket_group), if any.
+absl::StatusOr<std::optional<gid_t>> SocketGroupOf(
+    const DaemonOptions& options) {
+  if (options.socket_group.empty()) return std::nullopt;
+  absl::StatusOr<gid_t> gid = GroupId("--socket_group", options.socket_group);
+  if (!gid.ok()) return gid.status();
+  return std::optional<gid_t>(*gid);
+}
+
+// Each compile runs in a view of its own (user and mount namespaces):
+// where the kernel refuses them, every miss would fail. Says so at start.
+absl::Status ProbeWorkers(Compiler& workers) {
+  CompileJob probe;
+  probe.program_name = "jitcache_view_probe.cu";
+  probe.source = "__global__ void jitcache_view_probe() {}\n";
+  probe.deadline = absl::Now() + absl::Minutes(2);
+  absl::StatusOr<CompileResult> checked = workers.Compile(probe);
+  if (checked.ok() && checked->ok) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "a compile worker cannot compile (",
+      checked.ok() ? checked->log : checked.status().ToString(),
+      "). Each compile runs in a user and mount namespace of its own: "
+      "the kernel must let this user make them (sysctl "
+      "user.max_user_namespaces > 0; on Ubuntu "
+      "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor "
+      "profile for jitcache-worker; RestrictNamespaces= must allow "
+      "user and mnt)"));
+}
+
+}  // namespace
+
+absl::Status Daemon::OpenStore(DaemonOptions& options) {
+  if (options.store != nullptr) {
+    store_ = std::move(options.store);
+  } else if (options.store_path == ":memory:") {
+    store_ = NewMemoryStore();
+  } else {
+    absl::StatusOr<std::unique_ptr<VerifyingStore>> store = OpenRocksDbStore(
+        options.store_path, {options.compression, options.janitor.max_size});
+    if (!store.ok()) return store.status();
+    store_ = *std::move(store);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Daemon::StartCompiler(DaemonOptions& options) {
   if (options.compiler != nullptr) {
-    daemon->compiler_ = std::move(options.compiler);
-  } else {
-    absl::StatusOr<std::unique_ptr<CudaCompiler>> compiler =
-        CudaCompiler::Create(
-            options.cuda_root.empty() ? DefaultCudaRoot() : options.cuda_root,
-            options.ptxas, options.libnvvm);
-    if (!compiler.ok()) return compiler.status();
-    daemon->compiler_ = *std::move(compiler);
-    if (!options.in_process_compiles) {
-      WorkerOptions workers;
-      workers.binary = options.worker_binary.empty() ? DefaultWorkerBinary()
-                                                     : options.worker_binary;
-      workers.memory_limit = options.compile_memory_limit;
-      workers.time_limit = options.compile_time_limit;
-      absl::StatusOr<std::unique_ptr<WorkerCompiler>> isolated =
-          WorkerCompiler::Create(std::move(workers),
-                                 std::move(daemon->compiler_));
-      if (!isolated.ok()) return isolated.status();
-      // Each compile runs in a view of its own (user and mount namespaces):
-      // where the kernel refuses them, every miss would fail. Say so now.
-      CompileJob probe;
-      probe.program_name = "jitcache_view_probe.cu";
-      probe.source = "__global__ void jitcache_view_probe() {}\n";
-      probe.deadline = absl::Now() + absl::Minutes(2);
-      absl::StatusOr<CompileResult> checked = (*isolated)->Compile(probe);
-      if (!checked.ok() || !checked->ok) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "a compile worker cannot compile (",
-            checked.ok() ? checked->log : checked.status().ToString(),
-            "). Each compile runs in a user and mount namespace of its own: "
-            "the kernel must let this user make them (sysctl "
-            "user.max_user_namespaces > 0; on Ubuntu "
-            "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor "
-            "profile for jitcache-worker; RestrictNamespaces= must allow "
-            "user and mnt)"));
-      }
-      daemon->compiler_ = *std::move(isolated);
-    }
+    compiler_ = std::move(options.compiler);
+    return absl::OkStatus();
   }
-
-  // A socket the service manager passed is its own: no claim, no unlink.
-  if (options.inherited.has_value()) {
-    options.socket_path = options.inherited->grpc_path;
-  } else {
-    absl::StatusOr<std::unique_ptr<SocketGuard>> guard =
-        SocketGuard::Claim(options.socket_path);
-    if (!guard.ok()) return guard.status();
-    daemon->guard_ = *std::move(guard);
+  absl::StatusOr<std::unique_ptr<CudaCompiler>> compiler = CudaCompiler::Create(
+      options.cuda_root.empty() ? DefaultCudaRoot() : options.cuda_root,
+      options.ptxas, options.libnvvm);
+  if (!compiler.ok()) return compiler.status();
+  if (options.in_process_compiles) {
+    compiler_ = *std::move(compiler);
+    return absl::OkStatus();
   }
-  daemon->socket_path_ = options.socket_path;
-  daemon->janitor_ =
-      std::make_unique<StoreJanitor>(daemon->store_.get(), options.janitor);
+  WorkerOptions workers;
+  workers.binary = options.worker_binary.empty() ? DefaultWorkerBinary()
+                                                 : options.worker_binary;
+  workers.memory_limit = options.compile_memory_limit;
+  workers.time_limit = options.compile_time_limit;
+  absl::StatusOr<std::unique_ptr<WorkerCompiler>> isolated =
+      WorkerCompiler::Create(std::move(workers), *std::move(compiler));
+  if (!isolated.ok()) return isolated.status();
+  if (absl::Status s = ProbeWorkers(**isolated); !s.ok()) return s;
+  compiler_ = *std::move(isolated);
+  return absl::OkStatus();
+}
 
-  int workers = options.workers;
-  if (workers <= 0) workers = std::max(1u, std::thread::hardware_concurrency());
-  daemon->pool_ = std::make_unique<CompilePool>(workers, options.max_queued,
-                                                options.max_queued_per_user);
-
-  if (!options.remote.url.empty()) {
-    absl::StatusOr<std::unique_ptr<RedisTier>> remote =
-        RedisTier::Create(options.remote);
-    if (!remote.ok()) return remote.status();
-    daemon->remote_ = *std::move(remote);
-  }
-
+void Daemon::MakeService(const DaemonOptions& options, AdminPolicy admin,
+                         int workers, bool compiles_in_views) {
   ServiceOptions service;
-  service.store = daemon->store_.get();
-  service.compiler = daemon->compiler_.get();
-  service.pool = daemon->pool_.get();
+  service.store = store_.get();
+  service.compiler = compiler_.get();
+  service.pool = pool_.get();
   service.limits = options.limits;
   service.compile_time_limit = options.compile_time_limit;
   service.kept_file_sets = options.kept_file_sets;
   service.hot_cache_size = options.hot_cache_size;
   service.store_path = options.store_path;
-  service.janitor = daemon->janitor_.get();
+  service.janitor = janitor_.get();
   service.admin = admin;
-  service.remote = daemon->remote_.get();
+  service.remote = remote_.get();
   service.config = options.config;
   // An in-process compile runs in the daemon's own place, not the caller's:
   // it cannot show that another place gives the same answer.
@@ -174,12 +164,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   service.max_queued_proofs = options.max_queued;
   // listener_ is set before it accepts anything (see PeerListener::Create):
   // under socket activation connections may be waiting already.
-  Daemon* self = daemon.get();
-  service.peer_credentials = [self](absl::string_view peer) {
-    return self->listener_->Lookup(peer);
+  service.peer_credentials = [this](absl::string_view peer) {
+    return listener_->Lookup(peer);
   };
-  daemon->service_ = std::make_unique<JitCacheService>(std::move(service));
+  service_ = std::make_unique<JitCacheService>(std::move(service));
+}
 
+absl::Status Daemon::StartGrpc(const DaemonOptions& options,
+                               std::optional<gid_t> socket_group) {
   // The daemon accepts connections itself, so that it knows each peer's
   // credentials from the kernel; gRPC gets the connected sockets.
   absl::StatusOr<int> listen_fd =
@@ -205,69 +197,76 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   // Requests carry sources and headers of up to megabytes: let them flow
   // without waiting for HTTP/2 window updates (the default is 64 KiB).
   builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 << 20);
-  builder.RegisterService(daemon->service_.get());
-  daemon->server_ = builder.BuildAndStart();
-  if (daemon->server_ == nullptr) {
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr) {
     close(*listen_fd);
     return absl::UnavailableError("cannot start the gRPC server");
   }
   absl::StatusOr<std::unique_ptr<PeerListener>> listener =
-      PeerListener::Create(*listen_fd, daemon->server_.get());
+      PeerListener::Create(*listen_fd, server_.get());
   if (!listener.ok()) return listener.status();
-  daemon->listener_ = *std::move(listener);
-  daemon->listener_->Start();
-  if (options.hit_socket) {
-    JitCacheService* answering = daemon->service_.get();
-    HitSocket::Answer answer = [answering](absl::string_view request,
-                                           const PeerCredentials& peer) {
-      return answering->AnswerHit(request, peer);
-    };
-    HitSocket::Options hit_options;
-    hit_options.max_request_bytes = options.limits.max_request_bytes;
-    const std::string hit_path = options.socket_path + ".hit";
-    absl::StatusOr<std::unique_ptr<HitSocket>> hits =
-        absl::FailedPreconditionError(
-            "the service manager passed no PATH.hit socket; clients use "
-            "gRPC for hits");
-    if (!options.inherited.has_value()) {
-      hits = HitSocket::Start(hit_path, std::move(answer), hit_options);
-      if (hits.ok()) {
-        if (absl::Status s =
-                SetSocketAccess(hit_path, socket_group, options.socket_mode);
-            !s.ok()) {
-          hits = s;
-        }
-      }
-    } else if (options.inherited->hit_fd.has_value()) {
-      hits = HitSocket::Adopt(*options.inherited->hit_fd, std::move(answer),
-                              hit_options);
-    }
-    // Only an optimisation for short-lived clients, which fall back to
-    // gRPC: its failure (a socket path too long for the suffix, say) must
-    // not keep the daemon down.
+  listener_ = *std::move(listener);
+  listener_->Start();
+  return absl::OkStatus();
+}
+
+void Daemon::StartHitSocket(const DaemonOptions& options,
+                            std::optional<gid_t> socket_group) {
+  JitCacheService* answering = service_.get();
+  HitSocket::Answer answer = [answering](absl::string_view request,
+                                         const PeerCredentials& peer) {
+    return answering->AnswerHit(request, peer);
+  };
+  HitSocket::Options hit_options;
+  hit_options.max_request_bytes = options.limits.max_request_bytes;
+  const std::string hit_path = options.socket_path + ".hit";
+  absl::StatusOr<std::unique_ptr<HitSocket>> hits =
+      absl::FailedPreconditionError(
+          "the service manager passed no PATH.hit socket; clients use "
+          "gRPC for hits");
+  if (!options.inherited.has_value()) {
+    hits = HitSocket::Start(hit_path, std::move(answer), hit_options);
     if (hits.ok()) {
-      daemon->hit_socket_ = *std::move(hits);
-    } else {
-      JITCACHE_LOG(Warning) << "no hit socket: " << hits.status();
+      if (absl::Status s =
+              SetSocketAccess(hit_path, socket_group, options.socket_mode);
+          !s.ok()) {
+        hits = s;
+      }
     }
+  } else if (options.inherited->hit_fd.has_value()) {
+    hits = HitSocket::Adopt(*options.inherited->hit_fd, std::move(answer),
+                            hit_options);
   }
-  if (!options.metrics_address.empty()) {
-    const JitCacheService* serving = daemon->service_.get();
-    const ServiceCounters& counters = serving->counters();
-    absl::StatusOr<std::unique_ptr<MetricsExporter>> metrics =
-        MetricsExporter::Start(
-            options.metrics_address,
-            {.stats = [serving] { return serving->StatsForAdmin(); },
-             .hit_latency = &counters.hit_latency,
-             .miss_latency = &counters.miss_latency,
-             .compile_time = &counters.compile_time});
-    if (!metrics.ok()) return metrics.status();
-    daemon->metrics_ = *std::move(metrics);
-    JITCACHE_LOG(Info) << "metrics on http://" << options.metrics_address
-                       << "/metrics (port " << daemon->metrics_->port() << ")";
+  // Only an optimisation for short-lived clients, which fall back to
+  // gRPC: its failure (a socket path too long for the suffix, say) must
+  // not keep the daemon down.
+  if (hits.ok()) {
+    hit_socket_ = *std::move(hits);
+  } else {
+    JITCACHE_LOG(Warning) << "no hit socket: " << hits.status();
   }
-  ObjectStore* store = daemon->store_.get();
-  daemon->notifier_ = std::make_unique<ServiceNotifier>([store] {
+}
+
+absl::Status Daemon::StartMetrics(const std::string& address) {
+  const JitCacheService* serving = service_.get();
+  const ServiceCounters& counters = serving->counters();
+  absl::StatusOr<std::unique_ptr<MetricsExporter>> metrics =
+      MetricsExporter::Start(
+          address, {.stats = [serving] { return serving->StatsForAdmin(); },
+                    .hit_latency = &counters.hit_latency,
+                    .miss_latency = &counters.miss_latency,
+                    .compile_time = &counters.compile_time});
+  if (!metrics.ok()) return metrics.status();
+  metrics_ = *std::move(metrics);
+  JITCACHE_LOG(Info) << "metrics on http://" << address << "/metrics (port "
+                     << metrics_->port() << ")";
+  return absl::OkStatus();
+}
+
+void Daemon::AnnounceReady(const DaemonOptions& options, int workers) {
+  ObjectStore* store = store_.get();
+  notifier_ = std::make_unique<ServiceNotifier>([store] {
     // A store that answers is a daemon that serves; one wedged on a lock
     // or a disk stops the pings and gets restarted.
     (void)store->Stats();
@@ -276,13 +275,62 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   JITCACHE_LOG(Info) << "jitcached serving on " << options.socket_path
                      << " with store " << options.store_path << ", " << workers
                      << " compile workers, "
-                     << daemon->compiler_->toolchain().description
+                     << compiler_->toolchain().description
                      << (options.inherited.has_value()
                              ? " (sockets from the service manager)"
                              : "");
-  daemon->notifier_->Ready(absl::StrCat("serving on ", options.socket_path,
-                                        ", ", daemon->store_->Stats().actions,
-                                        " entries in the store"));
+  notifier_->Ready(absl::StrCat("serving on ", options.socket_path, ", ",
+                                store_->Stats().actions,
+                                " entries in the store"));
+}
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
+  auto daemon = std::unique_ptr<Daemon>(new Daemon());
+  // The store first: a second daemon on the same store stops here, before it
+  // touches the socket of the first.
+  if (absl::Status s = daemon->OpenStore(options); !s.ok()) return s;
+  absl::StatusOr<AdminPolicy> admin = AdminPolicyOf(options);
+  if (!admin.ok()) return admin.status();
+  absl::StatusOr<std::optional<gid_t>> socket_group = SocketGroupOf(options);
+  if (!socket_group.ok()) return socket_group.status();
+  const bool compiles_in_views =
+      options.compiler != nullptr || !options.in_process_compiles;
+  if (absl::Status s = daemon->StartCompiler(options); !s.ok()) return s;
+
+  // A socket the service manager passed is its own: no claim, no unlink.
+  if (options.inherited.has_value()) {
+    options.socket_path = options.inherited->grpc_path;
+  } else {
+    absl::StatusOr<std::unique_ptr<SocketGuard>> guard =
+        SocketGuard::Claim(options.socket_path);
+    if (!guard.ok()) return guard.status();
+    daemon->guard_ = *std::move(guard);
+  }
+  daemon->socket_path_ = options.socket_path;
+  daemon->janitor_ =
+      std::make_unique<StoreJanitor>(daemon->store_.get(), options.janitor);
+  int workers = options.workers;
+  if (workers <= 0) workers = std::max(1u, std::thread::hardware_concurrency());
+  daemon->pool_ = std::make_unique<CompilePool>(workers, options.max_queued,
+                                                options.max_queued_per_user);
+  if (!options.remote.url.empty()) {
+    absl::StatusOr<std::unique_ptr<RedisTier>> remote =
+        RedisTier::Create(options.remote);
+    if (!remote.ok()) return remote.status();
+    daemon->remote_ = *std::move(remote);
+  }
+  daemon->MakeService(options, *admin, workers, compiles_in_views);
+  if (absl::Status s = daemon->StartGrpc(options, *socket_group); !s.ok()) {
+    return s;
+  }
+  if (options.hit_socket) daemon->StartHitSocket(options, *socket_group);
+  if (!options.metrics_address.empty()) {
+    if (absl::Status s = daemon->StartMetrics(options.metrics_address);
+        !s.ok()) {
+      return s;
+    }
+  }
+  daemon->AnnounceReady(options, workers);
   return daemon;
 }
 

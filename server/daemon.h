@@ -2,8 +2,10 @@
 #define JITCACHE_SERVER_DAEMON_H_
 
 #include <grpcpp/server.h>
+#include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -97,6 +99,18 @@ class Daemon {
 
  private:
   Daemon() = default;
+
+  // Start's steps, in order.
+  absl::Status OpenStore(DaemonOptions& options);
+  absl::Status StartCompiler(DaemonOptions& options);
+  void MakeService(const DaemonOptions& options, AdminPolicy admin,
+                   int workers, bool compiles_in_views);
+  absl::Status StartGrpc(const DaemonOptions& options,
+                         std::optional<gid_t> socket_group);
+  void StartHitSocket(const DaemonOptions& options,
+                      std::optional<gid_t> socket_group);
+  absl::Status StartMetrics(const std::string& address);
+  void AnnounceReady(const DaemonOptions& options, int workers);
 
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<ObjectStore> store_;
