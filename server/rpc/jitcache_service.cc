@@ -835,6 +835,44 @@ void JitCacheService::JoinBuild(uid_t uid, UserStats::Counters& user,
   }
 }
 
+v1::ActionRecord JitCacheService::RecordOf(const Build& build,
+                                           const CompileResult& result) const {
+  const int64_t now_ms = absl::ToUnixMillis(options_.now());
+  v1::ActionRecord record;
+  record.set_format_version(1);
+  record.set_outcome(result.ok       ? v1::OUTCOME_OK
+                     : build.is_link ? v1::OUTCOME_LINK_ERROR
+                                     : v1::OUTCOME_COMPILE_ERROR);
+  record.set_target(ToWireTarget(build.target));
+  record.set_log(result.log);
+  for (const auto& [expr, lowered] : result.lowered_names) {
+    v1::LoweredName* name = record.add_lowered_names();
+    name->set_name_expression(expr);
+    name->set_lowered_name(lowered);
+  }
+  for (const std::string& input : build.input_digests) {
+    record.add_input_digests(input);
+  }
+  record.set_arch(build.arch);
+  for (const std::string& option : build.options) record.add_options(option);
+  record.set_program_name(build.program_name);
+  record.set_source_bytes(build.source_bytes);
+  record.set_toolchain_fingerprint(options_.compiler->toolchain().fingerprint);
+  record.set_compile_time_us(absl::ToInt64Microseconds(result.elapsed));
+  record.set_created_unix_ms(now_ms);
+  record.set_last_used_unix_ms(now_ms);
+  if (result.link_trace.has_value()) {
+    *record.mutable_link_trace() = *result.link_trace;
+  }
+  if (result.ptxas_run.has_value()) {
+    *record.mutable_ptxas_run() = *result.ptxas_run;
+  }
+  if (result.nvvm_run.has_value()) {
+    *record.mutable_nvvm_run() = *result.nvvm_run;
+  }
+  return record;
+}
+
 void JitCacheService::RunBuild(const Build& build) {
   const Digest& key = build.key;
   // Another flight may have stored this key between our miss and now.
@@ -911,41 +949,8 @@ void JitCacheService::RunBuild(const Build& build) {
                      << (result->ok ? ""
                                     : (build.is_link ? ": link error"
                                                      : ": compile error"));
-  const int64_t now_ms = absl::ToUnixMillis(options_.now());
-  v1::ActionRecord record;
-  record.set_format_version(1);
-  record.set_outcome(result->ok      ? v1::OUTCOME_OK
-                     : build.is_link ? v1::OUTCOME_LINK_ERROR
-                                     : v1::OUTCOME_COMPILE_ERROR);
-  record.set_target(ToWireTarget(build.target));
-  record.set_log(result->log);
-  for (const auto& [expr, lowered] : result->lowered_names) {
-    v1::LoweredName* name = record.add_lowered_names();
-    name->set_name_expression(expr);
-    name->set_lowered_name(lowered);
-  }
-  for (const std::string& input : build.input_digests) {
-    record.add_input_digests(input);
-  }
-  record.set_arch(build.arch);
-  for (const std::string& option : build.options) record.add_options(option);
-  record.set_program_name(build.program_name);
-  record.set_source_bytes(build.source_bytes);
-  record.set_toolchain_fingerprint(options_.compiler->toolchain().fingerprint);
-  record.set_compile_time_us(absl::ToInt64Microseconds(result->elapsed));
+  v1::ActionRecord record = RecordOf(build, *result);
   counters_.compile_us_spent += record.compile_time_us();
-  record.set_created_unix_ms(now_ms);
-  record.set_last_used_unix_ms(now_ms);
-
-  if (result->link_trace.has_value()) {
-    *record.mutable_link_trace() = *result->link_trace;
-  }
-  if (result->ptxas_run.has_value()) {
-    *record.mutable_ptxas_run() = *result->ptxas_run;
-  }
-  if (result->nvvm_run.has_value()) {
-    *record.mutable_nvvm_run() = *result->nvvm_run;
-  }
   std::vector<ObjectRef> objects;
   // No bytes, no object: an as-called link that made no cubin (refused,
   // failed, or PTX alone) has all it answers in its trace.

@@ -369,6 +369,9 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // says whether it led it or joined it).
   void CountBuilt(UserStats::Counters& user,
                   const v1::CompileResponse& response, absl::Time start);
+  // The record a build's result is kept as (its objects apart).
+  v1::ActionRecord RecordOf(const Build& build,
+                            const CompileResult& result) const;
   // The run of a ptxas request's miss.
   Build PtxasBuild(const v1::PtxasRequest& request,
                    const PreparedPtxas& prepared);
