@@ -10,6 +10,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -550,19 +551,10 @@ absl::StatusOr<std::vector<std::string>> SplitWords(absl::string_view line) {
   return words;
 }
 
-int Precompile(const jitcache::Client& client,
-               const std::vector<std::string>& args) {
-  std::string manifest, bundle, value;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (TakeValue(args, i, "--export", &value)) {
-      bundle = value;
-    } else if (manifest.empty() && !absl::StartsWith(args[i], "-")) {
-      manifest = args[i];
-    } else {
-      return UsageError("precompile takes one MANIFEST [--export FILE.jcb]");
-    }
-  }
-  if (manifest.empty()) return UsageError("precompile takes one MANIFEST");
+// A manifest's programs (`compile`'s flags, one per line, paths relative
+// to the manifest), or the exit status of what was wrong (reported).
+std::variant<std::vector<CompileArgs>, int> ReadManifest(
+    const std::string& manifest) {
   std::ifstream in(manifest);
   if (!in) {
     std::cerr << "jitcache: cannot read " << manifest << "\n";
@@ -571,12 +563,7 @@ int Precompile(const jitcache::Client& client,
   const size_t slash = manifest.find_last_of('/');
   const std::string base =
       slash == std::string::npos ? "" : manifest.substr(0, slash);
-  // Lines are grouped by (target, archs): each group is one Precompile call.
-  struct Entry {
-    CompileArgs args;
-    int line;
-  };
-  std::vector<Entry> entries;
+  std::vector<CompileArgs> programs;
   std::string text;
   for (int number = 1; std::getline(in, text); ++number) {
     absl::StatusOr<std::vector<std::string>> words = SplitWords(text);
@@ -592,38 +579,25 @@ int Precompile(const jitcache::Client& client,
       return absl::IsInvalidArgument(parsed.status()) ? kExitUsage
                                                       : kExitFailure;
     }
-    entries.push_back({*std::move(parsed), number});
+    programs.push_back(*std::move(parsed));
   }
-  size_t total = 0;
-  for (const Entry& e : entries)
-    total += std::max<size_t>(1, e.args.flags.archs.size());
-  if (total == 0) return UsageError(absl::StrCat(manifest, " lists nothing"));
+  return programs;
+}
 
-  struct Row {
-    std::string program, arch;
-    absl::StatusOr<jitcache::ObjectCode> code;
-  };
-  std::vector<jitcache::Client::PrecompileItem> items;
-  for (const Entry& e : entries) {
-    items.push_back(
-        {e.args.program, e.args.options, e.args.target, e.args.flags.archs});
-  }
-  const absl::Time start = absl::Now();
-  std::vector<Row> rows;
-  {
-    jitcache::cli::ProgressBar bar("compiled");
-    for (auto& outcome : client.Precompile(
-             items, [&](size_t done, size_t all) { bar.Update(done, all); })) {
-      rows.push_back({items[outcome.item].program.name(), outcome.arch,
-                      std::move(outcome.code)});
-    }
-  }
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+// One program for one architecture, as precompiled.
+struct PrecompileRow {
+  std::string program, arch;
+  absl::StatusOr<jitcache::ObjectCode> code;
+};
 
+// The table of rows and the summary line on stdout, each failure's and
+// compile error's message on stderr. Returns {compile errors, failures}.
+std::pair<int, int> ReportPrecompile(const std::vector<PrecompileRow>& rows,
+                                     double seconds) {
   int ok = 0, compile_errors = 0, failed = 0;
   std::cout << absl::StrFormat("%-28s %-10s %-14s %10s %10s\n", "program",
                                "arch", "result", "compile ms", "bytes");
-  for (const Row& row : rows) {
+  for (const PrecompileRow& row : rows) {
     std::string result, ms = "-", bytes = "-";
     if (!row.code.ok()) {
       ++failed;
@@ -643,7 +617,7 @@ int Precompile(const jitcache::Client& client,
   std::cout << absl::StrFormat(
       "%d compiled, %d compile errors, %d failed, in %.2f s\n", ok,
       compile_errors, failed, seconds);
-  for (const Row& row : rows) {
+  for (const PrecompileRow& row : rows) {
     if (!row.code.ok()) {
       std::cerr << row.program << " " << row.arch << ": "
                 << row.code.status().message() << "\n";
@@ -651,10 +625,51 @@ int Precompile(const jitcache::Client& client,
       std::cerr << row.program << " " << row.arch << ":\n" << row.code->log;
     }
   }
+  return {compile_errors, failed};
+}
+
+int Precompile(const jitcache::Client& client,
+               const std::vector<std::string>& args) {
+  std::string manifest, bundle, value;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (TakeValue(args, i, "--export", &value)) {
+      bundle = value;
+    } else if (manifest.empty() && !absl::StartsWith(args[i], "-")) {
+      manifest = args[i];
+    } else {
+      return UsageError("precompile takes one MANIFEST [--export FILE.jcb]");
+    }
+  }
+  if (manifest.empty()) return UsageError("precompile takes one MANIFEST");
+  std::variant<std::vector<CompileArgs>, int> read = ReadManifest(manifest);
+  if (const int* code = std::get_if<int>(&read)) return *code;
+  const std::vector<CompileArgs>& programs =
+      std::get<std::vector<CompileArgs>>(read);
+  size_t total = 0;
+  for (const CompileArgs& p : programs)
+    total += std::max<size_t>(1, p.flags.archs.size());
+  if (total == 0) return UsageError(absl::StrCat(manifest, " lists nothing"));
+
+  std::vector<jitcache::Client::PrecompileItem> items;
+  for (const CompileArgs& p : programs) {
+    items.push_back({p.program, p.options, p.target, p.flags.archs});
+  }
+  const absl::Time start = absl::Now();
+  std::vector<PrecompileRow> rows;
+  {
+    jitcache::cli::ProgressBar bar("compiled");
+    for (auto& outcome : client.Precompile(
+             items, [&](size_t done, size_t all) { bar.Update(done, all); })) {
+      rows.push_back({items[outcome.item].program.name(), outcome.arch,
+                      std::move(outcome.code)});
+    }
+  }
+  const auto [compile_errors, failed] =
+      ReportPrecompile(rows, absl::ToDoubleSeconds(absl::Now() - start));
   if (failed > 0) return kExitFailure;
   if (!bundle.empty()) {
     std::vector<std::string> keys;
-    for (const Row& row : rows) {
+    for (const PrecompileRow& row : rows) {
       if (row.code.ok() && !row.code->cache_key.empty()) {
         keys.push_back(row.code->cache_key);
       }
