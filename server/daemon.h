@@ -103,8 +103,8 @@ class Daemon {
   // Start's steps, in order.
   absl::Status OpenStore(DaemonOptions& options);
   absl::Status StartCompiler(DaemonOptions& options);
-  void MakeService(const DaemonOptions& options, AdminPolicy admin,
-                   int workers, bool compiles_in_views);
+  void MakeService(const DaemonOptions& options, AdminPolicy admin, int workers,
+                   bool compiles_in_views);
   absl::Status StartGrpc(const DaemonOptions& options,
                          std::optional<gid_t> socket_group);
   void StartHitSocket(const DaemonOptions& options,

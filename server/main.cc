@@ -350,7 +350,8 @@ absl::Status ParseOptions(jitcache::DaemonOptions& options) {
   std::optional<jitcache::Compression> compression =
       jitcache::ParseCompression(absl::GetFlag(FLAGS_compression));
   if (!compression.has_value()) {
-    return absl::InvalidArgumentError("--compression must be zstd, lz4 or none");
+    return absl::InvalidArgumentError(
+        "--compression must be zstd, lz4 or none");
   }
   options.compression = *compression;
   if (!absl::GetFlag(FLAGS_socket_mode).empty()) {

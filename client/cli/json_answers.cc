@@ -28,8 +28,9 @@ int Print(const std::string& socket, const Request& request, Call call) {
   Response response;
   const grpc::Status status = (stub.get()->*call)(&context, request, &response);
   if (!status.ok()) {
-    return Failed(absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                               status.error_message()));
+    return Failed(
+        absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                     status.error_message()));
   }
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
@@ -79,8 +80,8 @@ std::optional<int> PrintJsonAnswer(const std::string& socket,
     }
     v1::ShowEntryRequest request;
     request.set_key_prefix(args[0]);
-    return Print<v1::ShowEntryRequest, v1::ShowEntryResponse>(
-        socket, request, &Stub::ShowEntry);
+    return Print<v1::ShowEntryRequest, v1::ShowEntryResponse>(socket, request,
+                                                              &Stub::ShowEntry);
   }
   return std::nullopt;
 }

@@ -501,7 +501,9 @@ bool Answerable(const Link& link, nvJitLinkInputType type, const void* data,
 // an ELF file as a cubin, an archive as a library, anything else as PTX.
 int StoreKindOf(const void* data, size_t size) {
   const std::string_view bytes(static_cast<const char*>(data), size);
-  if (bytes.starts_with("\x7f" "ELF")) return 2;
+  if (bytes.starts_with("\x7f"
+                        "ELF"))
+    return 2;
   if (bytes.starts_with("!<arch>\n")) return 6;
   return 1;
 }

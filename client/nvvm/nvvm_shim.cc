@@ -68,22 +68,22 @@ constexpr nvvmResult kInvalidProgram = 5;
 // compiles itself (the daemon's own limit ends it sooner).
 constexpr std::chrono::minutes kCompileTimeout(15);
 
-#define JITCACHE_NVVM_FUNCTIONS(X)                                          \
-  X(nvvmGetErrorString, const char*, nvvmResult)                            \
-  X(nvvmVersion, nvvmResult, int*, int*)                                    \
-  X(nvvmIRVersion, nvvmResult, int*, int*, int*, int*)                      \
-  X(nvvmCreateProgram, nvvmResult, nvvmProgram*)                            \
-  X(nvvmDestroyProgram, nvvmResult, nvvmProgram*)                           \
-  X(nvvmAddModuleToProgram, nvvmResult, nvvmProgram, const char*, size_t,   \
-    const char*)                                                            \
-  X(nvvmLazyAddModuleToProgram, nvvmResult, nvvmProgram, const char*,       \
-    size_t, const char*)                                                    \
-  X(nvvmCompileProgram, nvvmResult, nvvmProgram, int, const char**)         \
-  X(nvvmVerifyProgram, nvvmResult, nvvmProgram, int, const char**)          \
-  X(nvvmGetCompiledResultSize, nvvmResult, nvvmProgram, size_t*)            \
-  X(nvvmGetCompiledResult, nvvmResult, nvvmProgram, char*)                  \
-  X(nvvmGetProgramLogSize, nvvmResult, nvvmProgram, size_t*)                \
-  X(nvvmGetProgramLog, nvvmResult, nvvmProgram, char*)                      \
+#define JITCACHE_NVVM_FUNCTIONS(X)                                            \
+  X(nvvmGetErrorString, const char*, nvvmResult)                              \
+  X(nvvmVersion, nvvmResult, int*, int*)                                      \
+  X(nvvmIRVersion, nvvmResult, int*, int*, int*, int*)                        \
+  X(nvvmCreateProgram, nvvmResult, nvvmProgram*)                              \
+  X(nvvmDestroyProgram, nvvmResult, nvvmProgram*)                             \
+  X(nvvmAddModuleToProgram, nvvmResult, nvvmProgram, const char*, size_t,     \
+    const char*)                                                              \
+  X(nvvmLazyAddModuleToProgram, nvvmResult, nvvmProgram, const char*, size_t, \
+    const char*)                                                              \
+  X(nvvmCompileProgram, nvvmResult, nvvmProgram, int, const char**)           \
+  X(nvvmVerifyProgram, nvvmResult, nvvmProgram, int, const char**)            \
+  X(nvvmGetCompiledResultSize, nvvmResult, nvvmProgram, size_t*)              \
+  X(nvvmGetCompiledResult, nvvmResult, nvvmProgram, char*)                    \
+  X(nvvmGetProgramLogSize, nvvmResult, nvvmProgram, size_t*)                  \
+  X(nvvmGetProgramLog, nvvmResult, nvvmProgram, char*)                        \
   X(nvvmDisableConcurrentAPI, nvvmResult)
 
 // The real libNVVM, loaded on first need.
@@ -109,13 +109,13 @@ const Real& RealNvvm() {
 #undef JITCACHE_NVVM_RESOLVE
     // A library without the whole C API (nvvmDisableConcurrentAPI is not
     // part of nvvm.h) is none: every call then says it cannot be loaded.
-    const bool whole =
-        r->nvvmGetErrorString && r->nvvmVersion && r->nvvmIRVersion &&
-        r->nvvmCreateProgram && r->nvvmDestroyProgram &&
-        r->nvvmAddModuleToProgram && r->nvvmLazyAddModuleToProgram &&
-        r->nvvmCompileProgram && r->nvvmVerifyProgram &&
-        r->nvvmGetCompiledResultSize && r->nvvmGetCompiledResult &&
-        r->nvvmGetProgramLogSize && r->nvvmGetProgramLog;
+    const bool whole = r->nvvmGetErrorString && r->nvvmVersion &&
+                       r->nvvmIRVersion && r->nvvmCreateProgram &&
+                       r->nvvmDestroyProgram && r->nvvmAddModuleToProgram &&
+                       r->nvvmLazyAddModuleToProgram && r->nvvmCompileProgram &&
+                       r->nvvmVerifyProgram && r->nvvmGetCompiledResultSize &&
+                       r->nvvmGetCompiledResult && r->nvvmGetProgramLogSize &&
+                       r->nvvmGetProgramLog;
     if (!whole) {
       std::fprintf(stderr,
                    "jitcache libnvvm.so.4: the real libNVVM lacks part of "
@@ -136,8 +136,7 @@ bool Verbose() {
 
 void Why(const char* what) {
   if (Verbose()) {
-    std::fprintf(stderr, "jitcache libnvvm.so.4: the real libNVVM: %s\n",
-                 what);
+    std::fprintf(stderr, "jitcache libnvvm.so.4: the real libNVVM: %s\n", what);
   }
 }
 
@@ -148,8 +147,8 @@ void Why(const char* what) {
 // another version reads is not missed. The daemon's workers run without
 // them (the same rule), so a caller with any of them set compiles itself.
 constexpr const char* kEnvironmentThatChangesAnswers[] = {
-    "NVVM_", "LIBNVVM_", "NV_NVVM_", "LLVM_OVERRIDE_PRODUCER=",
-    "AS_SECURE_LOG_FILE="};
+    "NVVM_", "LIBNVVM_", "NV_NVVM_",
+    "LLVM_OVERRIDE_PRODUCER=", "AS_SECURE_LOG_FILE="};
 
 // The node's daemon, over its hit socket, when it runs the very file this
 // process would open as the real libNVVM.
@@ -171,8 +170,8 @@ std::optional<std::string> Unusable(Daemon& d) {
     }
   }
   std::string buffer;
-  const std::optional<std::string_view> ping = d.channel.Ask(
-      std::string(1, jitcache::hit_protocol::kToolkit), buffer);
+  const std::optional<std::string_view> ping =
+      d.channel.Ask(std::string(1, jitcache::hit_protocol::kToolkit), buffer);
   std::optional<std::vector<jitcache::link_wire::Library>> libraries;
   if (ping.has_value()) libraries = jitcache::link_wire::DecodeLibraries(*ping);
   if (!libraries.has_value()) {
@@ -354,11 +353,10 @@ nvvmResult AddModule(nvvmProgram handle, CallKind kind, const char* buffer,
 nvvmResult Run(nvvmProgram handle, CallKind kind, int num_options,
                const char** options) {
   if (handle == nullptr) {
-    return kind == CallKind::kCompile
-               ? Forward<&Real::nvvmCompileProgram>(handle, num_options,
-                                                    options)
-               : Forward<&Real::nvvmVerifyProgram>(handle, num_options,
-                                                   options);
+    return kind == CallKind::kCompile ? Forward<&Real::nvvmCompileProgram>(
+                                            handle, num_options, options)
+                                      : Forward<&Real::nvvmVerifyProgram>(
+                                            handle, num_options, options);
   }
   Program& program = *Of(handle);
   std::lock_guard<std::mutex> lock(program.mu);
@@ -385,8 +383,8 @@ nvvmResult Run(nvvmProgram handle, CallKind kind, int num_options,
   }
   if (!Materialize(program)) return Unavailable();
   const Real& r = RealNvvm();
-  auto run = kind == CallKind::kCompile ? r.nvvmCompileProgram
-                                        : r.nvvmVerifyProgram;
+  auto run =
+      kind == CallKind::kCompile ? r.nvvmCompileProgram : r.nvvmVerifyProgram;
   return run(program.real, num_options, options);
 }
 

@@ -22,8 +22,8 @@ struct Call {
   CallKind kind = kCompile;
   std::string name;  // a module's
   bool unnamed = false;
-  std::string module;  // a module's bytes
-  std::string digest;  // lower-case hex SHA-256 of module
+  std::string module;                // a module's bytes
+  std::string digest;                // lower-case hex SHA-256 of module
   std::vector<std::string> options;  // a compile's or verify's
 };
 

@@ -21,11 +21,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "common/file_stamp.h"
+#include "common/log.h"
 #include "common/nvrtc_program.h"
 #include "common/paths.h"
 #include "common/sha256.h"
 #include "server/build/cuda_compiler.h"
-#include "common/log.h"
 #include "server/build/nvvm_library.h"
 #include "server/build/ptxas_registry.h"
 
@@ -150,9 +150,7 @@ std::optional<ToolchainInfo::Library> LoadedLibrary(const char* name,
 
 }  // namespace
 
-std::string DefaultCudaRoot() {
-  return CudaHome();
-}
+std::string DefaultCudaRoot() { return CudaHome(); }
 
 absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
     const std::string& cuda_root, const std::vector<std::string>& ptxas,

@@ -11,19 +11,18 @@
 namespace jitcache {
 
 // libNVVM's C API (nvvm.h), spelled here: the build has no nvvm.h.
-#define JITCACHE_NVVM_FUNCTIONS(X)                                           \
-  X(nvvmVersion, int, int*, int*)                                            \
-  X(nvvmIRVersion, int, int*, int*, int*, int*)                              \
-  X(nvvmCreateProgram, int, void**)                                          \
-  X(nvvmDestroyProgram, int, void**)                                         \
-  X(nvvmAddModuleToProgram, int, void*, const char*, size_t, const char*)    \
-  X(nvvmLazyAddModuleToProgram, int, void*, const char*, size_t,             \
-    const char*)                                                             \
-  X(nvvmCompileProgram, int, void*, int, const char**)                       \
-  X(nvvmVerifyProgram, int, void*, int, const char**)                        \
-  X(nvvmGetCompiledResultSize, int, void*, size_t*)                          \
-  X(nvvmGetCompiledResult, int, void*, char*)                                \
-  X(nvvmGetProgramLogSize, int, void*, size_t*)                              \
+#define JITCACHE_NVVM_FUNCTIONS(X)                                            \
+  X(nvvmVersion, int, int*, int*)                                             \
+  X(nvvmIRVersion, int, int*, int*, int*, int*)                               \
+  X(nvvmCreateProgram, int, void**)                                           \
+  X(nvvmDestroyProgram, int, void**)                                          \
+  X(nvvmAddModuleToProgram, int, void*, const char*, size_t, const char*)     \
+  X(nvvmLazyAddModuleToProgram, int, void*, const char*, size_t, const char*) \
+  X(nvvmCompileProgram, int, void*, int, const char**)                        \
+  X(nvvmVerifyProgram, int, void*, int, const char**)                         \
+  X(nvvmGetCompiledResultSize, int, void*, size_t*)                           \
+  X(nvvmGetCompiledResult, int, void*, char*)                                 \
+  X(nvvmGetProgramLogSize, int, void*, size_t*)                               \
   X(nvvmGetProgramLog, int, void*, char*)
 
 struct NvvmLibrary::Api {
@@ -101,7 +100,7 @@ absl::StatusOr<std::unique_ptr<NvvmLibrary>> NvvmLibrary::Open(
   }
   auto api = std::make_unique<Api>();
   const char* missing = nullptr;
-#define JITCACHE_NVVM_RESOLVE(name, ...)                                 \
+#define JITCACHE_NVVM_RESOLVE(name, ...)                                   \
   api->name = reinterpret_cast<decltype(api->name)>(dlsym(handle, #name)); \
   if (api->name == nullptr && missing == nullptr) missing = #name;
   JITCACHE_NVVM_FUNCTIONS(JITCACHE_NVVM_RESOLVE)
@@ -154,13 +153,13 @@ absl::StatusOr<CompileResult> NvvmLibrary::Run(
       auto add = call.kind() == v1::NVVM_ADD_MODULE
                      ? api_->nvvmAddModuleToProgram
                      : api_->nvvmLazyAddModuleToProgram;
-      result = add(program.get(), call.module().data(), call.module().size(),
-                   name);
+      result =
+          add(program.get(), call.module().data(), call.module().size(), name);
       if (result == kOutOfMemory) return OutOfMemory(i);
       if (result != kSuccess) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "libNVVM refused module ", i, " (", result,
-            "), which libnvvm.so.4 answers as taken"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("libNVVM refused module ", i, " (", result,
+                         "), which libnvvm.so.4 answers as taken"));
       }
       continue;
     }

@@ -48,8 +48,8 @@ int __fxstatat(int /*version*/, int dir, const char* path, struct stat* out,
                int flags) {
   return Counted(dir, path, out, flags);
 }
-int __fxstatat64(int /*version*/, int dir, const char* path,
-                 struct stat64* out, int flags) {
+int __fxstatat64(int /*version*/, int dir, const char* path, struct stat64* out,
+                 int flags) {
   return Counted(dir, path, out, flags);
 }
 

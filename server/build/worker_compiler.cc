@@ -37,8 +37,8 @@ bool ChangesCompilerAnswers(std::string_view variable) {
   // the IR version check, the version it claims, the producer it writes,
   // a log file, and its concurrency.
   for (std::string_view prefix :
-       {"NVJITLINK_", "NVVM_", "LIBNVVM_", "NV_NVVM_", "LLVM_OVERRIDE_PRODUCER=",
-        "AS_SECURE_LOG_FILE="}) {
+       {"NVJITLINK_", "NVVM_", "LIBNVVM_", "NV_NVVM_",
+        "LLVM_OVERRIDE_PRODUCER=", "AS_SECURE_LOG_FILE="}) {
     if (variable.starts_with(prefix)) return true;
   }
   return false;

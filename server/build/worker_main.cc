@@ -13,8 +13,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/compile_place.h"
 #include "common/file_stamp.h"
@@ -352,9 +352,8 @@ int RunWorker(int argc, char** argv, const WorkerHooks& hooks) {
   std::unique_ptr<CudaCompiler> compiler =
       CudaCompiler::ForWorker(std::move(args->include_dirs));
   const CompileView ptxas_view = PtxasView(*view, *binaries);
-  const JobContext context{*view,      *binaries, ptxas_view,
-                           nvvm->get(), *compiler, hooks,
-                           args->memory_limit};
+  const JobContext context{*view,     *binaries, ptxas_view,        nvvm->get(),
+                           *compiler, hooks,     args->memory_limit};
   return ServeJobs(args->fd, context);
 }
 

@@ -97,8 +97,8 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
           }};
 }
 
-KeptConnection::Reply JitCacheService::AnswerNvvm(
-    absl::string_view bytes, const PeerCredentials& peer) {
+KeptConnection::Reply JitCacheService::AnswerNvvm(absl::string_view bytes,
+                                                  const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
   v1::NvvmRequest request;
   if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {

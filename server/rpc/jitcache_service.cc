@@ -960,9 +960,8 @@ void JitCacheService::RunBuild(const Build& build) {
     record.set_object_size(result->object.size());
     objects.push_back({digest, build.target, result->object});
   }
-  const bool keep =
-      build.is_link || build.is_ptxas || build.is_nvvm ||
-      !FailedForAMissingFile(*result);
+  const bool keep = build.is_link || build.is_ptxas || build.is_nvvm ||
+                    !FailedForAMissingFile(*result);
   // (An answer that is not kept is not kept early either.)
   const bool answered_early =
       keep &&

@@ -11,9 +11,9 @@
 #include "server/build/compile_pool.h"
 #include "server/build/compiler.h"
 #include "server/build/kept_file_sets.h"
+#include "server/build/path_stats.h"
 #include "server/net/kept_connection.h"
 #include "server/net/peer_listener.h"
-#include "server/build/path_stats.h"
 #include "server/rpc/bounded_key_set.h"
 #include "server/rpc/compile_reactor.h"
 #include "server/rpc/compile_request.h"
@@ -380,8 +380,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   KeptConnection::Reply AnswerPtxas(absl::string_view request,
                                     const PeerCredentials& peer);
   // The run of a libNVVM request's miss (it came with its modules).
-  Build NvvmBuild(const v1::NvvmRequest& request,
-                  const PreparedNvvm& prepared);
+  Build NvvmBuild(const v1::NvvmRequest& request, const PreparedNvvm& prepared);
   // A hit socket's libNVVM compile or verify (libnvvm.so.4's): its answer
   // now on a hit; on a miss, promised for when its run is done when the
   // request holds the modules, else nothing (the caller sends them).

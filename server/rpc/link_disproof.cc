@@ -59,17 +59,18 @@ void JitCacheService::CheckDisproof(uid_t uid,
       options_.store->RemoveAction(step).IgnoreError();
     }
     if (absl::Status s = options_.store->RemoveAction(key); !s.ok()) {
-      JITCACHE_LOG(Warning) << "link " << key.Hex()
-                            << ": a disproved record could not be removed: "
-                            << s;
+      JITCACHE_LOG(Warning)
+          << "link " << key.Hex()
+          << ": a disproved record could not be removed: " << s;
       return;
     }
     // And the team's copy, which would bring it back on the next miss.
     if (tiered_ != nullptr) tiered_->Forget(key);
     ++counters_.records_disproved;
-    JITCACHE_LOG(Warning) << "link " << key.Hex()
-                          << ": a caller's nvJitLink answered otherwise and "
-                             "the link run again did too: the record is removed";
+    JITCACHE_LOG(Warning)
+        << "link " << key.Hex()
+        << ": a caller's nvJitLink answered otherwise and "
+           "the link run again did too: the record is removed";
   };
   task.cancel = [this] { --disproofs_running_; };
   if (!proofs_.Submit(uid, std::move(task)).ok()) --disproofs_running_;

@@ -60,8 +60,8 @@ absl::Status CheckCall(const v1::NvvmCall& call, int index,
   }
   if (!call.name().empty() || call.unnamed() || !call.digest().empty() ||
       !call.module().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "call ", index, ": a compile or verify names no module"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("call ", index, ": a compile or verify names no module"));
   }
   if (absl::Status s =
           CheckCount("options", call.options_size(), limits.max_options);
@@ -121,8 +121,8 @@ absl::StatusOr<PreparedNvvm> PrepareNvvm(const v1::NvvmRequest& request,
       keyed.options = options[i];
     }
   }
-  if (absl::Status s = CheckSize("modules", out.module_bytes,
-                                 limits.max_request_bytes);
+  if (absl::Status s =
+          CheckSize("modules", out.module_bytes, limits.max_request_bytes);
       !s.ok()) {
     return s;
   }

@@ -37,8 +37,7 @@ TEST(CliConventions, HelpIsOnStandardOutputAndExitsZero) {
     EXPECT_EQ(daemon.exit_code, 0) << flag << ": " << daemon.output;
     // This program's flags, with what they are for.
     EXPECT_TRUE(absl::StrContains(daemon.output, "--socket")) << daemon.output;
-    EXPECT_TRUE(absl::StrContains(daemon.output, "--libnvvm"))
-        << daemon.output;
+    EXPECT_TRUE(absl::StrContains(daemon.output, "--libnvvm")) << daemon.output;
     EXPECT_TRUE(absl::StrContains(daemon.output, "Usage: jitcached"))
         << daemon.output;
     EXPECT_TRUE(absl::StartsWith(daemon.output, "jitcached: "))
@@ -70,8 +69,7 @@ TEST(CliConventions, StatsAsJsonHoldEveryFieldOfTheProto) {
   ASSERT_TRUE(
       google::protobuf::util::JsonStringToMessage(out.output, &parsed).ok())
       << out.output;
-  const google::protobuf::Descriptor* stats =
-      v1::StatsResponse::descriptor();
+  const google::protobuf::Descriptor* stats = v1::StatsResponse::descriptor();
   int numbers = 0;
   for (int i = 0; i < stats->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* f = stats->field(i);
@@ -90,8 +88,8 @@ TEST(CliConventions, StatsAsJsonHoldEveryFieldOfTheProto) {
   ASSERT_TRUE(users != parsed.fields().end());
   EXPECT_EQ(users->second.kind_case(), google::protobuf::Value::kListValue);
   // Not JSON without the flag.
-  ProcessResult text = testing::RunProcess(
-      {JITCACHE_CLI, "--socket", daemon.socket(), "stats"});
+  ProcessResult text =
+      testing::RunProcess({JITCACHE_CLI, "--socket", daemon.socket(), "stats"});
   EXPECT_FALSE(absl::StartsWith(text.output, "{")) << text.output;
 }
 
@@ -105,8 +103,8 @@ M JsonAnswer(const std::string& socket, std::vector<std::string> args) {
   ProcessResult out = testing::RunProcess(argv);
   EXPECT_EQ(out.exit_code, 0) << out.output;
   M parsed;
-  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(out.output, &parsed)
-                  .ok())
+  EXPECT_TRUE(
+      google::protobuf::util::JsonStringToMessage(out.output, &parsed).ok())
       << out.output;
   return parsed;
 }
@@ -116,14 +114,15 @@ TEST(CliConventions, PingConfigLsAndShowAsJsonAreTheirMessages) {
   testing::TempDir dir;
   testing::DaemonProcess daemon(dir.Sub("jc.sock"), ":memory:");
   ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
-  absl::StatusOr<Client> client = Client::Connect({.socket_path = daemon.socket()});
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon.socket()});
   ASSERT_TRUE(client.ok());
   ProgramOptions options;
   options.arch = "compute_90";
   options.wait_for_proof = true;
-  absl::StatusOr<ObjectCode> code = client->Compile(
-      Program("extern \"C\" __global__ void k() {}\n", "k.cu"), options,
-      CodeType::kPtx);
+  absl::StatusOr<ObjectCode> code =
+      client->Compile(Program("extern \"C\" __global__ void k() {}\n", "k.cu"),
+                      options, CodeType::kPtx);
   ASSERT_TRUE(code.ok()) << code.status();
 
   const auto ping = JsonAnswer<v1::PingResponse>(daemon.socket(), {"ping"});

@@ -639,9 +639,9 @@ TEST_F(NvJitLinkDifferential, AddedFilesAreTheRealNvJitLinksAndHit) {
       {"any-misnamed",
        link({"-arch=sm_90"}, {file(kAny, In("caller-ptx.cubin")),
                               file(kAny, In("callee-cubin.ltoir"))})},
-      {"any-lto", link({"-arch=sm_90", "-lto"},
-                       {file(kAny, In("caller.ltoir")),
-                        file(kAny, In("callee.ltoir"))})},
+      {"any-lto",
+       link({"-arch=sm_90", "-lto"},
+            {file(kAny, In("caller.ltoir")), file(kAny, In("callee.ltoir"))})},
       {"any-garbage", link({"-arch=sm_90"}, {file(kAny, In("garbage")),
                                              file(kPtx, In("callee.ptx"))})},
   };
@@ -746,11 +746,11 @@ TEST_F(NvJitLinkDifferential, SourceFilesTheLtoIrNamesAreTheCallers) {
       Program(testing::ReadFile(source), source), options, CodeType::kLtoir);
   ASSERT_TRUE(code.ok()) << code.status();
   testing::WriteFile(In("lined.ltoir"), code->bytes);
-  const Case c{"lined-lto",
-               {"-o", "-arch=sm_90", "-o", "-lto", "-o", "-lineinfo", "-a",
-                std::to_string(kLtoir), "lined.ltoir", In("lined.ltoir"), "-a",
-                std::to_string(kLtoir), "callee.ltoir", In("callee.ltoir"),
-                "-c"}};
+  const Case c{
+      "lined-lto",
+      {"-o", "-arch=sm_90", "-o", "-lto", "-o", "-lineinfo", "-a",
+       std::to_string(kLtoir), "lined.ltoir", In("lined.ltoir"), "-a",
+       std::to_string(kLtoir), "callee.ltoir", In("callee.ltoir"), "-c"}};
   for (const char* when : {"before", "after"}) {
     if (std::string(when) == "after") {
       const auto t = std::filesystem::last_write_time(source);

@@ -36,10 +36,10 @@ std::string CudaRoot() {
 // The real libNVVM's path (fetched once for the build).
 const std::string& RealLibNvvm() {
   static const std::string* path = [] {
-    ProcessResult fetched = testing::RunProcess(
-        {"/usr/bin/env", "python3", JITCACHE_FETCH_LIBNVVM, CudaRoot(),
-         JITCACHE_ORACLE_DIR},
-        absl::Minutes(10));
+    ProcessResult fetched =
+        testing::RunProcess({"/usr/bin/env", "python3", JITCACHE_FETCH_LIBNVVM,
+                             CudaRoot(), JITCACHE_ORACLE_DIR},
+                            absl::Minutes(10));
     std::string out(absl::StripAsciiWhitespace(fetched.output));
     if (fetched.exit_code != 0) out.clear();
     return new std::string(out.substr(out.rfind('\n') + 1));
@@ -70,8 +70,8 @@ class NvvmDifferential : public ::testing::Test {
   void SetUp() override {
     real_ = RealLibNvvm();
     ASSERT_FALSE(real_.empty()) << "no real libNVVM to compare with";
-    daemon_.emplace(dir_.Sub("jc.sock"), ":memory:",
-                    std::vector<std::string>{"--libnvvm=" + real_});
+    daemon_.emplace(dir_.Sub("jc.sock"),
+                    ":memory:", std::vector<std::string>{"--libnvvm=" + real_});
     ASSERT_TRUE(daemon_->Start().ok()) << daemon_->Log();
     testing::WriteFile(
         In("kernel.ll"),
@@ -147,27 +147,26 @@ TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
       // numba-cuda's sequence: a NULL-named module, a verify, libdevice
       // added lazily, the compile, every read.
       {"numba", Steps({"-c", "-a", "@null", sin, "-V", "2", "-opt=3",
-                       "-arch=compute_90a", "-l", "@null", libdevice, "-C",
-                       "2", "-opt=3", "-arch=compute_90a", "-r", "-d"})},
+                       "-arch=compute_90a", "-l", "@null", libdevice, "-C", "2",
+                       "-opt=3", "-arch=compute_90a", "-r", "-d"})},
       {"numba-lto",
        Steps({"-c", "-a", "@null", sin, "-V", "3", "-opt=3",
               "-arch=compute_90a", "-gen-lto", "-l", "@null", libdevice, "-C",
               "3", "-opt=3", "-arch=compute_90a", "-gen-lto", "-r"})},
       {"debug", Steps({"-c", "-a", "k", kernel, "-C", "3", "-opt=0", "-g",
                        "-arch=compute_90", "-r"})},
-      {"fastmath",
-       Steps({"-c", "-a", "@null", sin, "-l", "@null", libdevice, "-C", "6",
-              "-arch=compute_90", "-ftz=1", "-fma=1", "-prec-div=0",
-              "-prec-sqrt=0", "-opt=3", "-r"})},
+      {"fastmath", Steps({"-c", "-a", "@null", sin, "-l", "@null", libdevice,
+                          "-C", "6", "-arch=compute_90", "-ftz=1", "-fma=1",
+                          "-prec-div=0", "-prec-sqrt=0", "-opt=3", "-r"})},
       {"unknown-option", Steps({"-c", "-a", "k", kernel, "-C", "2",
                                 "-arch=compute_90", "-bogus", "-r"})},
       {"garbage", Steps({"-c", "-a", "g", garbage, "-C", "0", "-r"})},
       // The same bytes under another name, and under none: the log names
       // the module, so each is its own answer.
-      {"garbage-renamed", Steps({"-c", "-a", "other", garbage, "-C", "0",
-                                 "-r"})},
-      {"garbage-unnamed", Steps({"-c", "-a", "@null", garbage, "-C", "0",
-                                 "-r"})},
+      {"garbage-renamed",
+       Steps({"-c", "-a", "other", garbage, "-C", "0", "-r"})},
+      {"garbage-unnamed",
+       Steps({"-c", "-a", "@null", garbage, "-C", "0", "-r"})},
       {"verify-garbage-then-compile",
        Steps({"-c", "-a", "g", garbage, "-V", "0", "-r", "-C", "0", "-r"})},
       {"no-module", Steps({"-c", "-C", "0", "-r", "-V", "0", "-r"})},
@@ -184,8 +183,9 @@ TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
        Steps({"-c", "-a", "k", kernel, "-r", "-C", "1", "-arch=compute_90",
               "-r"}),
        false},
-      {"null-buffer", Steps({"-c", "-a", "k", "@null", "-a", "k", kernel, "-C",
-                             "1", "-arch=compute_90", "-r"}),
+      {"null-buffer",
+       Steps({"-c", "-a", "k", "@null", "-a", "k", kernel, "-C", "1",
+              "-arch=compute_90", "-r"}),
        false},
       {"null-option",
        Steps({"-c", "-a", "k", kernel, "-C", "2", "-arch=compute_90", "@null",

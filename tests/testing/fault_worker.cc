@@ -20,10 +20,9 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <new>
-
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -101,8 +100,8 @@ Faked Link(const LinkJob& job) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  void* shared = mmap(nullptr, sizeof(std::atomic<int>),
-                      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* shared = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared != MAP_FAILED) wrong_links = new (shared) std::atomic<int>(0);
   return jitcache::RunWorker(argc, argv, {&Compile, &Link});
 }

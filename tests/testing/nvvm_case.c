@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
       int r = ((int (*)(int*, int*))Need("nvvmVersion"))(&a, &b);
       fprintf(report, "version: %d %d.%d\n", r, a, b);
       r = ((int (*)(int*, int*, int*, int*))Need("nvvmIRVersion"))(&a, &b, &c,
-                                                                     &d);
+                                                                   &d);
       fprintf(report, "ir version: %d %d.%d %d.%d\n", r, a, b, c, d);
     } else if (strcmp(step, "-e") == 0) {
       const char* (*text)(int) =
@@ -180,7 +180,8 @@ int main(int argc, char** argv) {
   }
   fclose(report);
   for (int k = 0; k < kept; ++k) free(modules[k]);
-  /* Whether the process loaded the real libNVVM (CASE_REAL_LIBNVVM names it). */
+  /* Whether the process loaded the real libNVVM (CASE_REAL_LIBNVVM names it).
+   */
   const char* real = getenv("CASE_REAL_LIBNVVM");
   if (real != NULL) {
     fputs(dlopen(real, RTLD_NOW | RTLD_NOLOAD) != NULL

@@ -130,7 +130,8 @@ TEST(ArchitectureTest, IncludesFollowTheLayers) {
     }
   }
   EXPECT_TRUE(unused.empty())
-      << "arrows in ARCHITECTURE.md that no include uses:\n" << unused;
+      << "arrows in ARCHITECTURE.md that no include uses:\n"
+      << unused;
 }
 
 }  // namespace

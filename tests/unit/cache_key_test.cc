@@ -297,7 +297,8 @@ TEST(NvvmKey, EveryCallAndTheirOrderChangeTheKey) {
            }},
           {"named (\"\", not NULL)",
            [](NvvmFields& f) { f.calls[0].unnamed = false; }},
-          {"a name", [](NvvmFields& f) {
+          {"a name",
+           [](NvvmFields& f) {
              f.calls[0].unnamed = false;
              f.calls[0].name = "m";
            }},
@@ -305,10 +306,10 @@ TEST(NvvmKey, EveryCallAndTheirOrderChangeTheKey) {
           {"no verify",
            [](NvvmFields& f) { f.calls.erase(f.calls.begin() + 1); }},
           {"verify, not compile", [](NvvmFields& f) { f.calls[3].kind = 4; }},
-          {"an option", [](NvvmFields& f) {
-             f.calls[3].options.push_back("-gen-lto");
-           }},
-          {"option order", [](NvvmFields& f) {
+          {"an option",
+           [](NvvmFields& f) { f.calls[3].options.push_back("-gen-lto"); }},
+          {"option order",
+           [](NvvmFields& f) {
              std::swap(f.calls[3].options[0], f.calls[3].options[1]);
            }},
           {"the verify's options",
