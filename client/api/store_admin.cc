@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/bundle/bundle_file.h"
+#include "client/rpc/messages.h"
 #include "client/rpc/rpc_channel.h"
 #include "common/paths.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
@@ -138,15 +139,7 @@ StoreAdmin::Config() const {
 
 absl::StatusOr<std::pair<std::vector<StoreEntry>, uint64_t>> StoreAdmin::List(
     const ListOptions& options) const {
-  v1::ListEntriesRequest request;
-  request.set_arch(options.arch);
-  if (options.target.has_value()) {
-    request.set_target(ToWireTarget(*options.target));
-  }
-  request.set_sort(options.sort == ListOptions::Sort::kSize
-                       ? v1::ListEntriesRequest::SORT_SIZE
-                       : v1::ListEntriesRequest::SORT_USED);
-  request.set_limit(static_cast<uint32_t>(options.limit));
+  const v1::ListEntriesRequest request = ToListEntriesRequest(options);
   v1::ListEntriesResponse response;
   if (absl::Status s =
           impl_->Call(&v1::JitCache::Stub::ListEntries, request, &response);

@@ -8,12 +8,12 @@
 #include "absl/time/clock.h"
 #include "client/cli/cli_args.h"
 #include "client/cli/store_commands.h"
+#include "client/rpc/messages.h"
 #include "client/rpc/rpc_channel.h"
 #include "common/paths.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
-#include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache::cli {
 namespace {
@@ -61,18 +61,9 @@ std::optional<int> PrintJsonAnswer(const std::string& socket,
   if (command == "ls") {
     std::variant<ListOptions, int> parsed = ParseListArguments(args);
     if (const int* usage = std::get_if<int>(&parsed)) return *usage;
-    const ListOptions& options = std::get<ListOptions>(parsed);
-    v1::ListEntriesRequest request;
-    request.set_arch(options.arch);
-    if (options.target.has_value()) {
-      request.set_target(ToWireTarget(*options.target));
-    }
-    request.set_sort(options.sort == ListOptions::Sort::kSize
-                         ? v1::ListEntriesRequest::SORT_SIZE
-                         : v1::ListEntriesRequest::SORT_USED);
-    request.set_limit(static_cast<uint32_t>(options.limit));
     return Print<v1::ListEntriesRequest, v1::ListEntriesResponse>(
-        socket, request, &Stub::ListEntries);
+        socket, ToListEntriesRequest(std::get<ListOptions>(parsed)),
+        &Stub::ListEntries);
   }
   if (command == "show") {
     if (args.size() != 1 || absl::StartsWith(args[0], "-")) {

@@ -231,4 +231,17 @@ DaemonInfo::Library LibraryFrom(const v1::ToolkitLibrary& lib) {
           lib.mtime_ns(), lib.major(), lib.minor(),  lib.ctime_ns()};
 }
 
+v1::ListEntriesRequest ToListEntriesRequest(const ListOptions& options) {
+  v1::ListEntriesRequest request;
+  request.set_arch(options.arch);
+  if (options.target.has_value()) {
+    request.set_target(ToWireTarget(*options.target));
+  }
+  request.set_sort(options.sort == ListOptions::Sort::kSize
+                       ? v1::ListEntriesRequest::SORT_SIZE
+                       : v1::ListEntriesRequest::SORT_USED);
+  request.set_limit(static_cast<uint32_t>(options.limit));
+  return request;
+}
+
 }  // namespace jitcache

@@ -11,6 +11,7 @@
 #include "jitcache/client.h"
 #include "jitcache/object_code.h"
 #include "jitcache/program.h"
+#include "jitcache/store_admin.h"
 #include "jitcache/v1/jitcache.pb.h"
 
 namespace jitcache {
@@ -59,6 +60,9 @@ DaemonStats DaemonStatsFrom(const v1::StatsResponse& r);
 
 // A toolkit file the daemon uses (a library, a ptxas binary).
 DaemonInfo::Library LibraryFrom(const v1::ToolkitLibrary& lib);
+
+// `jitcache ls`'s filter and order as the daemon's ListEntries request.
+v1::ListEntriesRequest ToListEntriesRequest(const ListOptions& options);
 
 }  // namespace jitcache
 
