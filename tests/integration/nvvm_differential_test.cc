@@ -252,5 +252,30 @@ TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
   }
 }
 
+// A daemon started with what libNVVM reads in its environment keeps none of
+// it: NVVM_IR_VER_CHK=0 would take the old IR version that the real libNVVM
+// refuses in a caller's clean environment, and the daemon's answer must be
+// that refusal.
+TEST_F(NvvmDifferential, TheDaemonsOwnEnvironmentNeverReachesAnAnswer) {
+  setenv("NVVM_IR_VER_CHK", "0", 1);
+  testing::DaemonProcess lenient(dir_.Sub("lenient.sock"), ":memory:",
+                                 {"--libnvvm=" + real_});
+  const absl::Status started = lenient.Start();
+  unsetenv("NVVM_IR_VER_CHK");
+  ASSERT_TRUE(started.ok()) << lenient.Log();
+  const Case c{"daemon-env", Steps({"-c", "-a", "k", In("old-version.ll"),
+                                    "-C", "1", "-arch=compute_90", "-r"})};
+  ProcessResult real = Run("daemon-env-real", c, false);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  ASSERT_TRUE(absl::StrContains(Report("daemon-env-real"), "compile 1: 3"))
+      << "the real libNVVM took the old IR version: the test shows nothing";
+  for (const char* run : {"daemon-env-miss", "daemon-env-hit"}) {
+    ProcessResult ours = Run(run, c, true, lenient.socket());
+    EXPECT_EQ(Report("daemon-env-real"), Report(run)) << ours.output;
+    EXPECT_TRUE(absl::StrContains(ours.output, "real libNVVM not loaded"))
+        << ours.output;
+  }
+}
+
 }  // namespace
 }  // namespace jitcache
