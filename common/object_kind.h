@@ -5,12 +5,25 @@
 #include <optional>
 
 #include "absl/strings/string_view.h"
-#include "jitcache/code_type.h"
 
 namespace jitcache {
 
-// The store's name for what an object is: the API's CodeType, one enum.
-using ObjectKind = CodeType;
+// What an object is, as the daemon, the store, keys and the wire know it.
+// kFatbin, kObject (a host object with device code) and kLibrary (a host
+// archive) are link inputs only. The numbers are those of ObjectKind in
+// jitcache.proto (checked in proto/jitcache/v1/wire_kinds.h) and part of
+// the store's format and of cache keys: never renumber. The public API's
+// CodeType has the same numbers; the client converts at its edge
+// (client/rpc/code_types.h), so that nothing below the client depends on
+// the installed headers.
+enum class ObjectKind : uint8_t {
+  kPtx = 1,
+  kCubin = 2,
+  kLtoir = 3,
+  kFatbin = 4,
+  kObject = 5,
+  kLibrary = 6,
+};
 
 // "ptx", "cubin", "ltoir", "fatbin", "object", "library"; "unknown".
 absl::string_view ObjectKindName(ObjectKind kind);

@@ -26,6 +26,7 @@
 #include "client/api/asked_compile.h"
 #include "client/includes/included_files.h"
 #include "client/local/local_compiler.h"
+#include "client/rpc/code_types.h"
 #include "client/rpc/messages.h"
 #include "client/rpc/restart_policy.h"
 #include "client/rpc/rpc_channel.h"
@@ -612,7 +613,7 @@ absl::Status Client::UploadObject(const std::string& digest, CodeType kind,
                                   const std::string& bytes) const {
   v1::UploadObjectRequest request;
   request.set_digest(digest);
-  request.set_kind(ToWireKind(kind));
+  request.set_kind(ToWireKind(ToObjectKind(kind)));
   request.set_data(bytes);
   v1::UploadObjectResponse response;
   return impl_->Call(impl_->options.compile_deadline,
@@ -654,7 +655,7 @@ absl::StatusOr<ObjectCode> Client::FetchObject(
       !s.ok()) {
     return s;
   }
-  const std::optional<CodeType> kind = FromWireKind(response.kind());
+  const std::optional<ObjectKind> kind = FromWireKind(response.kind());
   if (!kind.has_value()) {
     return absl::DataLossError(
         absl::StrCat("object ", digest, " came back with an unknown kind (",
@@ -663,7 +664,7 @@ absl::StatusOr<ObjectCode> Client::FetchObject(
   ObjectCode code;
   code.compiled = true;
   code.bytes = std::move(*response.mutable_data());
-  code.code_type = *kind;
+  code.code_type = ToCodeType(*kind);
   code.object_digest = digest;
   code.served = Served::kHit;
   return code;
@@ -681,7 +682,7 @@ AsyncResult<ObjectCode> Client::LinkAsync(
   v1::LinkRequest request;
   for (const LinkInput& input : inputs) {
     v1::LinkInput* in = request.add_inputs();
-    in->set_kind(ToWireKind(input.kind));
+    in->set_kind(ToWireKind(ToObjectKind(input.kind)));
     in->set_name(input.name);
     if (!input.digest.empty()) {
       in->set_digest(input.digest);
@@ -690,7 +691,7 @@ AsyncResult<ObjectCode> Client::LinkAsync(
     }
   }
   for (const auto& o : options) request.add_options(o);
-  request.set_target(ToWireTarget(target));
+  request.set_target(ToWireTarget(ToObjectKind(target)));
 
   auto state = std::make_shared<AsyncResult<ObjectCode>::State>();
   auto* call = new UnaryCall<v1::CompileResponse>();
@@ -717,7 +718,7 @@ absl::StatusOr<Client::LinkTrace> Client::LinkAsCalled(
   request.set_steps_only(steps_only);
   for (const LinkInput& input : inputs) {
     v1::LinkInput* in = request.add_inputs();
-    in->set_kind(ToWireKind(input.kind));
+    in->set_kind(ToWireKind(ToObjectKind(input.kind)));
     in->set_name(input.name);
     if (send_bytes && !steps_only) {
       in->set_data(input.bytes);

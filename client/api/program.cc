@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "client/rpc/code_types.h"
 #include "common/compile_options.h"
 #include "common/object_kind.h"
 #include "jitcache/object_code.h"
@@ -38,7 +39,7 @@ std::vector<std::string> ProgramOptions::AsNvrtcOptions() const {
   return out;
 }
 
-absl::string_view CodeTypeName(CodeType type) { return ObjectKindName(type); }
+absl::string_view CodeTypeName(CodeType type) { return ObjectKindName(ToObjectKind(type)); }
 
 std::optional<CodeType> ParseCodeType(absl::string_view name) {
   for (CodeType t :

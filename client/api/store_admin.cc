@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/bundle/bundle_file.h"
+#include "client/rpc/code_types.h"
 #include "client/rpc/messages.h"
 #include "client/rpc/rpc_channel.h"
 #include "common/paths.h"
@@ -18,7 +19,7 @@ namespace {
 constexpr uint64_t kBatchBytes = 8 << 20;
 
 absl::StatusOr<StoreEntry> FromWire(const v1::EntryInfo& e) {
-  const std::optional<CodeType> target = FromWireTarget(e.target());
+  const std::optional<ObjectKind> target = FromWireTarget(e.target());
   if (!target.has_value()) {
     return absl::DataLossError(absl::StrCat("entry ", e.key(),
                                             " has a target this client does "
@@ -31,7 +32,7 @@ absl::StatusOr<StoreEntry> FromWire(const v1::EntryInfo& e) {
                 : e.outcome() == v1::OUTCOME_LINK_ERROR    ? "LINK_ERROR"
                 : e.outcome() == v1::OUTCOME_COMPILE_ERROR ? "COMPILE_ERROR"
                                                            : "UNKNOWN";
-  out.target = *target;
+  out.target = ToCodeType(*target);
   out.arch = e.arch();
   out.options.assign(e.options().begin(), e.options().end());
   out.program_name = e.program_name();

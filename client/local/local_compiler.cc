@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "client/rpc/code_types.h"
 #include "client/rpc/messages.h"
 #include "common/compile_options.h"
 #include "common/digest.h"
@@ -113,7 +114,7 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
   }
   const std::vector<std::string> raw = NvrtcOptionsFor(options, target);
   absl::StatusOr<CanonicalOptions> canonical =
-      CanonicalizeCompileOptions(raw, target, loaded->policy);
+      CanonicalizeCompileOptions(raw, ToObjectKind(target), loaded->policy);
   if (!canonical.ok()) return canonical.status();
   std::vector<std::string> names = options.name_expressions;
   std::sort(names.begin(), names.end());
@@ -127,7 +128,7 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
   input.options = canonical->options;
   if (options.toolkit_include_dirs) input.include_dirs = loaded->include_dirs;
   input.name_expressions = std::move(names);
-  input.target = target;
+  input.target = ToObjectKind(target);
   absl::StatusOr<NvrtcOutput> out = RunNvrtc(loaded->api, input);
   if (!out.ok()) return out.status();
 

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "client/rpc/code_types.h"
 #include "common/compile_options.h"
 #include "jitcache/v1/wire_kinds.h"
 
@@ -59,7 +60,7 @@ v1::CompileRequest CompileRequestFor(const Program& program,
   for (const std::string& expr : options.name_expressions) {
     request.add_name_expressions(expr);
   }
-  request.set_target(ToWireTarget(target));
+  request.set_target(ToWireTarget(ToObjectKind(target)));
   request.set_exact_include_path(!options.toolkit_include_dirs);
   request.set_wait_for_proof(options.wait_for_proof);
   return request;
@@ -235,7 +236,7 @@ v1::ListEntriesRequest ToListEntriesRequest(const ListOptions& options) {
   v1::ListEntriesRequest request;
   request.set_arch(options.arch);
   if (options.target.has_value()) {
-    request.set_target(ToWireTarget(*options.target));
+    request.set_target(ToWireTarget(ToObjectKind(*options.target)));
   }
   request.set_sort(options.sort == ListOptions::Sort::kSize
                        ? v1::ListEntriesRequest::SORT_SIZE
