@@ -2,7 +2,7 @@
 #define JITCACHE_COMMON_LENGTH_FRAME_H_
 
 // The one framing of jitcache's own byte streams (the daemon <-> worker
-// protocol, the hit socket and the `jitcache` front end that speaks it): a
+// protocol, the framed socket and the `jitcache` front end that speaks it): a
 // 4-byte little-endian length, then that many bytes.
 #include <cstddef>
 #include <cstdint>

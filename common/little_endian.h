@@ -2,7 +2,7 @@
 #define JITCACHE_COMMON_LITTLE_ENDIAN_H_
 
 // Fixed-width little-endian integers, the byte order of every length and
-// number jitcache frames itself (worker protocol, hit socket, object and
+// number jitcache frames itself (worker protocol, framed socket, object and
 // remote frames, bundles, key hashing): one definition, whatever the host.
 #include <cstddef>
 #include <cstdint>

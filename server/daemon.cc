@@ -211,22 +211,22 @@ absl::Status Daemon::StartGrpc(const DaemonOptions& options,
   return absl::OkStatus();
 }
 
-void Daemon::StartHitSocket(const DaemonOptions& options,
-                            std::optional<gid_t> socket_group) {
+void Daemon::StartFramedSocket(const DaemonOptions& options,
+                               std::optional<gid_t> socket_group) {
   JitCacheService* answering = service_.get();
-  HitSocket::Answer answer = [answering](absl::string_view request,
-                                         const PeerCredentials& peer) {
-    return answering->AnswerHit(request, peer);
+  FramedSocket::Answer answer = [answering](absl::string_view request,
+                                            const PeerCredentials& peer) {
+    return answering->AnswerFramed(request, peer);
   };
-  HitSocket::Options hit_options;
+  FramedSocket::Options hit_options;
   hit_options.max_request_bytes = options.limits.max_request_bytes;
   const std::string hit_path = options.socket_path + ".hit";
-  absl::StatusOr<std::unique_ptr<HitSocket>> hits =
+  absl::StatusOr<std::unique_ptr<FramedSocket>> hits =
       absl::FailedPreconditionError(
-          "the service manager passed no PATH.hit socket; clients use "
+          "the service manager passed no PATH.framed socket; clients use "
           "gRPC for hits");
   if (!options.inherited.has_value()) {
-    hits = HitSocket::Start(hit_path, std::move(answer), hit_options);
+    hits = FramedSocket::Start(hit_path, std::move(answer), hit_options);
     if (hits.ok()) {
       if (absl::Status s =
               SetSocketAccess(hit_path, socket_group, options.socket_mode);
@@ -235,16 +235,16 @@ void Daemon::StartHitSocket(const DaemonOptions& options,
       }
     }
   } else if (options.inherited->hit_fd.has_value()) {
-    hits = HitSocket::Adopt(*options.inherited->hit_fd, std::move(answer),
-                            hit_options);
+    hits = FramedSocket::Adopt(*options.inherited->hit_fd, std::move(answer),
+                               hit_options);
   }
   // Only an optimisation for short-lived clients, which fall back to
   // gRPC: its failure (a socket path too long for the suffix, say) must
   // not keep the daemon down.
   if (hits.ok()) {
-    hit_socket_ = *std::move(hits);
+    framed_socket_ = *std::move(hits);
   } else {
-    JITCACHE_LOG(Warning) << "no hit socket: " << hits.status();
+    JITCACHE_LOG(Warning) << "no framed socket: " << hits.status();
   }
 }
 
@@ -323,7 +323,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   if (absl::Status s = daemon->StartGrpc(options, *socket_group); !s.ok()) {
     return s;
   }
-  if (options.hit_socket) daemon->StartHitSocket(options, *socket_group);
+  if (options.hit_socket) daemon->StartFramedSocket(options, *socket_group);
   if (!options.metrics_address.empty()) {
     if (absl::Status s = daemon->StartMetrics(options.metrics_address);
         !s.ok()) {
@@ -345,7 +345,7 @@ void Daemon::Shutdown(absl::Duration grace) {
   metrics_.reset();
   // No new connections: under socket activation they wait in the socket's
   // backlog for the next daemon.
-  if (hit_socket_ != nullptr) hit_socket_->Stop();
+  if (framed_socket_ != nullptr) framed_socket_->Stop();
   if (listener_ != nullptr) listener_->Stop();
   // gRPC tells connected clients to go (GOAWAY: their next calls open a new
   // connection) and waits for the calls in flight, while queued and running

@@ -13,7 +13,7 @@
 #include "server/build/compile_pool.h"
 #include "server/build/compiler.h"
 #include "server/metrics/metrics_exporter.h"
-#include "server/net/hit_socket.h"
+#include "server/net/framed_socket.h"
 #include "server/net/peer_listener.h"
 #include "server/net/socket_guard.h"
 #include "server/remote/redis_tier.h"
@@ -64,7 +64,7 @@ struct DaemonOptions {
   absl::Duration compile_time_limit = absl::Minutes(10);
   size_t kept_file_sets = 8;
   uint64_t hot_cache_size = uint64_t{256} << 20;  // see HotAnswers
-  // Also answer hits on socket_path + ".hit" (see HitSocket).
+  // Also answer hits on socket_path + ".hit" (see FramedSocket).
   bool hit_socket = true;
   RequestLimits limits;
   // The store's bounds (max_size, max_age, watermarks) and compression.
@@ -107,8 +107,8 @@ class Daemon {
                    bool compiles_in_views);
   absl::Status StartGrpc(const DaemonOptions& options,
                          std::optional<gid_t> socket_group);
-  void StartHitSocket(const DaemonOptions& options,
-                      std::optional<gid_t> socket_group);
+  void StartFramedSocket(const DaemonOptions& options,
+                         std::optional<gid_t> socket_group);
   absl::Status StartMetrics(const std::string& address);
   void AnnounceReady(const DaemonOptions& options, int workers);
 
@@ -120,7 +120,7 @@ class Daemon {
   std::unique_ptr<SocketGuard> guard_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<PeerListener> listener_;
-  std::unique_ptr<HitSocket> hit_socket_;
+  std::unique_ptr<FramedSocket> framed_socket_;
   std::unique_ptr<MetricsExporter> metrics_;
   std::unique_ptr<RedisTier> remote_;
   std::unique_ptr<ServiceNotifier> notifier_;

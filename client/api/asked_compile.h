@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "client/includes/include_scan.h"
+#include "client/include_scan/include_scan.h"
 
 namespace jitcache::internal {
 

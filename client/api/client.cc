@@ -24,14 +24,14 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "client/api/asked_compile.h"
-#include "client/includes/included_files.h"
+#include "client/include_scan/included_files.h"
 #include "client/local/local_compiler.h"
 #include "client/rpc/code_types.h"
 #include "client/rpc/messages.h"
 #include "client/rpc/restart_policy.h"
 #include "client/rpc/rpc_channel.h"
-#include "common/hit_client.h"
-#include "common/hit_protocol.h"
+#include "client/wire/framed_channel.h"
+#include "common/framed_protocol.h"
 #include "common/paths.h"
 #include "common/wire_constants.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
@@ -81,10 +81,10 @@ struct RetryAlarm final : PendingCall {
 struct Client::Impl {
   std::string socket_path;
   ClientOptions options;
-  // Kept connections to the daemon's hit socket, asked before gRPC.
-  std::unique_ptr<HitChannel> hits;
+  // Kept connections to the daemon's framed socket, asked before gRPC.
+  std::unique_ptr<FramedChannel> hits;
   // gRPC (its threads, its channel) is started on first use: a process
-  // whose every answer is a hit on the hit socket never starts it.
+  // whose every answer is a hit on the framed socket never starts it.
   mutable absl::once_flag stub_once;
   mutable std::unique_ptr<v1::JitCache::Stub> stub_;
   v1::JitCache::Stub* stub() const {
@@ -146,14 +146,14 @@ struct Client::Impl {
       absl::MutexLock lock(&mu);
       if (toolkit != nullptr) return toolkit;
     }
-    // The hit socket answers it without gRPC (a fresh process that only
+    // The framed socket answers it without gRPC (a fresh process that only
     // hits never starts a gRPC connection); a daemon without one, over
     // gRPC. Part of a compile: it waits for a restarting daemon as long
     // as the compile would.
     v1::PingResponse pong;
     std::string buffer;
     std::optional<std::string_view> answer =
-        hits->Ask(std::string_view(&hit_protocol::kToolkit, 1), buffer);
+        hits->Ask(std::string_view(&framed_protocol::kToolkit, 1), buffer);
     if (answer.has_value() &&
         pong.ParseFromArray(answer->data(), static_cast<int>(answer->size()))) {
       reached.store(true);
@@ -206,7 +206,7 @@ struct Client::Impl {
     return out;
   }
 
-  // Asks the hit socket for every outcome of a precompile, a batch at a
+  // Asks the framed socket for every outcome of a precompile, a batch at a
   // time; fills those that hit and says which.
   std::vector<bool> AnswerHitsAtOnce(
       const std::vector<Client::PrecompileItem>& items,
@@ -222,7 +222,7 @@ struct Client::Impl {
       size_t i = first;
       for (; i < outcomes.size() &&
              asked.size() <
-                 static_cast<size_t>(hit_protocol::kMaxBatchRequests) &&
+                 static_cast<size_t>(framed_protocol::kMaxBatchRequests) &&
              bytes < (size_t{16} << 20);
            ++i) {
         const Client::PrecompileItem& item = items[outcomes[i].item];
@@ -235,7 +235,7 @@ struct Client::Impl {
       }
       first = i;
       if (asked.empty()) continue;
-      std::string payload(1, hit_protocol::kBatch);
+      std::string payload(1, framed_protocol::kBatch);
       batch.AppendToString(&payload);
       v1::HitBatchResponse answers;
       std::optional<std::string_view> got =
@@ -344,7 +344,7 @@ absl::StatusOr<Client> Client::Connect(ClientOptions options) {
       off != nullptr && *off != '\0' && std::string(off) != "0") {
     impl->options.local_fallback = false;
   }
-  impl->hits = std::make_unique<HitChannel>(impl->socket_path);
+  impl->hits = std::make_unique<FramedChannel>(impl->socket_path);
   return Client(std::move(impl));
 }
 
@@ -407,9 +407,9 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   }
   v1::CompileRequest& request = made->request;
   v1::CompileResponse response;
-  // A hit is asked on the hit socket first: one framed exchange, where a
+  // A hit is asked on the framed socket first: one framed exchange, where a
   // gRPC call costs HTTP/2 framing, thread hand-offs and copies. Anything
-  // but a hit (a miss, an error, no hit socket) goes on to gRPC, which
+  // but a hit (a miss, an error, no framed socket) goes on to gRPC, which
   // answers it (and says why).
   // The buffers are the thread's: a warm one costs no allocation.
   thread_local std::string request_bytes;
@@ -554,7 +554,7 @@ std::vector<Client::PrecompileOutcome> Client::Precompile(
       outcomes.push_back({i, arch, absl::UnknownError("")});
     }
   }
-  // Hits first, many to one round trip on the hit socket; only the rest
+  // Hits first, many to one round trip on the framed socket; only the rest
   // are compiled one call each.
   std::vector<bool> answered = impl_->AnswerHitsAtOnce(items, outcomes);
   size_t done = 0;

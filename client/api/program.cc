@@ -39,7 +39,9 @@ std::vector<std::string> ProgramOptions::AsNvrtcOptions() const {
   return out;
 }
 
-absl::string_view CodeTypeName(CodeType type) { return ObjectKindName(ToObjectKind(type)); }
+absl::string_view CodeTypeName(CodeType type) {
+  return ObjectKindName(ToObjectKind(type));
+}
 
 std::optional<CodeType> ParseCodeType(absl::string_view name) {
   for (CodeType t :

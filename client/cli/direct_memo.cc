@@ -11,9 +11,9 @@
 #include <ctime>
 #include <map>
 
+#include "client/wire/proto_wire.h"
 #include "common/hex_sha256.h"
 #include "common/place_anchor.h"
-#include "common/proto_wire.h"
 
 namespace jitcache::cli {
 namespace {
@@ -140,12 +140,12 @@ bool OpenedWithoutLink(const std::string& spelled) {
 
 }  // namespace
 
-hit_wire::Request FrontRequest(
+compile_wire::Request FrontRequest(
     const CompileFlags& flags, std::string source,
     std::vector<std::pair<std::string, std::string>> headers) {
   static const std::map<std::string, int> kTargets = {
       {"ptx", 1}, {"cubin", 2}, {"ltoir", 3}};
-  hit_wire::Request request;
+  compile_wire::Request request;
   request.source = std::move(source);
   request.headers = std::move(headers);
   request.program_name =

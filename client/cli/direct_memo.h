@@ -27,13 +27,13 @@
 #include <vector>
 
 #include "client/cli/compile_flags.h"
-#include "client/cli/hit_wire.h"
+#include "client/wire/compile_wire.h"
 #include "common/file_stamp.h"
 
 namespace jitcache::cli {
 
 struct DirectMemo {
-  std::string asked;  // hit_wire::Encode of the front end's request
+  std::string asked;  // compile_wire::Encode of the front end's request
   std::string cwd;
   std::string toolkit_fingerprint;
   std::vector<std::pair<std::string, FileStamp>> files;  // regular files
@@ -45,7 +45,7 @@ struct DirectMemo {
 // The request the front end builds for a `compile` command: its flags, the
 // program's source and the --header files' contents as read, in order.
 // The options as jitcache-full sends them: -arch first.
-hit_wire::Request FrontRequest(
+compile_wire::Request FrontRequest(
     const CompileFlags& flags, std::string source,
     std::vector<std::pair<std::string, std::string>> headers);
 

@@ -1,5 +1,5 @@
 // jitcache: the command-line front end. A `compile` that the daemon can
-// answer from its store is served here over the daemon's hit socket
+// answer from its store is served here over the daemon's framed socket
 // (SOCKET.hit), in a process that loads nothing but libc and libstdc++,
 // when jitcache-full left a direct-mode memo for it that still holds
 // (client/cli/direct_memo.h);
@@ -19,10 +19,10 @@
 
 #include "client/cli/compile_flags.h"
 #include "client/cli/direct_memo.h"
-#include "client/cli/hit_wire.h"
+#include "client/wire/compile_wire.h"
+#include "client/wire/framed_channel.h"
 #include "common/fd_io.h"
-#include "common/hit_client.h"
-#include "common/hit_protocol.h"
+#include "common/framed_protocol.h"
 #include "common/paths.h"
 #include "common/private_file.h"
 
@@ -50,13 +50,13 @@ bool WriteFile(const std::string& path, const std::string& data) {
   return jitcache::WriteOutputFile(path.c_str(), data.data(), data.size());
 }
 
-// The daemon's toolkit fingerprint, asked on the hit socket.
-std::optional<std::string> DaemonToolkit(jitcache::HitChannel& channel) {
+// The daemon's toolkit fingerprint, asked on the framed socket.
+std::optional<std::string> DaemonToolkit(jitcache::FramedChannel& channel) {
   std::string answer;
   std::optional<std::string_view> toolkit = channel.Ask(
-      std::string_view(&jitcache::hit_protocol::kToolkit, 1), answer);
+      std::string_view(&jitcache::framed_protocol::kToolkit, 1), answer);
   if (!toolkit) return std::nullopt;
-  return jitcache::hit_wire::DecodeToolkitFingerprint(*toolkit);
+  return jitcache::compile_wire::DecodeToolkitFingerprint(*toolkit);
 }
 
 // The memo of `asked` taken here from `moved`, kept without its place, when
@@ -83,7 +83,7 @@ std::optional<jitcache::cli::DirectMemo> MovedHere(
 // changed since (client/cli/direct_memo.h). The daemon is asked for its
 // toolkit only when there is a memo to check.
 std::optional<jitcache::cli::DirectMemo> MemoThatHolds(
-    jitcache::HitChannel& channel, const std::string& socket,
+    jitcache::FramedChannel& channel, const std::string& socket,
     const std::string& asked) {
   const std::string dir =
       jitcache::cli::DirectMemoDir(jitcache::DefaultScanCachePath());
@@ -148,18 +148,18 @@ std::optional<int> CompileHit(const std::string& socket,
   std::optional<std::string> source = ReadFile(flags.file);
   if (!source) return std::nullopt;
   const std::string asked =
-      jitcache::hit_wire::Encode(jitcache::cli::FrontRequest(
+      jitcache::compile_wire::Encode(jitcache::cli::FrontRequest(
           flags, *std::move(source), std::move(headers)));
 
-  jitcache::HitChannel channel(socket);
+  jitcache::FramedChannel channel(socket);
   std::optional<jitcache::cli::DirectMemo> memo =
       MemoThatHolds(channel, socket, asked);
   if (!memo) return std::nullopt;
   std::string answer;
   std::optional<std::string_view> bytes = channel.Ask(memo->request, answer);
   if (!bytes) return std::nullopt;
-  std::optional<jitcache::hit_wire::Response> response =
-      jitcache::hit_wire::Decode(*bytes);
+  std::optional<jitcache::compile_wire::Response> response =
+      jitcache::compile_wire::Decode(*bytes);
   if (!response || response->served != 1) return std::nullopt;
   const double total_ms = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - start)

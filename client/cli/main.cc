@@ -25,11 +25,11 @@
 #include "client/cli/cli_args.h"
 #include "client/cli/compile_flags.h"
 #include "client/cli/direct_memo.h"
-#include "client/cli/hit_wire.h"
 #include "client/cli/json_answers.h"
 #include "client/cli/progress_bar.h"
 #include "client/cli/store_commands.h"
 #include "client/rpc/rpc_channel.h"
+#include "client/wire/compile_wire.h"
 #include "common/compile_options.h"
 #include "common/paths.h"
 #include "common/private_file.h"
@@ -143,7 +143,7 @@ Environment:
                              (default $XDG_CACHE_HOME/jitcache/scans)
   JITCACHE_SCAN_WATCH_AFTER  repeated scans of one program before its
                              directories are watched for changes
-  JITCACHE_HIT_SPIN_US       how long an ask on a kept hit-socket connection
+  JITCACHE_HIT_SPIN_US       how long an ask on a kept framed-socket connection
                              polls before it sleeps (default 50)
   JITCACHE_NO_FALLBACK       set: never compile in this process when the
                              daemon cannot answer
@@ -467,7 +467,7 @@ void KeepDirectMemo(const std::string& socket, const CompileArgs& compile,
   if (ec) return;
   jitcache::cli::DirectMemo memo;
   // From the very bytes this compile was asked about, not read again.
-  memo.asked = jitcache::hit_wire::Encode(jitcache::cli::FrontRequest(
+  memo.asked = jitcache::compile_wire::Encode(jitcache::cli::FrontRequest(
       compile.flags, compile.program.source(), compile.program.headers()));
   memo.cwd = cwd;
   memo.toolkit_fingerprint = asked.toolkit_fingerprint;

@@ -21,7 +21,7 @@
 // else $CUDA_HOME/lib64, else /usr/local/cuda/lib64; the calls made so
 // far are replayed there first.
 //
-// It asks over the daemon's hit socket (SOCKET.hit; a link the daemon runs
+// It asks over the daemon's framed socket (SOCKET.hit; a link the daemon runs
 // is the one answer there that waits) and loads nothing but libc and
 // libstdc++: it is preloaded into every process of a job, and loading gRPC
 // and protobuf cost each about 16 ms. Without that socket (a daemon run
@@ -47,15 +47,15 @@
 #include <vector>
 
 #include "client/nvjitlink/input_extent.h"
-#include "client/nvjitlink/link_wire.h"
+#include "client/wire/framed_channel.h"
+#include "client/wire/link_wire.h"
+#include "client/wire/real_library.h"
 #include "common/fd_io.h"
 #include "common/file_stamp.h"
+#include "common/framed_protocol.h"
 #include "common/hex_sha256.h"
-#include "common/hit_client.h"
-#include "common/hit_protocol.h"
 #include "common/paths.h"
 #include "common/ptx_sources.h"
-#include "common/real_library.h"
 #include "common/sized_read.h"
 
 // nvJitLink.h defines its API as inline wrappers of versioned symbols; this
@@ -96,6 +96,8 @@ nvJitLinkInputType TypeOf(int kind) {
 // How long a link the daemon runs may take before this process links
 // itself (the daemon's own limit ends it sooner).
 constexpr std::chrono::minutes kLinkTimeout(15);
+// A first steps' ask is a lookup: the channel's own limit for one.
+constexpr std::chrono::milliseconds kStepsTimeout(500);
 
 #define JITCACHE_NVJITLINK_FUNCTIONS(X)                                     \
   X(nvJitLinkCreate, nvJitLinkResult, nvJitLinkHandle*, uint32_t,           \
@@ -145,12 +147,12 @@ bool Verbose() {
   return verbose;
 }
 
-// The node's daemon, over its hit socket, when it links with the very
+// The node's daemon, over its framed socket, when it links with the very
 // file this process would open as the real nvJitLink (otherwise its
 // answers would be another library's).
 struct Daemon {
   explicit Daemon(std::string socket) : channel(std::move(socket)) {}
-  jitcache::HitChannel channel;
+  jitcache::FramedChannel channel;
   jitcache::link_wire::Library nvjitlink;  // the daemon's account of it
 };
 
@@ -182,11 +184,11 @@ Daemon* TheDaemon() {
     auto d = std::make_unique<Daemon>(jitcache::DefaultClientSocketPath());
     std::string buffer;
     const std::optional<std::string_view> ping = d->channel.Ask(
-        std::string(1, jitcache::hit_protocol::kToolkit), buffer);
+        std::string(1, jitcache::framed_protocol::kToolkit), buffer);
     std::optional<std::vector<jitcache::link_wire::Library>> libraries;
     if (ping.has_value())
       libraries = jitcache::link_wire::DecodeLibraries(*ping);
-    std::string why = "no daemon answers on the hit socket beside " +
+    std::string why = "no daemon answers on the framed socket beside " +
                       jitcache::DefaultClientSocketPath();
     if (libraries.has_value()) {
       const std::string path = jitcache::RealLibraryPath(
@@ -287,15 +289,15 @@ bool Materialize(Link& link) {
 // The daemon's answer to the link so far: its first steps' record, or
 // (not `steps_only`) the whole link, run on a miss.
 std::optional<Trace> Ask(Daemon& daemon, const Link& link, bool steps_only,
-                         bool send_bytes) {
+                         bool send_bytes,
+                         jitcache::FramedChannel::Refusal* refused) {
   const std::string payload =
-      std::string(1, jitcache::hit_protocol::kLink) +
+      std::string(1, jitcache::framed_protocol::kLink) +
       jitcache::link_wire::Encode(link.options, link.inputs, steps_only,
                                   send_bytes);
   std::string buffer;
-  const std::optional<std::string_view> bytes =
-      steps_only ? daemon.channel.Ask(payload, buffer)
-                 : daemon.channel.Ask(payload, buffer, kLinkTimeout);
+  const std::optional<std::string_view> bytes = daemon.channel.Ask(
+      payload, buffer, steps_only ? kStepsTimeout : kLinkTimeout, refused);
   if (!bytes.has_value()) return std::nullopt;
   return jitcache::link_wire::Decode(*bytes);
 }
@@ -308,15 +310,22 @@ std::optional<Trace> Recorded(const Link& link, bool complete) {
   // A link answered here by the real nvJitLink so far is one the daemon
   // has no record of: its inputs go with the request. Otherwise they go
   // only if the daemon lacks them (it then does not answer).
+  jitcache::FramedChannel::Refusal refused;
   std::optional<Trace> answer =
-      Ask(*daemon, link, !complete, /*send_bytes=*/link.real != nullptr);
-  if (!answer.has_value() && complete && link.real == nullptr) {
-    answer = Ask(*daemon, link, false, /*send_bytes=*/true);
+      Ask(*daemon, link, !complete,
+          /*send_bytes=*/link.real != nullptr, &refused);
+  // Sent again with the inputs' bytes only when the daemon lacks some of
+  // them (NOT_FOUND); any other refusal would only be given again.
+  constexpr int kNotFound = 5;
+  if (!answer.has_value() && complete && link.real == nullptr &&
+      (refused.code == 0 || refused.code == kNotFound)) {
+    answer = Ask(*daemon, link, false, /*send_bytes=*/true, &refused);
   }
   if (!answer.has_value()) {
     if (complete) {
-      Why("the daemon did not link it (`jitcache stats` counts refusals; "
-          "its log says why)");
+      Why(refused.code != 0
+              ? ("the daemon refused it: " + refused.message).c_str()
+              : "the daemon did not answer");
     }
     return std::nullopt;
   }
@@ -338,7 +347,7 @@ void Disprove(const Link& link) {
   Daemon* daemon = TheDaemon();
   if (daemon == nullptr) return;
   const std::string payload =
-      std::string(1, jitcache::hit_protocol::kLink) +
+      std::string(1, jitcache::framed_protocol::kLink) +
       jitcache::link_wire::Encode(link.options, link.inputs,
                                   /*steps_only=*/false, /*send_bytes=*/true,
                                   /*disproves=*/true);

@@ -28,9 +28,9 @@
 
 #include "absl/strings/match.h"
 #include "client/rpc/stand_in_client.h"
+#include "client/wire/real_library.h"
 #include "common/compile_options.h"
 #include "common/nvrtc_program.h"
-#include "common/real_library.h"
 #include "jitcache/client.h"
 
 namespace {

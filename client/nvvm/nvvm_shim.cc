@@ -19,7 +19,7 @@
 // $CUDA_HOME/nvvm/lib64, else /usr/local/cuda/nvvm/lib64, where the calls
 // made so far are made again first.
 //
-// Like libnvJitLink.so.13 it asks over the daemon's hit socket and loads
+// Like libnvJitLink.so.13 it asks over the daemon's framed socket and loads
 // nothing but libc and libstdc++ (libcrypto once it hashes a module).
 // JITCACHE_NVVM_VERBOSE=1 says on stderr why a program went to the real
 // libNVVM; JITCACHE_NVVM_DISABLE=1 sends every program there.
@@ -39,14 +39,14 @@
 #include <string_view>
 #include <vector>
 
-#include "client/nvjitlink/link_wire.h"
-#include "client/nvvm/nvvm_wire.h"
+#include "client/wire/framed_channel.h"
+#include "client/wire/link_wire.h"
+#include "client/wire/nvvm_wire.h"
+#include "client/wire/real_library.h"
 #include "common/file_stamp.h"
+#include "common/framed_protocol.h"
 #include "common/hex_sha256.h"
-#include "common/hit_client.h"
-#include "common/hit_protocol.h"
 #include "common/paths.h"
-#include "common/real_library.h"
 
 // libNVVM's C API (nvvm.h), spelled here: the build has no nvvm.h.
 extern "C" {
@@ -67,6 +67,8 @@ constexpr nvvmResult kInvalidProgram = 5;
 // How long a compile the daemon runs may take before this process
 // compiles itself (the daemon's own limit ends it sooner).
 constexpr std::chrono::minutes kCompileTimeout(15);
+// An ask by digests is a lookup: the channel's own limit for one.
+constexpr std::chrono::milliseconds kLookupTimeout(500);
 
 #define JITCACHE_NVVM_FUNCTIONS(X)                                            \
   X(nvvmGetErrorString, const char*, nvvmResult)                              \
@@ -150,11 +152,11 @@ constexpr const char* kEnvironmentThatChangesAnswers[] = {
     "NVVM_", "LIBNVVM_", "NV_NVVM_",
     "LLVM_OVERRIDE_PRODUCER=", "AS_SECURE_LOG_FILE="};
 
-// The node's daemon, over its hit socket, when it runs the very file this
+// The node's daemon, over its framed socket, when it runs the very file this
 // process would open as the real libNVVM.
 struct Daemon {
   explicit Daemon(std::string socket) : channel(std::move(socket)) {}
-  jitcache::HitChannel channel;
+  jitcache::FramedChannel channel;
   jitcache::link_wire::Library libnvvm;  // the daemon's account of it
 };
 
@@ -170,12 +172,12 @@ std::optional<std::string> Unusable(Daemon& d) {
     }
   }
   std::string buffer;
-  const std::optional<std::string_view> ping =
-      d.channel.Ask(std::string(1, jitcache::hit_protocol::kToolkit), buffer);
+  const std::optional<std::string_view> ping = d.channel.Ask(
+      std::string(1, jitcache::framed_protocol::kToolkit), buffer);
   std::optional<std::vector<jitcache::link_wire::Library>> libraries;
   if (ping.has_value()) libraries = jitcache::link_wire::DecodeLibraries(*ping);
   if (!libraries.has_value()) {
-    return "no daemon answers on the hit socket beside " +
+    return "no daemon answers on the framed socket beside " +
            jitcache::DefaultClientSocketPath();
   }
   const std::string path =
@@ -295,19 +297,23 @@ bool Materialize(Program& program) {
 std::optional<Answer> Ask(const Program& program) {
   Daemon* daemon = TheDaemon();
   if (daemon == nullptr) return std::nullopt;
+  jitcache::FramedChannel::Refusal refused;
   for (const bool with_modules : {false, true}) {
     const std::string payload =
-        std::string(1, jitcache::hit_protocol::kNvvm) +
+        std::string(1, jitcache::framed_protocol::kNvvm) +
         jitcache::nvvm_wire::Encode(daemon->libnvvm, program.calls,
                                     with_modules);
     std::string buffer;
-    const std::optional<std::string_view> bytes =
-        with_modules ? daemon->channel.Ask(payload, buffer, kCompileTimeout)
-                     : daemon->channel.Ask(payload, buffer);
+    const std::optional<std::string_view> bytes = daemon->channel.Ask(
+        payload, buffer, with_modules ? kCompileTimeout : kLookupTimeout,
+        &refused);
     if (bytes.has_value()) return jitcache::nvvm_wire::Decode(*bytes);
+    // A refusal would be given again with the modules: only a miss sends
+    // them.
+    if (refused.code != 0) break;
   }
-  Why("the daemon did not compile it (`jitcache stats` counts refusals; its "
-      "log says why)");
+  Why(refused.code != 0 ? ("the daemon refused it: " + refused.message).c_str()
+                        : "the daemon did not answer");
   return std::nullopt;
 }
 

@@ -11,7 +11,7 @@
 // output this process cannot write) runs the real ptxas, exec'd in this
 // process's place with the same arguments.
 //
-// It asks over the daemon's hit socket (SOCKET.hit) and loads nothing but
+// It asks over the daemon's framed socket (SOCKET.hit) and loads nothing but
 // libc and libstdc++: it is started once per kernel, and loading gRPC and
 // protobuf cost each run about 10 ms. Without that socket (a daemon run
 // with it off), the real ptxas runs.
@@ -33,11 +33,11 @@
 #include <string_view>
 #include <vector>
 
-#include "client/ptxas/ptxas_wire.h"
+#include "client/wire/framed_channel.h"
+#include "client/wire/ptxas_wire.h"
 #include "common/fd_io.h"
 #include "common/file_stamp.h"
-#include "common/hit_client.h"
-#include "common/hit_protocol.h"
+#include "common/framed_protocol.h"
 #include "common/paths.h"
 #include "common/ptx_sources.h"
 #include "common/ptxas_command.h"
@@ -114,23 +114,25 @@ class Run {
       request.sources.push_back(std::move(source));
     }
 
-    HitChannel channel(DefaultClientSocketPath());
+    FramedChannel channel(DefaultClientSocketPath());
     std::string buffer;
-    std::optional<ptxas_wire::Answer> answer = Ask(channel, request, buffer);
+    FramedChannel::Refusal refused;
+    std::optional<ptxas_wire::Answer> answer =
+        Ask(channel, request, buffer, &refused);
     // Whether ptxas ran for this call (the nameless ask may have been the
     // miss that found out the names matter).
     bool compiled = answer.has_value() && answer->served != kServedHit;
     if (answer.has_value() && answer->names_matter) {
       request.with_names = true;
-      answer = Ask(channel, request, buffer);
+      answer = Ask(channel, request, buffer, &refused);
       compiled =
           compiled || (answer.has_value() && answer->served != kServedHit);
     }
-    if (!answer.has_value()) {
-      return Real(
-          "the daemon did not answer (`jitcache stats` counts "
-          "refusals; its log says why)");
+    if (refused.code != 0) {
+      return Real("the daemon refused it (code " +
+                  std::to_string(refused.code) + "): " + refused.message);
     }
+    if (!answer.has_value()) return Real("the daemon did not answer");
     if (answer->names_matter) return Real("the daemon keeps asking for names");
     if (answer->output_written &&
         !WriteOutput(command->output_path(), answer->output)) {
@@ -148,12 +150,12 @@ class Run {
   static constexpr int kServedHit = 1;  // v1::SERVED_HIT
 
   static std::optional<ptxas_wire::Answer> Ask(
-      HitChannel& channel, const ptxas_wire::Request& request,
-      std::string& buffer) {
+      FramedChannel& channel, const ptxas_wire::Request& request,
+      std::string& buffer, FramedChannel::Refusal* refused) {
     const std::string payload =
-        std::string(1, hit_protocol::kPtxas) + ptxas_wire::Encode(request);
+        std::string(1, framed_protocol::kPtxas) + ptxas_wire::Encode(request);
     std::optional<std::string_view> bytes =
-        channel.Ask(payload, buffer, kRunTimeout);
+        channel.Ask(payload, buffer, kRunTimeout, refused);
     if (!bytes.has_value()) return std::nullopt;
     return ptxas_wire::Decode(*bytes);
   }

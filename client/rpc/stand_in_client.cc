@@ -5,8 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "client/wire/real_library.h"
 #include "common/file_stamp.h"
-#include "common/real_library.h"
 
 namespace jitcache {
 namespace {

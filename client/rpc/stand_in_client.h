@@ -9,9 +9,9 @@
 namespace jitcache {
 
 // What a library that stands in for a toolkit library in unmodified
-// programs (libnvrtc.so.13; libnvJitLink.so.13 asks over the hit socket
+// programs (libnvrtc.so.13; libnvJitLink.so.13 asks over the framed socket
 // instead) is, and the real one it would otherwise forward to
-// (common/real_library.h).
+// (client/wire/real_library.h).
 struct StandIn {
   const char* disable_var;  // "JITCACHE_NVRTC_DISABLE"
   const char* verbose_var;  // "JITCACHE_NVRTC_VERBOSE"

@@ -14,6 +14,7 @@ namespace jitcache {
 namespace {
 constexpr char kHit = 0;
 constexpr char kAskGrpc = 1;
+constexpr char kRefused = 2;
 }  // namespace
 
 void LaterAnswers::Give(Given given) {
@@ -47,13 +48,13 @@ KeptConnection::KeptConnection(int fd, const PeerCredentials& peer,
 KeptConnection::~KeptConnection() { close(fd_); }
 
 void KeptConnection::StartAnswer(std::shared_ptr<const std::string> response,
-                                 absl::Time now) {
+                                 absl::Time now, bool refused) {
   if (response == nullptr || response->size() > frame::kMaxPayloadBytes) {
     head_[0] = kAskGrpc;
     head_bytes_ = 1;
     out_ = nullptr;
   } else {
-    head_[0] = kHit;
+    head_[0] = refused ? kRefused : kHit;
     frame::PutHeader(head_ + 1, static_cast<uint32_t>(response->size()));
     head_bytes_ = sizeof(head_);
     out_ = std::move(response);
@@ -120,7 +121,7 @@ size_t KeptConnection::AnswerWhole(absl::string_view bytes, absl::Time now,
         reply.later(AnswerLater(later_, fd_, *awaited_));
         break;
       }
-      StartAnswer(std::move(reply.now), now);
+      StartAnswer(std::move(reply.now), now, reply.refused);
     }
     if (!Flush()) {
       *close = true;
@@ -176,11 +177,11 @@ KeptConnection::Wait KeptConnection::OnWritable(absl::Time now) {
 }
 
 KeptConnection::Wait KeptConnection::OnLaterAnswer(
-    uint64_t ticket, std::shared_ptr<const std::string> answer,
-    absl::Time now) {
+    uint64_t ticket, std::shared_ptr<const std::string> answer, absl::Time now,
+    bool refused) {
   if (awaited_ != ticket) return Next();
   awaited_.reset();
-  StartAnswer(std::move(answer), now);
+  StartAnswer(std::move(answer), now, refused);
   if (!Flush()) return Wait::kClose;
   if (Sending() || close_after_) return Next();
   return AnswerWaiting(now);

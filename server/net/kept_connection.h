@@ -29,6 +29,9 @@ class LaterAnswers {
     int fd;
     uint64_t ticket;
     std::shared_ptr<const std::string> answer;  // null: "ask gRPC"
+    // `answer` is why the request was refused (a serialized FramedRefusal),
+    // not the answer.
+    bool refused = false;
   };
   explicit LaterAnswers(std::function<void()> wake) : wake_(std::move(wake)) {}
 
@@ -53,9 +56,11 @@ class AnswerLater {
  public:
   AnswerLater(std::shared_ptr<LaterAnswers> to, int fd, uint64_t ticket)
       : to_(std::move(to)), fd_(fd), ticket_(ticket) {}
-  // `answer` null: "ask gRPC".
-  void operator()(std::shared_ptr<const std::string> answer) const {
-    to_->Give({fd_, ticket_, std::move(answer)});
+  // `answer` null: "ask gRPC"; `refused`: `answer` is why the request was
+  // refused (a serialized FramedRefusal).
+  void operator()(std::shared_ptr<const std::string> answer,
+                  bool refused = false) const {
+    to_->Give({fd_, ticket_, std::move(answer), refused});
   }
 
  private:
@@ -64,8 +69,8 @@ class AnswerLater {
   uint64_t ticket_;
 };
 
-// One client's connection to the hit socket, kept for as many requests as
-// the client sends on it, one after another (see hit_socket.h for the
+// One client's connection to the framed socket, kept for as many requests as
+// the client sends on it, one after another (see framed_socket.h for the
 // wire format). A non-blocking state machine: its owner waits for the
 // descriptor to be readable or writable and calls On*, which never block.
 // The connection buffers only bytes that have arrived (never a declared
@@ -81,9 +86,13 @@ class KeptConnection {
   // when `later` is set, a promise: `later` is called once the Answer has
   // returned (so it must own what it uses), on the same thread, with the
   // AnswerLater to give the answer with.
+  // `refused`: `now` is not the answer but why the request was refused (a
+  // serialized FramedRefusal, which the caller reads instead of asking
+  // gRPC, which it may not be able to).
   struct Reply {
     std::shared_ptr<const std::string> now;
     std::function<void(AnswerLater)> later = nullptr;
+    bool refused = false;
   };
   using Answer = std::function<Reply(absl::string_view request,
                                      const PeerCredentials& peer)>;
@@ -118,7 +127,7 @@ class KeptConnection {
   // arrived behind it are answered. One for a promise this connection no
   // longer waits on is ignored.
   Wait OnLaterAnswer(uint64_t ticket, std::shared_ptr<const std::string> answer,
-                     absl::Time now);
+                     absl::Time now, bool refused = false);
 
   int fd() const { return fd_; }
   const PeerCredentials& peer() const { return peer_; }
@@ -139,7 +148,8 @@ class KeptConnection {
   // bytes it used, and stops early when an answer could not be sent whole.
   size_t AnswerWhole(absl::string_view bytes, absl::Time now, bool* close);
   bool Sending() const { return head_bytes_ != 0; }
-  void StartAnswer(std::shared_ptr<const std::string> response, absl::Time now);
+  void StartAnswer(std::shared_ptr<const std::string> response, absl::Time now,
+                   bool refused = false);
   // Sends what the socket takes of the answer; false when the peer has
   // gone.
   bool Flush();

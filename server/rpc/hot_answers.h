@@ -16,7 +16,7 @@ namespace jitcache {
 
 // A hit's whole answer as it goes on the wire, kept in memory for the
 // next hit on the same key: no store read, decompression, checksum,
-// parse or serialisation, and no copy (the hit socket writes these bytes).
+// parse or serialisation, and no copy (the framed socket writes these bytes).
 struct HotAnswer {
   std::string serialized;  // a CompileResponse, served = SERVED_HIT
   // The store's record version it was built from: the answer is served

@@ -135,15 +135,15 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       grpc::CallbackServerContext* context, const v1::ImportRequest* request,
       v1::ImportResponse* response) override;
 
-  // The path of HitSocket (hit_socket_rpcs.cc): a request payload of
-  // common/hit_protocol.h in; its serialized answer out when it is a hit
+  // The path of FramedSocket (framed_socket_rpcs.cc): a request payload of
+  // common/framed_protocol.h in; its serialized answer out when it is a hit
   // (or the toolkit), the promise of it for a ptxas run or an as-called
   // link, and "ask gRPC" (null) for anything else (a compile's miss, a bad
   // request), which the caller asks over gRPC instead. Runs on the caller's
   // thread. A single hit's bytes are shared with the hot answers: the caller
   // writes them, never copies them.
-  KeptConnection::Reply AnswerHit(absl::string_view payload,
-                                  const PeerCredentials& peer);
+  KeptConnection::Reply AnswerFramed(absl::string_view payload,
+                                     const PeerCredentials& peer);
 
   // The counters and histograms (for the metrics exporter), and a stats
   // snapshot as an administrator sees it.
@@ -321,7 +321,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
 
   // What Ping answers: this daemon and its toolkit.
   v1::PingResponse PingAnswer() const;
-  // A hit socket's compile request that arrived at `start`, answered when
+  // A framed socket's compile request that arrived at `start`, answered when
   // it hits; null otherwise.
   std::shared_ptr<const HotAnswer> AnswerOne(const v1::CompileRequest& request,
                                              const PeerCredentials& peer,
@@ -375,13 +375,13 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // The run of a ptxas request's miss.
   Build PtxasBuild(const v1::PtxasRequest& request,
                    const PreparedPtxas& prepared);
-  // A hit socket's ptxas request (hit_socket_rpcs.cc): its answer now on a
-  // hit, else promised for when its run (or the one it joins) is done.
+  // A framed socket's ptxas request (framed_socket_rpcs.cc): its answer now on
+  // a hit, else promised for when its run (or the one it joins) is done.
   KeptConnection::Reply AnswerPtxas(absl::string_view request,
                                     const PeerCredentials& peer);
   // The run of a libNVVM request's miss (it came with its modules).
   Build NvvmBuild(const v1::NvvmRequest& request, const PreparedNvvm& prepared);
-  // A hit socket's libNVVM compile or verify (libnvvm.so.4's): its answer
+  // A framed socket's libNVVM compile or verify (libnvvm.so.4's): its answer
   // now on a hit; on a miss, promised for when its run is done when the
   // request holds the modules, else nothing (the caller sends them).
   KeptConnection::Reply AnswerNvvm(absl::string_view request,
@@ -403,7 +403,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // matter is an answer here: the caller asks again with its names.
   absl::StatusOr<std::shared_ptr<const HotAnswer>> PtxasHit(
       const PreparedPtxas& prepared);
-  // The hit socket's waiter for a link's flight: when the flight was keyed
+  // The framed socket's waiter for a link's flight: when the flight was keyed
   // without names and its answer shows the leader's names, this caller's
   // answer is built under its own names' key instead.
   SingleFlight<SharedResult>::Waiter LinkAnswerWhenBuilt(
@@ -419,15 +419,15 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // is not the record's (link_disproof.cc).
   void CheckDisproof(uid_t uid, std::shared_ptr<const PreparedLink> link,
                      bool named, std::shared_ptr<const HotAnswer> recorded);
-  // A hit socket's as-called link (libnvJitLink.so.13's): recorded steps
+  // A framed socket's as-called link (libnvJitLink.so.13's): recorded steps
   // (a hit, or nothing), or the whole link, promised on a miss.
   KeptConnection::Reply AnswerLink(absl::string_view request,
                                    const PeerCredentials& peer);
   // NOT_FOUND unless the store holds every input `link` names by digest
-  // (checked before a hit socket's link is queued: its caller then sends
+  // (checked before a framed socket's link is queued: its caller then sends
   // their bytes, where a gRPC caller uploads them after the link fails).
   absl::Status CheckInputsKept(const PreparedLink& link);
-  // A hit socket's ptxas run or link whose lookup gave `hit`: answered now
+  // A framed socket's ptxas run or link whose lookup gave `hit`: answered now
   // when it is a hit, or "ask gRPC" when it was refused (counted, logged as
   // `what`); nullopt for a miss, which the caller promises.
   std::optional<KeptConnection::Reply> AnswerNow(
@@ -462,7 +462,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   BoundedKeySet refuted_disproofs_;
   std::atomic<int> disproofs_running_{0};
   static constexpr int kMaxDisproofs = 4;
-  // PingAnswer, serialized once for the hit socket.
+  // PingAnswer, serialized once for the framed socket.
   const std::shared_ptr<const std::string> toolkit_answer_;
   // Where compiles run elsewhere (place_proof.h): long-lived threads, as a
   // compile worker lives only as long as the thread that started it.

@@ -36,8 +36,8 @@ struct ServiceCounters {
   // when its compile ends, though its own compile may still be running.
   std::atomic<uint64_t> place_proofs_running{0};
   std::atomic<uint64_t> hot_hits{0};        // hits answered from HotAnswers
-  std::atomic<uint64_t> socket_hits{0};     // on the hit socket
-  std::atomic<uint64_t> socket_batches{0};  // of the hit socket's requests
+  std::atomic<uint64_t> socket_hits{0};     // on the framed socket
+  std::atomic<uint64_t> socket_batches{0};  // of the framed socket's requests
   std::atomic<int64_t> compile_us_spent{0};
   std::atomic<int64_t> compile_us_saved{0};
   // Error answers by reason; kReasons names them in Stats.

@@ -51,14 +51,14 @@ absl::StatusOr<std::optional<InheritedSockets>> TakeInheritedSockets() {
     if (absl::EndsWith(path, ".hit")) {
       if (sockets.hit_fd.has_value()) {
         return absl::FailedPreconditionError(
-            absl::StrCat("socket activation: two hit sockets (", path, ")"));
+            absl::StrCat("socket activation: two framed sockets (", path, ")"));
       }
       sockets.hit_fd = fd;
     } else {
       if (sockets.grpc_fd >= 0) {
         return absl::FailedPreconditionError(absl::StrCat(
             "socket activation: two sockets for gRPC (", sockets.grpc_path,
-            " and ", path, "); name the hit socket PATH.hit"));
+            " and ", path, "); name the framed socket PATH.hit"));
       }
       sockets.grpc_fd = fd;
       sockets.grpc_path = path;
@@ -66,7 +66,7 @@ absl::StatusOr<std::optional<InheritedSockets>> TakeInheritedSockets() {
   }
   if (sockets.grpc_fd < 0) {
     return absl::FailedPreconditionError(
-        "socket activation: only a hit socket was passed; the gRPC socket "
+        "socket activation: only a framed socket was passed; the gRPC socket "
         "(ListenStream=PATH) is needed too");
   }
   return sockets;

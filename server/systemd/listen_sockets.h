@@ -11,7 +11,7 @@ namespace jitcache {
 // The listening sockets a service manager passed (socket activation:
 // LISTEN_FDS/LISTEN_PID, as systemd and systemd-socket-activate set them).
 // Each is told apart by its bound path: the one ending in ".hit" answers
-// hits (see HitSocket), the other serves gRPC. The daemon never binds,
+// hits (see FramedSocket), the other serves gRPC. The daemon never binds,
 // unlinks or shuts these down: the manager owns them, and connections that
 // arrive while the daemon restarts wait in their backlog.
 struct InheritedSockets {

@@ -202,7 +202,7 @@ TEST_F(ClientTest, PrecompileApiReportsEachItem) {
 }
 
 // A precompile whose programs the daemon has answers them all in one round
-// trip on the hit socket, with what the compiles gave.
+// trip on the framed socket, with what the compiles gave.
 TEST_F(ClientTest, APrecompileOfCachedProgramsIsOneBatchOfHits) {
   std::vector<Client::PrecompileItem> items;
   for (int i = 0; i < 12; ++i) {

@@ -21,9 +21,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "client/wire/framed_channel.h"
 #include "common/digest.h"
-#include "common/hit_client.h"
-#include "common/hit_protocol.h"
+#include "common/framed_protocol.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
@@ -824,10 +824,11 @@ TEST_F(NvJitLinkDifferential, ARecordACallerDisprovesIsRemovedAndNeverServed) {
   EXPECT_EQ(stats.disproofs_refuted, 0u);
 }
 
-// The library asks nothing but the daemon's hit socket: without one (a
+// The library asks nothing but the daemon's framed socket: without one (a
 // daemon run with --hit_socket=false, or none at all) the real nvJitLink
 // links, with the same result, and the daemon sees no link.
-TEST_F(NvJitLinkDifferential, WithoutTheDaemonsHitSocketTheRealNvJitLinkLinks) {
+TEST_F(NvJitLinkDifferential,
+       WithoutTheDaemonsFramedSocketTheRealNvJitLinkLinks) {
   testing::DaemonProcess plain(dir_.Sub("plain.sock"),
                                ":memory:", {"--hit_socket=false"});
   ASSERT_TRUE(plain.Start().ok()) << plain.Log();
@@ -889,11 +890,11 @@ TEST_F(NvJitLinkDifferential, TraceMessagesAreTheCallersAlone) {
   }
 }
 
-// Raw link requests on the hit socket, as any local user may send them:
+// Raw link requests on the framed socket, as any local user may send them:
 // only nvJitLink's calls as made (as_called) are answered; a link whose
 // inputs the daemon lacks is not queued until their bytes come; timing
 // options are refused on both sockets.
-TEST_F(NvJitLinkDifferential, RawLinkRequestsOnTheHitSocket) {
+TEST_F(NvJitLinkDifferential, RawLinkRequestsOnTheFramedSocket) {
   const std::string caller = testing::ReadFile(In("caller.ltoir"));
   const std::string callee = testing::ReadFile(In("callee.ltoir"));
   auto request = [&](std::vector<std::string> options, bool with_bytes) {
@@ -912,13 +913,13 @@ TEST_F(NvJitLinkDifferential, RawLinkRequestsOnTheHitSocket) {
     }
     return r;
   };
-  HitChannel channel(daemon_.socket());
+  FramedChannel channel(daemon_.socket());
   auto ask =
       [&](const v1::LinkRequest& r) -> std::optional<v1::CompileResponse> {
     std::string buffer;
-    std::optional<std::string_view> bytes =
-        channel.Ask(std::string(1, hit_protocol::kLink) + r.SerializeAsString(),
-                    buffer, std::chrono::minutes(2));
+    std::optional<std::string_view> bytes = channel.Ask(
+        std::string(1, framed_protocol::kLink) + r.SerializeAsString(), buffer,
+        std::chrono::minutes(2));
     if (!bytes.has_value()) return std::nullopt;
     v1::CompileResponse response;
     EXPECT_TRUE(response.ParseFromArray(bytes->data(),

@@ -24,9 +24,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "client/wire/framed_channel.h"
 #include "common/file_stamp.h"
-#include "common/hit_client.h"
-#include "common/hit_protocol.h"
+#include "common/framed_protocol.h"
+#include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
@@ -451,10 +452,10 @@ TEST_F(PtxasDifferential, EightProcessesAtOnceAreOneRun) {
   for (int i = 1; i < 8; ++i) EXPECT_EQ(ours[i].err, ours[0].err);
 }
 
-// jitcache-ptxas asks nothing but the daemon's hit socket: without one (a
+// jitcache-ptxas asks nothing but the daemon's framed socket: without one (a
 // daemon run with --hit_socket=false, or none at all) the real ptxas runs
 // in its place, with the same result.
-TEST_F(PtxasDifferential, WithoutTheDaemonsHitSocketTheRealPtxasRuns) {
+TEST_F(PtxasDifferential, WithoutTheDaemonsFramedSocketTheRealPtxasRuns) {
   testing::DaemonProcess plain(dir_.Sub("plain.sock"),
                                ":memory:", {"--hit_socket=false"});
   ASSERT_TRUE(plain.Start().ok()) << plain.Log();
@@ -536,6 +537,9 @@ TEST_F(PtxasDifferential, APtxasTheDaemonDoesNotRunIsRunByTheCaller) {
   const PtxasOutcome ours =
       testing::RunPtxasIn(dir, dir_.Sub("ours/ptxas"), arguments, "k.o", env);
   EXPECT_EQ(LastAnswer(), "real");
+  // The caller's log says why, in the daemon's words.
+  EXPECT_THAT(testing::ReadFile(dir_.Sub("answers.log")),
+              ::testing::HasSubstr("the daemon refused it (code 9)"));
   const PtxasOutcome real =
       testing::RunPtxasIn(dir, dir_.Sub("real/ptxas"), arguments, "k.o");
   ExpectSame(real, ours, "unregistered");
@@ -572,9 +576,11 @@ TEST_F(PtxasDifferential, APtxasTheDaemonDoesNotRunIsRunByTheCaller) {
 struct RawAnswer {
   grpc::StatusCode code = grpc::StatusCode::OK;  // the gRPC socket's
   v1::CompileResponse response;                  // its answer, when OK
-  // The hit socket's answer (jitcache-ptxas's way), byte for byte; nullopt
+  // The framed socket's answer (jitcache-ptxas's way), byte for byte; nullopt
   // when it said "ask gRPC" (then the caller runs its own ptxas).
   std::optional<std::string> over_hit_socket;
+  // Why the framed socket refused it (its code 0 when it did not).
+  FramedChannel::Refusal refused;
 };
 
 RawAnswer AskBoth(const std::string& socket, const v1::PtxasRequest& request) {
@@ -583,17 +589,17 @@ RawAnswer AskBoth(const std::string& socket, const v1::PtxasRequest& request) {
       "unix://" + socket, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   answer.code = stub->Ptxas(&context, request, &answer.response).error_code();
-  HitChannel channel(socket);
+  FramedChannel channel(socket);
   std::string buffer;
   std::optional<std::string_view> bytes = channel.Ask(
-      std::string(1, hit_protocol::kPtxas) + request.SerializeAsString(),
-      buffer, std::chrono::minutes(2));
+      std::string(1, framed_protocol::kPtxas) + request.SerializeAsString(),
+      buffer, std::chrono::minutes(2), &answer.refused);
   if (bytes.has_value()) answer.over_hit_socket = std::string(*bytes);
   return answer;
 }
 
 // The Ptxas requests any local user may send, without jitcache-ptxas's
-// care, over the gRPC socket and over the hit socket: whatever the daemon
+// care, over the gRPC socket and over the framed socket: whatever the daemon
 // cannot answer as the caller's ptxas would is refused, and nothing is
 // stored.
 TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
@@ -620,7 +626,7 @@ TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
   ASSERT_EQ(fine.code, grpc::StatusCode::OK);
   EXPECT_EQ(fine.response.ptxas_run().exit_status(), 0);
   EXPECT_FALSE(fine.response.object().empty());
-  // The second ask (the hit socket's) was the first's hit.
+  // The second ask (the framed socket's) was the first's hit.
   ASSERT_TRUE(fine.over_hit_socket.has_value());
   v1::CompileResponse hit;
   ASSERT_TRUE(hit.ParseFromString(*fine.over_hit_socket));
@@ -700,6 +706,9 @@ TEST_F(PtxasDifferential, RequestsTheDaemonCannotAnswerExactlyAreRefused) {
     const RawAnswer answer = AskBoth(daemon_.socket(), changed);
     EXPECT_EQ(answer.code, r.code) << r.why;
     EXPECT_FALSE(answer.over_hit_socket.has_value()) << r.why;
+    // The framed socket says why, as gRPC does: its caller cannot ask it.
+    EXPECT_EQ(answer.refused.code, static_cast<int>(r.code)) << r.why;
+    EXPECT_NE(answer.refused.message, "") << r.why;
   }
   EXPECT_EQ(testing::StatsOf(daemon_.socket()).store_entries, entries);
   // The view staged nothing through the toolkit's link onto this machine's

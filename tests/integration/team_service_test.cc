@@ -154,9 +154,9 @@ std::string Comm(pid_t pid) {
   return comm;
 }
 
-// One request on the hit socket that is not a hit: the daemon answers with
+// One request on the framed socket that is not a hit: the daemon answers with
 // the single byte 1 ("ask gRPC"). Proves who serves that socket.
-absl::StatusOr<char> AskHitSocket(const std::string& path) {
+absl::StatusOr<char> AskFramedSocket(const std::string& path) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -203,8 +203,8 @@ TEST(SocketActivation, StartsOnTheFirstConnectionAndServesBothSockets) {
   EXPECT_EQ(Comm(pid), "jitcached");
   ProcessResult second = CompileAs(socket, source);
   EXPECT_TRUE(absl::StartsWith(second.output, "HIT")) << second.output;
-  // The passed PATH.hit socket is served too.
-  absl::StatusOr<char> asked = AskHitSocket(socket + ".hit");
+  // The passed PATH.framed socket is served too.
+  absl::StatusOr<char> asked = AskFramedSocket(socket + ".hit");
   ASSERT_TRUE(asked.ok()) << asked.status();
   EXPECT_EQ(*asked, 1);
   ProcessResult config = CliAs(socket, {"config"});
@@ -285,7 +285,7 @@ TEST(SocketActivation, RestartsUnderLoadRefuseNoRequest) {
       }
     });
   }
-  // Fresh processes: the hit socket first, gRPC when it is not a hit.
+  // Fresh processes: the framed socket first, gRPC when it is not a hit.
   const std::string warm_source = dir.Sub("warm.cu");
   testing::WriteFile(warm_source, Kernel(0));
   load.emplace_back([&] {

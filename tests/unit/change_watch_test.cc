@@ -1,6 +1,6 @@
 // ChangeWatch on real directories: what counts as a change, and a forked
 // child that must neither miss its own changes nor take its parent's.
-#include "client/includes/change_watch.h"
+#include "client/include_scan/change_watch.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

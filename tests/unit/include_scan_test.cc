@@ -1,6 +1,6 @@
 // The client's include scan on real directories: what it follows, what it
 // sends, when it reuses its last answer, and what it refuses.
-#include "client/includes/include_scan.h"
+#include "client/include_scan/include_scan.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "client/includes/included_files.h"
+#include "client/include_scan/included_files.h"
 #include "common/cache_key.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

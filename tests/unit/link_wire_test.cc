@@ -1,6 +1,6 @@
 // libnvJitLink.so.13's hand-written wire format against protobuf's, both
 // ways, and its SHA-256 against OpenSSL's.
-#include "client/nvjitlink/link_wire.h"
+#include "client/wire/link_wire.h"
 
 #include <random>
 

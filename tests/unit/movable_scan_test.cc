@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "client/includes/include_scan.h"
+#include "client/include_scan/include_scan.h"
 #include "common/place_anchor.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"

@@ -1,5 +1,5 @@
 // libnvvm.so.4's hand-written wire format against protobuf's, both ways.
-#include "client/nvvm/nvvm_wire.h"
+#include "client/wire/nvvm_wire.h"
 
 #include <deque>
 

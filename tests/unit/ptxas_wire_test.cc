@@ -1,5 +1,5 @@
 // jitcache-ptxas's hand-written wire format against protobuf's, both ways.
-#include "client/ptxas/ptxas_wire.h"
+#include "client/wire/ptxas_wire.h"
 
 #include "gtest/gtest.h"
 #include "jitcache/v1/jitcache.pb.h"

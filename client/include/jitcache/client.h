@@ -115,7 +115,7 @@ struct DaemonStats {
   // Hits answered from memory (the daemon's --hot_cache_size), and what
   // that memory holds.
   uint64_t hot_hits = 0, hot_entries = 0, hot_bytes = 0, hot_max_bytes = 0;
-  // Hits answered on the hit socket (no gRPC), and batches of them.
+  // Hits answered on the framed socket (no gRPC), and batches of them.
   uint64_t socket_hits = 0, socket_batches = 0;
   // Compiles run a second time elsewhere to tell whether their answer
   // depends on the caller's place, and how many did not (shared by every
@@ -213,7 +213,7 @@ class Client {
                                     CodeType target) const;
 
   // nvJitLink's C API as a caller drove it (what libnvJitLink.so.13 asks
-  // over the hit socket, asked over gRPC): options as spelled, inputs with
+  // over the framed socket, asked over gRPC): options as spelled, inputs with
   // their names, each naming its digest and carrying its bytes: sent with the
   // request when `send_bytes` (a link the daemon is not expected to have), else
   // only if the daemon lacks them. The answer is what the real nvJitLink

@@ -16,10 +16,8 @@ namespace jitcache {
 static_assert(static_cast<int>(ObjectKind::kPtx) == v1::OBJECT_KIND_PTX);
 static_assert(static_cast<int>(ObjectKind::kCubin) == v1::OBJECT_KIND_CUBIN);
 static_assert(static_cast<int>(ObjectKind::kLtoir) == v1::OBJECT_KIND_LTOIR);
-static_assert(static_cast<int>(ObjectKind::kFatbin) ==
-              v1::OBJECT_KIND_FATBIN);
-static_assert(static_cast<int>(ObjectKind::kObject) ==
-              v1::OBJECT_KIND_OBJECT);
+static_assert(static_cast<int>(ObjectKind::kFatbin) == v1::OBJECT_KIND_FATBIN);
+static_assert(static_cast<int>(ObjectKind::kObject) == v1::OBJECT_KIND_OBJECT);
 static_assert(static_cast<int>(ObjectKind::kLibrary) ==
               v1::OBJECT_KIND_LIBRARY);
 

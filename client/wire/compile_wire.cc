@@ -1,0 +1,106 @@
+#include "client/wire/compile_wire.h"
+
+#include "client/wire/proto_wire.h"
+#include "jitcache/v1/wire_fields.h"
+
+namespace jitcache::compile_wire {
+
+using proto_wire::ForEachField;
+using proto_wire::kBytes;
+using proto_wire::kVarint;
+using proto_wire::PutBytes;
+using proto_wire::PutVarintField;
+using proto_wire::Reader;
+
+std::string Encode(const Request& r) {
+  using F = wire::CompileRequest;
+  std::string out;
+  PutBytes(out, F::kSource, r.source);
+  if (!r.program_name.empty()) PutBytes(out, F::kProgramName, r.program_name);
+  for (const auto& [name, contents] : r.headers) {
+    std::string header;
+    PutBytes(header, wire::Header::kName, name);
+    PutBytes(header, wire::Header::kContents, contents);
+    PutBytes(out, F::kHeaders, header);
+  }
+  for (const std::string& o : r.options) PutBytes(out, F::kOptions, o);
+  for (const std::string& n : r.name_expressions) {
+    PutBytes(out, F::kNameExpressions, n);
+  }
+  PutVarintField(out, F::kTarget, static_cast<uint64_t>(r.target));
+  return out;
+}
+
+namespace {
+
+// One LoweredName: its expression and name.
+bool DecodeLoweredName(std::string_view bytes, Response& r) {
+  using F = wire::LoweredName;
+  std::string expr, name;
+  const bool ok = ForEachField(
+      bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
+        if (type == kBytes && field == F::kNameExpression) {
+          return in.Bytes(&expr);
+        }
+        if (type == kBytes && field == F::kLoweredName) return in.Bytes(&name);
+        return std::nullopt;
+      });
+  r.lowered_names.emplace_back(std::move(expr), std::move(name));
+  return ok;
+}
+
+}  // namespace
+
+std::optional<Response> Decode(std::string_view bytes) {
+  using F = wire::CompileResponse;
+  const auto as_int64 = [](uint64_t v) { return static_cast<int64_t>(v); };
+  Response r;
+  const bool ok = ForEachField(
+      bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
+        if (type == kVarint) {
+          switch (field) {
+            case F::kOutcome:
+              return proto_wire::Int32Into(in, &r.outcome);
+            case F::kServed:
+              return proto_wire::Int32Into(in, &r.served);
+            case F::kCompileTimeUs:
+              return proto_wire::VarintInto(in, &r.compile_time_us, as_int64);
+            default:
+              return std::nullopt;
+          }
+        }
+        if (type != kBytes) return std::nullopt;
+        switch (field) {
+          case F::kObject:
+            return in.Bytes(&r.object);
+          case F::kLog:
+            return in.Bytes(&r.log);
+          case F::kCacheKey:
+            return in.Bytes(&r.cache_key);
+          case F::kLoweredNames: {
+            std::string lowered;
+            return in.Bytes(&lowered) && DecodeLoweredName(lowered, r);
+          }
+          default:
+            return std::nullopt;
+        }
+      });
+  if (!ok) return std::nullopt;
+  return r;
+}
+
+std::optional<std::string> DecodeToolkitFingerprint(std::string_view bytes) {
+  std::string fingerprint;
+  const bool ok = ForEachField(
+      bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
+        if (type == kBytes &&
+            field == wire::PingResponse::kToolchainFingerprint) {
+          return in.Bytes(&fingerprint);
+        }
+        return std::nullopt;
+      });
+  if (!ok) return std::nullopt;
+  return fingerprint;
+}
+
+}  // namespace jitcache::compile_wire

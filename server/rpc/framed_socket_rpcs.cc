@@ -1,0 +1,319 @@
+// The framed socket's requests (common/framed_protocol.h), answered by the same
+// validation, keys and hot answers as the gRPC path.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/framed_protocol.h"
+#include "common/log.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/wire_format_lite.h"
+#include "server/rpc/jitcache_service.h"
+
+namespace jitcache {
+
+namespace {
+
+// Why a request is refused, as the framed socket says it (FramedRefusal):
+// the caller (jitcache-ptxas, libnvJitLink.so.13, libnvvm.so.4) cannot ask
+// gRPC, so the code and message the gRPC path would give come with it.
+std::shared_ptr<const std::string> RefusalOf(const absl::Status& status) {
+  v1::FramedRefusal refusal;
+  refusal.set_code(static_cast<int>(status.code()));
+  refusal.set_message(std::string(status.message()));
+  return std::make_shared<const std::string>(refusal.SerializeAsString());
+}
+
+KeptConnection::Reply Refuse(const absl::Status& status) {
+  return {RefusalOf(status), nullptr, /*refused=*/true};
+}
+
+absl::Status NotWellFormed(absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("the request is not a well-formed ", what));
+}
+
+}  // namespace
+
+std::shared_ptr<const HotAnswer> JitCacheService::AnswerOne(
+    const v1::CompileRequest& request, const PeerCredentials& peer,
+    absl::Time start) {
+  absl::StatusOr<PreparedCompile> prepared =
+      PrepareCompile(request, options_.compiler->toolchain(), options_.limits);
+  if (!prepared.ok()) return nullptr;
+  KeyLevel level = KeyLevel::kPlaceFree;
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      CompileHit(*prepared, &level);
+  if (!hit.ok() || *hit == nullptr) return nullptr;
+  CountHit(CountRequest(peer.uid), **hit, start);
+  ++counters_.socket_hits;
+  JITCACHE_LOG(Debug) << "hit " << KeyAt(*prepared, level).Hex() << " uid "
+                      << peer.uid << " (framed socket)";
+  return *std::move(hit);
+}
+
+std::shared_ptr<const std::string> JitCacheService::AnswerBatch(
+    absl::string_view batch_bytes, const PeerCredentials& peer) {
+  v1::HitBatchRequest batch;
+  if (!batch.ParseFromArray(batch_bytes.data(),
+                            static_cast<int>(batch_bytes.size())) ||
+      batch.requests_size() > framed_protocol::kMaxBatchRequests) {
+    return nullptr;
+  }
+  ++counters_.socket_batches;
+  std::vector<std::shared_ptr<const HotAnswer>> answers;
+  answers.reserve(batch.requests_size());
+  size_t total = 0;
+  for (const v1::CompileRequest& request : batch.requests()) {
+    std::shared_ptr<const HotAnswer> hit;
+    if (total < framed_protocol::kMaxBatchAnswerBytes) {
+      hit = AnswerOne(request, peer, absl::Now());
+      if (hit != nullptr) total += hit->serialized.size();
+    }
+    answers.push_back(std::move(hit));
+  }
+  // Each answer's bytes as one element of HitBatchResponse.responses,
+  // written without parsing them again; an empty one (served unspecified)
+  // is not a hit.
+  auto out = std::make_shared<std::string>();
+  out->reserve(total + 16 * answers.size());
+  {
+    google::protobuf::io::StringOutputStream stream(out.get());
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    const std::string none;
+    for (const std::shared_ptr<const HotAnswer>& hit : answers) {
+      google::protobuf::internal::WireFormatLite::WriteBytes(
+          v1::HitBatchResponse::kResponsesFieldNumber,
+          hit == nullptr ? none : hit->serialized, &coded);
+    }
+  }
+  return out;
+}
+
+KeptConnection::Reply JitCacheService::AnswerPtxas(
+    absl::string_view bytes, const PeerCredentials& peer) {
+  const absl::Time start = absl::Now();
+  v1::PtxasRequest request;
+  if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Refuse(NotWellFormed("PtxasRequest"));
+  }
+  ++counters_.ptxas_requests;
+  UserStats::Counters& user = CountRequest(peer.uid);
+  absl::StatusOr<PreparedPtxas> prepared =
+      PreparePtxas(request, options_.compiler->toolchain(), options_.limits);
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      prepared.ok()
+          ? PtxasHit(*prepared)
+          : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
+  if (std::optional<KeptConnection::Reply> now =
+          AnswerNow(hit, user, peer.uid, start, "ptxas run")) {
+    return *std::move(now);
+  }
+  // The promise is made once this has returned: it owns what it needs.
+  return {nullptr,
+          [this, request = std::move(request), prepared = *std::move(prepared),
+           uid = peer.uid, user = &user, start](AnswerLater later) {
+            JoinBuild(uid, *user, prepared.key,
+                      AnswerWhenBuilt(std::move(later), *user, start),
+                      [&] { return PtxasBuild(request, prepared); });
+          }};
+}
+
+KeptConnection::Reply JitCacheService::AnswerNvvm(absl::string_view bytes,
+                                                  const PeerCredentials& peer) {
+  const absl::Time start = absl::Now();
+  v1::NvvmRequest request;
+  if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Refuse(NotWellFormed("NvvmRequest"));
+  }
+  ++counters_.nvvm_requests;
+  UserStats::Counters& user = CountRequest(peer.uid);
+  absl::StatusOr<PreparedNvvm> prepared =
+      PrepareNvvm(request, options_.compiler->toolchain(), options_.limits);
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      prepared.ok()
+          ? HitAnswer(prepared->key)
+          : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
+  if (std::optional<KeptConnection::Reply> now =
+          AnswerNow(hit, user, peer.uid, start, "libNVVM compile")) {
+    return *std::move(now);
+  }
+  // A miss asked by digests alone: the caller asks again with the modules.
+  if (!request.with_modules()) return {};
+  return {nullptr,
+          [this, request = std::move(request), prepared = *std::move(prepared),
+           uid = peer.uid, user = &user, start](AnswerLater later) {
+            JoinBuild(uid, *user, prepared.key,
+                      AnswerWhenBuilt(std::move(later), *user, start),
+                      [&] { return NvvmBuild(request, prepared); });
+          }};
+}
+
+std::optional<KeptConnection::Reply> JitCacheService::AnswerNow(
+    const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
+    UserStats::Counters& user, uid_t uid, absl::Time start,
+    absl::string_view what) {
+  if (!hit.ok()) {
+    // The caller runs its own tool, told why.
+    counters_.Rejected(hit.status().code());
+    ++user.rejected;
+    JITCACHE_LOG(Debug) << what << " of uid " << uid
+                        << " refused (framed socket): " << hit.status();
+    return Refuse(hit.status());
+  }
+  if (*hit == nullptr) return std::nullopt;
+  CountHit(user, **hit, start);
+  ++counters_.socket_hits;
+  return KeptConnection::Reply{
+      std::shared_ptr<const std::string>(*hit, &(*hit)->serialized)};
+}
+
+SingleFlight<JitCacheService::SharedResult>::Waiter
+JitCacheService::AnswerWhenBuilt(AnswerLater later, UserStats::Counters& user,
+                                 absl::Time start) {
+  return [this, later = std::move(later), user = &user, start](
+             const SharedResult& result, bool is_leader) {
+    if (!result.ok()) {
+      counters_.Rejected(result.status().code());
+      ++user->rejected;
+      later(RefusalOf(result.status()), /*refused=*/true);
+      return;
+    }
+    v1::CompileResponse response = **result;
+    response.set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
+    CountBuilt(*user, response, start);
+    later(std::make_shared<const std::string>(response.SerializeAsString()));
+  };
+}
+
+absl::Status JitCacheService::CheckInputsKept(const PreparedLink& link) {
+  for (const PreparedLink::Input& input : link.inputs) {
+    const bool sent =
+        std::any_of(link.inline_objects.begin(), link.inline_objects.end(),
+                    [&](const PreparedLink::Inline& o) {
+                      return o.digest == input.digest;
+                    });
+    if (sent) continue;
+    // A read that verifies: a damaged object is missing.
+    absl::StatusOr<std::optional<StoredObject>> object =
+        options_.store->GetObject(input.digest);
+    if (!object.ok()) return object.status();
+    if (!object->has_value()) {
+      return absl::NotFoundError("the daemon lacks object " +
+                                 input.digest.Hex() + " (" + input.name + ")");
+    }
+  }
+  return absl::OkStatus();
+}
+
+KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
+                                                  const PeerCredentials& peer) {
+  const absl::Time start = absl::Now();
+  v1::LinkRequest request;
+  if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Refuse(NotWellFormed("LinkRequest"));
+  }
+  ++counters_.link_requests;
+  UserStats::Counters& user = CountRequest(peer.uid);
+  // Only nvJitLink's calls as a caller made them come this way; a link of
+  // libjitcache's Linker is asked over gRPC.
+  absl::StatusOr<PreparedLink> prepared =
+      request.as_called() ? PrepareLink(request, options_.compiler->toolchain(),
+                                        options_.limits)
+                          : absl::InvalidArgumentError(
+                                "the framed socket links only as called");
+  bool named = false;
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      prepared.ok()
+          ? LinkHit(*prepared, &named)
+          : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
+  if (request.disproves()) {
+    // Answered at once; the link runs again in the background.
+    if (hit.ok() && *hit != nullptr && !prepared->steps_only) {
+      CheckDisproof(peer.uid,
+                    std::make_shared<const PreparedLink>(*std::move(prepared)),
+                    named, *std::move(hit));
+    }
+    return {};
+  }
+  if (hit.ok() && *hit == nullptr) {
+    if (callers_own_links_.Has(LinkKeyAt(*prepared, named))) {
+      hit = absl::FailedPreconditionError(kReadsCallersFiles);
+    } else if (prepared->steps_only) {
+      // Only what an earlier link recorded: never a link of its own.
+      hit = absl::NotFoundError("no link recorded these steps");
+    } else if (absl::Status have = CheckInputsKept(*prepared); !have.ok()) {
+      hit = have;  // the caller sends them and asks again
+    }
+  }
+  if (std::optional<KeptConnection::Reply> now =
+          AnswerNow(hit, user, peer.uid, start, "link")) {
+    return *std::move(now);
+  }
+  return {
+      nullptr,
+      [this, link = std::make_shared<const PreparedLink>(*std::move(prepared)),
+       named, uid = peer.uid, user = &user, start](AnswerLater later) {
+        JoinBuild(uid, *user, LinkKeyAt(*link, named),
+                  LinkAnswerWhenBuilt(link, named, std::move(later), uid, *user,
+                                      start),
+                  [&] { return LinkBuild(link, named); });
+      }};
+}
+
+SingleFlight<JitCacheService::SharedResult>::Waiter
+JitCacheService::LinkAnswerWhenBuilt(std::shared_ptr<const PreparedLink> link,
+                                     bool named, AnswerLater later, uid_t uid,
+                                     UserStats::Counters& user,
+                                     absl::Time start) {
+  if (named || !link->named_key.has_value()) {
+    return AnswerWhenBuilt(std::move(later), user, start);
+  }
+  return [this, link, later = std::move(later), uid, user = &user, start](
+             const SharedResult& result, bool is_leader) {
+    if (result.ok() && (*result)->place_matters() &&
+        (*result)->cache_key() != link->named_key->Hex()) {
+      // The answer showed the leader's names: this caller's own names
+      // are keyed apart, and built there.
+      JoinBuild(uid, *user, *link->named_key,
+                AnswerWhenBuilt(later, *user, start),
+                [&] { return LinkBuild(link, /*named=*/true); });
+      return;
+    }
+    AnswerWhenBuilt(later, *user, start)(result, is_leader);
+  };
+}
+
+KeptConnection::Reply JitCacheService::AnswerFramed(
+    absl::string_view payload, const PeerCredentials& peer) {
+  if (!payload.empty() && payload.front() == framed_protocol::kToolkit) {
+    return {payload.size() == 1 ? toolkit_answer_ : nullptr};
+  }
+  if (!payload.empty() && payload.front() == framed_protocol::kBatch) {
+    return {AnswerBatch(payload.substr(1), peer)};
+  }
+  if (!payload.empty() && payload.front() == framed_protocol::kPtxas) {
+    return AnswerPtxas(payload.substr(1), peer);
+  }
+  if (!payload.empty() && payload.front() == framed_protocol::kLink) {
+    return AnswerLink(payload.substr(1), peer);
+  }
+  if (!payload.empty() && payload.front() == framed_protocol::kNvvm) {
+    return AnswerNvvm(payload.substr(1), peer);
+  }
+  const absl::Time start = absl::Now();
+  v1::CompileRequest request;
+  if (!request.ParseFromArray(payload.data(),
+                              static_cast<int>(payload.size()))) {
+    return {};
+  }
+  std::shared_ptr<const HotAnswer> hit = AnswerOne(request, peer, start);
+  if (hit == nullptr) return {};
+  // Shares the answer's ownership; points at its bytes.
+  return {std::shared_ptr<const std::string>(hit, &hit->serialized)};
+}
+
+}  // namespace jitcache
