@@ -87,7 +87,7 @@ absl::Status ProbeWorkers(Compiler& workers) {
   probe.program_name = "jitcache_view_probe.cu";
   probe.source = "__global__ void jitcache_view_probe() {}\n";
   probe.deadline = absl::Now() + absl::Minutes(2);
-  absl::StatusOr<CompileResult> checked = workers.Compile(probe);
+  absl::StatusOr<ActionResult> checked = workers.Compile(probe);
   if (checked.ok() && checked->ok) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "a compile worker cannot compile (",

@@ -80,7 +80,7 @@ struct LinkJob {
   ObjectKind target = ObjectKind::kCubin;
   absl::Time deadline = absl::InfiniteFuture();
   // Options exactly as the caller spelled them, every call's observables
-  // recorded (CompileResult::link_trace) and both outputs read; nvJitLink
+  // recorded (ActionResult::link_trace) and both outputs read; nvJitLink
   // refusing something is part of the trace, not an error.
   bool as_called = false;
 };
@@ -116,7 +116,7 @@ struct NvvmJob {
 
 // A compile or link that ran. A program that does not compile is a result too
 // (ok == false, with the log); only failures of the machinery are errors.
-struct CompileResult {
+struct ActionResult {
   bool ok = false;
   std::string object;
   std::string log;
@@ -143,17 +143,17 @@ struct CompilerStats {
 class Compiler {
  public:
   virtual ~Compiler() = default;
-  virtual absl::StatusOr<CompileResult> Compile(const CompileJob& job) = 0;
-  virtual absl::StatusOr<CompileResult> Link(const LinkJob& job) = 0;
+  virtual absl::StatusOr<ActionResult> Compile(const CompileJob& job) = 0;
+  virtual absl::StatusOr<ActionResult> Link(const LinkJob& job) = 0;
   // Only in a confined worker: UNIMPLEMENTED elsewhere, and the caller
   // runs its own ptxas.
-  virtual absl::StatusOr<CompileResult> Ptxas(const PtxasJob& /*job*/) {
+  virtual absl::StatusOr<ActionResult> Ptxas(const PtxasJob& /*job*/) {
     return absl::UnimplementedError(
         "ptxas runs only in compile workers (not --in_process_compiles)");
   }
   // Only in a confined worker with a registered libNVVM: UNIMPLEMENTED
   // elsewhere, and the caller runs its own libNVVM.
-  virtual absl::StatusOr<CompileResult> Nvvm(const NvvmJob& /*job*/) {
+  virtual absl::StatusOr<ActionResult> Nvvm(const NvvmJob& /*job*/) {
     return absl::UnimplementedError(
         "libNVVM runs only in compile workers (not --in_process_compiles)");
   }

@@ -30,8 +30,8 @@ class CudaCompiler final : public Compiler {
   static std::unique_ptr<CudaCompiler> ForWorker(
       std::vector<std::string> include_dirs);
 
-  absl::StatusOr<CompileResult> Compile(const CompileJob& job) override;
-  absl::StatusOr<CompileResult> Link(const LinkJob& job) override;
+  absl::StatusOr<ActionResult> Compile(const CompileJob& job) override;
+  absl::StatusOr<ActionResult> Link(const LinkJob& job) override;
   const ToolchainInfo& toolchain() const override { return toolchain_; }
 
  private:

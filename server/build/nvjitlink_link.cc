@@ -183,7 +183,7 @@ nvJitLinkResult GetLinkedPtx(nvJitLinkHandle h, void* ptx) {
 // as spelled, every call made whatever the one before answered (nvJitLink
 // goes on after a failed add), and every observable recorded, so that the
 // library can answer each call as the real one did.
-absl::StatusOr<CompileResult> LinkAsCalled(const LinkJob& job) {
+absl::StatusOr<ActionResult> LinkAsCalled(const LinkJob& job) {
   const absl::Time start = absl::Now();
   std::vector<const char*> argv;
   for (const std::string& o : job.options) argv.push_back(o.c_str());
@@ -202,7 +202,7 @@ absl::StatusOr<CompileResult> LinkAsCalled(const LinkJob& job) {
     RecordLogs(link.get(), s->mutable_logs());
     capture = std::make_unique<StderrCapture>();
   };
-  CompileResult result;
+  ActionResult result;
   if (link.get() != nullptr) {
     step();
   }
@@ -247,7 +247,7 @@ absl::StatusOr<CompileResult> LinkAsCalled(const LinkJob& job) {
 
 }  // namespace
 
-absl::StatusOr<CompileResult> CudaCompiler::Link(const LinkJob& job) {
+absl::StatusOr<ActionResult> CudaCompiler::Link(const LinkJob& job) {
   if (job.as_called) return LinkAsCalled(job);
   const absl::Time start = absl::Now();
   std::vector<const char*> argv;
@@ -260,7 +260,7 @@ absl::StatusOr<CompileResult> CudaCompiler::Link(const LinkJob& job) {
     return absl::InvalidArgumentError(
         absl::StrCat("nvJitLink refused the options: ", ResultName(r)));
   }
-  CompileResult result;
+  ActionResult result;
   auto link_error = [&](absl::string_view step) {
     result.ok = false;
     result.log =

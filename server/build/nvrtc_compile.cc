@@ -242,7 +242,7 @@ absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
   probe.program_name = "jitcache_probe.cu";
   probe.source = kProbeSource;
   probe.target = ObjectKind::kPtx;
-  absl::StatusOr<CompileResult> result = compiler->Compile(probe);
+  absl::StatusOr<ActionResult> result = compiler->Compile(probe);
   if (!result.ok()) return result.status();
   if (!result->ok) {
     return absl::InternalError(
@@ -272,7 +272,7 @@ std::unique_ptr<CudaCompiler> CudaCompiler::ForWorker(
   return std::unique_ptr<CudaCompiler>(new CudaCompiler(std::move(info)));
 }
 
-absl::StatusOr<CompileResult> CudaCompiler::Compile(const CompileJob& job) {
+absl::StatusOr<ActionResult> CudaCompiler::Compile(const CompileJob& job) {
   const absl::Time start = absl::Now();
   FlowControl flow{job.deadline, job.cancelled};
   NvrtcInput input;
@@ -287,7 +287,7 @@ absl::StatusOr<CompileResult> CudaCompiler::Compile(const CompileJob& job) {
   input.flow_payload = &flow;
   absl::StatusOr<NvrtcOutput> out = RunNvrtc(LinkedNvrtc(), input);
   if (!out.ok()) return out.status();
-  CompileResult result;
+  ActionResult result;
   result.log = std::move(out->log);
   // NVRTC consults the flow callback only at points of its choosing, so a
   // compile can finish past its deadline. The limit is a promise to the

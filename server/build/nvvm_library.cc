@@ -131,7 +131,7 @@ absl::Status NvvmLibrary::DescribeInto(ToolchainInfo::Library* lib) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<CompileResult> NvvmLibrary::Run(
+absl::StatusOr<ActionResult> NvvmLibrary::Run(
     const std::vector<v1::NvvmCall>& calls) const {
   if (calls.empty() || IsModule(calls.back()) ||
       calls.back().kind() == v1::NVVM_CALL_UNSPECIFIED) {
@@ -174,7 +174,7 @@ absl::StatusOr<CompileResult> NvvmLibrary::Run(
     if (result == kOutOfMemory) return OutOfMemory(i);
     if (i + 1 == calls.size()) run.set_result(result);
   }
-  CompileResult out;
+  ActionResult out;
   int size_result = 0, read_result = 0;
   std::string log;
   ReadBuffer(program.get(), api_->nvvmGetProgramLogSize,

@@ -32,12 +32,12 @@ class NvvmLibrary {
 
   // Makes `calls` on a new program, in order, and answers what the last
   // one (a compile or a verify) gave: its result, the log and the compiled
-  // result as the caller's reads get them (CompileResult::nvvm_run; object:
+  // result as the caller's reads get them (ActionResult::nvvm_run; object:
   // the compiled result's buffer; log: the log's text). INVALID_ARGUMENT
   // for calls that are not a program's (no compile or verify last), and
   // FAILED_PRECONDITION when libNVVM refused a module that the caller was
   // told it took (libnvvm.so.4 answers adds itself).
-  absl::StatusOr<CompileResult> Run(
+  absl::StatusOr<ActionResult> Run(
       const std::vector<v1::NvvmCall>& calls) const;
 
   struct Api;  // the C API's functions (nvvm_library.cc)

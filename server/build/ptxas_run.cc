@@ -165,8 +165,8 @@ absl::StatusOr<PtxasBinaries> OpenPtxasBinaries(
   return binaries;
 }
 
-absl::StatusOr<CompileResult> RunPtxas(const PtxasJob& job,
-                                       const PtxasBinaries& binaries) {
+absl::StatusOr<ActionResult> RunPtxas(const PtxasJob& job,
+                                      const PtxasBinaries& binaries) {
   int exec_fd = -1;
   for (size_t i = 0; i < binaries.paths.size(); ++i) {
     if (binaries.paths[i] == job.ptxas.path) {
@@ -228,7 +228,7 @@ absl::StatusOr<CompileResult> RunPtxas(const PtxasJob& job,
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  CompileResult result;
+  ActionResult result;
   result.elapsed = absl::Now() - start;
   result.log = ReadAll(err);
   v1::PtxasRun run;

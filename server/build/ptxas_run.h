@@ -40,8 +40,8 @@ absl::StatusOr<PtxasBinaries> OpenPtxasBinaries(
 // ended is a result (ok, with ptxas_run), whatever its exit status; a
 // binary that changed, a crash, or a run that failed for memory (the
 // worker's limit, not the caller's) is an error, never stored.
-absl::StatusOr<CompileResult> RunPtxas(const PtxasJob& job,
-                                       const PtxasBinaries& binaries);
+absl::StatusOr<ActionResult> RunPtxas(const PtxasJob& job,
+                                      const PtxasBinaries& binaries);
 
 }  // namespace jitcache
 

@@ -216,22 +216,22 @@ int WorkerCompiler::Reap(Worker worker, bool dying) {
   return status;
 }
 
-absl::StatusOr<CompileResult> WorkerCompiler::Compile(const CompileJob& job) {
+absl::StatusOr<ActionResult> WorkerCompiler::Compile(const CompileJob& job) {
   return Run(ToWorkerRequest(job).SerializeAsString(), job.deadline,
              job.cancelled, "compile");
 }
 
-absl::StatusOr<CompileResult> WorkerCompiler::Link(const LinkJob& job) {
+absl::StatusOr<ActionResult> WorkerCompiler::Link(const LinkJob& job) {
   return Run(ToWorkerRequest(job).SerializeAsString(), job.deadline, nullptr,
              "link");
 }
 
-absl::StatusOr<CompileResult> WorkerCompiler::Ptxas(const PtxasJob& job) {
+absl::StatusOr<ActionResult> WorkerCompiler::Ptxas(const PtxasJob& job) {
   return Run(ToWorkerRequest(job).SerializeAsString(), job.deadline, nullptr,
              "ptxas run");
 }
 
-absl::StatusOr<CompileResult> WorkerCompiler::Nvvm(const NvvmJob& job) {
+absl::StatusOr<ActionResult> WorkerCompiler::Nvvm(const NvvmJob& job) {
   if (!toolchain().libnvvm.has_value()) {
     return absl::FailedPreconditionError(
         "this daemon runs no libNVVM (jitcached --libnvvm)");
@@ -240,7 +240,7 @@ absl::StatusOr<CompileResult> WorkerCompiler::Nvvm(const NvvmJob& job) {
              "libNVVM compile");
 }
 
-absl::StatusOr<CompileResult> WorkerCompiler::Run(
+absl::StatusOr<ActionResult> WorkerCompiler::Run(
     const std::string& request, absl::Time deadline,
     const std::atomic<bool>* cancelled, absl::string_view what) {
   const absl::Time start = absl::Now();
@@ -279,7 +279,7 @@ absl::StatusOr<CompileResult> WorkerCompiler::Run(
     v1::WorkerResponse response;
     if (!response.ParseFromString(*frame)) break;
     Release(worker);
-    absl::StatusOr<CompileResult> result =
+    absl::StatusOr<ActionResult> result =
         FromWorkerResponse(std::move(response));
     if (absl::IsResourceExhausted(result.status())) ++memory_limited_;
     return result;

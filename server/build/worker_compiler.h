@@ -50,10 +50,10 @@ class WorkerCompiler final : public Compiler {
       WorkerOptions options, std::unique_ptr<Compiler> toolchain_source);
   ~WorkerCompiler() override;
 
-  absl::StatusOr<CompileResult> Compile(const CompileJob& job) override;
-  absl::StatusOr<CompileResult> Link(const LinkJob& job) override;
-  absl::StatusOr<CompileResult> Ptxas(const PtxasJob& job) override;
-  absl::StatusOr<CompileResult> Nvvm(const NvvmJob& job) override;
+  absl::StatusOr<ActionResult> Compile(const CompileJob& job) override;
+  absl::StatusOr<ActionResult> Link(const LinkJob& job) override;
+  absl::StatusOr<ActionResult> Ptxas(const PtxasJob& job) override;
+  absl::StatusOr<ActionResult> Nvvm(const NvvmJob& job) override;
   const ToolchainInfo& toolchain() const override {
     return toolchain_source_->toolchain();
   }
@@ -70,10 +70,10 @@ class WorkerCompiler final : public Compiler {
   WorkerCompiler(WorkerOptions options, std::unique_ptr<Compiler> source)
       : options_(std::move(options)), toolchain_source_(std::move(source)) {}
 
-  absl::StatusOr<CompileResult> Run(const std::string& request,
-                                    absl::Time deadline,
-                                    const std::atomic<bool>* cancelled,
-                                    absl::string_view what);
+  absl::StatusOr<ActionResult> Run(const std::string& request,
+                                   absl::Time deadline,
+                                   const std::atomic<bool>* cancelled,
+                                   absl::string_view what);
   absl::StatusOr<Worker> Acquire();
   void Release(Worker worker);
   void Forget(const Worker& worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -70,10 +70,10 @@ absl::StatusOr<std::vector<ViewFile>> FilesInPlace(const CompileJob& job) {
 }
 
 // A ptxas job's answer, in the child that runs it.
-absl::StatusOr<CompileResult> RunPtxasJob(const v1::WorkerPtxas& request,
-                                          absl::Time deadline,
-                                          const CompileView& view,
-                                          const PtxasBinaries& binaries) {
+absl::StatusOr<ActionResult> RunPtxasJob(const v1::WorkerPtxas& request,
+                                         absl::Time deadline,
+                                         const CompileView& view,
+                                         const PtxasBinaries& binaries) {
   absl::StatusOr<PtxasJob> job = PtxasJobFrom(request, deadline);
   if (!job.ok()) return job.status();
   if (absl::Status s = KeepCrashReportSource(); !s.ok()) return s;
@@ -90,9 +90,9 @@ absl::StatusOr<CompileResult> RunPtxasJob(const v1::WorkerPtxas& request,
 
 // A libNVVM job's answer, in the child that runs it: the toolkit's view
 // alone (libNVVM reads no file; it was loaded before the sandbox).
-absl::StatusOr<CompileResult> RunNvvmJob(const v1::WorkerNvvm& request,
-                                         const CompileView& view,
-                                         const NvvmLibrary* nvvm) {
+absl::StatusOr<ActionResult> RunNvvmJob(const v1::WorkerNvvm& request,
+                                        const CompileView& view,
+                                        const NvvmLibrary* nvvm) {
   if (nvvm == nullptr) {
     return absl::FailedPreconditionError(
         "this worker loaded no libNVVM (--libnvvm)");
@@ -115,14 +115,14 @@ struct JobContext {
   uint64_t memory_limit;
 };
 
-absl::StatusOr<CompileResult> RunJob(const std::string& frame,
-                                     const JobContext& context) {
+absl::StatusOr<ActionResult> RunJob(const std::string& frame,
+                                    const JobContext& context) {
   const CompileView& view = context.view;
   const WorkerHooks& hooks = context.hooks;
   CudaCompiler& compiler = context.compiler;
   const uint64_t memory_limit = context.memory_limit;
   v1::WorkerRequest request;
-  absl::StatusOr<CompileResult> result =
+  absl::StatusOr<ActionResult> result =
       absl::InvalidArgumentError("unreadable worker request");
   if (request.ParseFromString(frame)) {
     const absl::Time deadline =
@@ -152,13 +152,13 @@ absl::StatusOr<CompileResult> RunJob(const std::string& frame,
     }
     if (absl::Status s = LockDownCompile(); !s.ok()) return s;
     if (request.has_compile()) {
-      std::optional<absl::StatusOr<CompileResult>> faked;
+      std::optional<absl::StatusOr<ActionResult>> faked;
       if (hooks.compile) faked = hooks.compile(*job);
       result = faked.has_value() ? *std::move(faked) : compiler.Compile(*job);
     } else if (request.has_link()) {
       absl::StatusOr<LinkJob> link = LinkJobFrom(request.link(), deadline);
       if (!link.ok()) return link.status();
-      std::optional<absl::StatusOr<CompileResult>> faked;
+      std::optional<absl::StatusOr<ActionResult>> faked;
       if (hooks.link) faked = hooks.link(*link);
       const uint64_t stats_before = PathStatsMade().load();
       result = faked.has_value() ? *std::move(faked) : compiler.Link(*link);
@@ -296,7 +296,7 @@ int ServeJobs(int fd, const JobContext& context) {
     if (child == 0) {
       // The daemon kills this process at a job's deadline: the compile
       // must die with it (and not start if that already happened).
-      absl::StatusOr<CompileResult> result =
+      absl::StatusOr<ActionResult> result =
           absl::InternalError("the compile could not be tied to its worker");
       if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == worker) {
         result = RunJob(*frame, context);

@@ -12,9 +12,9 @@ namespace jitcache {
 // Replaces a job's compile or link when it answers (tests only: a worker
 // that crashes, hangs or allocates without bound on cue).
 struct WorkerHooks {
-  std::function<std::optional<absl::StatusOr<CompileResult>>(const CompileJob&)>
+  std::function<std::optional<absl::StatusOr<ActionResult>>(const CompileJob&)>
       compile;
-  std::function<std::optional<absl::StatusOr<CompileResult>>(const LinkJob&)>
+  std::function<std::optional<absl::StatusOr<ActionResult>>(const LinkJob&)>
       link;
 };
 

@@ -171,7 +171,7 @@ absl::StatusOr<PtxasJob> PtxasJobFrom(const v1::WorkerPtxas& p,
   return job;
 }
 
-v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r) {
+v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<ActionResult>& r) {
   v1::WorkerResponse response;
   if (!r.ok()) {
     response.set_status_code(static_cast<int>(r.status().code()));
@@ -194,12 +194,12 @@ v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r) {
   return response;
 }
 
-absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response) {
+absl::StatusOr<ActionResult> FromWorkerResponse(v1::WorkerResponse response) {
   if (response.status_code() != 0) {
     return absl::Status(static_cast<absl::StatusCode>(response.status_code()),
                         response.status_message());
   }
-  CompileResult result;
+  ActionResult result;
   result.ok = response.ok();
   result.object = std::move(*response.mutable_object());
   result.log = std::move(*response.mutable_log());

@@ -34,8 +34,8 @@ absl::StatusOr<LinkJob> LinkJobFrom(const v1::WorkerLink& link,
 absl::StatusOr<PtxasJob> PtxasJobFrom(const v1::WorkerPtxas& ptxas,
                                       absl::Time deadline);
 
-v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<CompileResult>& r);
-absl::StatusOr<CompileResult> FromWorkerResponse(v1::WorkerResponse response);
+v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<ActionResult>& r);
+absl::StatusOr<ActionResult> FromWorkerResponse(v1::WorkerResponse response);
 
 // One whole frame (blocking), or nullopt at EOF or on a bad length. A crash
 // frame comes back as nullopt with *crash_peak_bytes set.

@@ -116,9 +116,9 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
   return {nullptr,
           [this, request = std::move(request), prepared = *std::move(prepared),
            uid = peer.uid, user = &user, start](AnswerLater later) {
-            JoinBuild(uid, *user, prepared.key,
-                      AnswerWhenBuilt(std::move(later), *user, start),
-                      [&] { return PtxasBuild(request, prepared); });
+            engine_.Join(uid, *user, prepared.key,
+                         AnswerWhenBuilt(std::move(later), *user, start),
+                         [&] { return PtxasBuild(request, prepared); });
           }};
 }
 
@@ -135,7 +135,7 @@ KeptConnection::Reply JitCacheService::AnswerNvvm(absl::string_view bytes,
       PrepareNvvm(request, options_.compiler->toolchain(), options_.limits);
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
       prepared.ok()
-          ? HitAnswer(prepared->key)
+          ? engine_.HitAnswer(prepared->key)
           : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
   if (std::optional<KeptConnection::Reply> now =
           AnswerNow(hit, user, peer.uid, start, "libNVVM compile")) {
@@ -146,9 +146,9 @@ KeptConnection::Reply JitCacheService::AnswerNvvm(absl::string_view bytes,
   return {nullptr,
           [this, request = std::move(request), prepared = *std::move(prepared),
            uid = peer.uid, user = &user, start](AnswerLater later) {
-            JoinBuild(uid, *user, prepared.key,
-                      AnswerWhenBuilt(std::move(later), *user, start),
-                      [&] { return NvvmBuild(request, prepared); });
+            engine_.Join(uid, *user, prepared.key,
+                         AnswerWhenBuilt(std::move(later), *user, start),
+                         [&] { return NvvmBuild(request, prepared); });
           }};
 }
 
@@ -171,9 +171,9 @@ std::optional<KeptConnection::Reply> JitCacheService::AnswerNow(
       std::shared_ptr<const std::string>(*hit, &(*hit)->serialized)};
 }
 
-SingleFlight<JitCacheService::SharedResult>::Waiter
-JitCacheService::AnswerWhenBuilt(AnswerLater later, UserStats::Counters& user,
-                                 absl::Time start) {
+CacheEngine::Waiter JitCacheService::AnswerWhenBuilt(AnswerLater later,
+                                                     UserStats::Counters& user,
+                                                     absl::Time start) {
   return [this, later = std::move(later), user = &user, start](
              const SharedResult& result, bool is_leader) {
     if (!result.ok()) {
@@ -233,14 +233,19 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
   if (request.disproves()) {
     // Answered at once; the link runs again in the background.
     if (hit.ok() && *hit != nullptr && !prepared->steps_only) {
-      CheckDisproof(peer.uid,
-                    std::make_shared<const PreparedLink>(*std::move(prepared)),
-                    named, *std::move(hit));
+      auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
+      engine_.CheckDisproof(
+          peer.uid, LinkKeyAt(*link, named),
+          named ? link->named_step_keys : link->step_keys,
+          [this, link](absl::Time deadline) {
+            return RunLink(*link, deadline);
+          },
+          *std::move(hit));
     }
     return {};
   }
   if (hit.ok() && *hit == nullptr) {
-    if (callers_own_links_.Has(LinkKeyAt(*prepared, named))) {
+    if (engine_.ReadsCallersFiles(LinkKeyAt(*prepared, named))) {
       hit = absl::FailedPreconditionError(kReadsCallersFiles);
     } else if (prepared->steps_only) {
       // Only what an earlier link recorded: never a link of its own.
@@ -257,18 +262,16 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
       nullptr,
       [this, link = std::make_shared<const PreparedLink>(*std::move(prepared)),
        named, uid = peer.uid, user = &user, start](AnswerLater later) {
-        JoinBuild(uid, *user, LinkKeyAt(*link, named),
-                  LinkAnswerWhenBuilt(link, named, std::move(later), uid, *user,
-                                      start),
-                  [&] { return LinkBuild(link, named); });
+        engine_.Join(uid, *user, LinkKeyAt(*link, named),
+                     LinkAnswerWhenBuilt(link, named, std::move(later), uid,
+                                         *user, start),
+                     [&] { return LinkBuild(link, named); });
       }};
 }
 
-SingleFlight<JitCacheService::SharedResult>::Waiter
-JitCacheService::LinkAnswerWhenBuilt(std::shared_ptr<const PreparedLink> link,
-                                     bool named, AnswerLater later, uid_t uid,
-                                     UserStats::Counters& user,
-                                     absl::Time start) {
+CacheEngine::Waiter JitCacheService::LinkAnswerWhenBuilt(
+    std::shared_ptr<const PreparedLink> link, bool named, AnswerLater later,
+    uid_t uid, UserStats::Counters& user, absl::Time start) {
   if (named || !link->named_key.has_value()) {
     return AnswerWhenBuilt(std::move(later), user, start);
   }
@@ -278,9 +281,9 @@ JitCacheService::LinkAnswerWhenBuilt(std::shared_ptr<const PreparedLink> link,
         (*result)->cache_key() != link->named_key->Hex()) {
       // The answer showed the leader's names: this caller's own names
       // are keyed apart, and built there.
-      JoinBuild(uid, *user, *link->named_key,
-                AnswerWhenBuilt(later, *user, start),
-                [&] { return LinkBuild(link, /*named=*/true); });
+      engine_.Join(uid, *user, *link->named_key,
+                   AnswerWhenBuilt(later, *user, start),
+                   [&] { return LinkBuild(link, /*named=*/true); });
       return;
     }
     AnswerWhenBuilt(later, *user, start)(result, is_leader);

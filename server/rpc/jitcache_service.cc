@@ -12,77 +12,10 @@
 #include "common/wire_constants.h"
 #include "jitcache/v1/wire_kinds.h"
 #include "server/build/toolkit_library.h"
+#include "server/engine/place_proof.h"
 #include "server/rpc/grpc_status.h"
-#include "server/rpc/place_proof.h"
 
 namespace jitcache {
-namespace {
-
-void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
-                    v1::CompileResponse* response) {
-  response->set_outcome(record.outcome());
-  response->set_log(record.log());
-  *response->mutable_lowered_names() = record.lowered_names();
-  response->set_cache_key(key.Hex());
-  response->set_compile_time_us(record.compile_time_us());
-  response->set_target(record.target());
-  if (!record.object_digest().empty()) {
-    response->set_object_digest(absl::BytesToHexString(record.object_digest()));
-  }
-  if (record.has_link_trace()) {
-    *response->mutable_link_trace() = record.link_trace();
-  }
-  if (record.has_ptxas_run()) {
-    *response->mutable_ptxas_run() = record.ptxas_run();
-  }
-  if (record.has_nvvm_run()) {
-    *response->mutable_nvvm_run() = record.nvvm_run();
-  }
-  if (record.place_matters()) response->set_place_matters(true);
-  if (record.working_directory_only()) {
-    response->set_working_directory_only(true);
-  }
-}
-
-// What a place-free key keeps when the answer depends on the place: the
-// entry's description (for `jitcache ls`), no answer (no outcome).
-v1::ActionRecord PlaceMattersRecord(const v1::ActionRecord& answer) {
-  v1::ActionRecord marker;
-  marker.set_format_version(answer.format_version());
-  marker.set_target(answer.target());
-  marker.set_arch(answer.arch());
-  *marker.mutable_options() = answer.options();
-  marker.set_program_name(answer.program_name());
-  marker.set_source_bytes(answer.source_bytes());
-  marker.set_toolchain_fingerprint(answer.toolchain_fingerprint());
-  marker.set_created_unix_ms(answer.created_unix_ms());
-  marker.set_last_used_unix_ms(answer.last_used_unix_ms());
-  marker.set_place_matters(true);
-  marker.set_working_directory_only(answer.working_directory_only());
-  return marker;
-}
-
-// The part of an as-called link's trace its first `inputs` adds made.
-v1::NvJitLinkTrace FirstSteps(const v1::NvJitLinkTrace& whole, size_t inputs) {
-  v1::NvJitLinkTrace first;
-  first.set_handle_created(whole.handle_created());
-  for (int i = 0; i < whole.steps_size() && static_cast<size_t>(i) <= inputs;
-       ++i) {
-    *first.add_steps() = whole.steps(i);
-  }
-  return first;
-}
-
-// A compile that failed because a file was not there. The compile sees
-// only what the client sent; a file the client's scan could not foresee is
-// missing for it but may be there for the caller. The requester gets the
-// answer (the NVRTC library then asks the real NVRTC), but it is never
-// stored: a later request, or the file appearing, must not meet it.
-bool FailedForAMissingFile(const CompileResult& result) {
-  return !result.ok && LogSaysAFileWasMissing(result.log);
-}
-
-}  // namespace
 
 std::optional<PeerCredentials> JitCacheService::PeerOfCall(
     const grpc::CallbackServerContext& context) const {
@@ -96,14 +29,30 @@ uid_t JitCacheService::UserOfCall(
   return peer.has_value() ? peer->uid : kUnknownUser;
 }
 
+namespace {
+
+// What the engine needs of the service's options.
+EngineOptions EngineOptionsOf(const ServiceOptions& service,
+                              ServiceCounters* counters) {
+  EngineOptions engine;
+  engine.store = service.store;
+  engine.compiler = service.compiler;
+  engine.pool = service.pool;
+  engine.remote = service.remote;
+  engine.counters = counters;
+  engine.compile_time_limit = service.compile_time_limit;
+  engine.hot_cache_size = service.hot_cache_size;
+  engine.now = service.now;
+  engine.proof_threads = service.proof_threads;
+  engine.max_queued_proofs = service.max_queued_proofs;
+  return engine;
+}
+
+}  // namespace
+
 JitCacheService::JitCacheService(ServiceOptions options)
     : options_(std::move(options)),
-      tiered_(options_.remote == nullptr
-                  ? nullptr
-                  : std::make_unique<TieredStore>(
-                        options_.store, options_.remote,
-                        options_.compiler->toolchain().fingerprint,
-                        options_.now)),
+      engine_(EngineOptionsOf(options_, &counters_)),
       toolkit_answer_(std::make_shared<const std::string>(
           PingAnswer().SerializeAsString())) {}
 
@@ -172,14 +121,14 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
   }
   response->set_queued(options_.pool->queued());
   response->set_running(options_.pool->running());
-  response->set_waiting(flights_.waiters());
+  response->set_waiting(engine_.waiters());
   const CompilerStats compiler = options_.compiler->stats();
   response->set_compiler_crashes(compiler.crashes);
   response->set_compiler_memory_limited(compiler.memory_limited);
   response->set_compiler_time_limited(compiler.time_limited);
   response->set_compile_workers_started(compiler.workers_started);
-  if (tiered_ != nullptr) {
-    const RemoteStats remote = tiered_->stats();
+  if (engine_.tiered() != nullptr) {
+    const RemoteStats remote = engine_.tiered()->stats();
     response->set_remote_hits(remote.hits);
     response->set_remote_misses(remote.misses);
     response->set_remote_errors(remote.errors);
@@ -188,10 +137,10 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
     response->set_remote_bytes_up(remote.bytes_up);
     response->set_remote_bytes_down(remote.bytes_down);
   }
-  const HotAnswers::Stats hot = hot_answers_.stats();
+  const HotAnswers::Stats hot = engine_.hot_answers().stats();
   response->set_hot_entries(hot.entries);
   response->set_hot_bytes(hot.bytes);
-  response->set_hot_max_bytes(hot_answers_.max_bytes());
+  response->set_hot_max_bytes(engine_.hot_answers().max_bytes());
   const StoreStats store = options_.store->Stats();
   response->set_store_entries(store.actions);
   response->set_store_bytes(store.bytes);
@@ -222,70 +171,6 @@ grpc::ServerUnaryReactor* JitCacheService::Finish(
   return reactor;
 }
 
-absl::StatusOr<std::optional<v1::CompileResponse>> JitCacheService::LookUp(
-    const Digest& key, v1::ActionRecord* record_out) {
-  absl::StatusOr<std::optional<v1::ActionRecord>> record =
-      options_.store->GetAction(key);
-  if (!record.ok()) return record.status();
-  if (!record->has_value()) return std::nullopt;
-  v1::ActionRecord& r = **record;
-  v1::CompileResponse response;
-  // A record names its object, when it has one (an as-called link that
-  // made no cubin has none), by digest.
-  if (r.outcome() == v1::OUTCOME_OK && !r.object_digest().empty()) {
-    absl::StatusOr<Digest> digest = Digest::FromBytes(r.object_digest());
-    absl::StatusOr<std::optional<StoredObject>> object =
-        digest.ok() ? options_.store->GetObject(*digest)
-                    : absl::StatusOr<std::optional<StoredObject>>(std::nullopt);
-    if (!object.ok()) return object.status();
-    if (!object->has_value() || (*object)->bytes.size() != r.object_size()) {
-      // The record outlived its object: drop it and build again.
-      JITCACHE_LOG(Warning)
-          << "entry " << key.Hex() << " lost its object; rebuilding";
-      if (absl::Status s = options_.store->RemoveAction(key); !s.ok()) {
-        JITCACHE_LOG(Warning)
-            << "cannot remove entry " << key.Hex() << ": " << s;
-      }
-      return std::nullopt;
-    }
-    response.set_object(std::move((*object)->bytes));
-  }
-  // The store keeps the last use itself, off this path.
-  FillFromRecord(key, r, &response);
-  if (record_out != nullptr) *record_out = std::move(r);
-  return response;
-}
-
-absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::HitAnswer(
-    const Digest& key) {
-  if (std::shared_ptr<const HotAnswer> hot = hot_answers_.Find(key)) {
-    if (options_.store->StillCurrent(key, hot->record_version)) {
-      // A record that says the place matters is no hit of its own.
-      if (!hot->place_marker) ++counters_.hot_hits;
-      return hot;
-    }
-    hot_answers_.Drop(key);
-  }
-  const std::optional<uint64_t> version = options_.store->RecordVersion(key);
-  absl::StatusOr<std::optional<v1::CompileResponse>> hit = LookUp(key);
-  if (!hit.ok()) return hit.status();
-  if (!hit->has_value()) return nullptr;
-  (*hit)->set_served(v1::SERVED_HIT);
-  auto answer = std::make_shared<HotAnswer>();
-  answer->serialized = (*hit)->SerializeAsString();
-  answer->compile_time_us = (*hit)->compile_time_us();
-  answer->outcome = (*hit)->outcome();
-  answer->place_marker =
-      (*hit)->place_matters() && (*hit)->outcome() == v1::OUTCOME_UNSPECIFIED;
-  answer->marker_working_directory_only =
-      answer->place_marker && (*hit)->working_directory_only();
-  if (version.has_value()) {
-    answer->record_version = *version;
-    hot_answers_.Keep(key, answer);
-  }
-  return answer;
-}
-
 UserStats::Counters& JitCacheService::CountRequest(uid_t uid) {
   ++counters_.requests;
   UserStats::Counters& user = users_.For(uid);
@@ -304,7 +189,7 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     grpc::CallbackServerContext* context, const v1::CompileRequest* request,
     v1::CompileResponse* response) {
   const uid_t uid = UserOfCall(*context);
-  auto* reactor = new CompileReactor(&counters_, &CountRequest(uid));
+  auto* reactor = new AnswerReactor(&counters_, &CountRequest(uid));
   absl::StatusOr<PreparedCompile> prepared =
       PrepareCompile(*request, options_.compiler->toolchain(), options_.limits);
   if (!prepared.ok()) {
@@ -341,33 +226,33 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::CompileHit(
   // alone (no record under the place-free key).
   if (!options_.proves_places) {
     if (level != nullptr) *level = KeyLevel::kPlace;
-    return HitAnswer(prepared.placed_key);
+    return engine_.HitAnswer(prepared.placed_key);
   }
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      HitAnswer(prepared.key);
+      engine_.HitAnswer(prepared.key);
   KeyLevel at = KeyLevel::kPlaceFree;
   if (hit.ok() && *hit == nullptr) {
     // An answer kept for its place when its proof could not run, or
     // while it runs (the place-free key says nothing then): this place's
     // own; for a caller that waits for the proof, not while it runs.
-    if (prepared.wait_for_proof && flights_.Open(prepared.key)) {
+    if (prepared.wait_for_proof && engine_.Running(prepared.key)) {
       if (level != nullptr) *level = at;
       return hit;
     }
     absl::StatusOr<std::shared_ptr<const HotAnswer>> own =
-        HitAnswer(prepared.placed_key);
+        engine_.HitAnswer(prepared.placed_key);
     if (!own.ok() || *own != nullptr) {
       if (level != nullptr) *level = KeyLevel::kPlace;
       return own;
     }
     // A verdict kept between the two reads (the place-free key written,
     // then the place's early copy dropped): the place-free key again.
-    hit = HitAnswer(prepared.key);
+    hit = engine_.HitAnswer(prepared.key);
   }
   if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
     at = (*hit)->marker_working_directory_only ? KeyLevel::kWorkingDirectory
                                                : KeyLevel::kPlace;
-    hit = HitAnswer(KeyAt(prepared, at));
+    hit = engine_.HitAnswer(KeyAt(prepared, at));
   }
   if (level != nullptr) *level = at;
   return hit;
@@ -389,7 +274,7 @@ bool JitCacheService::FindIncludedFiles(CompileCall& call) {
 }
 
 grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
-    uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
+    uid_t uid, v1::CompileResponse* response, AnswerReactor* reactor,
     std::shared_ptr<CompileCall> call, KeyLevel level) {
   // The files the program may read: on a miss (never on the hit path), the
   // set kept from an earlier compile of the same files, else their bytes,
@@ -423,7 +308,7 @@ grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
 
 void JitCacheService::ServeTakenUnderPlace(uid_t uid,
                                            v1::CompileResponse* response,
-                                           CompileReactor* reactor,
+                                           AnswerReactor* reactor,
                                            std::shared_ptr<CompileCall> call) {
   // The place-free key says now which key holds this place's answer (when
   // it says nothing, the build kept it for its own place alone).
@@ -450,13 +335,12 @@ void JitCacheService::ServeTakenUnderPlace(uid_t uid,
       return;
     }
   }
-  JoinBuild(uid, reactor->user(), key,
-            FinishClaimedWhenBuilt(reactor, response),
-            [this, call, level] { return CompileBuild(*call, level); });
+  engine_.Join(uid, reactor->user(), key,
+               FinishClaimedWhenBuilt(reactor, response),
+               [this, call, level] { return CompileBuild(*call, level); });
 }
 
-JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
-                                                     KeyLevel level) {
+Action JitCacheService::CompileBuild(CompileCall& call, KeyLevel level) {
   const v1::CompileRequest& request = *call.request;
   const PreparedCompile& prepared = call.prepared;
   auto job = std::make_shared<CompileJob>(MakeCompileJob(request, prepared));
@@ -467,7 +351,7 @@ JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
     }
     job->files = call.kept;
   }
-  Build build;
+  Action build;
   build.key = KeyAt(prepared, level);
   build.keyed_by_place = level != KeyLevel::kPlaceFree;
   build.keyed_by_working_directory = level == KeyLevel::kWorkingDirectory;
@@ -477,10 +361,10 @@ JitCacheService::Build JitCacheService::CompileBuild(CompileCall& call,
   build.options = prepared.options;
   build.source_bytes = prepared.source_bytes;
   auto run_job = [this](std::shared_ptr<const CompileJob> which) {
-    return [this, which](absl::Time deadline) -> absl::StatusOr<CompileResult> {
+    return [this, which](absl::Time deadline) -> absl::StatusOr<ActionResult> {
       CompileJob run = *which;
       run.deadline = deadline;
-      run.cancelled = &shutting_down_;
+      run.cancelled = engine_.cancelled();
       return options_.compiler->Compile(run);
     };
   };
@@ -510,7 +394,7 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
     v1::CompileResponse* response) {
   ++counters_.link_requests;
   const uid_t uid = UserOfCall(*context);
-  auto* reactor = new CompileReactor(&counters_, &CountRequest(uid));
+  auto* reactor = new AnswerReactor(&counters_, &CountRequest(uid));
   absl::StatusOr<PreparedLink> prepared =
       PrepareLink(*request, options_.compiler->toolchain(), options_.limits);
   if (!prepared.ok()) {
@@ -538,9 +422,9 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
           answer.cache_key() == link->named_key->Hex()) {
         return false;
       }
-      JoinBuild(uid, reactor->user(), *link->named_key,
-                FinishClaimedWhenBuilt(reactor, response),
-                [&] { return LinkBuild(link, /*named=*/true); });
+      engine_.Join(uid, reactor->user(), *link->named_key,
+                   FinishClaimedWhenBuilt(reactor, response),
+                   [&] { return LinkBuild(link, /*named=*/true); });
       return true;
     };
   }
@@ -552,28 +436,29 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
 absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::LinkHit(
     const PreparedLink& link, bool* named) {
   *named = false;
-  if (!link.named_key.has_value()) return HitAnswer(link.key);
+  if (!link.named_key.has_value()) return engine_.HitAnswer(link.key);
   // Without proofs, the names are always keyed.
   if (!options_.proves_places) {
     *named = true;
-    return HitAnswer(*link.named_key);
+    return engine_.HitAnswer(*link.named_key);
   }
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit = HitAnswer(link.key);
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      engine_.HitAnswer(link.key);
   if (hit.ok() && *hit == nullptr) {
     // An answer kept under its names when its proof could not run, or
     // while it runs.
     absl::StatusOr<std::shared_ptr<const HotAnswer>> own =
-        HitAnswer(*link.named_key);
+        engine_.HitAnswer(*link.named_key);
     if (!own.ok() || *own != nullptr) {
       *named = true;
       return own;
     }
     // A verdict kept between the two reads: the key without names again.
-    hit = HitAnswer(link.key);
+    hit = engine_.HitAnswer(link.key);
   }
   if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
     *named = true;
-    return HitAnswer(*link.named_key);
+    return engine_.HitAnswer(*link.named_key);
   }
   return hit;
 }
@@ -584,19 +469,18 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::PtxasHit(
   // lookup on such a hit.
   if (prepared.base_named_key.has_value()) {
     absl::StatusOr<std::shared_ptr<const HotAnswer>> base =
-        HitAnswer(*prepared.base_named_key);
+        engine_.HitAnswer(*prepared.base_named_key);
     if (!base.ok() || *base != nullptr) return base;
   }
-  return HitAnswer(prepared.key);
+  return engine_.HitAnswer(prepared.key);
 }
 
 const Digest& JitCacheService::LinkKeyAt(const PreparedLink& link, bool named) {
   return named && link.named_key.has_value() ? *link.named_key : link.key;
 }
 
-SingleFlight<JitCacheService::SharedResult>::Waiter
-JitCacheService::FinishClaimedWhenBuilt(CompileReactor* reactor,
-                                        v1::CompileResponse* response) {
+CacheEngine::Waiter JitCacheService::FinishClaimedWhenBuilt(
+    AnswerReactor* reactor, v1::CompileResponse* response) {
   return [this, reactor, response](const SharedResult& result, bool is_leader) {
     if (!result.ok()) {
       reactor->FinishClaimed(ToGrpcStatus(result.status()));
@@ -618,20 +502,20 @@ absl::Status JitCacheService::KeepInlineInputs(const PreparedLink& link) {
   return options_.store->PutObjects(refs);
 }
 
-JitCacheService::Build JitCacheService::LinkBuild(
-    std::shared_ptr<const PreparedLink> link, bool named) {
-  Build build;
+Action JitCacheService::LinkBuild(std::shared_ptr<const PreparedLink> link,
+                                  bool named) {
+  Action build;
   build.key = LinkKeyAt(*link, named);
   build.target = link->target;
-  build.is_link = true;
   build.arch = link->arch;
   build.options = link->options;
-  build.step_keys = named ? link->named_step_keys : link->step_keys;
+  Action::Link steps;
+  steps.step_keys = named ? link->named_step_keys : link->step_keys;
   build.keyed_by_place = named && link->named_key.has_value();
   if (!named && link->named_key.has_value() && options_.proves_places) {
     // The proof: the same link under other names, beside it.
     build.placed_key = link->named_key;
-    build.placed_step_keys = link->named_step_keys;
+    steps.placed_step_keys = link->named_step_keys;
     auto renamed =
         std::make_shared<const PreparedLink>(RenamedElsewhere(*link));
     build.run_elsewhere = [this, renamed](absl::Time deadline) {
@@ -639,11 +523,12 @@ JitCacheService::Build JitCacheService::LinkBuild(
     };
   }
   for (const auto& input : link->inputs) {
-    build.input_digests.emplace_back(input.digest.AsBytes());
+    steps.input_digests.emplace_back(input.digest.AsBytes());
   }
+  build.kind = std::move(steps);
   // Only a link that runs keeps what came inline (a hit writes nothing).
   build.run = [this,
-               link](absl::Time deadline) -> absl::StatusOr<CompileResult> {
+               link](absl::Time deadline) -> absl::StatusOr<ActionResult> {
     if (absl::Status s = KeepInlineInputs(*link); !s.ok()) return s;
     return RunLink(*link, deadline);
   };
@@ -655,7 +540,7 @@ grpc::ServerUnaryReactor* JitCacheService::Ptxas(
     v1::CompileResponse* response) {
   ++counters_.ptxas_requests;
   const uid_t uid = UserOfCall(*context);
-  auto* reactor = new CompileReactor(&counters_, &CountRequest(uid));
+  auto* reactor = new AnswerReactor(&counters_, &CountRequest(uid));
   absl::StatusOr<PreparedPtxas> prepared =
       PreparePtxas(*request, options_.compiler->toolchain(), options_.limits);
   if (!prepared.ok()) {
@@ -670,21 +555,20 @@ grpc::ServerUnaryReactor* JitCacheService::Ptxas(
       [&] { return PtxasBuild(*request, *prepared); }, nullptr, nullptr);
 }
 
-JitCacheService::Build JitCacheService::PtxasBuild(
-    const v1::PtxasRequest& request, const PreparedPtxas& prepared) {
+Action JitCacheService::PtxasBuild(const v1::PtxasRequest& request,
+                                   const PreparedPtxas& prepared) {
   // The leader's alone: a hit copies nothing out of its request.
   auto miss = std::make_shared<PtxasMiss>(MakePtxasMiss(request, prepared));
-  Build build;
+  Action build;
   build.key = prepared.key;
   build.target = ObjectKind::kCubin;
   build.program_name = miss->job.program;
   build.options = miss->job.arguments;
   build.source_bytes = miss->job.ptx.size();
-  build.is_ptxas = true;
-  build.named_key = miss->named_key;
-  build.names = miss->names;
-  build.base_named_key = miss->base_named_key;
-  build.spelled_names = miss->spelled;
+  build.kind = Action::Ptxas{.named_key = miss->named_key,
+                             .names = miss->names,
+                             .base_named_key = miss->base_named_key,
+                             .spelled_names = miss->spelled};
   build.run = [this, miss](absl::Time deadline) {
     miss->job.deadline = deadline;  // run once, by one pool thread
     return options_.compiler->Ptxas(miss->job);
@@ -692,15 +576,15 @@ JitCacheService::Build JitCacheService::PtxasBuild(
   return build;
 }
 
-JitCacheService::Build JitCacheService::NvvmBuild(
-    const v1::NvvmRequest& request, const PreparedNvvm& prepared) {
+Action JitCacheService::NvvmBuild(const v1::NvvmRequest& request,
+                                  const PreparedNvvm& prepared) {
   auto job = std::make_shared<NvvmJob>(MakeNvvmJob(request));
-  Build build;
+  Action build;
   build.key = prepared.key;
   build.target = prepared.target;
   build.options = prepared.options;
   build.source_bytes = prepared.module_bytes;
-  build.is_nvvm = true;
+  build.kind = Action::Nvvm{};
   build.run = [this, job](absl::Time deadline) {
     job->deadline = deadline;  // run once, by one pool thread
     return options_.compiler->Nvvm(*job);
@@ -708,8 +592,8 @@ JitCacheService::Build JitCacheService::NvvmBuild(
   return build;
 }
 
-absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
-                                                       absl::Time deadline) {
+absl::StatusOr<ActionResult> JitCacheService::RunLink(const PreparedLink& link,
+                                                      absl::Time deadline) {
   LinkJob job;
   job.options = link.options;
   job.target = link.target;
@@ -743,7 +627,7 @@ absl::StatusOr<CompileResult> JitCacheService::RunLink(const PreparedLink& link,
 
 bool JitCacheService::FinishedByLookup(
     const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
-    v1::CompileResponse* response, CompileReactor* reactor) {
+    v1::CompileResponse* response, AnswerReactor* reactor) {
   if (!hit.ok()) {
     reactor->FinishOnce(ToGrpcStatus(hit.status()));
     return true;
@@ -755,7 +639,7 @@ bool JitCacheService::FinishedByLookup(
 
 void JitCacheService::FinishWithHit(const HotAnswer& hit,
                                     v1::CompileResponse* response,
-                                    CompileReactor* reactor, bool claimed) {
+                                    AnswerReactor* reactor, bool claimed) {
   grpc::Status status = grpc::Status::OK;
   if (response->ParseFromString(hit.serialized)) {
     CountHit(reactor->user(), hit, reactor->start());
@@ -767,8 +651,8 @@ void JitCacheService::FinishWithHit(const HotAnswer& hit,
 }
 
 grpc::ServerUnaryReactor* JitCacheService::ServeMiss(
-    uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
-    const Digest& key, const std::function<Build()>& make_build,
+    uid_t uid, v1::CompileResponse* response, AnswerReactor* reactor,
+    const Digest& key, const std::function<Action()>& make_build,
     const std::function<bool()>& ask_for_inputs,
     std::function<bool(const v1::CompileResponse&)> taken_elsewhere) {
   if (ask_for_inputs && ask_for_inputs()) {
@@ -778,15 +662,15 @@ grpc::ServerUnaryReactor* JitCacheService::ServeMiss(
     return reactor;
   }
 
-  JoinBuild(
+  engine_.Join(
       uid, reactor->user(), key,
       [this, reactor, finished = reactor->finished(), response,
        taken_elsewhere = std::move(taken_elsewhere)](const SharedResult& result,
                                                      bool is_leader) {
         // A waiter that has left (cancelled) is skipped: `reactor` may be gone.
         if (!result.ok()) {
-          CompileReactor::FinishOnce(reactor, finished,
-                                     ToGrpcStatus(result.status()));
+          AnswerReactor::FinishOnce(reactor, finished,
+                                    ToGrpcStatus(result.status()));
           return;
         }
         // Fill the response only once this waiter owns the finish.
@@ -814,393 +698,6 @@ void JitCacheService::CountBuilt(UserStats::Counters& user,
   }
   counters_.CountOutcome(response.outcome());
   counters_.miss_latency.Observe(absl::Now() - start);
-}
-
-void JitCacheService::JoinBuild(uid_t uid, UserStats::Counters& user,
-                                const Digest& key,
-                                SingleFlight<SharedResult>::Waiter waiter,
-                                const std::function<Build()>& make_build) {
-  if (!flights_.Join(key, std::move(waiter))) return;
-  auto shared = std::make_shared<Build>(make_build());
-  shared->uid = uid;
-  shared->user = &user;
-  CompilePool::Task task;
-  task.run = [this, shared] { RunBuild(*shared); };
-  task.cancel = [this, shared] {
-    flights_.Complete(shared->key,
-                      absl::UnavailableError("the daemon is shutting down"));
-  };
-  if (absl::Status s = options_.pool->Submit(uid, std::move(task)); !s.ok()) {
-    flights_.Complete(shared->key, s);
-  }
-}
-
-v1::ActionRecord JitCacheService::RecordOf(const Build& build,
-                                           const CompileResult& result) const {
-  const int64_t now_ms = absl::ToUnixMillis(options_.now());
-  v1::ActionRecord record;
-  record.set_format_version(1);
-  record.set_outcome(result.ok       ? v1::OUTCOME_OK
-                     : build.is_link ? v1::OUTCOME_LINK_ERROR
-                                     : v1::OUTCOME_COMPILE_ERROR);
-  record.set_target(ToWireTarget(build.target));
-  record.set_log(result.log);
-  for (const auto& [expr, lowered] : result.lowered_names) {
-    v1::LoweredName* name = record.add_lowered_names();
-    name->set_name_expression(expr);
-    name->set_lowered_name(lowered);
-  }
-  for (const std::string& input : build.input_digests) {
-    record.add_input_digests(input);
-  }
-  record.set_arch(build.arch);
-  for (const std::string& option : build.options) record.add_options(option);
-  record.set_program_name(build.program_name);
-  record.set_source_bytes(build.source_bytes);
-  record.set_toolchain_fingerprint(options_.compiler->toolchain().fingerprint);
-  record.set_compile_time_us(absl::ToInt64Microseconds(result.elapsed));
-  record.set_created_unix_ms(now_ms);
-  record.set_last_used_unix_ms(now_ms);
-  if (result.link_trace.has_value()) {
-    *record.mutable_link_trace() = *result.link_trace;
-  }
-  if (result.ptxas_run.has_value()) {
-    *record.mutable_ptxas_run() = *result.ptxas_run;
-  }
-  if (result.nvvm_run.has_value()) {
-    *record.mutable_nvvm_run() = *result.nvvm_run;
-  }
-  return record;
-}
-
-void JitCacheService::RunBuild(const Build& build) {
-  const Digest& key = build.key;
-  // Another flight may have stored this key between our miss and now.
-  absl::StatusOr<std::optional<v1::CompileResponse>> stored = LookUp(key);
-  if (stored.ok() && stored->has_value()) {
-    flights_.Complete(
-        key, std::make_shared<const v1::CompileResponse>(**std::move(stored)));
-    return;
-  }
-  bool leased = false;
-  if (tiered_ != nullptr &&
-      tiered_->FetchOrLease(key, absl::Now() + options_.compile_time_limit,
-                            shutting_down_, &leased)) {
-    // The team's tier had it: checked, and stored here, like an import.
-    v1::ActionRecord whole;
-    absl::StatusOr<std::optional<v1::CompileResponse>> fetched =
-        LookUp(key, &whole);
-    if (fetched.ok() && fetched->has_value()) {
-      // An as-called link from another node: its first steps are kept
-      // here too, so that this node's next caller is answered call by call.
-      if (whole.has_link_trace()) KeepFirstSteps(build, whole, false, false);
-      (*fetched)->set_served_remotely(true);
-      flights_.Complete(key, std::make_shared<const v1::CompileResponse>(
-                                 **std::move(fetched)));
-      return;
-    }
-  }
-
-  ++counters_.compiles;
-  const absl::Time start = absl::Now();
-  const absl::Time deadline = start + options_.compile_time_limit;
-  // The proof runs beside the compile itself, so a miss takes no longer.
-  std::future<absl::StatusOr<CompileResult>> elsewhere, same_directory;
-  if (build.run_elsewhere) {
-    ++counters_.place_proofs;
-    ++counters_.place_proofs_running;
-    elsewhere = RunElsewhere(build, build.run_elsewhere, deadline);
-  }
-  // Under way until this build has kept its verdict, whichever way it ends.
-  absl::Cleanup proof_ended = [&] {
-    if (build.run_elsewhere) --counters_.place_proofs_running;
-  };
-  if (build.run_elsewhere_same_directory) {
-    same_directory =
-        RunElsewhere(build, build.run_elsewhere_same_directory, deadline);
-  }
-  absl::StatusOr<CompileResult> result = build.run(deadline);
-  const absl::Duration took = absl::Now() - start;
-  counters_.compile_time.Observe(took);
-  build.user->compile_us += absl::ToInt64Microseconds(took);
-  if (!result.ok() && build.is_link &&
-      absl::IsFailedPrecondition(result.status()) &&
-      result.status().message() == kReadsCallersFiles) {
-    callers_own_links_.Remember(key);
-  }
-  if (!result.ok()) {
-    if (leased) tiered_->Release(key);
-    JITCACHE_LOG(Warning) << (build.is_link    ? "link "
-                              : build.is_ptxas ? "ptxas run "
-                              : build.is_nvvm  ? "libNVVM compile "
-                                               : "compile ")
-                          << key.Hex() << " uid " << build.uid
-                          << " failed after " << took << ": "
-                          << result.status();
-    flights_.Complete(key, result.status());
-    return;
-  }
-  JITCACHE_LOG(Info) << (build.is_link    ? "linked "
-                         : build.is_ptxas ? "ran ptxas for "
-                         : build.is_nvvm  ? "ran libNVVM for "
-                                          : "compiled ")
-                     << key.Hex() << " uid " << build.uid << " " << build.arch
-                     << " in " << took
-                     << (result->ok ? ""
-                                    : (build.is_link ? ": link error"
-                                                     : ": compile error"));
-  v1::ActionRecord record = RecordOf(build, *result);
-  counters_.compile_us_spent += record.compile_time_us();
-  std::vector<ObjectRef> objects;
-  // No bytes, no object: an as-called link that made no cubin (refused,
-  // failed, or PTX alone) has all it answers in its trace.
-  if (result->ok && !result->object.empty()) {
-    const Digest digest = Digest::Of(result->object);
-    record.set_object_digest(std::string(digest.AsBytes()));
-    record.set_object_size(result->object.size());
-    objects.push_back({digest, build.target, result->object});
-  }
-  const bool keep = build.is_link || build.is_ptxas || build.is_nvvm ||
-                    !FailedForAMissingFile(*result);
-  // (An answer that is not kept is not kept early either.)
-  const bool answered_early =
-      keep &&
-      AnswerLeaderBeforeProof(build, record, objects, *result, elsewhere);
-  // A compile keyed without its place: kept there when the place did not
-  // change the answer, else under its place's key.
-  const PlaceVerdict place =
-      DecidePlace(build, result, elsewhere, same_directory);
-  // A ptxas answer that shows the names by their last parts alone is kept
-  // for those: any spelling of the same base names shares it.
-  const bool base_names_only =
-      build.base_named_key.has_value() &&
-      AnswerShowsNames(*result, build.names) &&
-      AnswerShowsBaseNamesOnly(*result, build.spelled_names);
-  const Digest& answer_key =
-      place.placed
-          ? (place.working_directory_only ? *build.working_directory_key
-                                          : *build.placed_key)
-      : base_names_only && !build.named_key.has_value() ? *build.base_named_key
-                                                        : key;
-  if (place.placed || build.keyed_by_place) record.set_place_matters(true);
-  if (place.working_directory_only || build.keyed_by_working_directory) {
-    record.set_working_directory_only(true);
-  }
-  // A ptxas answer that holds for the leader's names alone: kept under
-  // them, and every requester of this flight (the leader too) asks again
-  // with its own names.
-  std::optional<v1::ActionRecord> named;
-  const Digest* named_at = !build.named_key.has_value() ? nullptr
-                           : base_names_only            ? &*build.base_named_key
-                                                        : &*build.named_key;
-  if (named_at != nullptr && AnswerShowsNames(*result, build.names)) {
-    if (absl::Status s = options_.store->PutResult(*named_at, record, objects);
-        !s.ok()) {
-      JITCACHE_LOG(Debug) << "cannot store " << named_at->Hex() << ": " << s;
-    } else {
-      named = record;
-    }
-    result->object.clear();
-    objects.clear();
-    record.clear_object_digest();
-    record.clear_object_size();
-    record.clear_log();
-    record.clear_ptxas_run();
-    record.mutable_ptxas_run()->set_names_matter(true);
-  }
-  absl::Status stored_locally =
-      keep ? options_.store->PutResult(answer_key, record, objects)
-           : absl::FailedPreconditionError("it failed for a missing file");
-  if (stored_locally.ok() && keep && place.marker) {
-    stored_locally = options_.store->PutResult(key, PlaceMattersRecord(record),
-                                               /*objects=*/{});
-  }
-  if (!stored_locally.ok() && keep) {
-    // The answer is still right; it is just not cached. The store logs
-    // when its writes start and stop failing.
-    JITCACHE_LOG(Debug) << "cannot store " << answer_key.Hex() << ": "
-                        << stored_locally;
-  }
-
-  if (stored_locally.ok() && result->link_trace.has_value()) {
-    KeepFirstSteps(build, record, place.placed, place.marker);
-  }
-  if (answered_early && stored_locally.ok() &&
-      (!place.placed || place.working_directory_only)) {
-    DropEarlyAnswer(build);
-  }
-
-  auto response = std::make_shared<v1::CompileResponse>();
-  FillFromRecord(answer_key, record, response.get());
-  if (result->ok) response->set_object(std::move(result->object));
-  flights_.Complete(key, std::shared_ptr<const v1::CompileResponse>(response));
-  // The requesters have their answer; the cluster gets it in the background.
-  if (leased && place.placed) {
-    if (stored_locally.ok()) {
-      tiered_->Publish(answer_key, record);
-      if (place.marker) {
-        tiered_->Publish(key, PlaceMattersRecord(record));
-      } else {
-        tiered_->Release(key);
-      }
-    } else {
-      tiered_->Release(key);
-    }
-  } else if (leased) {
-    if (stored_locally.ok()) {
-      tiered_->Publish(key, record);
-      // Unleased: a node asks for it only once this key has said so.
-      if (named.has_value()) tiered_->Publish(*named_at, *named);
-    } else {
-      tiered_->Release(key);
-    }
-  }
-}
-
-bool JitCacheService::AnswerLeaderBeforeProof(
-    const Build& build, const v1::ActionRecord& record,
-    const std::vector<ObjectRef>& objects, const CompileResult& here,
-    std::future<absl::StatusOr<CompileResult>>& elsewhere) {
-  // (Nor while the store cannot be written: the early copy is one write
-  // more for a disk that refuses them, and would not be kept.)
-  if (!build.placed_key.has_value() || !elsewhere.valid() ||
-      build.wait_for_proof || options_.store->WritesFailing()) {
-    return false;
-  }
-  // Ended: the verdict is at hand (DecidePlace waits for the compile that
-  // keeps the working directory only where this one differs).
-  if (elsewhere.wait_for(std::chrono::seconds(0)) ==
-      std::future_status::ready) {
-    return false;
-  }
-  // What a place's own key keeps: exact for this place, whatever the proof
-  // says of others.
-  v1::ActionRecord placed = record;
-  placed.set_place_matters(true);
-  if (absl::Status s =
-          options_.store->PutResult(*build.placed_key, placed, objects);
-      !s.ok()) {
-    JITCACHE_LOG(Debug) << "cannot store " << build.placed_key->Hex() << ": "
-                        << s;
-    return false;
-  }
-  if (placed.has_link_trace()) {
-    KeepFirstSteps(build, placed, /*placed=*/true, /*marker=*/false);
-  }
-  auto response = std::make_shared<v1::CompileResponse>();
-  FillFromRecord(*build.placed_key, placed, response.get());
-  response->set_proof_pending(true);
-  if (here.ok) response->set_object(here.object);
-  ++counters_.place_answered_before_proof;
-  flights_.AnswerLeader(build.key, response);
-  return true;
-}
-
-void JitCacheService::DropEarlyAnswer(const Build& build) {
-  // The whole answer's key alone: first steps' keys are prefixes that other
-  // links share (another link's marker may point at one), and a step's
-  // record holds for its names whatever this verdict says.
-  if (absl::Status s = options_.store->RemoveAction(*build.placed_key);
-      !s.ok()) {
-    JITCACHE_LOG(Debug) << "cannot remove " << build.placed_key->Hex() << ": "
-                        << s;
-  }
-}
-
-std::future<absl::StatusOr<CompileResult>> JitCacheService::RunElsewhere(
-    const Build& build,
-    std::function<absl::StatusOr<CompileResult>(absl::Time)> run,
-    absl::Time deadline) {
-  auto answer = std::make_shared<std::promise<absl::StatusOr<CompileResult>>>();
-  std::future<absl::StatusOr<CompileResult>> out = answer->get_future();
-  CompilePool::Task task;
-  task.run = [answer, run = std::move(run), deadline] {
-    answer->set_value(run(deadline));
-  };
-  task.cancel = [answer] {
-    answer->set_value(absl::UnavailableError("the daemon is shutting down"));
-  };
-  if (absl::Status s = proofs_.Submit(build.uid, std::move(task)); !s.ok()) {
-    answer->set_value(s);
-  }
-  return out;
-}
-
-JitCacheService::PlaceVerdict JitCacheService::DecidePlace(
-    const Build& build, const absl::StatusOr<CompileResult>& here,
-    std::future<absl::StatusOr<CompileResult>>& elsewhere,
-    std::future<absl::StatusOr<CompileResult>>& same_directory) {
-  if (!build.placed_key.has_value()) return {};
-  if (!elsewhere.valid()) {
-    // The place cannot be moved (or this compiler cannot move it): decided
-    // by the place-free key alone, for good.
-    ++counters_.place_kept;
-    return {.placed = true, .marker = true};
-  }
-  const absl::StatusOr<CompileResult> there = elsewhere.get();
-  if (!there.ok()) {
-    // Nothing proven either way: kept for this place, asked again later.
-    JITCACHE_LOG(Warning) << "compile " << build.key.Hex()
-                          << " elsewhere failed: " << there.status();
-    ++counters_.place_kept;
-    return {.placed = true, .marker = false};
-  }
-  if (here.ok() && (build.is_link ? SameLinkAnswer(*here, *there)
-                                  : SameAnswer(*here, *there))) {
-    ++counters_.place_shared;
-    return {};
-  }
-  ++counters_.place_kept;
-  // Moved everything but the working directory, and the same: the answer
-  // depends on the working directory alone.
-  if (same_directory.valid()) {
-    const absl::StatusOr<CompileResult> beside = same_directory.get();
-    if (here.ok() && beside.ok() && SameAnswer(*here, *beside)) {
-      return {.placed = true, .working_directory_only = true, .marker = true};
-    }
-  }
-  JITCACHE_LOG(Debug) << (build.is_link ? "link " : "compile ")
-                      << build.key.Hex()
-                      << (build.is_link ? " shows its inputs' names"
-                                        : " depends on its place")
-                      << "; kept under " << build.placed_key->Hex() << " ("
-                      << (here.ok() ? FirstDifference(*here, *there)
-                                    : here.status().ToString())
-                      << ")";
-  return {.placed = true, .marker = true};
-}
-
-void JitCacheService::KeepFirstSteps(const Build& build,
-                                     const v1::ActionRecord& whole, bool placed,
-                                     bool marker) {
-  const std::vector<Digest>& keys =
-      placed ? build.placed_step_keys : build.step_keys;
-  // A refused nvJitLinkCreate leaves one step however many inputs follow.
-  const size_t known = std::min(
-      keys.size(), static_cast<size_t>(whole.link_trace().steps_size()));
-  for (size_t inputs = 0; inputs < known; ++inputs) {
-    v1::ActionRecord record;
-    record.set_format_version(1);
-    record.set_outcome(v1::OUTCOME_OK);
-    record.set_target(whole.target());
-    record.set_arch(whole.arch());
-    *record.mutable_options() = whole.options();
-    record.set_toolchain_fingerprint(whole.toolchain_fingerprint());
-    record.set_created_unix_ms(whole.created_unix_ms());
-    record.set_last_used_unix_ms(whole.last_used_unix_ms());
-    *record.mutable_link_trace() = FirstSteps(whole.link_trace(), inputs);
-    if (placed) record.set_place_matters(true);
-    absl::Status s = options_.store->PutResult(keys[inputs], record, {});
-    if (s.ok() && placed && marker && inputs < build.step_keys.size()) {
-      s = options_.store->PutResult(build.step_keys[inputs],
-                                    PlaceMattersRecord(record), {});
-    }
-    if (!s.ok()) {
-      JITCACHE_LOG(Debug) << "cannot store the first steps of "
-                          << build.key.Hex() << ": " << s;
-      return;
-    }
-  }
 }
 
 }  // namespace jitcache

@@ -12,19 +12,17 @@
 #include "server/build/compiler.h"
 #include "server/build/kept_file_sets.h"
 #include "server/build/path_stats.h"
+#include "server/engine/cache_engine.h"
+#include "server/engine/compile_request.h"
+#include "server/engine/link_request.h"
+#include "server/engine/nvvm_request.h"
+#include "server/engine/ptxas_request.h"
+#include "server/engine/request_limits.h"
+#include "server/engine/service_counters.h"
+#include "server/engine/user_stats.h"
 #include "server/net/kept_connection.h"
 #include "server/net/peer_listener.h"
-#include "server/rpc/bounded_key_set.h"
-#include "server/rpc/compile_reactor.h"
-#include "server/rpc/compile_request.h"
-#include "server/rpc/hot_answers.h"
-#include "server/rpc/link_request.h"
-#include "server/rpc/nvvm_request.h"
-#include "server/rpc/ptxas_request.h"
-#include "server/rpc/request_limits.h"
-#include "server/rpc/service_counters.h"
-#include "server/rpc/single_flight.h"
-#include "server/rpc/user_stats.h"
+#include "server/rpc/answer_reactor.h"
 #include "server/store/object_store.h"
 #include "server/store/remote_tier.h"
 #include "server/store/store_janitor.h"
@@ -152,65 +150,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
 
   // Makes running compiles stop (they answer UNAVAILABLE). Queued ones are
   // cancelled by the pool's own Shutdown.
-  void CancelRunningCompiles() { shutting_down_.store(true); }
+  void CancelRunningCompiles() { engine_.CancelRunning(); }
 
  private:
-  using SharedResult =
-      absl::StatusOr<std::shared_ptr<const v1::CompileResponse>>;
-
-  // What a miss runs on a worker: a compile or a link of one key.
-  struct Build {
-    Digest key;
-    ObjectKind target;
-    bool is_link = false;
-    bool is_ptxas = false;
-    bool is_nvvm = false;
-    std::vector<std::string> input_digests;  // raw; a link's inputs
-    std::string arch;
-    std::string program_name;
-    std::vector<std::string> options;  // canonical
-    uint64_t source_bytes = 0;
-    // An as-called link's first steps: where their part of its trace is
-    // kept, for libnvJitLink.so.13 to answer each call of a later link.
-    std::vector<Digest> step_keys;
-    // A ptxas run keyed without its names: where its answer goes when it
-    // shows them (PreparedPtxas), and what would show them.
-    std::optional<Digest> named_key;
-    std::vector<std::string> names;
-    // The key of the names' last parts, where an answer that shows those
-    // and not the spelled directories goes (PreparedPtxas); the names as
-    // spelled.
-    std::optional<Digest> base_named_key;
-    std::vector<std::string> spelled_names;
-    std::function<absl::StatusOr<CompileResult>(absl::Time deadline)> run;
-    // A compile keyed without its place (`key`): the key of its place, where
-    // the answer goes when it depends on the place, and the same compile
-    // elsewhere (place_proof.h), run beside `run` to tell; null when the
-    // place cannot be moved (the answer is then kept for its place).
-    std::optional<Digest> placed_key;
-    // An as-called link keyed without its inputs' names: its first steps'
-    // keys with the names, where they go when the names show.
-    std::vector<Digest> placed_step_keys;
-    // `key` is a place's own key (its answer depends on the place), or the
-    // working directory's.
-    bool keyed_by_place = false;
-    bool keyed_by_working_directory = false;
-    std::function<absl::StatusOr<CompileResult>(absl::Time deadline)>
-        run_elsewhere;
-    // The same elsewhere but in the same working directory (only for a
-    // program whose directory can move alone), run beside the other two:
-    // when only it agrees, the answer goes under `working_directory_key`.
-    std::optional<Digest> working_directory_key;
-    std::function<absl::StatusOr<CompileResult>(absl::Time deadline)>
-        run_elsewhere_same_directory;
-    // The leader asked to be answered only once the key is final
-    // (CompileRequest.wait_for_proof); otherwise it is answered when its
-    // own compile ends, under `placed_key`, if the proof is still running.
-    bool wait_for_proof = false;
-    // Who led it: charged its compile time.
-    uid_t uid = 0;
-    UserStats::Counters* user = nullptr;
-  };
+  using SharedResult = CacheEngine::SharedResult;
 
   // A Compile call while it is served: what its build and a second lookup
   // need (the request and context live until the call is finished).
@@ -233,65 +176,26 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // proves whether its answer depends on the place).
   grpc::ServerUnaryReactor* ServeCompile(uid_t uid,
                                          v1::CompileResponse* response,
-                                         CompileReactor* reactor,
+                                         AnswerReactor* reactor,
                                          std::shared_ptr<CompileCall> call,
                                          KeyLevel level);
   // A call that joined a place-free build whose answer turned out to depend
   // on another place: served under its own place's key. The reactor's
   // finish is already taken (it stays until this finishes it).
   void ServeTakenUnderPlace(uid_t uid, v1::CompileResponse* response,
-                            CompileReactor* reactor,
+                            AnswerReactor* reactor,
                             std::shared_ptr<CompileCall> call);
   // The build of a compile's miss (its files kept for the next miss).
-  Build CompileBuild(CompileCall& call, KeyLevel level);
+  Action CompileBuild(CompileCall& call, KeyLevel level);
   // The files a miss of `call` compiles with: a set kept from an earlier
   // request, or the request's own. False when it has neither (the client
   // is told, in the trailing metadata, to send them).
   bool FindIncludedFiles(CompileCall& call);
-  // Where a build's answer goes once the place is decided: the flight's
-  // key, the working directory's or the place's; `marker`: the flight's
-  // key says which.
-  struct PlaceVerdict {
-    bool placed = false;
-    bool working_directory_only = false;
-    bool marker = false;
-  };
-  // Starts `build.run_elsewhere` on a proof thread.
-  std::future<absl::StatusOr<CompileResult>> RunElsewhere(
-      const Build& build,
-      std::function<absl::StatusOr<CompileResult>(absl::Time)> run,
-      absl::Time deadline);
-  PlaceVerdict DecidePlace(
-      const Build& build, const absl::StatusOr<CompileResult>& here,
-      std::future<absl::StatusOr<CompileResult>>& elsewhere,
-      std::future<absl::StatusOr<CompileResult>>& same_directory);
-  // A miss whose proof still runs when its own compile ends: its answer is
-  // kept under its place's key (and its first steps under theirs), and
-  // the leader answered from there at once, so that the proof adds nothing
-  // to its wait; the flight's other waiters wait for the verdict. False
-  // (nothing done) when the proof has ended, the leader asked to wait, or
-  // the store refused the answer.
-  bool AnswerLeaderBeforeProof(
-      const Build& build, const v1::ActionRecord& record,
-      const std::vector<ObjectRef>& objects, const CompileResult& here,
-      std::future<absl::StatusOr<CompileResult>>& elsewhere);
-  // After the verdict: the answer kept early under the place's key goes
-  // when the verdict kept it elsewhere (it is found there now). Its first
-  // steps stay: their keys are prefixes other links share, and each holds
-  // for its names.
-  void DropEarlyAnswer(const Build& build);
-
   // A connection whose user the kernel did not tell (an in-process channel).
   static constexpr uid_t kUnknownUser = static_cast<uid_t>(-1);
   std::optional<PeerCredentials> PeerOfCall(
       const grpc::CallbackServerContext& context) const;
   uid_t UserOfCall(const grpc::CallbackServerContext& context) const;
-  // Keeps the trace of each of an as-called link's first steps under its
-  // own key (Build::step_keys), after the whole link was stored.
-  // `placed`: the names showed, or no proof could tell (the steps go under
-  // their names' keys); `marker`: the keys without names say so.
-  void KeepFirstSteps(const Build& build, const v1::ActionRecord& whole,
-                      bool placed, bool marker);
   // A request from `uid` arrived: counted for the daemon and for the user,
   // whose counters are returned.
   UserStats::Counters& CountRequest(uid_t uid);
@@ -330,22 +234,14 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   std::shared_ptr<const std::string> AnswerBatch(absl::string_view batch,
                                                  const PeerCredentials& peer);
 
-  // The stored answer for `key`, or nullopt on a miss; `record` (optional)
-  // receives the record it was made from.
-  absl::StatusOr<std::optional<v1::CompileResponse>> LookUp(
-      const Digest& key, v1::ActionRecord* record = nullptr);
-  // A hit's answer for `key`: from memory while the store still holds what
-  // it was built from, else from the store (then kept in memory); null on
-  // a miss.
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> HitAnswer(const Digest& key);
   // Finishes `reactor` with a lookup's error or hit; false on a miss.
   bool FinishedByLookup(
       const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
-      v1::CompileResponse* response, CompileReactor* reactor);
+      v1::CompileResponse* response, AnswerReactor* reactor);
   // Finishes the call with a hit's answer (`claimed`: the caller already
   // took the finish).
   void FinishWithHit(const HotAnswer& hit, v1::CompileResponse* response,
-                     CompileReactor* reactor, bool claimed = false);
+                     AnswerReactor* reactor, bool claimed = false);
   // Serves a call whose lookup missed: join the flight for `key` and,
   // leading, queue the build. `make_build` runs only for the request that
   // leads: a hit copies nothing out of its request. `ask_for_inputs` (if
@@ -355,32 +251,24 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // answered with it, and returns true when it serves the call itself (its
   // finish taken).
   grpc::ServerUnaryReactor* ServeMiss(
-      uid_t uid, v1::CompileResponse* response, CompileReactor* reactor,
-      const Digest& key, const std::function<Build()>& make_build,
+      uid_t uid, v1::CompileResponse* response, AnswerReactor* reactor,
+      const Digest& key, const std::function<Action()>& make_build,
       const std::function<bool()>& ask_for_inputs,
       std::function<bool(const v1::CompileResponse&)> taken_elsewhere);
-  // Joins the flight for `key` (a miss, from either socket) with `waiter`;
-  // the joiner that leads queues the build `make_build` makes, charged to
-  // `uid` (whose counters `user` are).
-  void JoinBuild(uid_t uid, UserStats::Counters& user, const Digest& key,
-                 SingleFlight<SharedResult>::Waiter waiter,
-                 const std::function<Build()>& make_build);
   // A request that arrived at `start` was answered by a build (`response`
   // says whether it led it or joined it).
   void CountBuilt(UserStats::Counters& user,
                   const v1::CompileResponse& response, absl::Time start);
-  // The record a build's result is kept as (its objects apart).
-  v1::ActionRecord RecordOf(const Build& build,
-                            const CompileResult& result) const;
   // The run of a ptxas request's miss.
-  Build PtxasBuild(const v1::PtxasRequest& request,
-                   const PreparedPtxas& prepared);
+  Action PtxasBuild(const v1::PtxasRequest& request,
+                    const PreparedPtxas& prepared);
   // A framed socket's ptxas request (framed_socket_rpcs.cc): its answer now on
   // a hit, else promised for when its run (or the one it joins) is done.
   KeptConnection::Reply AnswerPtxas(absl::string_view request,
                                     const PeerCredentials& peer);
   // The run of a libNVVM request's miss (it came with its modules).
-  Build NvvmBuild(const v1::NvvmRequest& request, const PreparedNvvm& prepared);
+  Action NvvmBuild(const v1::NvvmRequest& request,
+                   const PreparedNvvm& prepared);
   // A framed socket's libNVVM compile or verify (libnvvm.so.4's): its answer
   // now on a hit; on a miss, promised for when its run is done when the
   // request holds the modules, else nothing (the caller sends them).
@@ -390,7 +278,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // inline first (like uploads, so that a later link can name them).
   // `named`: under the key with the inputs' names; otherwise keyed
   // without them, with a proof (the link again under other names).
-  Build LinkBuild(std::shared_ptr<const PreparedLink> link, bool named);
+  Action LinkBuild(std::shared_ptr<const PreparedLink> link, bool named);
   // An as-called link's stored answer: under its key without names, or
   // under its names' key where the record there says the names show (or
   // no proof could run); null on a miss. `named` says which key answered
@@ -406,19 +294,13 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // The framed socket's waiter for a link's flight: when the flight was keyed
   // without names and its answer shows the leader's names, this caller's
   // answer is built under its own names' key instead.
-  SingleFlight<SharedResult>::Waiter LinkAnswerWhenBuilt(
+  CacheEngine::Waiter LinkAnswerWhenBuilt(
       std::shared_ptr<const PreparedLink> link, bool named, AnswerLater later,
       uid_t uid, UserStats::Counters& user, absl::Time start);
   // A waiter that finishes a reactor whose finish is already taken.
-  SingleFlight<SharedResult>::Waiter FinishClaimedWhenBuilt(
-      CompileReactor* reactor, v1::CompileResponse* response);
+  CacheEngine::Waiter FinishClaimedWhenBuilt(AnswerReactor* reactor,
+                                             v1::CompileResponse* response);
   absl::Status KeepInlineInputs(const PreparedLink& link);
-  // A caller's own nvJitLink answered otherwise than `recorded`, the answer
-  // kept for `link` (LinkRequest.disproves): links it again on the proof
-  // threads, and removes the record and its first steps' when that answer
-  // is not the record's (link_disproof.cc).
-  void CheckDisproof(uid_t uid, std::shared_ptr<const PreparedLink> link,
-                     bool named, std::shared_ptr<const HotAnswer> recorded);
   // A framed socket's as-called link (libnvJitLink.so.13's): recorded steps
   // (a hit, or nothing), or the whole link, promised on a miss.
   KeptConnection::Reply AnswerLink(absl::string_view request,
@@ -436,38 +318,20 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       absl::string_view what);
   // How a promise made at `start` for `user` is kept when the build it
   // joined ends: its answer, or "ask gRPC" for a failed build.
-  SingleFlight<SharedResult>::Waiter AnswerWhenBuilt(AnswerLater later,
-                                                     UserStats::Counters& user,
-                                                     absl::Time start);
-  // Runs on a pool worker: builds, stores, and answers the flight.
-  void RunBuild(const Build& build);
-  absl::StatusOr<CompileResult> RunLink(const PreparedLink& link,
-                                        absl::Time deadline);
+  CacheEngine::Waiter AnswerWhenBuilt(AnswerLater later,
+                                      UserStats::Counters& user,
+                                      absl::Time start);
+  absl::StatusOr<ActionResult> RunLink(const PreparedLink& link,
+                                       absl::Time deadline);
 
   ServiceOptions options_;
   KeptFileSets kept_file_sets_{options_.kept_file_sets};
-  HotAnswers hot_answers_{options_.hot_cache_size};
-  SingleFlight<SharedResult> flights_;
   ServiceCounters counters_;
   UserStats users_;
-  std::atomic<bool> shutting_down_{false};
-  // The store with the team's tier behind it; null without --remote.
-  const std::unique_ptr<TieredStore> tiered_;
-  // Links whose run read the caller's files: refused at once.
-  BoundedKeySet callers_own_links_;
-  // Records a caller disproved that a second link showed right, and how
-  // many disproofs are being checked (at most kMaxDisproofs at once; more
-  // are not checked: a caller can cost a few links, never the proof
-  // threads).
-  BoundedKeySet refuted_disproofs_;
-  std::atomic<int> disproofs_running_{0};
-  static constexpr int kMaxDisproofs = 4;
+  // The cache behind both doors.
+  CacheEngine engine_;
   // PingAnswer, serialized once for the framed socket.
   const std::shared_ptr<const std::string> toolkit_answer_;
-  // Where compiles run elsewhere (place_proof.h): long-lived threads, as a
-  // compile worker lives only as long as the thread that started it.
-  // Last: stopped first, while the rest of the service is still there.
-  CompilePool proofs_{options_.proof_threads, options_.max_queued_proofs};
 };
 
 }  // namespace jitcache

@@ -762,7 +762,9 @@ TEST_F(NvJitLinkDifferential, SourceFilesTheLtoIrNamesAreTheCallers) {
       const std::string out = absl::StrCat("lined-lto-ours-", when, run);
       ProcessResult ours = Run(out, c, true);
       ExpectSame(absl::StrCat("lined-lto-real-", when), out, out);
-      EXPECT_TRUE(absl::StrContains(ours.output, "the daemon did not link it"))
+      // Refused, and told why, in the daemon's words (FramedRefusal).
+      EXPECT_TRUE(absl::StrContains(
+          ours.output, "the daemon refused it: the link stats files by path"))
           << ours.output;
     }
   }

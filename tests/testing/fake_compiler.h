@@ -52,7 +52,7 @@ class FakeCompiler final : public Compiler {
     held_elsewhere_ = false;
   }
 
-  absl::StatusOr<CompileResult> Compile(const CompileJob& job) override {
+  absl::StatusOr<ActionResult> Compile(const CompileJob& job) override {
     // The service's proof that an answer does not depend on the place runs
     // the compile once more elsewhere (place_proof.h): counted apart.
     const bool elsewhere =
@@ -72,7 +72,7 @@ class FakeCompiler final : public Compiler {
         (!absl::StrContains(job.source, "#infra-elsewhere") || elsewhere)) {
       return absl::InternalError("fake infrastructure failure");
     }
-    CompileResult result;
+    ActionResult result;
     result.elapsed = absl::Milliseconds(5);
     if (absl::StrContains(job.source, "#error")) {
       result.ok = false;
@@ -115,9 +115,9 @@ class FakeCompiler final : public Compiler {
   }
 
   // Links by concatenation; an input containing "#undefined" fails to link.
-  absl::StatusOr<CompileResult> Link(const LinkJob& job) override {
+  absl::StatusOr<ActionResult> Link(const LinkJob& job) override {
     calls_.fetch_add(1);
-    CompileResult result;
+    ActionResult result;
     result.elapsed = absl::Milliseconds(5);
     for (const auto& input : job.inputs) {
       if (absl::StrContains(input.bytes, "#undefined")) {

@@ -32,10 +32,10 @@
 
 namespace {
 
+using jitcache::ActionResult;
 using jitcache::CompileJob;
-using jitcache::CompileResult;
 using jitcache::LinkJob;
-using Faked = std::optional<absl::StatusOr<CompileResult>>;
+using Faked = std::optional<absl::StatusOr<ActionResult>>;
 
 [[noreturn]] void Hang() {
   while (true) pause();
@@ -60,7 +60,7 @@ Faked Compile(const CompileJob& job) {
     }
   }
   if (absl::StrContains(job.source, "JITCACHE_FAULT_ESCAPE")) {
-    CompileResult result;
+    ActionResult result;
     char* const argv[] = {const_cast<char*>("/bin/true"), nullptr};
     const int exec = execv("/bin/true", argv);
     result.log = absl::StrCat("exec: ", Outcome(exec), "\n");
@@ -87,7 +87,7 @@ Faked Link(const LinkJob& job) {
   if (!wrong_once || wrong_links == nullptr || wrong_links->fetch_add(1) > 0) {
     return std::nullopt;
   }
-  absl::StatusOr<CompileResult> result =
+  absl::StatusOr<ActionResult> result =
       jitcache::CudaCompiler::ForWorker({})->Link(job);
   if (result.ok() && result->link_trace.has_value() &&
       result->link_trace->steps_size() > 0) {

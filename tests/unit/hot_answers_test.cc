@@ -1,4 +1,4 @@
-#include "server/rpc/hot_answers.h"
+#include "server/engine/hot_answers.h"
 
 #include <memory>
 #include <string>

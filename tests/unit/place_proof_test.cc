@@ -1,4 +1,4 @@
-#include "server/rpc/place_proof.h"
+#include "server/engine/place_proof.h"
 
 #include <memory>
 #include <string>
@@ -41,16 +41,16 @@ TEST(PlaceProof, WhatNvrtcVariesPerProcessIsMaskedInPlace) {
 }
 
 TEST(PlaceProof, SameAnswerComparesEverythingButTheNoise) {
-  CompileResult a;
+  ActionResult a;
   a.ok = true;
   a.object = kOne;
   a.log = "warning, Compile time = 1.5 ms";
   a.lowered_names = {{"k<int>", "_Z1kIiEvv"}};
-  CompileResult b = a;
+  ActionResult b = a;
   b.object = kTwo;
   b.log = "warning, Compile time = 7.5 ms";
   EXPECT_TRUE(SameAnswer(a, b));
-  CompileResult c = a;
+  ActionResult c = a;
   c.object += " ";
   EXPECT_FALSE(SameAnswer(a, c));
   c = a;

@@ -1,6 +1,6 @@
 // SingleFlight: one piece of work per key, its result handed to every
 // joiner; the leader may be answered before the others.
-#include "server/rpc/single_flight.h"
+#include "server/engine/single_flight.h"
 
 #include <string>
 #include <vector>

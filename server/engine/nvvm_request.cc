@@ -1,4 +1,4 @@
-#include "server/rpc/nvvm_request.h"
+#include "server/engine/nvvm_request.h"
 
 #include <algorithm>
 #include <vector>

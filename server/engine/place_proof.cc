@@ -1,4 +1,4 @@
-#include "server/rpc/place_proof.h"
+#include "server/engine/place_proof.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -138,7 +138,7 @@ std::string LogWithoutRunNoise(absl::string_view log) {
   return out;
 }
 
-bool SameAnswer(const CompileResult& here, const CompileResult& there) {
+bool SameAnswer(const ActionResult& here, const ActionResult& there) {
   if (here.ok != there.ok ||
       here.lowered_names.size() != there.lowered_names.size()) {
     return false;
@@ -156,7 +156,7 @@ bool SameAnswer(const CompileResult& here, const CompileResult& there) {
          LogWithoutRunNoise(here.log) == LogWithoutRunNoise(there.log);
 }
 
-bool SameLinkAnswer(const CompileResult& here, const CompileResult& there) {
+bool SameLinkAnswer(const ActionResult& here, const ActionResult& there) {
   if (here.ok != there.ok || here.object != there.object ||
       here.log != there.log ||
       here.link_trace.has_value() != there.link_trace.has_value()) {
@@ -167,8 +167,8 @@ bool SameLinkAnswer(const CompileResult& here, const CompileResult& there) {
              there.link_trace->SerializeAsString();
 }
 
-std::string FirstDifference(const CompileResult& here,
-                            const CompileResult& there) {
+std::string FirstDifference(const ActionResult& here,
+                            const ActionResult& there) {
   if (SameAnswer(here, there)) return "";
   if (here.ok != there.ok) return "one compiled, the other did not";
   auto at = [](absl::string_view what, const std::string& a,

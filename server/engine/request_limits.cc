@@ -1,4 +1,4 @@
-#include "server/rpc/request_limits.h"
+#include "server/engine/request_limits.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -1,4 +1,4 @@
-#include "server/rpc/user_stats.h"
+#include "server/engine/user_stats.h"
 
 #include <pwd.h>
 

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_RPC_LINK_REQUEST_H_
-#define JITCACHE_SERVER_RPC_LINK_REQUEST_H_
+#ifndef JITCACHE_SERVER_ENGINE_LINK_REQUEST_H_
+#define JITCACHE_SERVER_ENGINE_LINK_REQUEST_H_
 
 #include <optional>
 #include <string>
@@ -9,7 +9,7 @@
 #include "common/digest.h"
 #include "jitcache/v1/jitcache.pb.h"
 #include "server/build/compiler.h"
-#include "server/rpc/request_limits.h"
+#include "server/engine/request_limits.h"
 
 namespace jitcache {
 
@@ -61,4 +61,4 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_RPC_LINK_REQUEST_H_
+#endif  // JITCACHE_SERVER_ENGINE_LINK_REQUEST_H_

@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_RPC_HOT_ANSWERS_H_
-#define JITCACHE_SERVER_RPC_HOT_ANSWERS_H_
+#ifndef JITCACHE_SERVER_ENGINE_HOT_ANSWERS_H_
+#define JITCACHE_SERVER_ENGINE_HOT_ANSWERS_H_
 
 #include <array>
 #include <cstdint>
@@ -75,4 +75,4 @@ class HotAnswers {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_RPC_HOT_ANSWERS_H_
+#endif  // JITCACHE_SERVER_ENGINE_HOT_ANSWERS_H_

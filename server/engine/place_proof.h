@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_RPC_PLACE_PROOF_H_
-#define JITCACHE_SERVER_RPC_PLACE_PROOF_H_
+#ifndef JITCACHE_SERVER_ENGINE_PLACE_PROOF_H_
+#define JITCACHE_SERVER_ENGINE_PLACE_PROOF_H_
 
 // Whether a compile's answer depends on its place (compile_place.h),
 // decided by the real compiler: the compile runs once more at the same
@@ -47,17 +47,17 @@ std::string LogWithoutRunNoise(absl::string_view log);
 
 // Whether two compiles gave the same answer: result, object, log and
 // lowered names, apart from WithoutProcessNoise (and the log's times).
-bool SameAnswer(const CompileResult& here, const CompileResult& there);
+bool SameAnswer(const ActionResult& here, const ActionResult& there);
 
 // Whether two as-called links of the same inputs under other names gave the
 // same answer: every call's result and log, and the outputs, byte for byte
 // (nvJitLink varies nothing from one run to the next).
-bool SameLinkAnswer(const CompileResult& here, const CompileResult& there);
+bool SameLinkAnswer(const ActionResult& here, const ActionResult& there);
 
 // Where two answers first differ, for the log ("" when SameAnswer).
-std::string FirstDifference(const CompileResult& here,
-                            const CompileResult& there);
+std::string FirstDifference(const ActionResult& here,
+                            const ActionResult& there);
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_RPC_PLACE_PROOF_H_
+#endif  // JITCACHE_SERVER_ENGINE_PLACE_PROOF_H_

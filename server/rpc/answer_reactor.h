@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_RPC_COMPILE_REACTOR_H_
-#define JITCACHE_SERVER_RPC_COMPILE_REACTOR_H_
+#ifndef JITCACHE_SERVER_RPC_ANSWER_REACTOR_H_
+#define JITCACHE_SERVER_RPC_ANSWER_REACTOR_H_
 
 #include <grpcpp/support/server_callback.h>
 
@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "absl/time/clock.h"
-#include "server/rpc/service_counters.h"
-#include "server/rpc/user_stats.h"
+#include "server/engine/service_counters.h"
+#include "server/engine/user_stats.h"
 
 namespace jitcache {
 
@@ -16,17 +16,17 @@ namespace jitcache {
 // the build it waits on, or by the client's cancellation. Whoever comes first
 // finishes it; the flag outlives the reactor, so a late completion never
 // touches a reactor that is gone. Deletes itself when gRPC is done with it.
-class CompileReactor final : public grpc::ServerUnaryReactor {
+class AnswerReactor final : public grpc::ServerUnaryReactor {
  public:
   // `user`: the requester's counters; both outlive the reactor.
-  CompileReactor(ServiceCounters* counters, UserStats::Counters* user)
+  AnswerReactor(ServiceCounters* counters, UserStats::Counters* user)
       : counters_(counters),
         user_(user),
         finished_(std::make_shared<std::atomic<bool>>(false)) {}
 
   // Finishes the RPC unless someone else did; an error is counted first, so
   // that a client never sees its answer before the counters do.
-  static void FinishOnce(CompileReactor* reactor,
+  static void FinishOnce(AnswerReactor* reactor,
                          const std::shared_ptr<std::atomic<bool>>& finished,
                          const grpc::Status& status) {
     if (finished->exchange(true)) return;
@@ -76,4 +76,4 @@ class CompileReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_RPC_COMPILE_REACTOR_H_
+#endif  // JITCACHE_SERVER_RPC_ANSWER_REACTOR_H_

@@ -1,4 +1,4 @@
-#include "server/rpc/compile_request.h"
+#include "server/engine/compile_request.h"
 
 #include <algorithm>
 

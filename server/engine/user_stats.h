@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_RPC_USER_STATS_H_
-#define JITCACHE_SERVER_RPC_USER_STATS_H_
+#ifndef JITCACHE_SERVER_ENGINE_USER_STATS_H_
+#define JITCACHE_SERVER_ENGINE_USER_STATS_H_
 
 #include <sys/types.h>
 
@@ -50,4 +50,4 @@ std::string UserName(uid_t uid);
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_RPC_USER_STATS_H_
+#endif  // JITCACHE_SERVER_ENGINE_USER_STATS_H_

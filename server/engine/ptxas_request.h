@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_RPC_PTXAS_REQUEST_H_
-#define JITCACHE_SERVER_RPC_PTXAS_REQUEST_H_
+#ifndef JITCACHE_SERVER_ENGINE_PTXAS_REQUEST_H_
+#define JITCACHE_SERVER_ENGINE_PTXAS_REQUEST_H_
 
 #include <optional>
 #include <string>
@@ -10,7 +10,7 @@
 #include "common/ptxas_command.h"
 #include "jitcache/v1/jitcache.pb.h"
 #include "server/build/compiler.h"
-#include "server/rpc/request_limits.h"
+#include "server/engine/request_limits.h"
 
 namespace jitcache {
 
@@ -56,7 +56,7 @@ PtxasMiss MakePtxasMiss(const v1::PtxasRequest& request,
 
 // Whether a run's answer shows any of `names`: its stderr, stdout or
 // output file holds one of them.
-bool AnswerShowsNames(const CompileResult& result,
+bool AnswerShowsNames(const ActionResult& result,
                       const std::vector<std::string>& names);
 
 // Whether an answer that shows names shows them by their last parts alone:
@@ -64,9 +64,9 @@ bool AnswerShowsNames(const CompileResult& result,
 // holds neither the spelling nor any tail of it longer than the last part;
 // a name spelled without one (its spelling is its last part) must not show
 // at all, since it cannot tell the two apart.
-bool AnswerShowsBaseNamesOnly(const CompileResult& result,
+bool AnswerShowsBaseNamesOnly(const ActionResult& result,
                               const std::vector<std::string>& spelled);
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_RPC_PTXAS_REQUEST_H_
+#endif  // JITCACHE_SERVER_ENGINE_PTXAS_REQUEST_H_

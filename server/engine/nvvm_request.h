@@ -1,12 +1,12 @@
-#ifndef JITCACHE_SERVER_RPC_NVVM_REQUEST_H_
-#define JITCACHE_SERVER_RPC_NVVM_REQUEST_H_
+#ifndef JITCACHE_SERVER_ENGINE_NVVM_REQUEST_H_
+#define JITCACHE_SERVER_ENGINE_NVVM_REQUEST_H_
 
 #include "absl/status/statusor.h"
 #include "common/digest.h"
 #include "common/object_kind.h"
 #include "jitcache/v1/jitcache.pb.h"
 #include "server/build/compiler.h"
-#include "server/rpc/request_limits.h"
+#include "server/engine/request_limits.h"
 
 namespace jitcache {
 
@@ -36,4 +36,4 @@ NvvmJob MakeNvvmJob(const v1::NvvmRequest& request);
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_RPC_NVVM_REQUEST_H_
+#endif  // JITCACHE_SERVER_ENGINE_NVVM_REQUEST_H_

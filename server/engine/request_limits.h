@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_RPC_REQUEST_LIMITS_H_
-#define JITCACHE_SERVER_RPC_REQUEST_LIMITS_H_
+#ifndef JITCACHE_SERVER_ENGINE_REQUEST_LIMITS_H_
+#define JITCACHE_SERVER_ENGINE_REQUEST_LIMITS_H_
 
 #include <cstddef>
 
@@ -29,4 +29,4 @@ absl::Status CheckSize(absl::string_view field, size_t size, size_t limit);
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_RPC_REQUEST_LIMITS_H_
+#endif  // JITCACHE_SERVER_ENGINE_REQUEST_LIMITS_H_

@@ -1,4 +1,4 @@
-#include "server/rpc/ptxas_request.h"
+#include "server/engine/ptxas_request.h"
 
 #include <filesystem>
 
@@ -20,7 +20,7 @@ std::string BaseName(const std::string& path) {
 }
 
 // Whether `result` holds `text` anywhere a caller sees.
-bool Shows(const CompileResult& result, const std::string& text) {
+bool Shows(const ActionResult& result, const std::string& text) {
   return absl::StrContains(result.log, text) ||
          absl::StrContains(result.object, text) ||
          (result.ptxas_run.has_value() &&
@@ -187,7 +187,7 @@ PtxasMiss MakePtxasMiss(const v1::PtxasRequest& request,
   return miss;
 }
 
-bool AnswerShowsNames(const CompileResult& result,
+bool AnswerShowsNames(const ActionResult& result,
                       const std::vector<std::string>& names) {
   for (const std::string& name : names) {
     if (Shows(result, name)) return true;
@@ -195,7 +195,7 @@ bool AnswerShowsNames(const CompileResult& result,
   return false;
 }
 
-bool AnswerShowsBaseNamesOnly(const CompileResult& result,
+bool AnswerShowsBaseNamesOnly(const ActionResult& result,
                               const std::vector<std::string>& spelled) {
   for (const std::string& name : spelled) {
     if (name.empty()) continue;

@@ -1,4 +1,4 @@
-#include "server/rpc/link_request.h"
+#include "server/engine/link_request.h"
 
 #include <algorithm>
 #include <span>

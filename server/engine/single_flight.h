@@ -1,5 +1,5 @@
-#ifndef JITCACHE_SERVER_RPC_SINGLE_FLIGHT_H_
-#define JITCACHE_SERVER_RPC_SINGLE_FLIGHT_H_
+#ifndef JITCACHE_SERVER_ENGINE_SINGLE_FLIGHT_H_
+#define JITCACHE_SERVER_ENGINE_SINGLE_FLIGHT_H_
 
 #include <functional>
 #include <utility>
@@ -89,4 +89,4 @@ class SingleFlight {
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_RPC_SINGLE_FLIGHT_H_
+#endif  // JITCACHE_SERVER_ENGINE_SINGLE_FLIGHT_H_

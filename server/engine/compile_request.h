@@ -1,11 +1,11 @@
-#ifndef JITCACHE_SERVER_RPC_COMPILE_REQUEST_H_
-#define JITCACHE_SERVER_RPC_COMPILE_REQUEST_H_
+#ifndef JITCACHE_SERVER_ENGINE_COMPILE_REQUEST_H_
+#define JITCACHE_SERVER_ENGINE_COMPILE_REQUEST_H_
 
 #include "absl/status/statusor.h"
 #include "common/digest.h"
 #include "jitcache/v1/jitcache.pb.h"
 #include "server/build/compiler.h"
-#include "server/rpc/request_limits.h"
+#include "server/engine/request_limits.h"
 
 namespace jitcache {
 
@@ -61,4 +61,4 @@ std::vector<std::pair<std::string, std::string>> CarriedFiles(
 
 }  // namespace jitcache
 
-#endif  // JITCACHE_SERVER_RPC_COMPILE_REQUEST_H_
+#endif  // JITCACHE_SERVER_ENGINE_COMPILE_REQUEST_H_
