@@ -3,6 +3,7 @@
 //
 //   jitcache_bench hit-latency SOCKET ITERS
 //   jitcache_bench hit-loop SOCKET SECONDS
+//   jitcache_bench miss-latency SOCKET COUNT SEED
 //   jitcache_bench batch-hits SOCKET KERNELS ROUNDS
 //   jitcache_bench first-hit SOCKET       (a fresh process's first hit)
 //   jitcache_bench include-tree-hit SOCKET DIR HEADERS ITERS
@@ -92,6 +93,35 @@ int HitLatency(const std::string& socket, int iters) {
         ", \"hit\": ", Stats(us), "}"));
   }
   std::printf("{%s}\n", absl::StrJoin(rows, ", ").c_str());
+  return 0;
+}
+
+// End to end, misses of `count` small kernels no store has seen (each with
+// a constant of its own, seeded by `seed`): what a caller waits for a
+// compile, daemon and all, against what the compile itself took.
+int MissLatency(const std::string& socket, int count, const std::string& seed) {
+  auto client =
+      Client::Connect({.socket_path = socket, .local_fallback = false});
+  std::vector<double> us, compile_us;
+  for (int i = 0; i < count; ++i) {
+    const Program program(
+        absl::StrCat("extern \"C\" __global__ void miss(float* x) { x[0] = ",
+                     seed, i, ".0f; }"),
+        "miss.cu");
+    ProgramOptions options;
+    options.arch = "sm_90";
+    const absl::Time t = absl::Now();
+    auto code = client->Compile(program, options, CodeType::kCubin);
+    us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t));
+    if (!code.ok() || code->served != Served::kMiss) {
+      std::fprintf(stderr, "miss-latency: %s\n",
+                   code.ok() ? "not a miss" : code.status().ToString().c_str());
+      return 1;
+    }
+    compile_us.push_back(static_cast<double>(code->compile_time_us));
+  }
+  std::printf("{\"miss\": %s, \"compile\": %s}\n", Stats(us).c_str(),
+              Stats(compile_us).c_str());
   return 0;
 }
 
@@ -327,6 +357,9 @@ int main(int argc, char** argv) {
     return BatchHits(a[1], std::atoi(a[2].c_str()), std::atoi(a[3].c_str()));
   }
   if (a.size() == 2 && a[0] == "first-hit") return FirstHit(a[1], main_start);
+  if (a.size() == 4 && a[0] == "miss-latency") {
+    return MissLatency(a[1], std::atoi(a[2].c_str()), a[3]);
+  }
   if (a.size() == 5 && a[0] == "include-tree-hit") {
     return IncludeTreeHit(a[1], a[2], std::atoi(a[3].c_str()),
                           std::atoi(a[4].c_str()));

@@ -91,8 +91,12 @@ absl::Status FromNvrtc(const NvrtcApi& api, nvrtcResult r,
   }
 }
 
-absl::StatusOr<NvrtcOutput> RunNvrtc(const NvrtcApi& api,
-                                     const NvrtcInput& input) {
+namespace {
+
+// The program made and readied: created with its headers, its flow
+// callback set, its name expressions added.
+absl::Status SetUpProgram(const NvrtcApi& api, const NvrtcInput& input,
+                          ProgramHandle& prog) {
   std::vector<const char*> header_names, header_bodies;
   if (input.headers != nullptr) {
     for (const auto& [name, body] : *input.headers) {
@@ -100,7 +104,6 @@ absl::StatusOr<NvrtcOutput> RunNvrtc(const NvrtcApi& api,
       header_bodies.push_back(body.c_str());
     }
   }
-  ProgramHandle prog(api);
   if (absl::Status s = FromNvrtc(
           api,
           api.CreateProgram(prog.out(), input.source->c_str(),
@@ -129,6 +132,54 @@ absl::StatusOr<NvrtcOutput> RunNvrtc(const NvrtcApi& api,
       return s;
     }
   }
+  return absl::OkStatus();
+}
+
+// The compile's log, without its terminator (empty when there is none).
+std::string LogOf(const NvrtcApi& api, nvrtcProgram prog) {
+  std::string log;
+  size_t log_size = 0;
+  if (api.GetProgramLogSize(prog, &log_size) != NVRTC_SUCCESS ||
+      log_size <= 1) {
+    return log;
+  }
+  log.resize(log_size);
+  // Only the terminator goes: with -Xptxas -v the text itself ends in a
+  // NUL, which a caller of NVRTC sees in the log's size and bytes.
+  if (api.GetProgramLog(prog, log.data()) == NVRTC_SUCCESS) {
+    log.pop_back();
+  } else {
+    log.clear();
+  }
+  return log;
+}
+
+// The compiled program's object and each name expression's lowered name.
+absl::Status ReadResults(const NvrtcApi& api, nvrtcProgram prog,
+                         const NvrtcInput& input, NvrtcOutput& out) {
+  absl::StatusOr<std::string> object = ReadObject(api, prog, input.target);
+  if (!object.ok()) return object.status();
+  out.object = *std::move(object);
+  for (const std::string& expr : input.name_expressions) {
+    const char* lowered = nullptr;
+    if (absl::Status s =
+            FromNvrtc(api, api.GetLoweredName(prog, expr.c_str(), &lowered),
+                      absl::StrCat("name expression '", expr,
+                                   "' names nothing in the program"));
+        !s.ok()) {
+      return s;
+    }
+    out.lowered_names.emplace_back(expr, lowered);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<NvrtcOutput> RunNvrtc(const NvrtcApi& api,
+                                     const NvrtcInput& input) {
+  ProgramHandle prog(api);
+  if (absl::Status s = SetUpProgram(api, input, prog); !s.ok()) return s;
   std::vector<std::string> args = input.options;
   for (const std::string& dir : input.include_dirs) {
     args.push_back(absl::StrCat(kIncludePathOption, dir));
@@ -139,18 +190,7 @@ absl::StatusOr<NvrtcOutput> RunNvrtc(const NvrtcApi& api,
   NvrtcOutput out;
   out.compiled = api.CompileProgram(prog.get(), static_cast<int>(argv.size()),
                                     argv.data());
-  size_t log_size = 0;
-  if (api.GetProgramLogSize(prog.get(), &log_size) == NVRTC_SUCCESS &&
-      log_size > 1) {
-    out.log.resize(log_size);
-    // Only the terminator goes: with -Xptxas -v the text itself ends in a
-    // NUL, which a caller of NVRTC sees in the log's size and bytes.
-    if (api.GetProgramLog(prog.get(), out.log.data()) == NVRTC_SUCCESS) {
-      out.log.pop_back();
-    } else {
-      out.log.clear();
-    }
-  }
+  out.log = LogOf(api, prog.get());
   if (out.compiled == NVRTC_ERROR_COMPILATION ||
       out.compiled == NVRTC_ERROR_CANCELLED) {
     return out;
@@ -160,20 +200,8 @@ absl::StatusOr<NvrtcOutput> RunNvrtc(const NvrtcApi& api,
     if (out.log.empty()) return s;
     return absl::Status(s.code(), absl::StrCat(s.message(), "\n", out.log));
   }
-  absl::StatusOr<std::string> object =
-      ReadObject(api, prog.get(), input.target);
-  if (!object.ok()) return object.status();
-  out.object = *std::move(object);
-  for (const std::string& expr : input.name_expressions) {
-    const char* lowered = nullptr;
-    if (absl::Status s = FromNvrtc(
-            api, api.GetLoweredName(prog.get(), expr.c_str(), &lowered),
-            absl::StrCat("name expression '", expr,
-                         "' names nothing in the program"));
-        !s.ok()) {
-      return s;
-    }
-    out.lowered_names.emplace_back(expr, lowered);
+  if (absl::Status s = ReadResults(api, prog.get(), input, out); !s.ok()) {
+    return s;
   }
   return out;
 }

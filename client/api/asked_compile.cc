@@ -1,17 +1,13 @@
 #include "client/api/asked_compile.h"
 
 namespace jitcache::internal {
-namespace {
-thread_local AskedCompile* recording = nullptr;
-}  // namespace
 
-RecordAskedCompile::RecordAskedCompile(AskedCompile* into)
-    : previous_(recording) {
-  recording = into;
+absl::StatusOr<ObjectCode> CompileAndRecord(const Client& client,
+                                            const Program& program,
+                                            const ProgramOptions& options,
+                                            CodeType target,
+                                            AskedCompile* asked) {
+  return client.CompileRecorded(program, options, target, asked);
 }
-
-RecordAskedCompile::~RecordAskedCompile() { recording = previous_; }
-
-AskedCompile* RecordAskedCompile::Current() { return recording; }
 
 }  // namespace jitcache::internal

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "client/include_scan/include_scan.h"
+#include "jitcache/client.h"
 
 namespace jitcache::internal {
 
@@ -19,21 +20,13 @@ struct AskedCompile {
   std::shared_ptr<const ScanResult> included;  // the scan's answer
 };
 
-// While one is alive, a blocking Client::Compile on the same thread fills
-// `into` (the last such compile's). Thread-safety: per thread.
-class RecordAskedCompile {
- public:
-  explicit RecordAskedCompile(AskedCompile* into);
-  ~RecordAskedCompile();
-  RecordAskedCompile(const RecordAskedCompile&) = delete;
-  RecordAskedCompile& operator=(const RecordAskedCompile&) = delete;
-
-  // The thread's recording, or null.
-  static AskedCompile* Current();
-
- private:
-  AskedCompile* const previous_;
-};
+// A blocking Client::Compile that also fills `asked` with what it asked
+// the daemon (declared, as a friend, in jitcache/client.h).
+absl::StatusOr<ObjectCode> CompileAndRecord(const Client& client,
+                                            const Program& program,
+                                            const ProgramOptions& options,
+                                            CodeType target,
+                                            AskedCompile* asked);
 
 }  // namespace jitcache::internal
 

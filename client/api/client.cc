@@ -128,16 +128,14 @@ struct Client::Impl {
                     const Request& request, Response* response) const {
     grpc::ClientContext context;
     const absl::Time deadline = Prepare(context, d);
-    grpc::Status status = (stub()->*method)(&context, request, response);
-    for (int attempt = 0; Restarting(status, reached.load()) &&
-                          absl::Now() + RetryBackoff(attempt) < deadline;
-         ++attempt) {
-      absl::SleepFor(RetryBackoff(attempt));
-      grpc::ClientContext retry;
-      retry.set_deadline(absl::ToChronoTime(deadline));
-      response->Clear();
-      status = (stub()->*method)(&retry, request, response);
-    }
+    grpc::Status status = AskThroughRestarts(
+        (stub()->*method)(&context, request, response), reached.load(),
+        deadline, [&] {
+          grpc::ClientContext retry;
+          retry.set_deadline(absl::ToChronoTime(deadline));
+          response->Clear();
+          return (stub()->*method)(&retry, request, response);
+        });
     return FromGrpc(status, socket_path);
   }
 
@@ -395,6 +393,12 @@ absl::StatusOr<DaemonStats> Client::Stats(bool zero) const {
 absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
                                            const ProgramOptions& options,
                                            CodeType target) const {
+  return CompileRecorded(program, options, target, /*asked=*/nullptr);
+}
+
+absl::StatusOr<ObjectCode> Client::CompileRecorded(
+    const Program& program, const ProgramOptions& options, CodeType target,
+    internal::AskedCompile* asked) const {
   // Blocking on the calling thread: a hit costs no hand-off to the poller.
   // Included files go by digest; their bytes only when the daemon misses.
   absl::StatusOr<Impl::Prepared> made =
@@ -415,8 +419,7 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   thread_local std::string request_bytes;
   thread_local std::string answer_buffer;
   request.SerializeToString(&request_bytes);
-  if (internal::AskedCompile* asked = internal::RecordAskedCompile::Current();
-      asked != nullptr) {
+  if (asked != nullptr) {
     asked->request = request_bytes;
     asked->toolkit_fingerprint = made->toolkit->fingerprint;
     asked->depends_on =
@@ -451,15 +454,13 @@ absl::StatusOr<ObjectCode> Client::Compile(const Program& program,
   // deadline.
   const absl::Time restart_wait_ends =
       std::min(deadline, absl::Now() + kRestartWait);
-  for (int attempt = 0; Restarting(status, impl_->reached.load()) &&
-                        absl::Now() + RetryBackoff(attempt) < restart_wait_ends;
-       ++attempt) {
-    absl::SleepFor(RetryBackoff(attempt));
-    grpc::ClientContext retry;
-    retry.set_deadline(absl::ToChronoTime(deadline));
-    response.Clear();
-    status = impl_->stub()->Compile(&retry, request, &response);
-  }
+  status =
+      AskThroughRestarts(status, impl_->reached.load(), restart_wait_ends, [&] {
+        grpc::ClientContext retry;
+        retry.set_deadline(absl::ToChronoTime(deadline));
+        response.Clear();
+        return impl_->stub()->Compile(&retry, request, &response);
+      });
   if (status.ok()) {
     impl_->reached.store(true);
     return ToObjectCode(response, target, program.name());
@@ -488,8 +489,8 @@ void Client::Impl::StartCompile(
     // (CANCELLED is also what this client's own shutdown gives its calls:
     // RetryLater refuses then.)
     const absl::Duration backoff = RetryBackoff(attempt);
-    if (Restarting(done.status, impl->reached.load()) &&
-        absl::Now() + backoff < restart_wait_ends &&
+    if (AskAgain(done.status, impl->reached.load(), attempt,
+                 restart_wait_ends) &&
         impl->RetryLater(backoff, [=] {
           impl->StartCompile(request, state, program, program_options, target,
                              deadline, restart_wait_ends, attempt + 1);

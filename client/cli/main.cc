@@ -503,11 +503,9 @@ int Compile(const jitcache::Client& client,
           : parsed->flags.output;
   const absl::Time start = absl::Now();
   jitcache::internal::AskedCompile asked;
-  absl::StatusOr<jitcache::ObjectCode> code;
-  {
-    jitcache::internal::RecordAskedCompile recording(&asked);
-    code = client.Compile(parsed->program, parsed->options, parsed->target);
-  }
+  const absl::StatusOr<jitcache::ObjectCode> code =
+      jitcache::internal::CompileAndRecord(
+          client, parsed->program, parsed->options, parsed->target, &asked);
   const double total_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   if (!code.ok()) {
     return jitcache::cli::Failed(code.status());

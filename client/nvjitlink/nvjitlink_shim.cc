@@ -191,18 +191,12 @@ Daemon* TheDaemon() {
     std::string why = "no daemon answers on the framed socket beside " +
                       jitcache::DefaultClientSocketPath();
     if (libraries.has_value()) {
-      const std::string path = jitcache::RealLibraryPath(
-          "JITCACHE_REAL_NVJITLINK", "libnvJitLink.so.13");
-      why = "the daemon does not say which libnvJitLink.so.13 it uses";
-      for (const jitcache::link_wire::Library& lib : *libraries) {
-        if (lib.name != "libnvJitLink.so.13") continue;
-        if (jitcache::StampHolds(path, lib.stamp)) {
-          d->nvjitlink = lib;
-          return d.release();
-        }
-        why =
-            "the daemon uses " + lib.path + ", this process would use " + path;
-        break;
+      const std::optional<size_t> same = jitcache::SameRealLibrary(
+          jitcache::link_wire::Identities(*libraries),
+          "JITCACHE_REAL_NVJITLINK", "libnvJitLink.so.13", "lib64", &why);
+      if (same.has_value()) {
+        d->nvjitlink = (*libraries)[*same];
+        return d.release();
       }
     }
     if (Verbose()) {

@@ -26,6 +26,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
@@ -180,18 +181,20 @@ std::optional<std::string> Unusable(Daemon& d) {
     return "no daemon answers on the framed socket beside " +
            jitcache::DefaultClientSocketPath();
   }
-  const std::string path =
-      jitcache::RealLibraryPath(kRealEnv, kFileName, kToolkitDir);
-  for (const jitcache::link_wire::Library& lib : *libraries) {
-    if (lib.name != kFileName) continue;
-    if (!jitcache::StampHolds(path, lib.stamp)) {
-      return "the daemon runs " + lib.path + ", this process would run " +
-             path + " (" + kRealEnv + " names it)";
-    }
-    d.libnvvm = lib;
-    return std::nullopt;
+  // A daemon that names no libNVVM runs none.
+  if (std::none_of(libraries->begin(), libraries->end(),
+                   [](const jitcache::link_wire::Library& lib) {
+                     return lib.name == kFileName;
+                   })) {
+    return "the daemon runs no libNVVM (jitcached --libnvvm)";
   }
-  return "the daemon runs no libNVVM (jitcached --libnvvm)";
+  std::string why;
+  const std::optional<size_t> same =
+      jitcache::SameRealLibrary(jitcache::link_wire::Identities(*libraries),
+                                kRealEnv, kFileName, kToolkitDir, &why);
+  if (!same.has_value()) return why;
+  d.libnvvm = (*libraries)[*same];
+  return std::nullopt;
 }
 
 // One for the process; nullptr when there is none to use.

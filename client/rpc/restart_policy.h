@@ -3,6 +3,7 @@
 
 #include <grpcpp/support/status.h>
 
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 
 namespace jitcache {
@@ -35,6 +36,29 @@ bool Restarting(const grpc::Status& s, bool reached);
 
 // The pause before retry `attempt` (0, 1, ...): 10 ms doubling to 200 ms.
 absl::Duration RetryBackoff(int attempt);
+
+// Whether a call that failed with `s` is asked again as retry `attempt`:
+// the daemon is restarting, and the pause before it ends before
+// `retry_until`. The one decision of every call's retries, blocking
+// (AskThroughRestarts) or asynchronous (which waits on an alarm instead).
+inline bool AskAgain(const grpc::Status& s, bool reached, int attempt,
+                     absl::Time retry_until) {
+  return Restarting(s, reached) &&
+         absl::Now() + RetryBackoff(attempt) < retry_until;
+}
+
+// A blocking call's retries: `ask()` (one more attempt, on a new context)
+// after each pause, while AskAgain says so; the last attempt's status.
+template <typename Ask>
+grpc::Status AskThroughRestarts(grpc::Status status, bool reached,
+                                absl::Time retry_until, Ask ask) {
+  for (int attempt = 0; AskAgain(status, reached, attempt, retry_until);
+       ++attempt) {
+    absl::SleepFor(RetryBackoff(attempt));
+    status = ask();
+  }
+  return status;
+}
 
 }  // namespace jitcache
 

@@ -14,21 +14,17 @@ namespace {
 // The daemon uses the very file this process would open as the real one.
 bool SameLibrary(const DaemonInfo& daemon, const StandIn& stand_in,
                  std::string* why, DaemonInfo::Library* same) {
-  const std::string path =
-      RealLibraryPath(stand_in.real_var, stand_in.file_name);
+  std::vector<DaemonLibrary> libraries;
   for (const DaemonInfo::Library& lib : daemon.libraries) {
-    if (lib.name != stand_in.file_name) continue;
-    if (StampHolds(path, FileStamp{lib.device, lib.inode, lib.size,
-                                   lib.mtime_ns, lib.ctime_ns})) {
-      if (same != nullptr) *same = lib;
-      return true;
-    }
-    *why = "the daemon uses " + lib.path + ", this process would use " + path;
-    return false;
+    libraries.push_back({lib.name, lib.path,
+                         FileStamp{lib.device, lib.inode, lib.size,
+                                   lib.mtime_ns, lib.ctime_ns}});
   }
-  *why = std::string("the daemon does not say which ") + stand_in.file_name +
-         " it uses";
-  return false;
+  const std::optional<size_t> i = SameRealLibrary(
+      libraries, stand_in.real_var, stand_in.file_name, "lib64", why);
+  if (!i.has_value()) return false;
+  if (same != nullptr) *same = daemon.libraries[*i];
+  return true;
 }
 
 }  // namespace

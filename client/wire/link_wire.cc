@@ -185,4 +185,13 @@ std::optional<std::vector<Library>> DecodeLibraries(std::string_view bytes) {
   return libraries;
 }
 
+std::vector<DaemonLibrary> Identities(const std::vector<Library>& libraries) {
+  std::vector<DaemonLibrary> out;
+  out.reserve(libraries.size());
+  for (const Library& lib : libraries) {
+    out.push_back({lib.name, lib.path, lib.stamp});
+  }
+  return out;
+}
+
 }  // namespace jitcache::link_wire

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/wire/real_library.h"
 #include "common/file_stamp.h"
 
 namespace jitcache::link_wire {
@@ -75,6 +76,10 @@ struct Library {
 // A PingResponse's libraries; nullopt when the bytes are not a well-formed
 // PingResponse.
 std::optional<std::vector<Library>> DecodeLibraries(std::string_view bytes);
+
+// Each library's name, path and stamp, for SameRealLibrary (viewing
+// `libraries`, which must outlive them).
+std::vector<DaemonLibrary> Identities(const std::vector<Library>& libraries);
 
 }  // namespace jitcache::link_wire
 

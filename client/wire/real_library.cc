@@ -27,4 +27,20 @@ void* OpenRealLibrary(const char* env_var, const char* file_name,
   return lib;
 }
 
+std::optional<size_t> SameRealLibrary(
+    const std::vector<DaemonLibrary>& daemon_libraries, const char* env_var,
+    const char* file_name, const char* toolkit_dir, std::string* why) {
+  const std::string path = RealLibraryPath(env_var, file_name, toolkit_dir);
+  for (size_t i = 0; i < daemon_libraries.size(); ++i) {
+    const DaemonLibrary& lib = daemon_libraries[i];
+    if (lib.name != file_name) continue;
+    if (StampHolds(path, lib.stamp)) return i;
+    *why = "the daemon uses " + std::string(lib.path) +
+           ", this process would use " + path + " (" + env_var + " names it)";
+    return std::nullopt;
+  }
+  *why = std::string("the daemon does not say which ") + file_name + " it uses";
+  return std::nullopt;
+}
+
 }  // namespace jitcache

@@ -152,28 +152,35 @@ std::optional<ToolchainInfo::Library> LoadedLibrary(const char* name,
 
 std::string DefaultCudaRoot() { return CudaHome(); }
 
-absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
-    const std::string& cuda_root, const std::vector<std::string>& ptxas,
-    const std::string& libnvvm) {
-  ToolchainInfo info;
-  info.root = cuda_root;
+namespace {
+
+// The ptxas binaries and the libNVVM the daemon runs.
+absl::Status RegisterTools(const std::string& cuda_root,
+                           const std::vector<std::string>& ptxas,
+                           const std::string& libnvvm, ToolchainInfo& info) {
   absl::StatusOr<std::vector<ToolchainInfo::Library>> registered =
       RegisterPtxas(cuda_root, ptxas);
   if (!registered.ok()) return registered.status();
   info.ptxas = *std::move(registered);
   const std::string nvvm_path =
       libnvvm.empty() ? ToolkitLibNvvm(cuda_root) : libnvvm;
-  if (!nvvm_path.empty() && nvvm_path != "none") {
-    absl::StatusOr<ToolchainInfo::Library> nvvm = RegisterNvvm(nvvm_path);
-    if (nvvm.ok()) {
-      info.libnvvm = *std::move(nvvm);
-    } else if (!libnvvm.empty()) {
-      return nvvm.status();  // the one an administrator named
-    } else {
-      // The toolkit's, by default: a daemon without libNVVM still serves.
-      JITCACHE_LOG(Warning) << nvvm.status() << "; no libNVVM (--libnvvm)";
-    }
+  if (nvvm_path.empty() || nvvm_path == "none") return absl::OkStatus();
+  absl::StatusOr<ToolchainInfo::Library> nvvm = RegisterNvvm(nvvm_path);
+  if (nvvm.ok()) {
+    info.libnvvm = *std::move(nvvm);
+  } else if (!libnvvm.empty()) {
+    return nvvm.status();  // the one an administrator named
+  } else {
+    // The toolkit's, by default: a daemon without libNVVM still serves.
+    JITCACHE_LOG(Warning) << nvvm.status() << "; no libNVVM (--libnvvm)";
   }
+  return absl::OkStatus();
+}
+
+// NVRTC's and nvJitLink's versions, files and architectures; `versions`
+// says the versions for the fingerprint.
+absl::Status DescribeLoadedLibraries(ToolchainInfo& info,
+                                     std::string* versions) {
   int major = 0, minor = 0;
   if (absl::Status s = FromNvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion");
       !s.ok()) {
@@ -185,6 +192,8 @@ absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
   }
   info.description = absl::StrCat("NVRTC ", major, ".", minor, ", nvJitLink ",
                                   link_major, ".", link_minor);
+  *versions = absl::StrCat("nvrtc ", major, ".", minor, ";nvjitlink ",
+                           link_major, ".", link_minor, ";");
   if (std::optional<ToolchainInfo::Library> lib = LoadedLibrary(
           "libnvrtc.so.13", reinterpret_cast<void*>(&nvrtcVersion))) {
     lib->major = static_cast<unsigned>(major);
@@ -204,13 +213,13 @@ absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
     return s;
   }
   info.supported_archs.resize(num_archs);
-  if (absl::Status s =
-          FromNvrtc(nvrtcGetSupportedArchs(info.supported_archs.data()),
-                    "nvrtcGetSupportedArchs");
-      !s.ok()) {
-    return s;
-  }
+  return FromNvrtc(nvrtcGetSupportedArchs(info.supported_archs.data()),
+                   "nvrtcGetSupportedArchs");
+}
 
+// The toolkit's include directory (and its cccl/), resolved.
+absl::Status FindIncludeDirs(const std::string& cuda_root,
+                             ToolchainInfo& info) {
   const std::filesystem::path root =
       std::filesystem::path(cuda_root).lexically_normal();
   const std::filesystem::path include = root / "include";
@@ -225,11 +234,28 @@ absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
     info.include_dirs.push_back(
         std::filesystem::canonical(include / "cccl", ec).string());
   }
+  return absl::OkStatus();
+}
 
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CudaCompiler>> CudaCompiler::Create(
+    const std::string& cuda_root, const std::vector<std::string>& ptxas,
+    const std::string& libnvvm) {
+  ToolchainInfo info;
+  info.root = cuda_root;
+  std::string versions;
+  if (absl::Status s = RegisterTools(cuda_root, ptxas, libnvvm, info);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = DescribeLoadedLibraries(info, &versions); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = FindIncludeDirs(cuda_root, info); !s.ok()) return s;
   Sha256 fingerprint;
   fingerprint.Update(absl::StrCat(
-      "nvrtc ", major, ".", minor, ";nvjitlink ", link_major, ".", link_minor,
-      ";archs ", absl::StrJoin(info.supported_archs, ","), ";"));
+      versions, "archs ", absl::StrJoin(info.supported_archs, ","), ";"));
   // include/cccl lies inside include/: one walk covers both.
   if (absl::Status s = HashTree(info.include_dirs[0], fingerprint); !s.ok()) {
     return s;

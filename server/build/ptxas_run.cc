@@ -165,8 +165,12 @@ absl::StatusOr<PtxasBinaries> OpenPtxasBinaries(
   return binaries;
 }
 
-absl::StatusOr<ActionResult> RunPtxas(const PtxasJob& job,
-                                      const PtxasBinaries& binaries) {
+namespace {
+
+// The descriptor of the registered binary `job` names, still the file the
+// daemon hashed.
+absl::StatusOr<int> RegisteredBinary(const PtxasJob& job,
+                                     const PtxasBinaries& binaries) {
   int exec_fd = -1;
   for (size_t i = 0; i < binaries.paths.size(); ++i) {
     if (binaries.paths[i] == job.ptxas.path) {
@@ -181,10 +185,13 @@ absl::StatusOr<ActionResult> RunPtxas(const PtxasJob& job,
                      " is not the binary the daemon registered (changed or "
                      "replaced since it started)"));
   }
-  if (absl::Status s = PlaceSources(job.sources); !s.ok()) return s;
-  // The output's directory, as the caller has it: a directory this view
-  // cannot write (inside the toolkit) would fail where the caller's would
-  // not, so the job is not run.
+  return exec_fd;
+}
+
+// The output's directory, as the caller has it: a directory this view
+// cannot write (inside the toolkit) would fail where the caller's would
+// not, so the job is not run.
+absl::Status CheckOutputWritable(const PtxasJob& job) {
   const std::filesystem::path parent =
       std::filesystem::path(job.output_path).parent_path();
   std::error_code ec;
@@ -194,11 +201,29 @@ absl::StatusOr<ActionResult> RunPtxas(const PtxasJob& job,
     return absl::FailedPreconditionError(absl::StrCat(
         "ptxas output ", job.output_path, " cannot be written in the view"));
   }
+  return absl::OkStatus();
+}
 
-  const int out = memfd_create("ptxas-stdout", MFD_CLOEXEC);
-  const int err = memfd_create("ptxas-stderr", MFD_CLOEXEC);
-  const int in = memfd_create("ptxas-stdin", MFD_CLOEXEC);
-  if (out < 0 || err < 0 || in < 0) return Errno("memfd_create", "streams");
+// A run's standard streams: memory files, closed with it.
+struct RunStreams {
+  int in = memfd_create("ptxas-stdin", MFD_CLOEXEC);
+  int out = memfd_create("ptxas-stdout", MFD_CLOEXEC);
+  int err = memfd_create("ptxas-stderr", MFD_CLOEXEC);
+  RunStreams() = default;
+  RunStreams(const RunStreams&) = delete;
+  RunStreams& operator=(const RunStreams&) = delete;
+  ~RunStreams() {
+    for (int fd : {in, out, err}) {
+      if (fd >= 0) close(fd);
+    }
+  }
+  bool ok() const { return in >= 0 && out >= 0 && err >= 0; }
+};
+
+// Runs the binary at `exec_fd` with the job's arguments, no environment
+// and nothing of the worker's; its wait status.
+absl::StatusOr<int> RunBinary(const PtxasJob& job, int exec_fd,
+                              const RunStreams& streams) {
   std::vector<std::string> argv_storage = {job.program};
   argv_storage.insert(argv_storage.end(), job.arguments.begin(),
                       job.arguments.end());
@@ -206,8 +231,6 @@ absl::StatusOr<ActionResult> RunPtxas(const PtxasJob& job,
   for (std::string& a : argv_storage) argv.push_back(a.data());
   argv.push_back(nullptr);
   char* envp[] = {nullptr};
-
-  const absl::Time start = absl::Now();
   const pid_t job_process = getpid();
   const pid_t child = fork();
   if (child < 0) return Errno("fork", job.ptxas.path);
@@ -215,9 +238,9 @@ absl::StatusOr<ActionResult> RunPtxas(const PtxasJob& job,
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != job_process) {
       _exit(127);
     }
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
+    dup2(streams.in, 0);
+    dup2(streams.out, 1);
+    dup2(streams.err, 2);
     // Nothing of the worker's (its socket to the daemon) reaches ptxas.
     syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
     syscall(SYS_execveat, exec_fd, "", argv.data(), envp, AT_EMPTY_PATH);
@@ -228,14 +251,18 @@ absl::StatusOr<ActionResult> RunPtxas(const PtxasJob& job,
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  return status;
+}
+
+// What a run that ended with `status` answers: its exit status, streams
+// and output file; an error for a run that says nothing of the program
+// (a signal, no start, out of memory).
+absl::StatusOr<ActionResult> AnswerOfRun(const PtxasJob& job, int status,
+                                         const RunStreams& streams) {
   ActionResult result;
-  result.elapsed = absl::Now() - start;
-  result.log = ReadAll(err);
+  result.log = ReadAll(streams.err);
   v1::PtxasRun run;
-  run.set_stdout(ReadAll(out));
-  close(in);
-  close(out);
-  close(err);
+  run.set_stdout(ReadAll(streams.out));
   if (WIFSIGNALED(status)) {
     return absl::InternalError(absl::StrCat(
         "ptxas died of signal ", WTERMSIG(status), " on this program"));
@@ -258,6 +285,25 @@ absl::StatusOr<ActionResult> RunPtxas(const PtxasJob& job,
   }
   result.ok = true;
   result.ptxas_run = std::move(run);
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<ActionResult> RunPtxas(const PtxasJob& job,
+                                      const PtxasBinaries& binaries) {
+  absl::StatusOr<int> exec_fd = RegisteredBinary(job, binaries);
+  if (!exec_fd.ok()) return exec_fd.status();
+  if (absl::Status s = PlaceSources(job.sources); !s.ok()) return s;
+  if (absl::Status s = CheckOutputWritable(job); !s.ok()) return s;
+  const RunStreams streams;
+  if (!streams.ok()) return Errno("memfd_create", "streams");
+  const absl::Time start = absl::Now();
+  absl::StatusOr<int> status = RunBinary(job, *exec_fd, streams);
+  if (!status.ok()) return status.status();
+  const absl::Duration elapsed = absl::Now() - start;
+  absl::StatusOr<ActionResult> result = AnswerOfRun(job, *status, streams);
+  if (result.ok()) result->elapsed = elapsed;
   return result;
 }
 

@@ -21,35 +21,40 @@ namespace {
 // match any given), keyed by the paths anchored at `place`, else as given,
 // in which case only a hit can be answered (`has_contents` false, unless
 // the set is empty). Fills the anchored paths, order and times of `out`.
-absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
-                                const RequestLimits& limits,
-                                const CompilePlace& place,
-                                PreparedCompile* out) {
+// A set named by its digest alone: only a hit can be answered, unless the
+// set is empty.
+absl::Status CheckSetByDigest(const v1::CompileRequest& request,
+                              const RequestLimits& limits,
+                              PreparedCompile* out) {
   static const Digest kEmptySet = IncludedSetDigest({});
-  if (request.included_files_size() == 0) {
-    absl::StatusOr<Digest> given =
-        Digest::FromBytes(request.included_set_sha256());
-    if (!given.ok()) {
-      return absl::InvalidArgumentError(
-          "includes_resolved needs included_set_sha256 (32 bytes) or "
-          "included_files");
-    }
-    if (absl::Status s =
-            CheckCount("included file times", request.included_mtimes_ns_size(),
-                       limits.max_included_files);
-        !s.ok()) {
-      return s;
-    }
-    out->included_set = *given;
-    out->has_included_contents = out->included_set == kEmptySet;
-    if (out->has_included_contents && request.included_mtimes_ns_size() > 0) {
-      return absl::InvalidArgumentError(
-          "included_mtimes_ns are given for an empty set of files");
-    }
-    out->file_mtimes_ns.assign(request.included_mtimes_ns().begin(),
-                               request.included_mtimes_ns().end());
-    return absl::OkStatus();
+  absl::StatusOr<Digest> given =
+      Digest::FromBytes(request.included_set_sha256());
+  if (!given.ok()) {
+    return absl::InvalidArgumentError(
+        "includes_resolved needs included_set_sha256 (32 bytes) or "
+        "included_files");
   }
+  if (absl::Status s =
+          CheckCount("included file times", request.included_mtimes_ns_size(),
+                     limits.max_included_files);
+      !s.ok()) {
+    return s;
+  }
+  out->included_set = *given;
+  out->has_included_contents = out->included_set == kEmptySet;
+  if (out->has_included_contents && request.included_mtimes_ns_size() > 0) {
+    return absl::InvalidArgumentError(
+        "included_mtimes_ns are given for an empty set of files");
+  }
+  out->file_mtimes_ns.assign(request.included_mtimes_ns().begin(),
+                             request.included_mtimes_ns().end());
+  return absl::OkStatus();
+}
+
+// Each carried file: an absolute, normal path given once, within the
+// limits, no NUL byte.
+absl::Status CheckCarriedFiles(const v1::CompileRequest& request,
+                               const RequestLimits& limits) {
   if (request.included_mtimes_ns_size() > 0) {
     return absl::InvalidArgumentError(
         "included_mtimes_ns go with included_set_sha256 alone; "
@@ -62,7 +67,6 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
     return s;
   }
   absl::flat_hash_set<absl::string_view> paths;
-  out->has_included_contents = true;
   for (const v1::IncludedFile& file : request.included_files()) {
     const std::string& path = file.path();
     if (!IsNormalAbsolutePath(path)) {
@@ -84,6 +88,15 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
           absl::StrCat("included file '", path, "' contains a NUL byte"));
     }
   }
+  return absl::OkStatus();
+}
+
+// The carried files by anchored path: their set's digest (which must match
+// the one given, if any) and each one's order, time and contents' digest
+// (which must match its sha256, if given).
+absl::Status DigestCarriedFiles(const v1::CompileRequest& request,
+                                const CompilePlace& place,
+                                PreparedCompile* out) {
   std::vector<std::pair<std::string, int>> anchored;
   for (int i = 0; i < request.included_files_size(); ++i) {
     anchored.emplace_back(place.Anchored(request.included_files(i).path()), i);
@@ -107,8 +120,9 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
     files.emplace_back(anchored[i].first, digests[i].AsBytes());
   }
   out->included_set = IncludedSetDigest(std::move(files));
-  for (auto& [path, i] : anchored)
+  for (auto& [path, i] : anchored) {
     out->anchored_paths.push_back(std::move(path));
+  }
   if (!request.included_set_sha256().empty() &&
       request.included_set_sha256() != out->included_set.AsBytes()) {
     return absl::InvalidArgumentError(
@@ -117,11 +131,25 @@ absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
   return absl::OkStatus();
 }
 
+absl::Status CheckIncludedFiles(const v1::CompileRequest& request,
+                                const RequestLimits& limits,
+                                const CompilePlace& place,
+                                PreparedCompile* out) {
+  if (request.included_files_size() == 0) {
+    return CheckSetByDigest(request, limits, out);
+  }
+  if (absl::Status s = CheckCarriedFiles(request, limits); !s.ok()) return s;
+  out->has_included_contents = true;
+  return DigestCarriedFiles(request, place, out);
+}
+
 }  // namespace
 
-absl::StatusOr<PreparedCompile> PrepareCompile(
-    const v1::CompileRequest& request, const ToolchainInfo& toolchain,
-    const RequestLimits& limits) {
+namespace {
+
+// The source and the counts: within the limits, no NUL byte.
+absl::Status CheckSources(const v1::CompileRequest& request,
+                          const RequestLimits& limits) {
   if (absl::Status s =
           CheckSize("source", request.source().size(), limits.max_source_bytes);
       !s.ok()) {
@@ -137,18 +165,13 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
                    limits.max_name_expressions)}) {
     if (!s.ok()) return s;
   }
-  const std::optional<ObjectKind> target = FromWireTarget(request.target());
-  if (!target) {
-    return absl::InvalidArgumentError("target must be PTX, CUBIN or LTOIR");
-  }
+  return absl::OkStatus();
+}
 
-  PreparedCompile out;
-  out.target = *target;
-  out.program_name =
-      request.program_name().empty() ? "program.cu" : request.program_name();
-  if (out.program_name.find('\0') != std::string::npos) {
-    return absl::InvalidArgumentError("program_name contains a NUL byte");
-  }
+// The headers' names and contents and the name expressions: no NUL byte,
+// no header given twice.
+absl::Status CheckHeadersAndNames(const v1::CompileRequest& request,
+                                  const RequestLimits& limits) {
   absl::flat_hash_set<absl::string_view> header_names;
   for (const v1::Header& header : request.headers()) {
     if (header.name().empty() ||
@@ -177,14 +200,12 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
           "a name expression is empty or contains a NUL byte");
     }
   }
+  return absl::OkStatus();
+}
 
-  const std::vector<std::string> raw_options(request.options().begin(),
-                                             request.options().end());
-  OptionPolicy policy;
-  policy.supported_archs = toolchain.supported_archs;
-  absl::StatusOr<CanonicalOptions> options =
-      CanonicalizeCompileOptions(raw_options, *target, policy);
-  if (!options.ok()) return options.status();
+// The working directory and the included files' fields: a normal absolute
+// directory, and files only with includes_resolved.
+absl::Status CheckPlaceFields(const v1::CompileRequest& request) {
   if (!request.includes_resolved() && request.included_files_size() > 0) {
     return absl::InvalidArgumentError(
         "included_files are given but includes_resolved is not set");
@@ -198,17 +219,11 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
     return absl::InvalidArgumentError(
         "included_mtimes_ns are given but includes_resolved is not set");
   }
-  const CompilePlace place(cwd, out.program_name);
-  if (request.includes_resolved()) {
-    if (absl::Status s = CheckIncludedFiles(request, limits, place, &out);
-        !s.ok()) {
-      return s;
-    }
-  }
-  out.working_directory = cwd;
+  return absl::OkStatus();
+}
 
-  out.options = std::move(options->options);
-  out.arch = options->arch;
+// Source and header bytes, and the name expressions sorted and unique.
+void DescribeSources(const v1::CompileRequest& request, PreparedCompile& out) {
   out.source_bytes = request.source().size();
   for (const auto& header : request.headers()) {
     out.source_bytes += header.contents().size();
@@ -219,11 +234,16 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   out.name_expressions.erase(
       std::unique(out.name_expressions.begin(), out.name_expressions.end()),
       out.name_expressions.end());
+}
 
+// The place-free key, and those of the place and of the working directory.
+void ComputeKeys(const v1::CompileRequest& request,
+                 const ToolchainInfo& toolchain, const CompilePlace& place,
+                 PreparedCompile& out) {
   CompileKeyInput key;
   key.toolchain_fingerprint = toolchain.fingerprint;
-  key.target = *target;
-  key.arch = options->arch;
+  key.target = out.target;
+  key.arch = out.arch;
   key.options = out.options;
   const std::string program = place.ProgramForKey();
   key.program = program;
@@ -231,22 +251,65 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   for (const v1::Header& header : request.headers()) {
     key.headers.emplace_back(header.name(), header.contents());
   }
-  for (const std::string& e : out.name_expressions)
+  for (const std::string& e : out.name_expressions) {
     key.name_expressions.push_back(e);
+  }
   key.includes_resolved = request.includes_resolved();
   key.included_set = out.included_set;
   key.exact_include_path = request.exact_include_path();
-  out.exact_include_path = request.exact_include_path();
-  out.wait_for_proof = request.wait_for_proof();
   out.key = ComputeCompileKey(key);
   out.placed_key = ComputePlacedCompileKey(
-      {out.key, cwd, out.program_name, out.file_mtimes_ns});
+      {out.key, out.working_directory, out.program_name, out.file_mtimes_ns});
   out.working_directory_key =
       ComputePlacedCompileKey({.place_free = out.key,
-                               .working_directory = cwd,
+                               .working_directory = out.working_directory,
                                .program_name = {},
                                .file_mtimes_ns = {},
                                .working_directory_only = true});
+}
+
+}  // namespace
+
+absl::StatusOr<PreparedCompile> PrepareCompile(
+    const v1::CompileRequest& request, const ToolchainInfo& toolchain,
+    const RequestLimits& limits) {
+  if (absl::Status s = CheckSources(request, limits); !s.ok()) return s;
+  const std::optional<ObjectKind> target = FromWireTarget(request.target());
+  if (!target) {
+    return absl::InvalidArgumentError("target must be PTX, CUBIN or LTOIR");
+  }
+  PreparedCompile out;
+  out.target = *target;
+  out.program_name =
+      request.program_name().empty() ? "program.cu" : request.program_name();
+  if (out.program_name.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError("program_name contains a NUL byte");
+  }
+  if (absl::Status s = CheckHeadersAndNames(request, limits); !s.ok()) {
+    return s;
+  }
+  const std::vector<std::string> raw_options(request.options().begin(),
+                                             request.options().end());
+  OptionPolicy policy;
+  policy.supported_archs = toolchain.supported_archs;
+  absl::StatusOr<CanonicalOptions> options =
+      CanonicalizeCompileOptions(raw_options, *target, policy);
+  if (!options.ok()) return options.status();
+  if (absl::Status s = CheckPlaceFields(request); !s.ok()) return s;
+  out.working_directory = request.working_directory();
+  const CompilePlace place(out.working_directory, out.program_name);
+  if (request.includes_resolved()) {
+    if (absl::Status s = CheckIncludedFiles(request, limits, place, &out);
+        !s.ok()) {
+      return s;
+    }
+  }
+  out.options = std::move(options->options);
+  out.arch = options->arch;
+  DescribeSources(request, out);
+  out.exact_include_path = request.exact_include_path();
+  out.wait_for_proof = request.wait_for_proof();
+  ComputeKeys(request, toolchain, place, out);
   return out;
 }
 

@@ -154,44 +154,71 @@ void FramedSocket::Forget(const KeptConnection& connection) {
   if (it != users_.end() && --it->second.connections == 0) users_.erase(it);
 }
 
-void FramedSocket::RunLoop(Loop& loop) {
+// One event loop's connections and what it does with them: each step of
+// RunLoop by name.
+class FramedSocket::LoopRun {
+ public:
+  LoopRun(FramedSocket& socket, Loop& loop) : socket_(socket), loop_(loop) {}
+
+  // Until Stop, and then until every connection that must be answered is.
+  void Run() {
+    absl::Time next_sweep = absl::Now();
+    epoll_event events[64];
+    while (true) {
+      const int n = epoll_wait(loop_.epoll_fd, events, 64, 250);
+      const absl::Time now = absl::Now();
+      for (int i = 0; i < n; ++i) {
+        if (events[i].data.fd == loop_.wake_fd) {
+          OnWake(now);
+        } else {
+          OnEvent(events[i], now);
+        }
+      }
+      if (now >= next_sweep || stopping_) {
+        next_sweep = now + absl::Milliseconds(250);
+        Sweep(now);
+        if (stopping_ && held_.empty()) return;
+      }
+    }
+  }
+
+ private:
   struct Held {
     std::unique_ptr<KeptConnection> connection;
     uint32_t events = 0;
     bool partial = false;  // counted in its user's half-sent requests
   };
-  std::unordered_map<int, Held> held;
-  std::string scratch(64 << 10, '\0');
-  bool stopping = false;
+  using Iterator = std::unordered_map<int, Held>::iterator;
 
-  auto drop = [&](std::unordered_map<int, Held>::iterator it) {
-    if (it->second.partial) CountPartial(*it->second.connection, -1);
-    Forget(*it->second.connection);
-    epoll_ctl(loop.epoll_fd, EPOLL_CTL_DEL, it->first, nullptr);
-    --loop.load;
-    return held.erase(it);
-  };
+  Iterator Drop(Iterator it) {
+    if (it->second.partial) socket_.CountPartial(*it->second.connection, -1);
+    socket_.Forget(*it->second.connection);
+    epoll_ctl(loop_.epoll_fd, EPOLL_CTL_DEL, it->first, nullptr);
+    --loop_.load;
+    return held_.erase(it);
+  }
+
   // What Stop does not wait for: nothing under way, or a promise (a
   // stopping daemon keeps none: the peer sees its connection close and does
   // the work itself, as a gRPC caller whose compile is cancelled does).
-  auto ends_at_stop = [](const KeptConnection& c) {
+  static bool EndsAtStop(const KeptConnection& c) {
     return c.Idle() || c.Waiting();
-  };
+  }
+
   // Applies what the connection waits for next.
-  auto settle = [&](std::unordered_map<int, Held>::iterator it,
-                    KeptConnection::Wait wait) {
+  void Settle(Iterator it, KeptConnection::Wait wait) {
     Held& h = it->second;
     const bool partial = h.connection->HasPartialRequest();
     if (wait != KeptConnection::Wait::kClose && partial != h.partial) {
-      if (CountPartial(*h.connection, partial ? 1 : -1)) {
+      if (socket_.CountPartial(*h.connection, partial ? 1 : -1)) {
         h.partial = partial;
       } else {
         wait = KeptConnection::Wait::kClose;  // one user's too many
       }
     }
     if (wait == KeptConnection::Wait::kClose ||
-        (stopping && ends_at_stop(*h.connection))) {
-      drop(it);
+        (stopping_ && EndsAtStop(*h.connection))) {
+      Drop(it);
       return;
     }
     // While an answer is promised, only the peer's hanging up is news.
@@ -202,74 +229,77 @@ void FramedSocket::RunLoop(Loop& loop) {
       epoll_event e{};
       e.events = events;
       e.data.fd = it->first;
-      epoll_ctl(loop.epoll_fd, EPOLL_CTL_MOD, it->first, &e);
+      epoll_ctl(loop_.epoll_fd, EPOLL_CTL_MOD, it->first, &e);
       h.events = events;
     }
-  };
+  }
 
-  absl::Time next_sweep = absl::Now();
-  epoll_event events[64];
-  while (true) {
-    const int n = epoll_wait(loop.epoll_fd, events, 64, 250);
-    const absl::Time now = absl::Now();
-    for (int i = 0; i < n; ++i) {
-      const int fd = events[i].data.fd;
-      if (fd == loop.wake_fd) {
-        uint64_t count;
-        while (read(loop.wake_fd, &count, sizeof(count)) > 0) {
-        }
-        std::vector<std::unique_ptr<KeptConnection>> arriving;
-        {
-          absl::MutexLock lock(&loop.mu);
-          arriving.swap(loop.arriving);
-          stopping = loop.stopping;
-        }
-        for (std::unique_ptr<KeptConnection>& c : arriving) {
-          const int cfd = c->fd();
-          epoll_event e{};
-          e.events = EPOLLIN;
-          e.data.fd = cfd;
-          auto [it, added] = held.emplace(cfd, Held{std::move(c), EPOLLIN});
-          if (epoll_ctl(loop.epoll_fd, EPOLL_CTL_ADD, cfd, &e) != 0) drop(it);
-        }
-        for (LaterAnswers::Given& given : loop.later->Take()) {
-          auto it = held.find(given.fd);
-          if (it == held.end()) continue;  // that peer has gone
-          settle(it, it->second.connection->OnLaterAnswer(
-                         given.ticket, std::move(given.answer), now,
-                         given.refused));
-        }
-        continue;
-      }
-      auto it = held.find(fd);
-      if (it == held.end()) continue;
-      KeptConnection& c = *it->second.connection;
-      if (c.Waiting()) {
-        // Hung up (or failed) while it waited: its answer has no reader.
-        drop(it);
-        continue;
-      }
-      settle(it, (events[i].events & EPOLLOUT) != 0
-                     ? c.OnWritable(now)
-                     : c.OnReadable(now, scratch));
+  // Woken: new connections, answers given later, or Stop.
+  void OnWake(absl::Time now) {
+    uint64_t count;
+    while (read(loop_.wake_fd, &count, sizeof(count)) > 0) {
     }
-    if (now >= next_sweep || stopping) {
-      next_sweep = now + absl::Milliseconds(250);
-      for (auto it = held.begin(); it != held.end();) {
-        const KeptConnection& c = *it->second.connection;
-        const bool idle = c.Idle();
-        if ((stopping && ends_at_stop(c)) ||
-            (idle && now - c.last_active() >= options_.idle_timeout) ||
-            (!idle && now >= c.deadline())) {
-          it = drop(it);
-        } else {
-          ++it;
-        }
-      }
-      if (stopping && held.empty()) return;
+    std::vector<std::unique_ptr<KeptConnection>> arriving;
+    {
+      absl::MutexLock lock(&loop_.mu);
+      arriving.swap(loop_.arriving);
+      stopping_ = loop_.stopping;
+    }
+    for (std::unique_ptr<KeptConnection>& c : arriving) {
+      const int cfd = c->fd();
+      epoll_event e{};
+      e.events = EPOLLIN;
+      e.data.fd = cfd;
+      auto [it, added] = held_.emplace(cfd, Held{std::move(c), EPOLLIN});
+      if (epoll_ctl(loop_.epoll_fd, EPOLL_CTL_ADD, cfd, &e) != 0) Drop(it);
+    }
+    for (LaterAnswers::Given& given : loop_.later->Take()) {
+      auto it = held_.find(given.fd);
+      if (it == held_.end()) continue;  // that peer has gone
+      Settle(it,
+             it->second.connection->OnLaterAnswer(
+                 given.ticket, std::move(given.answer), now, given.refused));
     }
   }
-}
+
+  // A connection is readable or writable (or hung up).
+  void OnEvent(const epoll_event& event, absl::Time now) {
+    auto it = held_.find(event.data.fd);
+    if (it == held_.end()) return;
+    KeptConnection& c = *it->second.connection;
+    if (c.Waiting()) {
+      // Hung up (or failed) while it waited: its answer has no reader.
+      Drop(it);
+      return;
+    }
+    Settle(it, (event.events & EPOLLOUT) != 0 ? c.OnWritable(now)
+                                              : c.OnReadable(now, scratch_));
+  }
+
+  // Closes connections idle too long, past their deadline, or (stopping)
+  // owed nothing.
+  void Sweep(absl::Time now) {
+    for (auto it = held_.begin(); it != held_.end();) {
+      const KeptConnection& c = *it->second.connection;
+      const bool idle = c.Idle();
+      if ((stopping_ && EndsAtStop(c)) ||
+          (idle && now - c.last_active() >= socket_.options_.idle_timeout) ||
+          (!idle && now >= c.deadline())) {
+        it = Drop(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  FramedSocket& socket_;
+  Loop& loop_;
+  std::unordered_map<int, Held> held_;
+  std::string scratch_ = std::string(64 << 10, '\0');
+  bool stopping_ = false;
+};
+
+void FramedSocket::RunLoop(Loop& loop) { LoopRun(*this, loop).Run(); }
 
 void FramedSocket::Stop() {
   if (stopping_.exchange(true)) return;

@@ -86,6 +86,7 @@ class FramedSocket {
 
  private:
   struct Loop;
+  class LoopRun;
   FramedSocket(std::string path, std::unique_ptr<Acceptor> acceptor,
                Answer answer, const Options& options);
   static absl::StatusOr<std::unique_ptr<FramedSocket>> Serve(

@@ -382,98 +382,110 @@ void RedisTier::Forget(const Digest& key) {
   to_forget_.push_back(key);
 }
 
+namespace {
+
+// Re-signs, or deletes, the lease only if this node's value is still it.
+constexpr char kRenewScript[] =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+    "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 "
+    "else return 0 end";
+constexpr char kReleaseScript[] =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+    "return redis.call('DEL', KEYS[1]) else return 0 end";
+
+}  // namespace
+
 void RedisTier::Background() {
-  // Re-signs, or deletes, the lease only if this node's value is still it.
-  static constexpr char kRenewScript[] =
-      "if redis.call('GET', KEYS[1]) == ARGV[1] then "
-      "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 "
-      "else return 0 end";
-  static constexpr char kReleaseScript[] =
-      "if redis.call('GET', KEYS[1]) == ARGV[1] then "
-      "return redis.call('DEL', KEYS[1]) else return 0 end";
   absl::Time next_renewal = absl::Now();
   while (true) {
-    std::optional<std::pair<Digest, std::string>> publish;
-    std::optional<Digest> release;
-    std::optional<Digest> forget;
-    std::vector<std::pair<Digest, std::string>> renew;
-    {
-      absl::MutexLock lock(&mu_);
-      auto work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return stopping_ || !to_publish_.empty() || !to_release_.empty() ||
-               !to_forget_.empty();
-      };
-      mu_.AwaitWithDeadline(absl::Condition(&work), next_renewal);
-      if (stopping_ && to_publish_.empty() && to_release_.empty() &&
-          to_forget_.empty()) {
-        return;
-      }
-      if (!to_forget_.empty()) {
-        forget = to_forget_.front();
-        to_forget_.pop_front();
-      }
-      if (!to_publish_.empty()) {
-        publish = std::move(to_publish_.front());
-        to_publish_.pop_front();
-      } else if (!to_release_.empty()) {
-        release = to_release_.front();
-        to_release_.pop_front();
-      }
-      if (absl::Now() >= next_renewal) {
-        renew.assign(leases_.begin(), leases_.end());
-        next_renewal = absl::Now() + options_.lease_ttl / 3;
-      }
-    }
-    const std::string ttl_ms =
-        absl::StrCat(absl::ToInt64Milliseconds(options_.lease_ttl));
-    for (const auto& [key, old_value] : renew) {
-      const std::string name = LeaseKey(key);
-      const std::string value =
-          LeaseValue(name, absl::Now() + options_.lease_ttl);
-      Reply r =
-          background_->Run("EVAL %s 1 %b %b %b %s", kRenewScript, name.data(),
-                           name.size(), old_value.data(), old_value.size(),
-                           value.data(), value.size(), ttl_ms.c_str());
-      if (r == nullptr) continue;  // Redis away: try again next round
-      absl::MutexLock lock(&mu_);
-      auto it = leases_.find(key);
-      if (it == leases_.end() || it->second != old_value) continue;
-      if (r->type == REDIS_REPLY_INTEGER && r->integer == 1) {
-        it->second = value;
-      } else {
-        leases_.erase(it);  // taken over: it had expired
-      }
-    }
-    if (forget.has_value()) {
-      const std::string name = EntryKey(*forget);
+    std::optional<BackgroundWork> work = NextWork(next_renewal);
+    if (!work.has_value()) return;
+    RenewLeases(work->renew);
+    if (work->forget.has_value()) {
+      const std::string name = EntryKey(*work->forget);
       background_->Run("DEL %b", name.data(), name.size());
     }
-    if (publish.has_value()) {
-      const std::string name = EntryKey(publish->first);
+    if (work->publish.has_value()) {
+      const std::string name = EntryKey(work->publish->first);
       if (background_->Run("SET %b %b", name.data(), name.size(),
-                           publish->second.data(),
-                           publish->second.size()) != nullptr) {
-        bytes_up_ += publish->second.size();
+                           work->publish->second.data(),
+                           work->publish->second.size()) != nullptr) {
+        bytes_up_ += work->publish->second.size();
       }
-      release = publish->first;
+      work->release = work->publish->first;
     }
-    if (release.has_value()) {
-      std::string held;
-      {
-        absl::MutexLock lock(&mu_);
-        auto it = leases_.find(*release);
-        if (it != leases_.end()) {
-          held = std::move(it->second);
-          leases_.erase(it);
-        }
-      }
-      if (!held.empty()) {
-        const std::string name = LeaseKey(*release);
-        background_->Run("EVAL %s 1 %b %b", kReleaseScript, name.data(),
-                         name.size(), held.data(), held.size());
-      }
+    if (work->release.has_value()) ReleaseLease(*work->release);
+  }
+}
+
+std::optional<RedisTier::BackgroundWork> RedisTier::NextWork(
+    absl::Time& next_renewal) {
+  absl::MutexLock lock(&mu_);
+  auto work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return stopping_ || !to_publish_.empty() || !to_release_.empty() ||
+           !to_forget_.empty();
+  };
+  mu_.AwaitWithDeadline(absl::Condition(&work), next_renewal);
+  if (stopping_ && to_publish_.empty() && to_release_.empty() &&
+      to_forget_.empty()) {
+    return std::nullopt;
+  }
+  BackgroundWork next;
+  if (!to_forget_.empty()) {
+    next.forget = to_forget_.front();
+    to_forget_.pop_front();
+  }
+  if (!to_publish_.empty()) {
+    next.publish = std::move(to_publish_.front());
+    to_publish_.pop_front();
+  } else if (!to_release_.empty()) {
+    next.release = to_release_.front();
+    to_release_.pop_front();
+  }
+  if (absl::Now() >= next_renewal) {
+    next.renew.assign(leases_.begin(), leases_.end());
+    next_renewal = absl::Now() + options_.lease_ttl / 3;
+  }
+  return next;
+}
+
+void RedisTier::RenewLeases(
+    const std::vector<std::pair<Digest, std::string>>& leases) {
+  const std::string ttl_ms =
+      absl::StrCat(absl::ToInt64Milliseconds(options_.lease_ttl));
+  for (const auto& [key, old_value] : leases) {
+    const std::string name = LeaseKey(key);
+    const std::string value =
+        LeaseValue(name, absl::Now() + options_.lease_ttl);
+    Reply r =
+        background_->Run("EVAL %s 1 %b %b %b %s", kRenewScript, name.data(),
+                         name.size(), old_value.data(), old_value.size(),
+                         value.data(), value.size(), ttl_ms.c_str());
+    if (r == nullptr) continue;  // Redis away: try again next round
+    absl::MutexLock lock(&mu_);
+    auto it = leases_.find(key);
+    if (it == leases_.end() || it->second != old_value) continue;
+    if (r->type == REDIS_REPLY_INTEGER && r->integer == 1) {
+      it->second = value;
+    } else {
+      leases_.erase(it);  // taken over: it had expired
     }
   }
+}
+
+void RedisTier::ReleaseLease(const Digest& key) {
+  std::string held;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = leases_.find(key);
+    if (it == leases_.end()) return;
+    held = std::move(it->second);
+    leases_.erase(it);
+  }
+  if (held.empty()) return;
+  const std::string name = LeaseKey(key);
+  background_->Run("EVAL %s 1 %b %b", kReleaseScript, name.data(), name.size(),
+                   held.data(), held.size());
 }
 
 RemoteStats RedisTier::stats() const {

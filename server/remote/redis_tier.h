@@ -80,7 +80,23 @@ class RedisTier final : public RemoteTier {
   // One connection with its own lock, reconnecting with backoff.
   class Connection;
   explicit RedisTier(RemoteOptions options);
+  // The background thread: publishes, releases, forgets and renews, one
+  // piece of work at a time, until Stop and the queues are empty.
   void Background();
+  // What the background thread does next: at most one of each queue's
+  // items, and every lease when `next_renewal` has come (then moved on);
+  // nullopt once stopping with nothing left.
+  struct BackgroundWork {
+    std::optional<std::pair<Digest, std::string>> publish;
+    std::optional<Digest> release;
+    std::optional<Digest> forget;
+    std::vector<std::pair<Digest, std::string>> renew;
+  };
+  std::optional<BackgroundWork> NextWork(absl::Time& next_renewal);
+  // Re-signs each lease this node still holds (one taken over is dropped).
+  void RenewLeases(const std::vector<std::pair<Digest, std::string>>& leases);
+  // Gives up this node's lease on `key`, if it still holds it.
+  void ReleaseLease(const Digest& key);
   std::string EntryKey(const Digest& key) const;
   std::string LeaseKey(const Digest& key) const;
   // This node's signed lease value for `name`, valid until `expiry`.

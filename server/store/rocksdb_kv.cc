@@ -364,8 +364,11 @@ absl::string_view CompressionName(Compression c) {
   return "zstd";
 }
 
-absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
-    const std::string& path, const RocksDbOptions& options) {
+namespace {
+
+// The store's directory: made if missing (private), and refused when others
+// may write it; a warning when others may read it.
+absl::Status PrepareStoreDirectory(const std::string& path) {
   std::error_code ec;
   const bool existed = std::filesystem::exists(path, ec);
   std::filesystem::create_directories(path, ec);
@@ -402,7 +405,6 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
     return absl::PermissionDeniedError(
         absl::StrCat("store directory ", path, " is not writable"));
   }
-
   // RocksDB's info logs of earlier versions: nothing writes them now.
   for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
     const std::string name = entry.path().filename();
@@ -410,15 +412,19 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
       std::filesystem::remove(entry.path(), ec);
     }
   }
+  return absl::OkStatus();
+}
 
+// How the store is opened: the database's options and its four column
+// families, sized in step with the cap (`max_size`, 0: none): a flush, a
+// blob file or the WALs are each a small step next to it, so that eviction
+// between the watermarks holds.
+OpenSpec StoreSpec(const std::string& path, const RocksDbOptions& options) {
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = 2;
   db_options.info_log = NewDaemonLogForRocksDb();
-
-  // Sizes in step with the cap: a flush, a blob file or the WALs are each a
-  // small step next to it, so that eviction between the watermarks holds.
   const uint64_t cap =
       options.max_size == 0 ? (uint64_t{1} << 40) : options.max_size;
   // A WAL lives until every family with data in it has flushed: cap it, so
@@ -448,7 +454,6 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
   actions.compression = compression;
   rocksdb::ColumnFamilyOptions uploads;
   uploads.write_buffer_size = 64 << 10;
-
   // Nothing is written to the default family. Its memtable size still
   // counts: after a write fails for want of space, RocksDB resumes by
   // itself only once the largest memtable of any family fits (see the
@@ -463,6 +468,15 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
       {kUploadsFamily, uploads}};
   OpenSpec spec{path, db_options, std::move(families)};
   spec.resume_free_bytes = objects.write_buffer_size + (1 << 20);
+  return spec;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
+    const std::string& path, const RocksDbOptions& options) {
+  if (absl::Status s = PrepareStoreDirectory(path); !s.ok()) return s;
+  OpenSpec spec = StoreSpec(path, options);
   absl::StatusOr<std::shared_ptr<OpenedDb>> opened =
       OpenDb(spec, /*read_only=*/false);
   if (!opened.ok() && absl::IsResourceExhausted(opened.status())) {

@@ -135,6 +135,16 @@ struct DaemonStats {
   std::vector<UserUsage> users;
 };
 
+class Client;
+namespace internal {
+struct AskedCompile;
+absl::StatusOr<ObjectCode> CompileAndRecord(const Client& client,
+                                            const Program& program,
+                                            const ProgramOptions& options,
+                                            CodeType target,
+                                            AskedCompile* asked);
+}  // namespace internal
+
 // A connection to jitcached. Every call has a deadline. Errors are the
 // daemon's (INVALID_ARGUMENT for a bad request, ...) or UNAVAILABLE when it
 // cannot be reached. A program that fails to compile is not an error: the
@@ -249,6 +259,15 @@ class Client {
  private:
   struct Impl;
   explicit Client(std::unique_ptr<Impl> impl);
+  // Compile, also saying what it asked the daemon in `asked` (when not
+  // null): jitcache-full keeps that as a direct-mode memo.
+  absl::StatusOr<ObjectCode> CompileRecorded(
+      const Program& program, const ProgramOptions& options, CodeType target,
+      internal::AskedCompile* asked) const;
+  friend absl::StatusOr<ObjectCode> internal::CompileAndRecord(
+      const Client& client, const Program& program,
+      const ProgramOptions& options, CodeType target,
+      internal::AskedCompile* asked);
   std::unique_ptr<Impl> impl_;
 };
 
