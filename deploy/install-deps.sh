@@ -9,6 +9,8 @@ packages=(
   ca-certificates g++ make cmake ninja-build pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   librocksdb-dev libabsl-dev libxxhash-dev libgtest-dev libgmock-dev
+  # jitcache-full's command-line parser (header-only).
+  libcli11-dev
   # Socket activation and sd_notify; Prometheus metrics.
   libsystemd-dev prometheus-cpp-dev
   # The compile workers' seccomp filter; the cluster tier's Redis client.

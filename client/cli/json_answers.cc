@@ -46,12 +46,11 @@ int Print(const std::string& socket, const Request& request, Call call) {
 
 }  // namespace
 
-std::optional<int> PrintJsonAnswer(const std::string& socket,
-                                   const std::string& command,
-                                   const std::vector<std::string>& args) {
+std::optional<int> PrintJsonAnswer(const CommandLine& line) {
   using Stub = v1::JitCache::Stub;
+  const std::string& socket = line.socket;
+  const std::string& command = line.command;
   if (command == "ping" || command == "config") {
-    if (!args.empty()) return UsageError(command + " takes no arguments");
     if (command == "ping") {
       return Print<v1::PingRequest, v1::PingResponse>(socket, {}, &Stub::Ping);
     }
@@ -59,18 +58,18 @@ std::optional<int> PrintJsonAnswer(const std::string& socket,
                                                         &Stub::GetConfig);
   }
   if (command == "ls") {
-    std::variant<ListOptions, int> parsed = ParseListArguments(args);
+    std::variant<ListOptions, int> parsed = ListOptionsOf(line);
     if (const int* usage = std::get_if<int>(&parsed)) return *usage;
     return Print<v1::ListEntriesRequest, v1::ListEntriesResponse>(
         socket, ToListEntriesRequest(std::get<ListOptions>(parsed)),
         &Stub::ListEntries);
   }
   if (command == "show") {
-    if (args.size() != 1 || absl::StartsWith(args[0], "-")) {
+    if (line.key_prefix.empty() || line.ptx || !line.output.empty()) {
       return UsageError("show --json takes one KEY_PREFIX");
     }
     v1::ShowEntryRequest request;
-    request.set_key_prefix(args[0]);
+    request.set_key_prefix(line.key_prefix);
     return Print<v1::ShowEntryRequest, v1::ShowEntryResponse>(socket, request,
                                                               &Stub::ShowEntry);
   }

@@ -5,17 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "client/cli/command_line.h"
+
 namespace jitcache::cli {
 
 // `jitcache ping|config|ls|show ... --json`: the daemon's answer as the
 // protobuf JSON mapping of its message (PingResponse, ConfigResponse,
 // ListEntriesResponse, ShowEntryResponse; field names as in the .proto,
 // every field printed, 64-bit numbers as strings), on one line. The exit
-// status, or nullopt when `command` has no JSON form. `args` without
-// "--json".
-std::optional<int> PrintJsonAnswer(const std::string& socket,
-                                   const std::string& command,
-                                   const std::vector<std::string>& args);
+// status, or nullopt when the command has no JSON form.
+std::optional<int> PrintJsonAnswer(const CommandLine& line);
 
 }  // namespace jitcache::cli
 

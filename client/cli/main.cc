@@ -254,19 +254,7 @@ std::string StatsJson(const jitcache::DaemonStats& s) {
   return out + "]}\n";
 }
 
-int Stats(const jitcache::Client& client,
-          const std::vector<std::string>& args) {
-  bool zero = false;
-  bool json = false;
-  for (const std::string& arg : args) {
-    if (arg == "--zero") {
-      zero = true;
-    } else if (arg == "--json") {
-      json = true;
-    } else {
-      return UsageError(absl::StrCat("stats: unknown argument '", arg, "'"));
-    }
-  }
+int Stats(const jitcache::Client& client, bool zero, bool json) {
   absl::StatusOr<jitcache::DaemonStats> s = client.Stats(zero);
   if (!s.ok()) {
     return jitcache::cli::Failed(s.status());
@@ -626,18 +614,8 @@ std::pair<int, int> ReportPrecompile(const std::vector<PrecompileRow>& rows,
   return {compile_errors, failed};
 }
 
-int Precompile(const jitcache::Client& client,
-               const std::vector<std::string>& args) {
-  std::string manifest, bundle, value;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (TakeValue(args, i, "--export", &value)) {
-      bundle = value;
-    } else if (manifest.empty() && !absl::StartsWith(args[i], "-")) {
-      manifest = args[i];
-    } else {
-      return UsageError("precompile takes one MANIFEST [--export FILE.jcb]");
-    }
-  }
+int Precompile(const jitcache::Client& client, const std::string& manifest,
+               const std::string& bundle) {
   if (manifest.empty()) return UsageError("precompile takes one MANIFEST");
   std::variant<std::vector<CompileArgs>, int> read = ReadManifest(manifest);
   if (const int* code = std::get_if<int>(&read)) return *code;
@@ -702,78 +680,66 @@ int Health(const std::string& socket) {
              : 1;
 }
 
+// Runs the command `line` names.
+int Run(const jitcache::Client& client,
+        const jitcache::cli::CommandLine& line) {
+  const std::string& command = line.command;
+  if (command == "ping") return Ping(client);
+  if (command == "health") return Health(line.socket);
+  if (command == "stats") return Stats(client, line.zero, line.json);
+  if (command == "compile") return Compile(client, line.passthrough);
+  if (command == "link") return Link(client, line.passthrough);
+  if (command == "precompile") {
+    return Precompile(client, line.file, line.export_path);
+  }
+  if (std::optional<int> store = jitcache::cli::RunStoreCommand(client, line)) {
+    return *store;
+  }
+  return UsageError(absl::StrCat("unknown command '", command, "'"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  jitcache::ClientOptions options;
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    std::string value;
-    if (args[i] == "--help" || args[i] == "-h" || args[i] == "help") {
-      std::cout << kUsage;
-      return 0;
-    }
-    if (args[i] == "--version" || args[i] == "version") {
-      std::cout << "jitcache " JITCACHE_VERSION "\n";
-      return 0;
-    }
-    if (TakeValue(args, i, "--socket", &value)) {
-      options.socket_path = value;
-      continue;
-    }
-    break;
-  }
-  if (i >= args.size()) return UsageError("no command given");
-  const std::string command = args[i];
-  const std::vector<std::string> rest(args.begin() + i + 1, args.end());
-  if (std::find_if(rest.begin(), rest.end(), [](const std::string& a) {
-        return a == "--help" || a == "-h";
-      }) != rest.end()) {
-    const std::string help = CommandUsage(kUsage, command);
-    if (help.empty()) {
-      return UsageError(absl::StrCat("unknown command '", command, "'"));
-    }
-    std::cout << "usage: jitcache [--socket PATH] " << help;
+  std::variant<jitcache::cli::CommandLine, int> parsed =
+      jitcache::cli::ParseCommandLine(argc, argv);
+  if (const int* usage = std::get_if<int>(&parsed)) return *usage;
+  const jitcache::cli::CommandLine& line =
+      std::get<jitcache::cli::CommandLine>(parsed);
+  if (line.version) {
+    std::cout << "jitcache " JITCACHE_VERSION "\n";
     return 0;
   }
-  if (command != "stats") {
-    std::vector<std::string> without = rest;
-    const auto json = std::find(without.begin(), without.end(), "--json");
-    if (json != without.end()) {
-      without.erase(json);
-      if (std::optional<int> code = jitcache::cli::PrintJsonAnswer(
-              options.socket_path, command, without)) {
-        std::cout.flush();
-        std::_Exit(*code);
-      }
-      return UsageError(absl::StrCat(command, " has no --json"));
-    }
+  if (line.help && line.command.empty()) {
+    std::cout << kUsage;
+    return 0;
   }
+  if (line.command.empty()) return UsageError("no command given");
+  if (line.help) {
+    std::cout << "usage: jitcache [--socket PATH] "
+              << CommandUsage(kUsage, line.command);
+    return 0;
+  }
+  // compile and link keep their arguments as given: --json among them is
+  // none of theirs.
+  if (std::find(line.passthrough.begin(), line.passthrough.end(), "--json") !=
+      line.passthrough.end()) {
+    return UsageError(absl::StrCat(line.command, " has no --json"));
+  }
+  if (line.json && line.command != "stats") {
+    if (std::optional<int> code = jitcache::cli::PrintJsonAnswer(line)) {
+      std::cout.flush();
+      std::_Exit(*code);
+    }
+    return UsageError(absl::StrCat(line.command, " has no --json"));
+  }
+  jitcache::ClientOptions options;
+  options.socket_path = line.socket;
   absl::StatusOr<jitcache::Client> client = jitcache::Client::Connect(options);
   if (!client.ok()) {
     return jitcache::cli::Failed(client.status());
   }
-  int code;
-  if (command == "ping") {
-    code = Ping(*client);
-  } else if (command == "health") {
-    code = rest.empty() ? Health(options.socket_path)
-                        : UsageError("health takes no arguments");
-  } else if (command == "stats") {
-    code = Stats(*client, rest);
-  } else if (command == "compile") {
-    code = Compile(*client, rest);
-  } else if (command == "link") {
-    code = Link(*client, rest);
-  } else if (command == "precompile") {
-    code = Precompile(*client, rest);
-  } else if (std::optional<int> store =
-                 jitcache::cli::RunStoreCommand(*client, command, rest)) {
-    code = *store;
-  } else {
-    code = UsageError(absl::StrCat("unknown command '", command, "'"));
-  }
+  const int code = Run(*client, line);
   // The work is done and written: leave without tearing down gRPC's
   // threads and channels, which costs a fresh process about a millisecond.
   std::cout.flush();

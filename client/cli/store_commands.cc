@@ -31,23 +31,18 @@ void PrintEvict(const EvictReport& r) {
       FormatSize(r.bytes_before), FormatSize(r.bytes_after));
 }
 
-int Evict(const StoreAdmin& admin, const std::vector<std::string>& args) {
+int Evict(const StoreAdmin& admin, const CommandLine& line) {
   std::optional<uint64_t> to_size;
   std::optional<absl::Duration> older_than;
-  std::string value;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (TakeValue(args, i, "--to-size", &value)) {
-      absl::StatusOr<uint64_t> size = ParseSize(value);
-      if (!size.ok()) return UsageError(size.status().message());
-      to_size = *size;
-    } else if (TakeValue(args, i, "--older-than", &value)) {
-      absl::StatusOr<absl::Duration> age = ParseAge(value);
-      if (!age.ok()) return UsageError(age.status().message());
-      older_than = *age;
-    } else {
-      return UsageError(
-          absl::StrCat("evict: unknown argument '", args[i], "'"));
-    }
+  if (!line.to_size.empty()) {
+    absl::StatusOr<uint64_t> size = ParseSize(line.to_size);
+    if (!size.ok()) return UsageError(size.status().message());
+    to_size = *size;
+  }
+  if (!line.older_than.empty()) {
+    absl::StatusOr<absl::Duration> age = ParseAge(line.older_than);
+    if (!age.ok()) return UsageError(age.status().message());
+    older_than = *age;
   }
   if (!to_size && !older_than) {
     return UsageError(
@@ -61,40 +56,30 @@ int Evict(const StoreAdmin& admin, const std::vector<std::string>& args) {
 
 }  // namespace
 
-std::variant<ListOptions, int> ParseListArguments(
-    const std::vector<std::string>& args) {
+std::variant<ListOptions, int> ListOptionsOf(const CommandLine& line) {
   ListOptions options;
-  std::string value;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (TakeValue(args, i, "--arch", &value)) {
-      options.arch = value;
-    } else if (TakeValue(args, i, "--kind", &value)) {
-      std::optional<CodeType> type = ParseCodeType(value);
-      if (!type) return UsageError(absl::StrCat("unknown kind '", value, "'"));
-      options.target = *type;
-    } else if (TakeValue(args, i, "--sort", &value)) {
-      if (value == "used") {
-        options.sort = ListOptions::Sort::kUsed;
-      } else if (value == "size") {
-        options.sort = ListOptions::Sort::kSize;
-      } else {
-        return UsageError("--sort takes used or size");
-      }
-    } else if (TakeValue(args, i, "--limit", &value)) {
-      if (!absl::SimpleAtoi(value, &options.limit)) {
-        return UsageError("--limit takes a number");
-      }
-    } else {
-      return UsageError(absl::StrCat("ls: unknown argument '", args[i], "'"));
-    }
+  options.arch = line.arch;
+  if (!line.kind.empty()) {
+    std::optional<CodeType> type = ParseCodeType(line.kind);
+    if (!type)
+      return UsageError(absl::StrCat("unknown kind '", line.kind, "'"));
+    options.target = *type;
   }
+  if (line.sort == "size") {
+    options.sort = ListOptions::Sort::kSize;
+  } else if (line.sort.empty() || line.sort == "used") {
+    options.sort = ListOptions::Sort::kUsed;
+  } else {
+    return UsageError("--sort takes used or size");
+  }
+  if (line.limit.has_value()) options.limit = *line.limit;
   return options;
 }
 
 namespace {
 
-int List(const StoreAdmin& admin, const std::vector<std::string>& args) {
-  std::variant<ListOptions, int> parsed = ParseListArguments(args);
+int List(const StoreAdmin& admin, const CommandLine& line) {
+  std::variant<ListOptions, int> parsed = ListOptionsOf(line);
   if (const int* usage = std::get_if<int>(&parsed)) return *usage;
   const ListOptions& options = std::get<ListOptions>(parsed);
   auto listed = admin.List(options);
@@ -115,20 +100,10 @@ int List(const StoreAdmin& admin, const std::vector<std::string>& args) {
 }
 
 int Show(const Client& client, const StoreAdmin& admin,
-         const std::vector<std::string>& args) {
-  std::string prefix, output, value;
-  bool print_ptx = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--ptx") {
-      print_ptx = true;
-    } else if (TakeValue(args, i, "-o", &value)) {
-      output = value;
-    } else if (prefix.empty() && !absl::StartsWith(args[i], "-")) {
-      prefix = args[i];
-    } else {
-      return UsageError(absl::StrCat("show: unknown argument '", args[i], "'"));
-    }
-  }
+         const CommandLine& line) {
+  const std::string& prefix = line.key_prefix;
+  const std::string& output = line.output;
+  const bool print_ptx = line.ptx;
   if (prefix.empty()) return UsageError("show needs a KEY_PREFIX");
   absl::StatusOr<StoreEntry> e = admin.Show(prefix);
   if (!e.ok()) return Failed(e.status());
@@ -185,22 +160,13 @@ int Show(const Client& client, const StoreAdmin& admin,
   return 0;
 }
 
-int Export(const StoreAdmin& admin, const std::vector<std::string>& args) {
+int Export(const StoreAdmin& admin, const CommandLine& line) {
   ExportFilter filter;
-  std::string output, value;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (TakeValue(args, i, "--arch", &value)) {
-      for (absl::string_view a : absl::StrSplit(value, ',', absl::SkipEmpty()))
-        filter.archs.emplace_back(a);
-    } else if (TakeValue(args, i, "--key", &value)) {
-      filter.key_prefixes.push_back(value);
-    } else if (TakeValue(args, i, "-o", &value)) {
-      output = value;
-    } else {
-      return UsageError(
-          absl::StrCat("export: unknown argument '", args[i], "'"));
-    }
+  for (const std::string& arch : line.archs) {
+    if (!arch.empty()) filter.archs.push_back(arch);
   }
+  filter.key_prefixes = line.keys;
+  const std::string& output = line.output;
   if (output.empty()) return UsageError("export needs -o FILE.jcb");
   ProgressBar bar("exported");
   absl::StatusOr<BundleReport> r = admin.Export(
@@ -212,13 +178,12 @@ int Export(const StoreAdmin& admin, const std::vector<std::string>& args) {
   return 0;
 }
 
-int Import(const StoreAdmin& admin, const std::vector<std::string>& args) {
-  if (args.size() != 1 || absl::StartsWith(args[0], "-")) {
-    return UsageError("import takes one FILE.jcb");
-  }
+int Import(const StoreAdmin& admin, const CommandLine& line) {
+  if (line.file.empty()) return UsageError("import takes one FILE.jcb");
   ProgressBar bar("imported");
   absl::StatusOr<BundleReport> r = admin.Import(
-      args[0], [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
+      line.file,
+      [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
   if (!r.ok()) return Failed(r.status());
   std::cout << "imported " << r->imported << " of " << r->entries
             << " entries; refused: " << r->other_toolchain
@@ -231,19 +196,17 @@ int Import(const StoreAdmin& admin, const std::vector<std::string>& args) {
 }  // namespace
 
 std::optional<int> RunStoreCommand(const Client& client,
-                                   const std::string& command,
-                                   const std::vector<std::string>& args) {
+                                   const CommandLine& line) {
+  const std::string& command = line.command;
   const StoreAdmin admin = StoreAdmin::Connect(client.socket_path());
-  if (command == "evict") return Evict(admin, args);
+  if (command == "evict") return Evict(admin, line);
   if (command == "clear") {
-    if (!args.empty()) return UsageError("clear takes no arguments");
     absl::StatusOr<EvictReport> r = admin.Clear();
     if (!r.ok()) return Failed(r.status());
     PrintEvict(*r);
     return 0;
   }
   if (command == "config") {
-    if (!args.empty()) return UsageError("config takes no arguments");
     auto settings = admin.Config();
     if (!settings.ok()) return Failed(settings.status());
     for (const auto& [name, value] : *settings) {
@@ -251,10 +214,10 @@ std::optional<int> RunStoreCommand(const Client& client,
     }
     return 0;
   }
-  if (command == "ls") return List(admin, args);
-  if (command == "show") return Show(client, admin, args);
-  if (command == "export") return Export(admin, args);
-  if (command == "import") return Import(admin, args);
+  if (command == "ls") return List(admin, line);
+  if (command == "show") return Show(client, admin, line);
+  if (command == "export") return Export(admin, line);
+  if (command == "import") return Import(admin, line);
   return std::nullopt;
 }
 

@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "client/cli/command_line.h"
 #include "jitcache/client.h"
 #include "jitcache/store_admin.h"
 
@@ -14,12 +15,10 @@ namespace jitcache::cli {
 // The store's commands: evict, clear, config, ls, show, export, import.
 // Returns the exit status, or nullopt when `command` is not one of them.
 std::optional<int> RunStoreCommand(const Client& client,
-                                   const std::string& command,
-                                   const std::vector<std::string>& args);
+                                   const CommandLine& line);
 
 // `ls`'s arguments, or the exit status of a usage error (reported).
-std::variant<ListOptions, int> ParseListArguments(
-    const std::vector<std::string>& args);
+std::variant<ListOptions, int> ListOptionsOf(const CommandLine& line);
 
 // Writes the entries with these keys to a bundle (precompile --export).
 int ExportKeys(const Client& client, const std::vector<std::string>& keys,
