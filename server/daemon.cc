@@ -223,7 +223,7 @@ void Daemon::StartFramedSocket(const DaemonOptions& options,
   const std::string hit_path = options.socket_path + ".hit";
   absl::StatusOr<std::unique_ptr<FramedSocket>> hits =
       absl::FailedPreconditionError(
-          "the service manager passed no PATH.framed socket; clients use "
+          "the service manager passed no PATH.hit socket; clients use "
           "gRPC for hits");
   if (!options.inherited.has_value()) {
     hits = FramedSocket::Start(hit_path, std::move(answer), hit_options);

@@ -128,9 +128,9 @@ struct Client::Impl {
                     const Request& request, Response* response) const {
     grpc::ClientContext context;
     const absl::Time deadline = Prepare(context, d);
-    grpc::Status status = AskThroughRestarts(
-        (stub()->*method)(&context, request, response), reached.load(),
-        deadline, [&] {
+    grpc::Status first = (stub()->*method)(&context, request, response);
+    grpc::Status status =
+        AskThroughRestarts(std::move(first), reached, deadline, [&] {
           grpc::ClientContext retry;
           retry.set_deadline(absl::ToChronoTime(deadline));
           response->Clear();
@@ -438,7 +438,7 @@ absl::StatusOr<ObjectCode> Client::CompileRecorded(
   const absl::Time deadline =
       impl_->Prepare(context, impl_->options.compile_deadline);
   grpc::Status status = impl_->stub()->Compile(&context, request, &response);
-  if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND &&
       context.GetServerTrailingMetadata().count(grpc::string_ref(
           kSendIncludedMetadata.data(), kSendIncludedMetadata.size())) > 0) {
     if (absl::Status s =
@@ -454,13 +454,12 @@ absl::StatusOr<ObjectCode> Client::CompileRecorded(
   // deadline.
   const absl::Time restart_wait_ends =
       std::min(deadline, absl::Now() + kRestartWait);
-  status =
-      AskThroughRestarts(status, impl_->reached.load(), restart_wait_ends, [&] {
-        grpc::ClientContext retry;
-        retry.set_deadline(absl::ToChronoTime(deadline));
-        response.Clear();
-        return impl_->stub()->Compile(&retry, request, &response);
-      });
+  status = AskThroughRestarts(status, impl_->reached, restart_wait_ends, [&] {
+    grpc::ClientContext retry;
+    retry.set_deadline(absl::ToChronoTime(deadline));
+    response.Clear();
+    return impl_->stub()->Compile(&retry, request, &response);
+  });
   if (status.ok()) {
     impl_->reached.store(true);
     return ToObjectCode(response, target, program.name());
@@ -714,28 +713,32 @@ absl::StatusOr<Client::LinkTrace> Client::LinkAsCalled(
     const std::vector<LinkInput>& inputs,
     const std::vector<std::string>& options, bool steps_only,
     bool send_bytes) const {
-  v1::LinkRequest request;
-  request.set_as_called(true);
-  request.set_steps_only(steps_only);
-  for (const LinkInput& input : inputs) {
-    v1::LinkInput* in = request.add_inputs();
-    in->set_kind(ToWireKind(ToObjectKind(input.kind)));
-    in->set_name(input.name);
-    if (send_bytes && !steps_only) {
-      in->set_data(input.bytes);
-    } else {
-      in->set_digest(input.digest);
+  const auto request_with = [&](bool bytes) {
+    v1::LinkRequest request;
+    request.set_as_called(true);
+    request.set_steps_only(steps_only);
+    for (const LinkInput& input : inputs) {
+      v1::LinkInput* in = request.add_inputs();
+      in->set_kind(ToWireKind(ToObjectKind(input.kind)));
+      in->set_name(input.name);
+      if (bytes && !steps_only) {
+        in->set_data(input.bytes);
+      } else {
+        in->set_digest(input.digest);
+      }
     }
-  }
-  for (const std::string& o : options) request.add_options(o);
+    for (const std::string& o : options) request.add_options(o);
+    return request;
+  };
   v1::CompileResponse response;
-  absl::Status s = impl_->Call(impl_->options.compile_deadline,
-                               &v1::JitCache::Stub::Link, request, &response);
-  if (absl::IsNotFound(s) && !steps_only) {
-    // The daemon lacks an input: it gets the ones it lacks, then links.
-    if (absl::Status up = UploadMissing(inputs); !up.ok()) return up;
+  absl::Status s =
+      impl_->Call(impl_->options.compile_deadline, &v1::JitCache::Stub::Link,
+                  request_with(send_bytes), &response);
+  if (absl::IsNotFound(s) && !steps_only && !send_bytes) {
+    // The daemon lacks an input: asked again with the inputs' bytes
+    // (CacheEngine::FindMissingInputs's way, on either door).
     s = impl_->Call(impl_->options.compile_deadline, &v1::JitCache::Stub::Link,
-                    request, &response);
+                    request_with(true), &response);
   }
   if (!s.ok()) return s;
   if (!response.has_link_trace()) {

@@ -67,14 +67,21 @@ absl::Status Linker::AddFile(const std::string& path,
 
 absl::StatusOr<ObjectCode> Linker::Link(const LinkerOptions& options,
                                         CodeType target) const {
-  // Name every input by digest; upload only what the daemon lacks.
+  // Every input named by digest; when the daemon lacks one (NOT_FOUND,
+  // CacheEngine::FindMissingInputs), the same link with the inputs' bytes.
   std::vector<Client::LinkInput> by_digest = inputs_;
   for (Client::LinkInput& input : by_digest) {
     if (input.digest.empty()) input.digest = Digest::Of(input.bytes).Hex();
+    input.bytes.clear();
   }
-  if (absl::Status s = client_->UploadMissing(by_digest); !s.ok()) return s;
-  for (Client::LinkInput& input : by_digest) input.bytes.clear();
-  return client_->Link(by_digest, options.AsNvJitLinkOptions(), target);
+  const std::vector<std::string> nvjitlink_options =
+      options.AsNvJitLinkOptions();
+  absl::StatusOr<ObjectCode> linked =
+      client_->Link(by_digest, nvjitlink_options, target);
+  if (!absl::IsNotFound(linked.status())) return linked;
+  std::vector<Client::LinkInput> with_bytes = inputs_;
+  for (Client::LinkInput& input : with_bytes) input.digest.clear();
+  return client_->Link(with_bytes, nvjitlink_options, target);
 }
 
 }  // namespace jitcache

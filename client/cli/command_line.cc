@@ -30,16 +30,9 @@ void AddCommands(CLI::App& app, CommandLine& out) {
   CLI::App* stats = Command(app, "stats", out);
   stats->add_flag("--zero", out.zero);
   AddJson(stats, out);
-  for (const char* name : {"compile", "link"}) {
-    CLI::App* command = Command(app, name, out);
-    command->allow_extras();
-    command->positionals_at_end(false);
-    // (Replaces Command's callback: one per command.)
-    command->final_callback([&out, command, name] {
-      out.command = name;
-      out.passthrough = command->remaining();
-    });
-  }
+  // compile and link: their arguments are taken apart below, not here.
+  Command(app, "compile", out);
+  Command(app, "link", out);
   CLI::App* precompile = Command(app, "precompile", out);
   precompile->add_option("MANIFEST", out.file);
   precompile->add_option("--export", out.export_path);
@@ -67,11 +60,31 @@ void AddCommands(CLI::App& app, CommandLine& out) {
   AddJson(Command(app, "config", out), out);
 }
 
+// Where the command word is: past the global flags (`--socket PATH`,
+// `--socket=PATH`, `-h`, `--help`, `--version`); argc when there is none.
+int CommandAt(int argc, char** argv) {
+  int at = 1;
+  while (at < argc) {
+    const std::string_view arg = argv[at];
+    if (arg == "--socket") {
+      at += 2;
+    } else if (arg.starts_with("--socket=") || arg == "-h" || arg == "--help" ||
+               arg == "--version") {
+      ++at;
+    } else {
+      break;
+    }
+  }
+  return std::min(at, argc);
+}
+
 }  // namespace
 
 std::variant<CommandLine, int> ParseCommandLine(int argc, char** argv) {
   CommandLine out;
   CLI::App app{"jitcache: the command-line client of jitcached", "jitcache"};
+  // A flag given twice takes its last value (subcommands copy this).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_help_flag();
   app.add_flag("-h,--help", out.help);
   app.add_flag("--version", out.version);
@@ -79,24 +92,36 @@ std::variant<CommandLine, int> ParseCommandLine(int argc, char** argv) {
   app.require_subcommand(0, 1);
   AddCommands(app, out);
   // Unknown words before the command are reported below, by name. (After
-  // the commands are made: a command inherits this, and only compile and
-  // link take what they do not know.)
+  // the commands are made: a command inherits this.)
   app.allow_extras();
-  // "jitcache help" and "jitcache version", as before the flags had these.
-  if (argc >= 2 &&
-      (std::string(argv[1]) == "help" || std::string(argv[1]) == "version")) {
-    out.help = std::string(argv[1]) == "help";
-    out.version = !out.help;
-    return out;
-  }
+  const int at = CommandAt(argc, argv);
+  const std::string word = at < argc ? argv[at] : "";
+  // "jitcache help" and "jitcache version", as before the flags had these;
+  // compile's and link's arguments are theirs, `--` and all.
+  const bool own_arguments = word == "compile" || word == "link";
+  const bool as_flag = word == "help" || word == "version";
   try {
-    app.parse(argc, argv);
+    app.parse(own_arguments || as_flag ? at + own_arguments : argc, argv);
   } catch (const CLI::ParseError& e) {
     const CLI::App* failed =
         app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
     return UsageError(failed == nullptr
                           ? e.what()
                           : absl::StrCat(failed->get_name(), ": ", e.what()));
+  }
+  if (as_flag) {
+    (word == "help" ? out.help : out.version) = true;
+    return out;
+  }
+  if (own_arguments) {
+    for (int i = at + 1; i < argc; ++i) {
+      const std::string_view arg = argv[i];
+      if (arg == "-h" || arg == "--help") {
+        out.help = true;
+      } else {
+        out.passthrough.emplace_back(arg);
+      }
+    }
   }
   // What no command or global flag took: CLI11 keeps it as an extra of
   // the top level.

@@ -1,7 +1,6 @@
 #ifndef JITCACHE_CLIENT_CLI_COMMAND_LINE_H_
 #define JITCACHE_CLIENT_CLI_COMMAND_LINE_H_
 
-#include <cstddef>
 #include <optional>
 #include <string>
 #include <variant>
@@ -13,9 +12,10 @@ namespace jitcache::cli {
 // flags, the command, and that command's options, typed. Each command
 // accepts only its own options (anything else is a usage error naming it),
 // except compile and link, whose arguments are NVRTC's and nvJitLink's
-// options as much as jitcache's: they keep them as given, for the parser
-// compile shares with the `jitcache` front end (compile_flags.h; the two must
-// read a line alike) and link's own.
+// options as much as jitcache's: everything after the command is kept as
+// given (`--` and all), for the parser compile shares with the `jitcache`
+// front end (compile_flags.h; the two must read a line alike) and link's
+// own. An option given twice takes its last value, as it always has.
 struct CommandLine {
   std::string socket;   // --socket
   std::string command;  // empty: none given
@@ -24,9 +24,9 @@ struct CommandLine {
   bool json = false;                     // ping, config, ls, show, stats
   bool zero = false;                     // stats
   std::vector<std::string> passthrough;  // compile, link
-  // ls
-  std::string arch, kind, sort;
-  std::optional<size_t> limit;
+  // ls (as given: an empty --kind= or --limit= is a usage error there)
+  std::string arch;
+  std::optional<std::string> kind, sort, limit;
   // show (and export's -o)
   std::string key_prefix;
   bool ptx = false;

@@ -80,9 +80,9 @@ Commands:
         --target KIND          cubin (default) or ptx
         -o OUT                 output file (default: a.cubin or a.ptx)
       Other arguments starting with '-' go to nvJitLink (-O3, -ftz=true,
-      -kernels-used=NAME, ...); LTO-IR inputs imply -lto. Only files the
-      daemon does not have yet are uploaded. Exit status 1 when the inputs do
-      not link (the log goes to stderr).
+      -kernels-used=NAME, ...); LTO-IR inputs imply -lto. Files go by
+      digest, their bytes only when the daemon lacks them. Exit status 1
+      when the inputs do not link (the log goes to stderr).
   ping [--json]
       Show the daemon's version, toolchain and store.
       --json, here and on config, ls and show: the daemon's answer as the

@@ -59,20 +59,26 @@ int Evict(const StoreAdmin& admin, const CommandLine& line) {
 std::variant<ListOptions, int> ListOptionsOf(const CommandLine& line) {
   ListOptions options;
   options.arch = line.arch;
-  if (!line.kind.empty()) {
-    std::optional<CodeType> type = ParseCodeType(line.kind);
-    if (!type)
-      return UsageError(absl::StrCat("unknown kind '", line.kind, "'"));
+  if (line.kind.has_value()) {
+    std::optional<CodeType> type = ParseCodeType(*line.kind);
+    if (!type) {
+      return UsageError(absl::StrCat("unknown kind '", *line.kind, "'"));
+    }
     options.target = *type;
   }
-  if (line.sort == "size") {
-    options.sort = ListOptions::Sort::kSize;
-  } else if (line.sort.empty() || line.sort == "used") {
-    options.sort = ListOptions::Sort::kUsed;
-  } else {
-    return UsageError("--sort takes used or size");
+  if (line.sort.has_value()) {
+    if (*line.sort == "used") {
+      options.sort = ListOptions::Sort::kUsed;
+    } else if (*line.sort == "size") {
+      options.sort = ListOptions::Sort::kSize;
+    } else {
+      return UsageError("--sort takes used or size");
+    }
   }
-  if (line.limit.has_value()) options.limit = *line.limit;
+  if (line.limit.has_value() &&
+      !absl::SimpleAtoi(*line.limit, &options.limit)) {
+    return UsageError("--limit takes a number");
+  }
   return options;
 }
 

@@ -311,9 +311,10 @@ std::optional<Answer> Ask(const Program& program) {
         payload, buffer, with_modules ? kCompileTimeout : kLookupTimeout,
         &refused);
     if (bytes.has_value()) return jitcache::nvvm_wire::Decode(*bytes);
-    // A refusal would be given again with the modules: only a miss sends
-    // them.
-    if (refused.code != 0) break;
+    // The daemon lacks the modules (NOT_FOUND): sent with the request. Any
+    // other refusal would only be given again.
+    constexpr int kNotFound = 5;
+    if (refused.code != 0 && refused.code != kNotFound) break;
   }
   Why(refused.code != 0 ? ("the daemon refused it: " + refused.message).c_str()
                         : "the daemon did not answer");

@@ -3,6 +3,8 @@
 
 #include <grpcpp/support/status.h>
 
+#include <atomic>
+
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
@@ -49,10 +51,13 @@ inline bool AskAgain(const grpc::Status& s, bool reached, int attempt,
 
 // A blocking call's retries: `ask()` (one more attempt, on a new context)
 // after each pause, while AskAgain says so; the last attempt's status.
+// `reached` is read before each: another thread may reach the daemon
+// meanwhile.
 template <typename Ask>
-grpc::Status AskThroughRestarts(grpc::Status status, bool reached,
+grpc::Status AskThroughRestarts(grpc::Status status,
+                                const std::atomic<bool>& reached,
                                 absl::Time retry_until, Ask ask) {
-  for (int attempt = 0; AskAgain(status, reached, attempt, retry_until);
+  for (int attempt = 0; AskAgain(status, reached.load(), attempt, retry_until);
        ++attempt) {
     absl::SleepFor(RetryBackoff(attempt));
     status = ask();

@@ -18,6 +18,14 @@
 
 namespace jitcache {
 
+// An input a miss needs, named by digest (a link's object): `at_hand` when
+// the request carried its bytes.
+struct NeededInput {
+  Digest digest;
+  std::string name;
+  bool at_hand = false;
+};
+
 // What the cache engine runs on a miss, for one key: a compile, a link, a
 // ptxas run or a libNVVM call sequence. The engine does the same for every
 // kind (look up, join or run, record, keep, publish); what only one kind

@@ -639,4 +639,20 @@ void CacheEngine::RemoveDisproved(const Digest& key,
                            "the link run again did too: the record is removed";
 }
 
+absl::Status CacheEngine::FindMissingInputs(
+    const std::vector<NeededInput>& inputs) {
+  for (const NeededInput& input : inputs) {
+    if (input.at_hand) continue;
+    absl::StatusOr<std::optional<StoredObject>> object =
+        options_.store->GetObject(input.digest);
+    if (!object.ok()) return object.status();
+    if (!object->has_value()) {
+      return absl::NotFoundError(
+          absl::StrCat("the daemon lacks object ", input.digest.Hex(), " (",
+                       input.name, "): send its bytes with the request"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace jitcache

@@ -90,6 +90,15 @@ class CacheEngine {
   // ends the run (or this one, when the pool refuses it).
   void Join(uid_t uid, UserStats::Counters& user, const Digest& key,
             Waiter waiter, const std::function<Action()>& make_action);
+  // The one way a caller sends what a miss lacks, for every kind and both
+  // doors: a miss whose inputs (named by digest) the store does not hold
+  // is answered NOT_FOUND naming the first one missing (a read that
+  // verifies: a damaged object is missing), before anything runs; the
+  // caller sends the inputs' bytes with the same request and asks again.
+  // (A compile's included files go the same way: NOT_FOUND, with the
+  // jitcache-send-included trailer; a libNVVM program's modules too.)
+  absl::Status FindMissingInputs(const std::vector<NeededInput>& inputs);
+
   // A flight for `key` is under way.
   bool Running(const Digest& key) { return flights_.Open(key); }
   size_t waiters() const { return flights_.waiters(); }

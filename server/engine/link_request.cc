@@ -206,4 +206,17 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
   return out;
 }
 
+std::vector<NeededInput> NeededInputsOf(const PreparedLink& link) {
+  std::vector<NeededInput> needed;
+  for (const PreparedLink::Input& input : link.inputs) {
+    const bool sent =
+        std::any_of(link.inline_objects.begin(), link.inline_objects.end(),
+                    [&](const PreparedLink::Inline& o) {
+                      return o.digest == input.digest;
+                    });
+    needed.push_back({input.digest, input.name, sent});
+  }
+  return needed;
+}
+
 }  // namespace jitcache

@@ -9,6 +9,7 @@
 #include "common/digest.h"
 #include "jitcache/v1/jitcache.pb.h"
 #include "server/build/compiler.h"
+#include "server/engine/action.h"
 #include "server/engine/request_limits.h"
 
 namespace jitcache {
@@ -58,6 +59,10 @@ PreparedLink RenamedElsewhere(const PreparedLink& link);
 absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
                                          const ToolchainInfo& toolchain,
                                          const RequestLimits& limits);
+
+// The link's inputs as a miss needs them (CacheEngine::FindMissingInputs):
+// those that came inline are at hand.
+std::vector<NeededInput> NeededInputsOf(const PreparedLink& link);
 
 }  // namespace jitcache
 

@@ -141,8 +141,12 @@ KeptConnection::Reply JitCacheService::AnswerNvvm(absl::string_view bytes,
           AnswerNow(hit, user, peer.uid, start, "libNVVM compile")) {
     return *std::move(now);
   }
-  // A miss asked by digests alone: the caller asks again with the modules.
-  if (!request.with_modules()) return {};
+  // A miss asked by digests alone: the caller sends the modules and asks
+  // again (CacheEngine::FindMissingInputs's way).
+  if (!request.with_modules()) {
+    return Refuse(absl::NotFoundError(
+        "the daemon lacks the modules: send them with the request"));
+  }
   return {nullptr,
           [this, request = std::move(request), prepared = *std::move(prepared),
            uid = peer.uid, user = &user, start](AnswerLater later) {
@@ -189,26 +193,6 @@ CacheEngine::Waiter JitCacheService::AnswerWhenBuilt(AnswerLater later,
   };
 }
 
-absl::Status JitCacheService::CheckInputsKept(const PreparedLink& link) {
-  for (const PreparedLink::Input& input : link.inputs) {
-    const bool sent =
-        std::any_of(link.inline_objects.begin(), link.inline_objects.end(),
-                    [&](const PreparedLink::Inline& o) {
-                      return o.digest == input.digest;
-                    });
-    if (sent) continue;
-    // A read that verifies: a damaged object is missing.
-    absl::StatusOr<std::optional<StoredObject>> object =
-        options_.store->GetObject(input.digest);
-    if (!object.ok()) return object.status();
-    if (!object->has_value()) {
-      return absl::NotFoundError("the daemon lacks object " +
-                                 input.digest.Hex() + " (" + input.name + ")");
-    }
-  }
-  return absl::OkStatus();
-}
-
 KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
                                                   const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
@@ -250,7 +234,9 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
     } else if (prepared->steps_only) {
       // Only what an earlier link recorded: never a link of its own.
       hit = absl::NotFoundError("no link recorded these steps");
-    } else if (absl::Status have = CheckInputsKept(*prepared); !have.ok()) {
+    } else if (absl::Status have =
+                   engine_.FindMissingInputs(NeededInputsOf(*prepared));
+               !have.ok()) {
       hit = have;  // the caller sends them and asks again
     }
   }

@@ -412,6 +412,12 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
                                      "no link recorded these steps"));
     return reactor;
   }
+  // The caller sends what the store lacks and asks again, on either door.
+  if (absl::Status have = engine_.FindMissingInputs(NeededInputsOf(*link));
+      !have.ok()) {
+    reactor->FinishToResend(ToGrpcStatus(have));
+    return reactor;
+  }
   // A flight keyed without names whose answer shows the leader's: a caller
   // with other names is served under its own names' key.
   std::function<bool(const v1::CompileResponse&)> taken_elsewhere;
@@ -656,9 +662,10 @@ grpc::ServerUnaryReactor* JitCacheService::ServeMiss(
     const std::function<bool()>& ask_for_inputs,
     std::function<bool(const v1::CompileResponse&)> taken_elsewhere) {
   if (ask_for_inputs && ask_for_inputs()) {
-    reactor->FinishToResend(
-        grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                     "a miss: send the included files' contents to compile"));
+    reactor->FinishToResend(grpc::Status(
+        grpc::StatusCode::NOT_FOUND,
+        "a miss: the daemon lacks the included files' contents: send them "
+        "with the request"));
     return reactor;
   }
 

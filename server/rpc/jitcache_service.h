@@ -305,10 +305,6 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // (a hit, or nothing), or the whole link, promised on a miss.
   KeptConnection::Reply AnswerLink(absl::string_view request,
                                    const PeerCredentials& peer);
-  // NOT_FOUND unless the store holds every input `link` names by digest
-  // (checked before a framed socket's link is queued: its caller then sends
-  // their bytes, where a gRPC caller uploads them after the link fails).
-  absl::Status CheckInputsKept(const PreparedLink& link);
   // A framed socket's ptxas run or link whose lookup gave `hit`: answered now
   // when it is a hit, or "ask gRPC" when it was refused (counted, logged as
   // `what`); nullopt for a miss, which the caller promises.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
@@ -58,6 +59,45 @@ TEST(CliConventions, HelpIsOnStandardOutputAndExitsZero) {
 
 // `stats --json` is JSON, and holds every number StatsResponse has, under
 // its name, and the users.
+// jitcache-full's parser (CLI11): each command takes its own options only,
+// values are checked, an option given twice takes its last value, and
+// compile's and link's arguments (`--` too) are theirs.
+TEST(CliConventions, EachCommandTakesItsOwnOptionsOnly) {
+  testing::TempDir dir;
+  testing::DaemonProcess daemon(dir.Sub("s.sock"), ":memory:");
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  const std::string socket = daemon.socket();
+  const std::string gone = dir.Sub("gone.sock");
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+  };
+  const std::vector<Case> cases = {
+      {{"--socket", socket, "stats", "--bogus"}, 2},
+      {{"--socket", socket, "stats", "--zero", "--json", "--ptx"}, 2},
+      {{"--socket", socket, "ls", "--limit", "many"}, 2},
+      {{"--socket", socket, "ls", "--limit=-1"}, 2},
+      {{"--socket", socket, "ls", "--kind="}, 2},
+      {{"--socket", socket, "ls", "--sort", "age"}, 2},
+      {{"--socket", socket, "show"}, 2},
+      {{"--socket", socket, "frobnicate"}, 2},
+      {{"--bogus", "--socket", socket, "ping"}, 2},
+      {{"--socket", socket, "ls", "--limit", "3", "--kind", "cubin"}, 0},
+      // The last of two values counts.
+      {{"--socket", gone, "--socket", socket, "ping"}, 0},
+      {{"--socket", socket, "--socket", gone, "ping"}, 3},
+      // `--` and what follows are compile's: the socket stays the first.
+      {{"--socket", gone, "compile", "k.cu", "--", "--socket", socket}, 3},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {JITCACHE_CLI_FULL};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    ProcessResult run = testing::RunProcess(argv);
+    EXPECT_EQ(run.exit_code, c.exit_code)
+        << absl::StrJoin(c.args, " ") << ": " << run.output;
+  }
+}
+
 TEST(CliConventions, StatsAsJsonHoldEveryFieldOfTheProto) {
   testing::TempDir dir;
   testing::DaemonProcess daemon(dir.Sub("jc.sock"), ":memory:");

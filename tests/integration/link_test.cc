@@ -186,6 +186,51 @@ TEST_F(LinkTest, UploadWhoseBytesDoNotMatchTheDigestIsRefused) {
   EXPECT_EQ(back->code_type, CodeType::kLtoir);
 }
 
+// The one way a caller sends what a miss lacks: a link by digest of
+// objects this daemon never saw is answered NOT_FOUND before anything runs,
+// the Linker asks again with the bytes, and the daemon keeps them: a later
+// link names them by digest alone.
+TEST_F(LinkTest, InputsTheDaemonLacksAreSentWithTheRequestAndKept) {
+  // LTO-IR made by another daemon, with a store of its own.
+  testing::TempDir elsewhere;
+  testing::DaemonProcess other(elsewhere.Sub("o.sock"), ":memory:");
+  ASSERT_TRUE(other.Start().ok()) << other.Log();
+  absl::StatusOr<Client> there =
+      Client::Connect({.socket_path = other.socket(), .local_fallback = false});
+  ASSERT_TRUE(there.ok());
+  ProgramOptions options;
+  options.arch = "sm_90";
+  options.relocatable_device_code = true;
+  auto a = there->Compile(Program(kernels::kLtoSortUnit, "a.cu"), options,
+                          CodeType::kLtoir);
+  auto b = there->Compile(Program(kernels::kLtoTransformUnit, "b.cu"), options,
+                          CodeType::kLtoir);
+  ASSERT_TRUE(a.ok() && a->compiled && b.ok() && b->compiled);
+  const std::vector<Client::LinkInput> by_digest = {
+      {CodeType::kLtoir, "a.ltoir", Digest::Of(a->bytes).Hex(), ""},
+      {CodeType::kLtoir, "b.ltoir", Digest::Of(b->bytes).Hex(), ""}};
+  const uint64_t compiles_before = testing::StatsOf(daemon_->socket()).compiles;
+  auto lacking =
+      client_->Link(by_digest, {"-arch=sm_90", "-lto"}, CodeType::kCubin);
+  ASSERT_FALSE(lacking.ok());
+  EXPECT_EQ(lacking.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(lacking.status().message()),
+              HasSubstr("send its bytes with the request"));
+  EXPECT_EQ(testing::StatsOf(daemon_->socket()).compiles, compiles_before);
+
+  Linker linker(*client_);
+  linker.Add(*a).Add(*b);
+  auto linked = linker.Link(Sm90());
+  ASSERT_TRUE(linked.ok()) << linked.status();
+  ASSERT_TRUE(linked->compiled) << linked->log;
+  // Kept: another link of the same objects, named by digest alone.
+  auto again = client_->Link(by_digest, {"-arch=sm_90", "-lto", "-Xptxas=-O2"},
+                             CodeType::kCubin);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->compiled) << again->log;
+  EXPECT_EQ(again->served, Served::kMiss);
+}
+
 TEST_F(LinkTest, LinkingAnObjectTheStoreLacksIsNotFoundNamingTheDigest) {
   const std::string digest = Digest::Of("never uploaded").Hex();
   auto code = client_->Link({{CodeType::kLtoir, "ghost.ltoir", digest, ""}},

@@ -234,7 +234,9 @@ TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
   v1::CompileResponse response;
   grpc::ClientContext ask;
   grpc::Status asked = stub_->Compile(&ask, request, &response);
-  EXPECT_EQ(asked.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  // What a miss lacks is asked for as every input is (CacheEngine::
+  // FindMissingInputs): NOT_FOUND, and the trailer says which.
+  EXPECT_EQ(asked.error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(ask.GetServerTrailingMetadata().count("jitcache-send-included"),
             1u);
   EXPECT_EQ(compiler_.calls(), 0);
@@ -271,7 +273,7 @@ TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
   request.set_included_set_sha256(set_of("int b;"));
   grpc::ClientContext changed;
   EXPECT_EQ(stub_->Compile(&changed, request, &response).error_code(),
-            grpc::StatusCode::FAILED_PRECONDITION)
+            grpc::StatusCode::NOT_FOUND)
       << "another file content is another key";
   v1::CompileRequest lying = full;
   lying.set_included_set_sha256(set_of("int b;"));
@@ -688,7 +690,7 @@ TEST_F(PlaceTest, ADigestOnlyRequestFindsItsPlacesKey) {
   by_digest.clear_included_mtimes_ns();
   grpc::ClientContext asked;
   EXPECT_EQ(stub_->Compile(&asked, by_digest, &b).error_code(),
-            grpc::StatusCode::FAILED_PRECONDITION)
+            grpc::StatusCode::NOT_FOUND)
       << "a place without its files' times: the files are asked for";
   EXPECT_EQ(asked.GetServerTrailingMetadata().count("jitcache-send-included"),
             1u);
