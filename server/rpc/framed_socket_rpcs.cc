@@ -46,12 +46,12 @@ std::shared_ptr<const HotAnswer> JitCacheService::AnswerOne(
   if (!prepared.ok()) return nullptr;
   KeyLevel level = KeyLevel::kPlaceFree;
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      CompileHit(*prepared, &level);
+      kinds_.CompileHit(*prepared, &level);
   if (!hit.ok() || *hit == nullptr) return nullptr;
   CountHit(CountRequest(peer.uid), **hit, start);
   ++counters_.socket_hits;
-  JITCACHE_LOG(Debug) << "hit " << KeyAt(*prepared, level).Hex() << " uid "
-                      << peer.uid << " (framed socket)";
+  JITCACHE_LOG(Debug) << "hit " << ActionKinds::KeyAt(*prepared, level).Hex()
+                      << " uid " << peer.uid << " (framed socket)";
   return *std::move(hit);
 }
 
@@ -106,7 +106,7 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
       PreparePtxas(request, options_.compiler->toolchain(), options_.limits);
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
       prepared.ok()
-          ? PtxasHit(*prepared)
+          ? kinds_.PtxasHit(*prepared)
           : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
   if (std::optional<KeptConnection::Reply> now =
           AnswerNow(hit, user, peer.uid, start, "ptxas run")) {
@@ -118,7 +118,7 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
            uid = peer.uid, user = &user, start](AnswerLater later) {
             engine_.Join(uid, *user, prepared.key,
                          AnswerWhenBuilt(std::move(later), *user, start),
-                         [&] { return PtxasBuild(request, prepared); });
+                         [&] { return kinds_.PtxasAction(request, prepared); });
           }};
 }
 
@@ -152,7 +152,7 @@ KeptConnection::Reply JitCacheService::AnswerNvvm(absl::string_view bytes,
            uid = peer.uid, user = &user, start](AnswerLater later) {
             engine_.Join(uid, *user, prepared.key,
                          AnswerWhenBuilt(std::move(later), *user, start),
-                         [&] { return NvvmBuild(request, prepared); });
+                         [&] { return kinds_.NvvmAction(request, prepared); });
           }};
 }
 
@@ -212,24 +212,24 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
   bool named = false;
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
       prepared.ok()
-          ? LinkHit(*prepared, &named)
+          ? kinds_.LinkHit(*prepared, &named)
           : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
   if (request.disproves()) {
     // Answered at once; the link runs again in the background.
     if (hit.ok() && *hit != nullptr && !prepared->steps_only) {
       auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
       engine_.CheckDisproof(
-          peer.uid, LinkKeyAt(*link, named),
+          peer.uid, ActionKinds::LinkKeyAt(*link, named),
           named ? link->named_step_keys : link->step_keys,
           [this, link](absl::Time deadline) {
-            return RunLink(*link, deadline);
+            return kinds_.RunLink(*link, deadline);
           },
           *std::move(hit));
     }
     return {};
   }
   if (hit.ok() && *hit == nullptr) {
-    if (engine_.ReadsCallersFiles(LinkKeyAt(*prepared, named))) {
+    if (engine_.ReadsCallersFiles(ActionKinds::LinkKeyAt(*prepared, named))) {
       hit = absl::FailedPreconditionError(kReadsCallersFiles);
     } else if (prepared->steps_only) {
       // Only what an earlier link recorded: never a link of its own.
@@ -248,10 +248,10 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
       nullptr,
       [this, link = std::make_shared<const PreparedLink>(*std::move(prepared)),
        named, uid = peer.uid, user = &user, start](AnswerLater later) {
-        engine_.Join(uid, *user, LinkKeyAt(*link, named),
+        engine_.Join(uid, *user, ActionKinds::LinkKeyAt(*link, named),
                      LinkAnswerWhenBuilt(link, named, std::move(later), uid,
                                          *user, start),
-                     [&] { return LinkBuild(link, named); });
+                     [&] { return kinds_.LinkAction(link, named); });
       }};
 }
 
@@ -269,7 +269,7 @@ CacheEngine::Waiter JitCacheService::LinkAnswerWhenBuilt(
       // are keyed apart, and built there.
       engine_.Join(uid, *user, *link->named_key,
                    AnswerWhenBuilt(later, *user, start),
-                   [&] { return LinkBuild(link, /*named=*/true); });
+                   [&] { return kinds_.LinkAction(link, /*named=*/true); });
       return;
     }
     AnswerWhenBuilt(later, *user, start)(result, is_leader);

@@ -201,65 +201,15 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
   call->request = request;
   call->prepared = *std::move(prepared);
   KeyLevel level = KeyLevel::kPlaceFree;
-  if (FinishedByLookup(CompileHit(call->prepared, &level), response, reactor)) {
+  if (FinishedByLookup(kinds_.CompileHit(call->prepared, &level), response,
+                       reactor)) {
     return reactor;
   }
   return ServeCompile(uid, response, reactor, std::move(call), level);
 }
 
-const Digest& JitCacheService::KeyAt(const PreparedCompile& prepared,
-                                     KeyLevel level) {
-  switch (level) {
-    case KeyLevel::kPlaceFree:
-      return prepared.key;
-    case KeyLevel::kWorkingDirectory:
-      return prepared.working_directory_key;
-    case KeyLevel::kPlace:
-      break;
-  }
-  return prepared.placed_key;
-}
-
-absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::CompileHit(
-    const PreparedCompile& prepared, KeyLevel* level) {
-  // Without proofs nothing is shared between places: each place's key
-  // alone (no record under the place-free key).
-  if (!options_.proves_places) {
-    if (level != nullptr) *level = KeyLevel::kPlace;
-    return engine_.HitAnswer(prepared.placed_key);
-  }
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      engine_.HitAnswer(prepared.key);
-  KeyLevel at = KeyLevel::kPlaceFree;
-  if (hit.ok() && *hit == nullptr) {
-    // An answer kept for its place when its proof could not run, or
-    // while it runs (the place-free key says nothing then): this place's
-    // own; for a caller that waits for the proof, not while it runs.
-    if (prepared.wait_for_proof && engine_.Running(prepared.key)) {
-      if (level != nullptr) *level = at;
-      return hit;
-    }
-    absl::StatusOr<std::shared_ptr<const HotAnswer>> own =
-        engine_.HitAnswer(prepared.placed_key);
-    if (!own.ok() || *own != nullptr) {
-      if (level != nullptr) *level = KeyLevel::kPlace;
-      return own;
-    }
-    // A verdict kept between the two reads (the place-free key written,
-    // then the place's early copy dropped): the place-free key again.
-    hit = engine_.HitAnswer(prepared.key);
-  }
-  if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
-    at = (*hit)->marker_working_directory_only ? KeyLevel::kWorkingDirectory
-                                               : KeyLevel::kPlace;
-    hit = engine_.HitAnswer(KeyAt(prepared, at));
-  }
-  if (level != nullptr) *level = at;
-  return hit;
-}
-
 bool JitCacheService::FindIncludedFiles(CompileCall& call) {
-  call.kept = kept_file_sets_.Find(call.prepared.included_set);
+  call.kept = kinds_.KeptFiles(call.prepared);
   // A request that named its files by digest gives their times apart, one
   // for each: a set that does not match them cannot be used.
   if (call.kept != nullptr && !call.prepared.has_included_contents &&
@@ -301,8 +251,11 @@ grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
   }
   // CompileHit looked the keys up already: straight to the miss.
   return ServeMiss(
-      uid, response, reactor, KeyAt(call->prepared, level),
-      [this, call, level] { return CompileBuild(*call, level); },
+      uid, response, reactor, ActionKinds::KeyAt(call->prepared, level),
+      [this, call, level] {
+        return kinds_.CompileAction(*call->request, call->prepared, call->kept,
+                                    level);
+      },
       ask_for_included, std::move(taken_elsewhere));
 }
 
@@ -314,11 +267,11 @@ void JitCacheService::ServeTakenUnderPlace(uid_t uid,
   // it says nothing, the build kept it for its own place alone).
   KeyLevel level = KeyLevel::kPlaceFree;
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      CompileHit(call->prepared, &level);
+      kinds_.CompileHit(call->prepared, &level);
   if (hit.ok() && *hit == nullptr && level == KeyLevel::kPlaceFree) {
     level = KeyLevel::kPlace;
   }
-  const Digest& key = KeyAt(call->prepared, level);
+  const Digest& key = ActionKinds::KeyAt(call->prepared, level);
   if (!hit.ok()) {
     reactor->FinishClaimed(ToGrpcStatus(hit.status()));
     return;
@@ -336,57 +289,10 @@ void JitCacheService::ServeTakenUnderPlace(uid_t uid,
     }
   }
   engine_.Join(uid, reactor->user(), key,
-               FinishClaimedWhenBuilt(reactor, response),
-               [this, call, level] { return CompileBuild(*call, level); });
-}
-
-Action JitCacheService::CompileBuild(CompileCall& call, KeyLevel level) {
-  const v1::CompileRequest& request = *call.request;
-  const PreparedCompile& prepared = call.prepared;
-  auto job = std::make_shared<CompileJob>(MakeCompileJob(request, prepared));
-  if (request.includes_resolved()) {
-    if (call.kept == nullptr) {
-      call.kept = kept_file_sets_.Keep(prepared.included_set,
-                                       CarriedFiles(request, prepared));
-    }
-    job->files = call.kept;
-  }
-  Action build;
-  build.key = KeyAt(prepared, level);
-  build.keyed_by_place = level != KeyLevel::kPlaceFree;
-  build.keyed_by_working_directory = level == KeyLevel::kWorkingDirectory;
-  build.target = prepared.target;
-  build.arch = prepared.arch;
-  build.program_name = prepared.program_name;
-  build.options = prepared.options;
-  build.source_bytes = prepared.source_bytes;
-  auto run_job = [this](std::shared_ptr<const CompileJob> which) {
-    return [this, which](absl::Time deadline) -> absl::StatusOr<ActionResult> {
-      CompileJob run = *which;
-      run.deadline = deadline;
-      run.cancelled = engine_.cancelled();
-      return options_.compiler->Compile(run);
-    };
-  };
-  build.run = run_job(job);
-  build.wait_for_proof = prepared.wait_for_proof;
-  if (level == KeyLevel::kPlaceFree) {
-    build.placed_key = prepared.placed_key;
-    build.working_directory_key = prepared.working_directory_key;
-    std::optional<CompileJob> elsewhere =
-        options_.proves_places ? ElsewhereJob(*job) : std::nullopt;
-    if (elsewhere.has_value()) {
-      build.run_elsewhere =
-          run_job(std::make_shared<const CompileJob>(*std::move(elsewhere)));
-      std::optional<CompileJob> same_directory =
-          ElsewhereButTheWorkingDirectoryJob(*job);
-      if (same_directory.has_value()) {
-        build.run_elsewhere_same_directory = run_job(
-            std::make_shared<const CompileJob>(*std::move(same_directory)));
-      }
-    }
-  }
-  return build;
+               FinishClaimedWhenBuilt(reactor, response), [this, call, level] {
+                 return kinds_.CompileAction(*call->request, call->prepared,
+                                             call->kept, level);
+               });
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Link(
@@ -403,7 +309,7 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
   }
   auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
   bool named = false;
-  if (FinishedByLookup(LinkHit(*link, &named), response, reactor)) {
+  if (FinishedByLookup(kinds_.LinkHit(*link, &named), response, reactor)) {
     return reactor;
   }
   if (link->steps_only) {
@@ -430,59 +336,14 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
       }
       engine_.Join(uid, reactor->user(), *link->named_key,
                    FinishClaimedWhenBuilt(reactor, response),
-                   [&] { return LinkBuild(link, /*named=*/true); });
+                   [&] { return kinds_.LinkAction(link, /*named=*/true); });
       return true;
     };
   }
   return ServeMiss(
-      uid, response, reactor, LinkKeyAt(*link, named),
-      [&] { return LinkBuild(link, named); }, {}, std::move(taken_elsewhere));
-}
-
-absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::LinkHit(
-    const PreparedLink& link, bool* named) {
-  *named = false;
-  if (!link.named_key.has_value()) return engine_.HitAnswer(link.key);
-  // Without proofs, the names are always keyed.
-  if (!options_.proves_places) {
-    *named = true;
-    return engine_.HitAnswer(*link.named_key);
-  }
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      engine_.HitAnswer(link.key);
-  if (hit.ok() && *hit == nullptr) {
-    // An answer kept under its names when its proof could not run, or
-    // while it runs.
-    absl::StatusOr<std::shared_ptr<const HotAnswer>> own =
-        engine_.HitAnswer(*link.named_key);
-    if (!own.ok() || *own != nullptr) {
-      *named = true;
-      return own;
-    }
-    // A verdict kept between the two reads: the key without names again.
-    hit = engine_.HitAnswer(link.key);
-  }
-  if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
-    *named = true;
-    return engine_.HitAnswer(*link.named_key);
-  }
-  return hit;
-}
-
-absl::StatusOr<std::shared_ptr<const HotAnswer>> JitCacheService::PtxasHit(
-    const PreparedPtxas& prepared) {
-  // An answer kept for the base names holds for any spelling of them: one
-  // lookup on such a hit.
-  if (prepared.base_named_key.has_value()) {
-    absl::StatusOr<std::shared_ptr<const HotAnswer>> base =
-        engine_.HitAnswer(*prepared.base_named_key);
-    if (!base.ok() || *base != nullptr) return base;
-  }
-  return engine_.HitAnswer(prepared.key);
-}
-
-const Digest& JitCacheService::LinkKeyAt(const PreparedLink& link, bool named) {
-  return named && link.named_key.has_value() ? *link.named_key : link.key;
+      uid, response, reactor, ActionKinds::LinkKeyAt(*link, named),
+      [&] { return kinds_.LinkAction(link, named); }, {},
+      std::move(taken_elsewhere));
 }
 
 CacheEngine::Waiter JitCacheService::FinishClaimedWhenBuilt(
@@ -499,48 +360,6 @@ CacheEngine::Waiter JitCacheService::FinishClaimedWhenBuilt(
   };
 }
 
-absl::Status JitCacheService::KeepInlineInputs(const PreparedLink& link) {
-  if (link.inline_objects.empty()) return absl::OkStatus();
-  std::vector<ObjectRef> refs;
-  for (const auto& o : link.inline_objects) {
-    refs.push_back({o.digest, o.kind, o.bytes});
-  }
-  return options_.store->PutObjects(refs);
-}
-
-Action JitCacheService::LinkBuild(std::shared_ptr<const PreparedLink> link,
-                                  bool named) {
-  Action build;
-  build.key = LinkKeyAt(*link, named);
-  build.target = link->target;
-  build.arch = link->arch;
-  build.options = link->options;
-  Action::Link steps;
-  steps.step_keys = named ? link->named_step_keys : link->step_keys;
-  build.keyed_by_place = named && link->named_key.has_value();
-  if (!named && link->named_key.has_value() && options_.proves_places) {
-    // The proof: the same link under other names, beside it.
-    build.placed_key = link->named_key;
-    steps.placed_step_keys = link->named_step_keys;
-    auto renamed =
-        std::make_shared<const PreparedLink>(RenamedElsewhere(*link));
-    build.run_elsewhere = [this, renamed](absl::Time deadline) {
-      return RunLink(*renamed, deadline);
-    };
-  }
-  for (const auto& input : link->inputs) {
-    steps.input_digests.emplace_back(input.digest.AsBytes());
-  }
-  build.kind = std::move(steps);
-  // Only a link that runs keeps what came inline (a hit writes nothing).
-  build.run = [this,
-               link](absl::Time deadline) -> absl::StatusOr<ActionResult> {
-    if (absl::Status s = KeepInlineInputs(*link); !s.ok()) return s;
-    return RunLink(*link, deadline);
-  };
-  return build;
-}
-
 grpc::ServerUnaryReactor* JitCacheService::Ptxas(
     grpc::CallbackServerContext* context, const v1::PtxasRequest* request,
     v1::CompileResponse* response) {
@@ -553,82 +372,13 @@ grpc::ServerUnaryReactor* JitCacheService::Ptxas(
     reactor->FinishOnce(ToGrpcStatus(prepared.status()));
     return reactor;
   }
-  if (FinishedByLookup(PtxasHit(*prepared), response, reactor)) {
+  if (FinishedByLookup(kinds_.PtxasHit(*prepared), response, reactor)) {
     return reactor;
   }
   return ServeMiss(
       uid, response, reactor, prepared->key,
-      [&] { return PtxasBuild(*request, *prepared); }, nullptr, nullptr);
-}
-
-Action JitCacheService::PtxasBuild(const v1::PtxasRequest& request,
-                                   const PreparedPtxas& prepared) {
-  // The leader's alone: a hit copies nothing out of its request.
-  auto miss = std::make_shared<PtxasMiss>(MakePtxasMiss(request, prepared));
-  Action build;
-  build.key = prepared.key;
-  build.target = ObjectKind::kCubin;
-  build.program_name = miss->job.program;
-  build.options = miss->job.arguments;
-  build.source_bytes = miss->job.ptx.size();
-  build.kind = Action::Ptxas{.named_key = miss->named_key,
-                             .names = miss->names,
-                             .base_named_key = miss->base_named_key,
-                             .spelled_names = miss->spelled};
-  build.run = [this, miss](absl::Time deadline) {
-    miss->job.deadline = deadline;  // run once, by one pool thread
-    return options_.compiler->Ptxas(miss->job);
-  };
-  return build;
-}
-
-Action JitCacheService::NvvmBuild(const v1::NvvmRequest& request,
-                                  const PreparedNvvm& prepared) {
-  auto job = std::make_shared<NvvmJob>(MakeNvvmJob(request));
-  Action build;
-  build.key = prepared.key;
-  build.target = prepared.target;
-  build.options = prepared.options;
-  build.source_bytes = prepared.module_bytes;
-  build.kind = Action::Nvvm{};
-  build.run = [this, job](absl::Time deadline) {
-    job->deadline = deadline;  // run once, by one pool thread
-    return options_.compiler->Nvvm(*job);
-  };
-  return build;
-}
-
-absl::StatusOr<ActionResult> JitCacheService::RunLink(const PreparedLink& link,
-                                                      absl::Time deadline) {
-  LinkJob job;
-  job.options = link.options;
-  job.target = link.target;
-  job.deadline = deadline;
-  job.as_called = link.as_called;
-  for (const auto& input : link.inputs) {
-    // What came inline is at hand (a proof may start before it is kept).
-    auto sent =
-        std::find_if(link.inline_objects.begin(), link.inline_objects.end(),
-                     [&](const PreparedLink::Inline& o) {
-                       return o.digest == input.digest;
-                     });
-    if (sent != link.inline_objects.end()) {
-      job.inputs.push_back(
-          {input.kind, input.name, sent->bytes, input.typed_by_content});
-      continue;
-    }
-    absl::StatusOr<std::optional<StoredObject>> object =
-        options_.store->GetObject(input.digest);
-    if (!object.ok()) return object.status();
-    if (!object->has_value()) {
-      return absl::NotFoundError(
-          absl::StrCat("link ", input.name, ": object ", input.digest.Hex(),
-                       " is not in the store; upload it first"));
-    }
-    job.inputs.push_back({input.kind, input.name, std::move((*object)->bytes),
-                          input.typed_by_content});
-  }
-  return options_.compiler->Link(job);
+      [&] { return kinds_.PtxasAction(*request, *prepared); }, nullptr,
+      nullptr);
 }
 
 bool JitCacheService::FinishedByLookup(

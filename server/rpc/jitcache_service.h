@@ -12,6 +12,7 @@
 #include "server/build/compiler.h"
 #include "server/build/kept_file_sets.h"
 #include "server/build/path_stats.h"
+#include "server/engine/action_kinds.h"
 #include "server/engine/cache_engine.h"
 #include "server/engine/compile_request.h"
 #include "server/engine/link_request.h"
@@ -163,15 +164,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
     PreparedCompile prepared;
     std::shared_ptr<const FileSet> kept;  // the included files, once found
   };
-  // Which of a compile's keys holds its answer (PreparedCompile): the
-  // place-free one, the working directory's, or the whole place's.
-  enum class KeyLevel { kPlaceFree, kWorkingDirectory, kPlace };
-  static const Digest& KeyAt(const PreparedCompile& prepared, KeyLevel level);
-  // The stored answer for a compile: under its place-free key, or under
-  // the key its record says the answer depends on; null on a miss.
-  // `level` (optional) says which key answered or is to be built.
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> CompileHit(
-      const PreparedCompile& prepared, KeyLevel* level = nullptr);
+  using KeyLevel = ActionKinds::KeyLevel;
   // Serves a Compile call under the key of `level` (kPlaceFree: a miss
   // proves whether its answer depends on the place).
   grpc::ServerUnaryReactor* ServeCompile(uid_t uid,
@@ -185,8 +178,6 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   void ServeTakenUnderPlace(uid_t uid, v1::CompileResponse* response,
                             AnswerReactor* reactor,
                             std::shared_ptr<CompileCall> call);
-  // The build of a compile's miss (its files kept for the next miss).
-  Action CompileBuild(CompileCall& call, KeyLevel level);
   // The files a miss of `call` compiles with: a set kept from an earlier
   // request, or the request's own. False when it has neither (the client
   // is told, in the trailing metadata, to send them).
@@ -259,38 +250,15 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // says whether it led it or joined it).
   void CountBuilt(UserStats::Counters& user,
                   const v1::CompileResponse& response, absl::Time start);
-  // The run of a ptxas request's miss.
-  Action PtxasBuild(const v1::PtxasRequest& request,
-                    const PreparedPtxas& prepared);
   // A framed socket's ptxas request (framed_socket_rpcs.cc): its answer now on
   // a hit, else promised for when its run (or the one it joins) is done.
   KeptConnection::Reply AnswerPtxas(absl::string_view request,
                                     const PeerCredentials& peer);
-  // The run of a libNVVM request's miss (it came with its modules).
-  Action NvvmBuild(const v1::NvvmRequest& request,
-                   const PreparedNvvm& prepared);
   // A framed socket's libNVVM compile or verify (libnvvm.so.4's): its answer
   // now on a hit; on a miss, promised for when its run is done when the
   // request holds the modules, else nothing (the caller sends them).
   KeptConnection::Reply AnswerNvvm(absl::string_view request,
                                    const PeerCredentials& peer);
-  // The build of a Link request's miss; its run keeps the inputs that came
-  // inline first (like uploads, so that a later link can name them).
-  // `named`: under the key with the inputs' names; otherwise keyed
-  // without them, with a proof (the link again under other names).
-  Action LinkBuild(std::shared_ptr<const PreparedLink> link, bool named);
-  // An as-called link's stored answer: under its key without names, or
-  // under its names' key where the record there says the names show (or
-  // no proof could run); null on a miss. `named` says which key answered
-  // or is to be built.
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> LinkHit(
-      const PreparedLink& link, bool* named);
-  static const Digest& LinkKeyAt(const PreparedLink& link, bool named);
-  // A ptxas run's stored answer: under its base names' key first (with
-  // names), else its own key; null on a miss. A record that says the names
-  // matter is an answer here: the caller asks again with its names.
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> PtxasHit(
-      const PreparedPtxas& prepared);
   // The framed socket's waiter for a link's flight: when the flight was keyed
   // without names and its answer shows the leader's names, this caller's
   // answer is built under its own names' key instead.
@@ -300,7 +268,6 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // A waiter that finishes a reactor whose finish is already taken.
   CacheEngine::Waiter FinishClaimedWhenBuilt(AnswerReactor* reactor,
                                              v1::CompileResponse* response);
-  absl::Status KeepInlineInputs(const PreparedLink& link);
   // A framed socket's as-called link (libnvJitLink.so.13's): recorded steps
   // (a hit, or nothing), or the whole link, promised on a miss.
   KeptConnection::Reply AnswerLink(absl::string_view request,
@@ -317,15 +284,14 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   CacheEngine::Waiter AnswerWhenBuilt(AnswerLater later,
                                       UserStats::Counters& user,
                                       absl::Time start);
-  absl::StatusOr<ActionResult> RunLink(const PreparedLink& link,
-                                       absl::Time deadline);
 
   ServiceOptions options_;
-  KeptFileSets kept_file_sets_{options_.kept_file_sets};
   ServiceCounters counters_;
   UserStats users_;
-  // The cache behind both doors.
+  // The cache behind both doors, and what each kind of action is to it.
   CacheEngine engine_;
+  ActionKinds kinds_{&engine_, options_.compiler, options_.store,
+                     options_.proves_places, options_.kept_file_sets};
   // PingAnswer, serialized once for the framed socket.
   const std::shared_ptr<const std::string> toolkit_answer_;
 };
