@@ -1,6 +1,5 @@
 // The framed socket's requests (common/framed_protocol.h), answered by the same
 // validation, keys and hot answers as the gRPC path.
-#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>

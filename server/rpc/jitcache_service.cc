@@ -1,18 +1,12 @@
 #include "server/rpc/jitcache_service.h"
 
-#include <filesystem>
-
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/cache_key.h"
 #include "common/log.h"
-#include "common/nvrtc_program.h"
 #include "common/wire_constants.h"
-#include "jitcache/v1/wire_kinds.h"
 #include "server/build/toolkit_library.h"
-#include "server/engine/place_proof.h"
 #include "server/rpc/grpc_status.h"
 
 namespace jitcache {
