@@ -67,7 +67,15 @@ constexpr Spec kNvrtcSpecs[] = {
     {"fdevice-syntax-only", "", Arg::kNone, Check::kAny, Group::kFlag},
     {"minimal", "", Arg::kNone, Check::kAny, Group::kFlag},
     {"device-stack-protector", "", Arg::kValue, Check::kBool, Group::kSingle},
-    {"Ofast-compile", "", Arg::kValue, Check::kOfast, Group::kSingle},
+    {"Ofast-compile", "Ofc", Arg::kValue, Check::kOfast, Group::kSingle},
+    // Accepted by NVRTC 13 (its option probe): keyed as spelled, like the
+    // rest, and shown exact by the differential corpus.
+    {"frandom-seed", "", Arg::kValue, Check::kAny, Group::kSingle},
+    {"fassociative-math", "", Arg::kNone, Check::kAny, Group::kFlag},
+    {"jump-table-density", "", Arg::kValue, Check::kAny, Group::kSingle},
+    {"modify-stack-limit", "", Arg::kValue, Check::kBool, Group::kSingle},
+    {"no-cache", "", Arg::kNone, Check::kAny, Group::kFlag},
+    {"no-lineinfo-inlined-at", "", Arg::kNone, Check::kAny, Group::kFlag},
     // Refused: they write files or read files the key does not cover.
     {"time", "", Arg::kValue, Check::kAny, Group::kSingle,
      "it writes a timing file, which a cached compile cannot reproduce"},

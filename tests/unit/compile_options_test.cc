@@ -44,6 +44,25 @@ TEST(CompileOptions, OptionsGoToNvrtcAsSpelled) {
       << "the target adds nothing: without -dlto NVRTC makes no LTO-IR";
 }
 
+// Options NVRTC 13 accepts that went to the caller's own NVRTC uncached
+// before issue 36: the daemon takes them now, as spelled (the NVRTC
+// differential corpus shows each answer is the real NVRTC's, on a miss, a
+// hit and after a restart).
+TEST(CompileOptions, NvrtcThirteensFurtherOptionsAreTakenAsSpelled) {
+  for (const char* option :
+       {"-Ofc=max", "-Ofc=0", "-frandom-seed=5", "--frandom-seed=5",
+        "-fassociative-math", "--jump-table-density=50",
+        "--modify-stack-limit=false", "-modify-stack-limit=true", "-no-cache",
+        "--no-cache", "--no-lineinfo-inlined-at"}) {
+    absl::StatusOr<CanonicalOptions> taken = Canon({"-arch=sm_90", option});
+    ASSERT_TRUE(taken.ok()) << option << ": " << taken.status();
+    EXPECT_THAT(taken->options, ElementsAre("-arch=sm_90", option));
+  }
+  // Values NVRTC refuses are refused by name here too.
+  EXPECT_FALSE(Canon({"-arch=sm_90", "-Ofc=fastest"}).ok());
+  EXPECT_FALSE(Canon({"-arch=sm_90", "--modify-stack-limit=maybe"}).ok());
+}
+
 TEST(CompileOptions, TheArchitectureIsRead) {
   EXPECT_EQ(Canon({"-arch=sm_90a"})->arch, "sm_90a");
   EXPECT_EQ(Canon({"-arch", "compute_80"})->arch, "compute_80");
