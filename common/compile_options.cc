@@ -76,6 +76,9 @@ constexpr Spec kNvrtcSpecs[] = {
     {"modify-stack-limit", "", Arg::kValue, Check::kBool, Group::kSingle},
     {"no-cache", "", Arg::kNone, Check::kAny, Group::kFlag},
     {"no-lineinfo-inlined-at", "", Arg::kNone, Check::kAny, Group::kFlag},
+    // Taken from sm_100 on: NVRTC itself refuses it for older
+    // architectures, and that refusal is what the caller gets.
+    {"device-float128", "", Arg::kNone, Check::kAny, Group::kFlag},
     // Refused: they write files or read files the key does not cover.
     {"time", "", Arg::kValue, Check::kAny, Group::kSingle,
      "it writes a timing file, which a cached compile cannot reproduce"},

@@ -205,6 +205,7 @@ void OptionSpellings(Builder& b) {
                {"-no-cache"},
                {"--no-cache"},
                {"--no-lineinfo-inlined-at", "-lineinfo"},
+               {"-device-float128"},
                {"-no-source-include"},
                {"--brief-diagnostics=true"},
                {"-builtin-move-forward=false"},
@@ -213,6 +214,12 @@ void OptionSpellings(Builder& b) {
                {"-pch"},
                {"", "-w"}});
   b.Spellings("error", kError, {{}, {"-w"}, {"-err-no"}});
+  // -device-float128 is taken from sm_100 on (NVRTC refuses it for
+  // sm_90, above): __float128 in device code there.
+  b.Spellings("float128", kRestrict,
+              {{"-arch=sm_100", "-device-float128"},
+               {"-arch=sm_100a", "--device-float128"}},
+              /*with_arch=*/false);
 }
 
 // The state NVRTC keeps between compiles of one process: a variant that

@@ -53,7 +53,7 @@ TEST(CompileOptions, NvrtcThirteensFurtherOptionsAreTakenAsSpelled) {
        {"-Ofc=max", "-Ofc=0", "-frandom-seed=5", "--frandom-seed=5",
         "-fassociative-math", "--jump-table-density=50",
         "--modify-stack-limit=false", "-modify-stack-limit=true", "-no-cache",
-        "--no-cache", "--no-lineinfo-inlined-at"}) {
+        "--no-cache", "--no-lineinfo-inlined-at", "-device-float128"}) {
     absl::StatusOr<CanonicalOptions> taken = Canon({"-arch=sm_90", option});
     ASSERT_TRUE(taken.ok()) << option << ": " << taken.status();
     EXPECT_THAT(taken->options, ElementsAre("-arch=sm_90", option));
