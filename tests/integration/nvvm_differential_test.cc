@@ -258,13 +258,13 @@ TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
 // that refusal.
 TEST_F(NvvmDifferential, TheDaemonsOwnEnvironmentNeverReachesAnAnswer) {
   setenv("NVVM_IR_VER_CHK", "0", 1);
-  testing::DaemonProcess lenient(dir_.Sub("lenient.sock"), ":memory:",
-                                 {"--libnvvm=" + real_});
+  testing::DaemonProcess lenient(dir_.Sub("lenient.sock"),
+                                 ":memory:", {"--libnvvm=" + real_});
   const absl::Status started = lenient.Start();
   unsetenv("NVVM_IR_VER_CHK");
   ASSERT_TRUE(started.ok()) << lenient.Log();
-  const Case c{"daemon-env", Steps({"-c", "-a", "k", In("old-version.ll"),
-                                    "-C", "1", "-arch=compute_90", "-r"})};
+  const Case c{"daemon-env", Steps({"-c", "-a", "k", In("old-version.ll"), "-C",
+                                    "1", "-arch=compute_90", "-r"})};
   ProcessResult real = Run("daemon-env-real", c, false);
   ASSERT_EQ(real.exit_code, 0) << real.output;
   ASSERT_TRUE(absl::StrContains(Report("daemon-env-real"), "compile 1: 3"))
