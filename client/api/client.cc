@@ -620,30 +620,6 @@ absl::Status Client::UploadObject(const std::string& digest, CodeType kind,
                      &v1::JitCache::Stub::UploadObject, request, &response);
 }
 
-absl::Status Client::UploadMissing(const std::vector<LinkInput>& inputs) const {
-  std::vector<std::string> digests;
-  for (const LinkInput& input : inputs) digests.push_back(input.digest);
-  absl::StatusOr<std::vector<std::string>> missing =
-      FindMissingObjects(digests);
-  if (!missing.ok()) return missing.status();
-  for (const std::string& digest : *missing) {
-    for (const LinkInput& input : inputs) {
-      if (input.digest != digest) continue;
-      if (input.bytes.empty()) {
-        return absl::NotFoundError(
-            absl::StrCat("the daemon lacks object ", digest, " (", input.name,
-                         ") and this linker has no bytes for it"));
-      }
-      if (absl::Status s = UploadObject(digest, input.kind, input.bytes);
-          !s.ok()) {
-        return s;
-      }
-      break;
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<ObjectCode> Client::FetchObject(
     const std::string& digest) const {
   v1::FetchObjectRequest request;

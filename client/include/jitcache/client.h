@@ -211,9 +211,6 @@ class Client {
     std::string digest;  // used when not empty
     std::string bytes;   // used otherwise
   };
-  // Uploads the inputs (named by digest) the daemon lacks; NOT_FOUND for
-  // one it lacks that carries no bytes.
-  absl::Status UploadMissing(const std::vector<LinkInput>& inputs) const;
   // The Link RPC as it is; Linker adds hashing and uploads on top.
   absl::StatusOr<ObjectCode> Link(const std::vector<LinkInput>& inputs,
                                   const std::vector<std::string>& options,
