@@ -25,20 +25,11 @@ uid_t JitCacheService::UserOfCall(
 
 namespace {
 
-// What the engine needs of the service's options.
+// The service's options as the engine takes them, with its counters.
 EngineOptions EngineOptionsOf(const ServiceOptions& service,
                               ServiceCounters* counters) {
-  EngineOptions engine;
-  engine.store = service.store;
-  engine.compiler = service.compiler;
-  engine.pool = service.pool;
-  engine.remote = service.remote;
+  EngineOptions engine = service;
   engine.counters = counters;
-  engine.compile_time_limit = service.compile_time_limit;
-  engine.hot_cache_size = service.hot_cache_size;
-  engine.now = service.now;
-  engine.proof_threads = service.proof_threads;
-  engine.max_queued_proofs = service.max_queued_proofs;
   return engine;
 }
 

@@ -31,10 +31,10 @@
 
 namespace jitcache {
 
-struct ServiceOptions {
-  ObjectStore* store = nullptr;  // not owned; outlives the service
-  Compiler* compiler = nullptr;  // not owned; outlives the service
-  CompilePool* pool = nullptr;   // not owned; outlives the service
+// The engine's options (store, compiler, pool, team tier, limits of a run,
+// hot answers, proof threads: cache_engine.h) and the doors' own. The
+// service fills EngineOptions::counters with its own.
+struct ServiceOptions : EngineOptions {
   RequestLimits limits;
   std::string store_path;  // reported by Ping
   // Background store housekeeping; null: no eviction (admin calls that need
@@ -45,27 +45,15 @@ struct ServiceOptions {
   std::function<std::optional<PeerCredentials>(absl::string_view peer)>
       peer_credentials;
   AdminPolicy admin;
-  // The cluster tier behind the store; null: none. Not owned.
-  RemoteTier* remote = nullptr;
   // The effective settings GetConfig reports, in order.
   std::vector<std::pair<std::string, std::string>> config;
-  // A compile running longer is cancelled and answered DEADLINE_EXCEEDED.
-  absl::Duration compile_time_limit = absl::Minutes(10);
   // How many sets of included files are kept for the next miss.
   size_t kept_file_sets = 8;
-  // Bytes of hit answers kept in memory (HotAnswers); 0: none.
-  uint64_t hot_cache_size = 0;
-  std::function<absl::Time()> now = [] { return absl::Now(); };
   // Whether the compiler runs each compile in a view of the caller's place
   // (compile workers), so that a compile run elsewhere proves whether an
   // answer depends on the place (place_proof.h). Without, every compile
   // is kept for its own place.
   bool proves_places = true;
-  // Threads for those second compiles (a compile's own thread waits for
-  // its proofs: they cannot share the pool). Two for each of the pool's
-  // (a miss runs up to two proofs), so that no proof waits for another.
-  int proof_threads = 4;
-  size_t max_queued_proofs = 1024;
 };
 
 // The JitCache gRPC service (callback API). A handler validates, computes the
