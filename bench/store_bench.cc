@@ -92,7 +92,7 @@ v1::ActionRecord RecordFor(const std::string& object, const std::string& fp,
 
 // A distinct object shaped like a real one: the real bytes and a suffix.
 std::string Variant(const std::string& base, int i) {
-  return absl::StrCat(base, Digest::Of(absl::StrCat(i)).AsBytes());
+  return base + std::string(Digest::Of(absl::StrCat(i)).AsBytes());
 }
 
 absl::Status Put(ObjectStore& store, const std::string& object,

@@ -1,8 +1,8 @@
 #include "common/cache_key.h"
 
 #include <algorithm>
+#include <string_view>
 
-#include "absl/strings/string_view.h"
 #include "common/little_endian.h"
 
 namespace jitcache {
@@ -86,11 +86,11 @@ enum NvvmTag : uint32_t {
 };
 
 // The extension of an input's name ("" for none): ".o" of "/a/k.o".
-absl::string_view NameExtension(absl::string_view name) {
+std::string_view NameExtension(std::string_view name) {
   const size_t slash = name.rfind('/');
   const size_t dot = name.rfind('.');
-  if (dot == absl::string_view::npos ||
-      (slash != absl::string_view::npos && dot < slash)) {
+  if (dot == std::string_view::npos ||
+      (slash != std::string_view::npos && dot < slash)) {
     return "";
   }
   return name.substr(dot);
@@ -109,7 +109,7 @@ void KeyHasher::U64(uint64_t v) {
   hasher_.Update(bytes, sizeof(bytes));
 }
 
-void KeyHasher::Field(uint32_t tag, absl::string_view value) {
+void KeyHasher::Field(uint32_t tag, std::string_view value) {
   U64(tag);
   U64(value.size());
   hasher_.Update(value);
@@ -142,7 +142,7 @@ Digest ComputeCompileKey(const CompileKeyInput& input) {
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   key.Count(kTagNameExpressions, names.size());
-  for (absl::string_view name : names) key.Field(kTagNameExpression, name);
+  for (std::string_view name : names) key.Field(kTagNameExpression, name);
 
   if (input.includes_resolved) {
     key.Field(kTagIncludedSet, input.included_set.AsBytes());
@@ -168,7 +168,7 @@ Digest ComputePlacedCompileKey(const PlacedCompileKeyInput& input) {
 }
 
 Digest IncludedSetDigest(
-    std::vector<std::pair<absl::string_view, absl::string_view>> files) {
+    std::vector<std::pair<std::string_view, std::string_view>> files) {
   std::sort(files.begin(), files.end());
   KeyHasher set(RequestKind::kIncludedSet);
   set.Count(kSetTagFiles, files.size());

@@ -5,10 +5,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "common/digest.h"
 #include "common/object_kind.h"
 #include "common/sha256.h"
@@ -32,20 +32,20 @@ enum class RequestKind : uint32_t {
 // Everything that decides the output of one NVRTC compile. Views only: the
 // caller keeps the data alive while the key is computed.
 struct CompileKeyInput {
-  absl::string_view toolchain_fingerprint;
+  std::string_view toolchain_fingerprint;
   ObjectKind target = ObjectKind::kPtx;
-  absl::string_view arch;  // "" when the toolchain's default applies
+  std::string_view arch;  // "" when the toolchain's default applies
   // Canonical options (see CanonicalizeCompileOptions), in the order NVRTC
   // receives them; the canonical form already fixed what order may change.
   std::span<const std::string> options;
   // CompilePlace::ProgramForKey: the program's name and the layout of its
   // place, without the place itself.
-  absl::string_view program;
-  absl::string_view source;
+  std::string_view program;
+  std::string_view source;
   // Any order: the key sorts them by name. Names must be unique.
-  std::vector<std::pair<absl::string_view, absl::string_view>> headers;
+  std::vector<std::pair<std::string_view, std::string_view>> headers;
   // Any order, duplicates allowed: the key uses the sorted set.
-  std::vector<absl::string_view> name_expressions;
+  std::vector<std::string_view> name_expressions;
   // The files the program may read outside the toolkit, as the
   // IncludedSetDigest of their anchored paths (compile_place.h). Only a
   // request that resolved its includes has this field in its key.
@@ -67,8 +67,8 @@ Digest ComputeCompileKey(const CompileKeyInput& input);
 // order of their anchored paths; their sizes are in the place-free key).
 struct PlacedCompileKeyInput {
   Digest place_free;
-  absl::string_view working_directory;
-  absl::string_view program_name;
+  std::string_view working_directory;
+  std::string_view program_name;
   std::span<const int64_t> file_mtimes_ns;
   // The answer depends on the working directory alone (not on the
   // program's directory nor the files' times): only it is keyed, and
@@ -82,13 +82,13 @@ Digest ComputePlacedCompileKey(const PlacedCompileKeyInput& input);
 // in any order: what a client sends instead of the list when it hopes for
 // a hit, and what the daemon checks the list against on a miss.
 Digest IncludedSetDigest(
-    std::vector<std::pair<absl::string_view, absl::string_view>> files);
+    std::vector<std::pair<std::string_view, std::string_view>> files);
 
 // Everything that decides the output of one nvJitLink link: the inputs by
 // content (digest) and kind, in order. Input names are left out: they only
 // label nvJitLink's messages.
 struct LinkKeyInput {
-  absl::string_view toolchain_fingerprint;
+  std::string_view toolchain_fingerprint;
   ObjectKind target = ObjectKind::kCubin;
   std::span<const std::string> options;  // canonical (link_options.h)
   std::vector<std::pair<ObjectKind, Digest>> inputs;
@@ -104,12 +104,12 @@ Digest ComputeLinkKey(const LinkKeyInput& input);
 // nvJitLink's messages name an input): `names_keyed` false leaves them
 // out, and such a key never equals one with names.
 struct AsCalledLinkKeyInput {
-  absl::string_view toolchain_fingerprint;
+  std::string_view toolchain_fingerprint;
   std::span<const std::string> options;
   struct Input {
     ObjectKind kind;
     Digest digest;
-    absl::string_view name;
+    std::string_view name;
     // Added as NVJITLINK_INPUT_ANY (nvJitLink types it by its bytes).
     bool typed_by_content = false;
   };
@@ -127,12 +127,12 @@ Digest ComputeAsCalledLinkKey(const AsCalledLinkKeyInput& input);
 // (`names` set); otherwise the arguments hold markers in their place
 // (PtxasCommand::WithoutNames).
 struct PtxasKeyInput {
-  absl::string_view ptxas_fingerprint;  // raw SHA-256 of the binary
-  absl::string_view program;            // argv[0]
+  std::string_view ptxas_fingerprint;  // raw SHA-256 of the binary
+  std::string_view program;            // argv[0]
   std::span<const std::string> arguments;
-  absl::string_view ptx;
+  std::string_view ptx;
   struct Names {
-    absl::string_view input, output;
+    std::string_view input, output;
     // The names' last parts alone: for an answer that shows those and not
     // the directories the caller spelled (ptxas -g embeds the base name).
     bool base_names_only = false;
@@ -140,7 +140,7 @@ struct PtxasKeyInput {
   std::optional<Names> names;
   // What the caller's stat says of each source the PTX names.
   struct Source {
-    absl::string_view path;
+    std::string_view path;
     bool exists = false;
     uint64_t size = 0;
     int64_t mtime_ns = 0;
@@ -158,12 +158,12 @@ Digest ComputePtxasKey(const PtxasKeyInput& input);
 // environment it reads is the caller's own business (libnvvm.so.4 does not
 // use the daemon when any of it is set).
 struct NvvmKeyInput {
-  absl::string_view libnvvm_fingerprint;  // raw SHA-256 of the library
+  std::string_view libnvvm_fingerprint;  // raw SHA-256 of the library
   struct Call {
     int kind = 0;  // v1::NvvmCallKind
-    absl::string_view name;
+    std::string_view name;
     bool unnamed = false;
-    absl::string_view module_digest;  // raw SHA-256
+    std::string_view module_digest;  // raw SHA-256
     std::span<const std::string> options;
   };
   std::span<const Call> calls;
@@ -177,7 +177,7 @@ class KeyHasher {
  public:
   explicit KeyHasher(RequestKind kind);
 
-  void Field(uint32_t tag, absl::string_view value);
+  void Field(uint32_t tag, std::string_view value);
   void Count(uint32_t tag, uint64_t count);
   Digest Finish() { return Digest{hasher_.Finish()}; }
 

@@ -1,10 +1,11 @@
 #include "common/compile_options.h"
 
 #include <algorithm>
+#include <string_view>
 
-#include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "common/option_parser.h"
+#include "common/plain_status.h"
+#include "common/text.h"
 
 namespace jitcache {
 namespace {
@@ -14,9 +15,9 @@ using option_parser::Check;
 using option_parser::Group;
 using option_parser::Spec;
 
-constexpr absl::string_view kPchRefusal =
+constexpr std::string_view kPchRefusal =
     "precompiled headers live in files outside the cache key";
-constexpr absl::string_view kDepfileRefusal =
+constexpr std::string_view kDepfileRefusal =
     "it writes a dependency file, which a cached compile cannot reproduce";
 
 // NVRTC's options, canonical name first.
@@ -100,25 +101,25 @@ constexpr Spec kNvrtcSpecs[] = {
      Check::kAny, Group::kFlag, kDepfileRefusal},
 };
 
-constexpr absl::string_view kNvrtcGlued[] = {"D", "U", "I"};
+constexpr std::string_view kNvrtcGlued[] = {"D", "U", "I"};
 
 constexpr option_parser::Dialect kNvrtc = {"NVRTC", kNvrtcSpecs, kNvrtcGlued,
                                            "--", "gpu-architecture"};
 
 }  // namespace
 
-absl::StatusOr<CanonicalOptions> CanonicalizeCompileOptions(
+PlainStatusOr<CanonicalOptions> CanonicalizeCompileOptions(
     std::span<const std::string> raw, ObjectKind target,
     const OptionPolicy& policy) {
-  absl::StatusOr<option_parser::Parsed> parsed =
+  PlainStatusOr<option_parser::Parsed> parsed =
       option_parser::Parse(raw, kNvrtc, policy);
   if (!parsed.ok()) return parsed.status();
   CanonicalOptions out;
   out.arch = parsed->single("gpu-architecture");
   switch (target) {
     case ObjectKind::kCubin:
-      if (!absl::StartsWith(out.arch, "sm_")) {
-        return absl::InvalidArgumentError(
+      if (!text::StartsWith(out.arch, "sm_")) {
+        return PlainStatus::Error(
             "target cubin needs a real architecture: add -arch=sm_XX");
       }
       break;
@@ -126,8 +127,7 @@ absl::StatusOr<CanonicalOptions> CanonicalizeCompileOptions(
     case ObjectKind::kLtoir:
       break;
     default:
-      return absl::InvalidArgumentError(
-          "NVRTC compiles to ptx, cubin or ltoir only");
+      return PlainStatus::Error("NVRTC compiles to ptx, cubin or ltoir only");
   }
   // NVRTC reads the options itself, exactly as given: two spellings are two
   // keys, and a spelling NVRTC refuses is refused by NVRTC.
@@ -141,9 +141,9 @@ bool AsksForLtoIr(std::span<const std::string> options) {
   });
 }
 
-absl::StatusOr<std::vector<std::string>> OrderedCompileOptions(
+PlainStatusOr<std::vector<std::string>> OrderedCompileOptions(
     std::span<const std::string> raw) {
-  absl::StatusOr<option_parser::Parsed> parsed =
+  PlainStatusOr<option_parser::Parsed> parsed =
       option_parser::Parse(raw, kNvrtc, OptionPolicy());
   if (!parsed.ok()) return parsed.status();
   return std::move(parsed->ordered);

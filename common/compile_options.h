@@ -3,19 +3,19 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "common/object_kind.h"
 #include "common/option_parser.h"
+#include "common/plain_status.h"
 
 namespace jitcache {
 
 // Canonical spellings (see CanonicalizeCompileOptions) that others read.
-inline constexpr absl::string_view kIncludePathOption = "--include-path=";
-inline constexpr absl::string_view kPreIncludeOption = "--pre-include=";
-inline constexpr absl::string_view kDefineMacroOption = "--define-macro=";
+inline constexpr std::string_view kIncludePathOption = "--include-path=";
+inline constexpr std::string_view kPreIncludeOption = "--pre-include=";
+inline constexpr std::string_view kDefineMacroOption = "--define-macro=";
 
 struct CanonicalOptions {
   std::string arch;                  // "sm_90", "compute_80a"; "" if absent
@@ -32,7 +32,7 @@ struct CanonicalOptions {
 // caller's own NVRTC compiles them instead; an option the table takes but
 // NVRTC refuses fails the compile, which is never cached.
 // Pure function; thread-safe.
-absl::StatusOr<CanonicalOptions> CanonicalizeCompileOptions(
+PlainStatusOr<CanonicalOptions> CanonicalizeCompileOptions(
     std::span<const std::string> raw, ObjectKind target,
     const OptionPolicy& policy);
 
@@ -45,7 +45,7 @@ bool AsksForLtoIr(std::span<const std::string> options);
 // canonical spelling ("--include-path=DIR", "--pre-include=FILE",
 // "--define-macro=X=1"), in their order: what a scan of the files a
 // program may read needs to know. Only for reading: NVRTC gets `raw`.
-absl::StatusOr<std::vector<std::string>> OrderedCompileOptions(
+PlainStatusOr<std::vector<std::string>> OrderedCompileOptions(
     std::span<const std::string> raw);
 
 }  // namespace jitcache

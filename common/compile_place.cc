@@ -1,45 +1,44 @@
 #include "common/compile_place.h"
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include <string_view>
+
 #include "common/paths.h"
+#include "common/text.h"
 
 namespace jitcache {
 namespace {
 
-constexpr absl::string_view kCwdAnchor = "C:";
+constexpr std::string_view kCwdAnchor = "C:";
 
 // paths.h speaks std::string_view; Abseil's is its own type here.
-std::string_view Std(absl::string_view s) { return {s.data(), s.size()}; }
-bool Under(absl::string_view path, absl::string_view dir, bool or_equal) {
-  return IsUnder(Std(path), Std(dir), or_equal);
+bool Under(std::string_view path, std::string_view dir, bool or_equal) {
+  return IsUnder(path, dir, or_equal);
 }
-constexpr absl::string_view kProgramAnchor = "P:";
+constexpr std::string_view kProgramAnchor = "P:";
 
-absl::string_view DirPart(absl::string_view path) {
+std::string_view DirPart(std::string_view path) {
   const size_t slash = path.rfind('/');
-  if (slash == absl::string_view::npos) return "";
+  if (slash == std::string_view::npos) return "";
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-absl::string_view BasePart(absl::string_view path) {
+std::string_view BasePart(std::string_view path) {
   const size_t slash = path.rfind('/');
-  return slash == absl::string_view::npos ? path : path.substr(slash + 1);
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
 // `path` below `dir` (both normal, `path` under or equal to `dir`).
-absl::string_view Below(absl::string_view path, absl::string_view dir) {
+std::string_view Below(std::string_view path, std::string_view dir) {
   if (path == dir) return "";
   return path.substr(dir == "/" ? 1 : dir.size() + 1);
 }
 
 }  // namespace
 
-std::string JoinLexically(absl::string_view dir, absl::string_view name) {
-  std::vector<absl::string_view> parts;
-  auto add = [&](absl::string_view path) {
-    for (absl::string_view part : absl::StrSplit(path, '/')) {
+std::string JoinLexically(std::string_view dir, std::string_view name) {
+  std::vector<std::string_view> parts;
+  auto add = [&](std::string_view path) {
+    for (std::string_view part : text::Split(path, '/')) {
       if (part.empty() || part == ".") continue;
       if (part == "..") {
         if (!parts.empty()) parts.pop_back();
@@ -48,15 +47,14 @@ std::string JoinLexically(absl::string_view dir, absl::string_view name) {
       parts.push_back(part);
     }
   };
-  if (!absl::StartsWith(name, "/")) add(dir);
+  if (!text::StartsWith(name, "/")) add(dir);
   add(name);
   std::string out;
-  for (absl::string_view part : parts) absl::StrAppend(&out, "/", part);
+  for (std::string_view part : parts) text::Append(&out, "/", part);
   return out.empty() ? "/" : out;
 }
 
-CompilePlace::CompilePlace(absl::string_view cwd,
-                           absl::string_view program_name)
+CompilePlace::CompilePlace(std::string_view cwd, std::string_view program_name)
     : given_cwd_(cwd),
       cwd_(cwd.empty() ? "/" : std::string(cwd)),
       program_name_(program_name),
@@ -70,30 +68,30 @@ CompilePlace::CompilePlace(absl::string_view cwd,
   }
 }
 
-std::string CompilePlace::Anchored(absl::string_view path) const {
+std::string CompilePlace::Anchored(std::string_view path) const {
   // The program's directory first: what NVRTC finds beside the program is
   // where it is relative to the program, however the program was named.
   if (Under(path, program_dir_, /*or_equal=*/true)) {
-    return absl::StrCat(kProgramAnchor, Below(path, program_dir_));
+    return text::Cat(kProgramAnchor, Below(path, program_dir_));
   }
   if (Under(path, cwd_, /*or_equal=*/true)) {
-    return absl::StrCat(kCwdAnchor, Below(path, cwd_));
+    return text::Cat(kCwdAnchor, Below(path, cwd_));
   }
   return std::string(path);
 }
 
 std::optional<std::string> CompilePlace::Absolute(
-    absl::string_view anchored) const {
-  absl::string_view below = anchored;
-  if (absl::ConsumePrefix(&below, kCwdAnchor)) {
-    if (absl::StartsWith(below, "/")) return std::nullopt;
+    std::string_view anchored) const {
+  std::string_view below = anchored;
+  if (text::ConsumePrefix(&below, kCwdAnchor)) {
+    if (text::StartsWith(below, "/")) return std::nullopt;
     return below.empty() ? cwd_ : JoinLexically(cwd_, below);
   }
-  if (absl::ConsumePrefix(&below, kProgramAnchor)) {
-    if (absl::StartsWith(below, "/")) return std::nullopt;
+  if (text::ConsumePrefix(&below, kProgramAnchor)) {
+    if (text::StartsWith(below, "/")) return std::nullopt;
     return below.empty() ? program_dir_ : JoinLexically(program_dir_, below);
   }
-  if (!IsNormalAbsolutePath(Std(anchored))) return std::nullopt;
+  if (!IsNormalAbsolutePath(anchored)) return std::nullopt;
   return std::string(anchored);
 }
 
@@ -104,10 +102,10 @@ std::string CompilePlace::ProgramForKey() const {
   std::string layout;
   switch (layout_) {
     case Layout::kProgramInCwd:
-      layout = absl::StrCat("program in cwd at ", Below(program_dir_, cwd_));
+      layout = text::Cat("program in cwd at ", Below(program_dir_, cwd_));
       break;
     case Layout::kCwdInProgram:
-      layout = absl::StrCat("cwd in program at ", Below(cwd_, program_dir_));
+      layout = text::Cat("cwd in program at ", Below(cwd_, program_dir_));
       break;
     case Layout::kApart:
       layout = "apart";
@@ -117,10 +115,10 @@ std::string CompilePlace::ProgramForKey() const {
   // information): a relative name is keyed as spelled (it is relative to
   // the working directory, which is the place); an absolute one by its base
   // name, its directory being the place.
-  if (!absl::StartsWith(program_name_, "/")) {
-    return absl::StrCat("rel:", program_name_, "\n", layout);
+  if (!text::StartsWith(program_name_, "/")) {
+    return text::Cat("rel:", program_name_, "\n", layout);
   }
-  return absl::StrCat(kProgramAnchor, BasePart(program_name_), "\n", layout);
+  return text::Cat(kProgramAnchor, BasePart(program_name_), "\n", layout);
 }
 
 std::optional<CompilePlace> CompilePlace::Elsewhere(
@@ -129,8 +127,8 @@ std::optional<CompilePlace> CompilePlace::Elsewhere(
   // from the working directory still reaches what it reached); a relative
   // name stays as spelled, an absolute one moves with its directory.
   const std::string cwd_there =
-      absl::StrCat(kElsewhereRoot, "/w0rk/d1r/s0me/d3pth");
-  const std::string program_there = absl::StrCat(kElsewhereRoot, "/pr0g");
+      text::Cat(kElsewhereRoot, "/w0rk/d1r/s0me/d3pth");
+  const std::string program_there = text::Cat(kElsewhereRoot, "/pr0g");
   std::string cwd, program_dir;
   switch (layout_) {
     case Layout::kProgramInCwd:
@@ -149,8 +147,8 @@ std::optional<CompilePlace> CompilePlace::Elsewhere(
   // A relative name leads from the working directory to the program's as
   // it did here (checked below).
   const std::string name =
-      absl::StartsWith(program_name_, "/")
-          ? absl::StrCat(program_dir, "/", BasePart(program_name_))
+      text::StartsWith(program_name_, "/")
+          ? text::Cat(program_dir, "/", BasePart(program_name_))
           : program_name_;
   return Checked(CompilePlace(cwd, name), anchored_files,
                  /*cwd_moved=*/true);
@@ -158,13 +156,12 @@ std::optional<CompilePlace> CompilePlace::Elsewhere(
 
 std::optional<CompilePlace> CompilePlace::ElsewhereButTheWorkingDirectory(
     const std::vector<std::string>& anchored_files) const {
-  if (layout_ != Layout::kApart || !absl::StartsWith(program_name_, "/")) {
+  if (layout_ != Layout::kApart || !text::StartsWith(program_name_, "/")) {
     return std::nullopt;
   }
-  return Checked(
-      CompilePlace(given_cwd_, absl::StrCat(kElsewhereRoot, "/pr0g/",
-                                            BasePart(program_name_))),
-      anchored_files, /*cwd_moved=*/false);
+  return Checked(CompilePlace(given_cwd_, text::Cat(kElsewhereRoot, "/pr0g/",
+                                                    BasePart(program_name_))),
+                 anchored_files, /*cwd_moved=*/false);
 }
 
 std::optional<CompilePlace> CompilePlace::Checked(
@@ -184,8 +181,8 @@ std::optional<CompilePlace> CompilePlace::Checked(
   }
   for (const std::string& anchored : anchored_files) {
     std::optional<std::string> path = there.Absolute(anchored);
-    const bool moved = absl::StartsWith(anchored, "P:") ||
-                       (cwd_moved && absl::StartsWith(anchored, "C:"));
+    const bool moved = text::StartsWith(anchored, "P:") ||
+                       (cwd_moved && text::StartsWith(anchored, "C:"));
     if (!path.has_value() || there.Anchored(*path) != anchored ||
         Under(*path, kElsewhereRoot, /*or_equal=*/true) != moved) {
       return std::nullopt;

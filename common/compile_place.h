@@ -17,9 +17,8 @@
 // Pure, no file system access; any thread.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
-
-#include "absl/strings/string_view.h"
 
 namespace jitcache {
 
@@ -28,7 +27,7 @@ class CompilePlace {
   // `cwd`: absolute and lexically normal, or "" (the compile runs in "/").
   // `program_name`: as the caller named the program (relative names are
   // relative to `cwd`).
-  CompilePlace(absl::string_view cwd, absl::string_view program_name);
+  CompilePlace(std::string_view cwd, std::string_view program_name);
 
   // How the working directory (C) and the program's directory (P) lie:
   // what a proof compile elsewhere keeps.
@@ -40,10 +39,10 @@ class CompilePlace {
   Layout layout() const { return layout_; }
 
   // `path` (absolute, lexically normal) in anchored form.
-  std::string Anchored(absl::string_view path) const;
+  std::string Anchored(std::string_view path) const;
   // The absolute path of an anchored one here; nullopt for a malformed one
   // or an anchor this place does not have.
-  std::optional<std::string> Absolute(absl::string_view anchored) const;
+  std::optional<std::string> Absolute(std::string_view anchored) const;
 
   // The program, place-free: what the place-free key holds instead of the
   // program's name and the working directory ("P:" and the base name of an
@@ -75,7 +74,7 @@ class CompilePlace {
   const std::string& program_dir() const { return program_dir_; }
 
   // The root under which Elsewhere() makes its directories.
-  static constexpr absl::string_view kElsewhereRoot = "/.jitcache-elsewhere";
+  static constexpr std::string_view kElsewhereRoot = "/.jitcache-elsewhere";
 
  private:
   // `there` when every anchored file comes back anchored the same way and
@@ -93,7 +92,7 @@ class CompilePlace {
 };
 
 // `dir`/`name` with "." and ".." resolved by text ("/.." is "/").
-std::string JoinLexically(absl::string_view dir, absl::string_view name);
+std::string JoinLexically(std::string_view dir, std::string_view name);
 
 }  // namespace jitcache
 

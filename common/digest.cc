@@ -2,40 +2,20 @@
 
 #include <cstring>
 
-#include "absl/status/status.h"
-#include "absl/strings/escaping.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "common/sha256.h"
+#include "common/text.h"
 
 namespace jitcache {
 
-Digest Digest::Of(absl::string_view data) { return Digest{Sha256::Hash(data)}; }
+Digest Digest::Of(std::string_view data) { return Digest{Sha256::Hash(data)}; }
 
-absl::StatusOr<Digest> Digest::FromHex(absl::string_view hex) {
-  if (hex.size() != 64) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a digest is 64 hex digits, got ", hex.size(), " characters"));
-  }
-  for (char c : hex) {
-    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("digest '", hex, "' is not hexadecimal"));
-    }
-  }
-  return FromBytes(absl::HexStringToBytes(hex));
-}
-
-absl::StatusOr<Digest> Digest::FromBytes(absl::string_view raw) {
+std::optional<Digest> Digest::FromBytes(std::string_view raw) {
   Digest d;
-  if (raw.size() != d.bytes.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a raw digest is 32 bytes, got ", raw.size()));
-  }
+  if (raw.size() != d.bytes.size()) return std::nullopt;
   std::memcpy(d.bytes.data(), raw.data(), raw.size());
   return d;
 }
 
-std::string Digest::Hex() const { return absl::BytesToHexString(AsBytes()); }
+std::string Digest::Hex() const { return text::HexOf(AsBytes()); }
 
 }  // namespace jitcache

@@ -1,8 +1,10 @@
 #include "common/link_options.h"
 
+#include <string_view>
+
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
+#include "common/plain_status_absl.h"
+#include "common/text.h"
 
 namespace jitcache {
 namespace {
@@ -43,7 +45,7 @@ constexpr Spec kNvJitLinkSpecs[] = {
      "its timing output differs on every run and would be cached in the log"},
 };
 
-constexpr absl::string_view kNvJitLinkGlued[] = {"O"};
+constexpr std::string_view kNvJitLinkGlued[] = {"O"};
 
 constexpr option_parser::Dialect kNvJitLink = {"nvJitLink", kNvJitLinkSpecs,
                                                kNvJitLinkGlued, "-", "arch"};
@@ -53,13 +55,13 @@ constexpr option_parser::Dialect kNvJitLink = {"nvJitLink", kNvJitLinkSpecs,
 bool LinkOptionsReportTimes(std::span<const std::string> options) {
   for (const std::string& o : options) {
     if (o == "-verbose" ||
-        (absl::StartsWith(o, "-Xptxas") && absl::StrContains(o, "-v"))) {
+        (text::StartsWith(o, "-Xptxas") && text::Contains(o, "-v"))) {
       return true;
     }
     for (const Spec& spec : kNvJitLinkSpecs) {
-      const std::string name = absl::StrCat("-", spec.name);
+      const std::string name = text::Cat("-", spec.name);
       if (!spec.refusal.empty() &&
-          (o == name || absl::StartsWith(o, name + "="))) {
+          (o == name || text::StartsWith(o, name + "="))) {
         return true;
       }
     }
@@ -69,9 +71,8 @@ bool LinkOptionsReportTimes(std::span<const std::string> options) {
 
 bool LinkOptionsReadFiles(std::span<const std::string> options) {
   for (const std::string& o : options) {
-    if (absl::StartsWith(o, "-Xptxas") &&
-        (absl::StrContains(o, "options-file") ||
-         absl::StrContains(o, "optf"))) {
+    if (text::StartsWith(o, "-Xptxas") &&
+        (text::Contains(o, "options-file") || text::Contains(o, "optf"))) {
       return true;
     }
   }
@@ -82,11 +83,12 @@ absl::StatusOr<CanonicalLinkOptions> CanonicalizeLinkOptions(
     std::span<const std::string> raw, ObjectKind target, bool ltoir_inputs,
     const OptionPolicy& policy) {
   absl::StatusOr<option_parser::Parsed> parsed =
-      option_parser::Parse(raw, kNvJitLink, policy);
+      ToAbsl(option_parser::Parse(raw, kNvJitLink, policy),
+             absl::StatusCode::kInvalidArgument);
   if (!parsed.ok()) return parsed.status();
   CanonicalLinkOptions out;
   out.arch = parsed->single("arch");
-  if (!absl::StartsWith(out.arch, "sm_")) {
+  if (!text::StartsWith(out.arch, "sm_")) {
     return absl::InvalidArgumentError(
         "a link needs a real architecture: add -arch=sm_XX");
   }

@@ -182,7 +182,7 @@ absl::StatusOr<NvrtcOutput> RunNvrtc(const NvrtcApi& api,
   if (absl::Status s = SetUpProgram(api, input, prog); !s.ok()) return s;
   std::vector<std::string> args = input.options;
   for (const std::string& dir : input.include_dirs) {
-    args.push_back(absl::StrCat(kIncludePathOption, dir));
+    args.push_back(std::string(kIncludePathOption) + dir);
   }
   std::vector<const char*> argv;
   for (const std::string& a : args) argv.push_back(a.c_str());

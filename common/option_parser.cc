@@ -3,24 +3,19 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
-#include "absl/status/status.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "common/plain_status.h"
+#include "common/text.h"
 
 namespace jitcache::option_parser {
 namespace {
 
-absl::Status Invalid(absl::string_view option, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("option '", option, "': ", why));
+PlainStatus Invalid(std::string_view option, std::string_view why) {
+  return PlainStatus::Error(text::Cat("option '", option, "': ", why));
 }
 
-const Spec* FindSpec(const Dialect& dialect, absl::string_view name) {
+const Spec* FindSpec(const Dialect& dialect, std::string_view name) {
   for (const Spec& spec : dialect.specs) {
     if (name == spec.name || (!spec.alias.empty() && name == spec.alias)) {
       return &spec;
@@ -34,99 +29,97 @@ struct Arch {
   std::string canonical;
 };
 
-std::optional<Arch> ParseArch(absl::string_view value) {
+std::optional<Arch> ParseArch(std::string_view value) {
   Arch arch;
-  absl::string_view prefix, rest;
-  if (absl::StartsWith(value, "sm_")) {
+  std::string_view prefix, rest;
+  if (text::StartsWith(value, "sm_")) {
     prefix = "sm_";
-  } else if (absl::StartsWith(value, "compute_")) {
+  } else if (text::StartsWith(value, "compute_")) {
     prefix = "compute_";
   } else {
     return std::nullopt;
   }
   rest = value.substr(prefix.size());
-  absl::string_view suffix;
+  std::string_view suffix;
   if (!rest.empty() && (rest.back() == 'a' || rest.back() == 'f')) {
     suffix = rest.substr(rest.size() - 1);
     rest.remove_suffix(1);
   }
   if (rest.empty() || rest.size() > 4 ||
       !std::all_of(rest.begin(), rest.end(),
-                   [](char c) { return absl::ascii_isdigit(c); }) ||
-      !absl::SimpleAtoi(rest, &arch.number)) {
+                   [](char c) { return text::IsDigit(c); }) ||
+      !text::ParseInt(rest, &arch.number)) {
     return std::nullopt;
   }
-  arch.canonical = absl::StrCat(prefix, arch.number, suffix);
+  arch.canonical = text::Cat(prefix, arch.number, suffix);
   return arch;
 }
 
-absl::StatusOr<std::string> OneOf(absl::string_view option,
-                                  absl::string_view value,
-                                  std::span<const absl::string_view> allowed) {
-  const std::string lower = absl::AsciiStrToLower(value);
-  for (absl::string_view a : allowed) {
+PlainStatusOr<std::string> OneOf(std::string_view option,
+                                 std::string_view value,
+                                 std::span<const std::string_view> allowed) {
+  const std::string lower = text::ToLower(value);
+  for (std::string_view a : allowed) {
     if (lower == a) return lower;
   }
-  return Invalid(option,
-                 absl::StrCat("takes one of: ", absl::StrJoin(allowed, ", "),
-                              "; not '", value, "'"));
+  return Invalid(option, text::Cat("takes one of: ", text::Join(allowed, ", "),
+                                   "; not '", value, "'"));
 }
 
 // Checks a value and returns its canonical spelling.
-absl::StatusOr<std::string> CheckValue(const Spec& spec,
-                                       absl::string_view option,
-                                       absl::string_view value,
-                                       const Dialect& dialect,
-                                       const OptionPolicy& policy) {
+PlainStatusOr<std::string> CheckValue(const Spec& spec, std::string_view option,
+                                      std::string_view value,
+                                      const Dialect& dialect,
+                                      const OptionPolicy& policy) {
   if (value.empty()) return Invalid(option, "needs a value");
   switch (spec.check) {
     case Check::kAny:
       return std::string(value);
     case Check::kBool: {
-      static constexpr absl::string_view kValues[] = {"true", "false"};
+      static constexpr std::string_view kValues[] = {"true", "false"};
       return OneOf(option, value, kValues);
     }
     case Check::kOnOff: {
-      static constexpr absl::string_view kValues[] = {"on", "off"};
+      static constexpr std::string_view kValues[] = {"on", "off"};
       return OneOf(option, value, kValues);
     }
     case Check::kStd: {
-      static constexpr absl::string_view kValues[] = {"c++03", "c++11", "c++14",
-                                                      "c++17", "c++20"};
+      static constexpr std::string_view kValues[] = {"c++03", "c++11", "c++14",
+                                                     "c++17", "c++20"};
       return OneOf(option, value, kValues);
     }
     case Check::kOfast: {
-      static constexpr absl::string_view kValues[] = {"0", "min", "mid", "max"};
+      static constexpr std::string_view kValues[] = {"0", "min", "mid", "max"};
       return OneOf(option, value, kValues);
     }
     case Check::kOptLevel: {
-      static constexpr absl::string_view kValues[] = {"0", "1", "2", "3"};
+      static constexpr std::string_view kValues[] = {"0", "1", "2", "3"};
       return OneOf(option, value, kValues);
     }
     case Check::kCount: {
       int n = 0;
-      if (!absl::SimpleAtoi(value, &n) || n < 0 || n > 1 << 20) {
+      if (!text::ParseInt(value, &n) || n < 0 || n > 1 << 20) {
         return Invalid(option,
-                       absl::StrCat("takes a whole number, not '", value, "'"));
+                       text::Cat("takes a whole number, not '", value, "'"));
       }
-      return absl::StrCat(n);
+      return text::Cat(n);
     }
     case Check::kArch: {
       std::optional<Arch> arch = ParseArch(value);
       if (!arch) {
-        return Invalid(option, absl::StrCat("'", value,
-                                            "' is not an architecture such as "
-                                            "sm_90 or compute_90"));
+        return Invalid(option, text::Cat("'", value,
+                                         "' is not an architecture such as "
+                                         "sm_90 or compute_90"));
       }
       const auto& archs = policy.supported_archs;
       if (!archs.empty() &&
           std::find(archs.begin(), archs.end(), arch->number) == archs.end()) {
         std::vector<std::string> names;
-        for (int a : archs) names.push_back(absl::StrCat("sm_", a));
-        return Invalid(option, absl::StrCat("architecture ", value,
-                                            " is not supported by this ",
-                                            dialect.tool, " (supported: ",
-                                            absl::StrJoin(names, ", "), ")"));
+        for (int a : archs) names.push_back(text::Cat("sm_", a));
+        return Invalid(
+            option, text::Cat("architecture ", value,
+                              " is not supported by this ", dialect.tool,
+                              " (supported: ", text::Join(names, ", "), ")"));
       }
       return arch->canonical;
     }
@@ -135,47 +128,47 @@ absl::StatusOr<std::string> CheckValue(const Spec& spec,
 }
 
 std::string RenderOne(const Dialect& dialect, const Spec& spec,
-                      absl::string_view value) {
-  if (spec.arg == Arg::kNone) return absl::StrCat(dialect.prefix, spec.name);
-  return absl::StrCat(dialect.prefix, spec.name, spec.glued ? "" : "=", value);
+                      std::string_view value) {
+  if (spec.arg == Arg::kNone) return text::Cat(dialect.prefix, spec.name);
+  return text::Cat(dialect.prefix, spec.name, spec.glued ? "" : "=", value);
 }
 
 }  // namespace
 
-absl::Status CheckCString(absl::string_view what, absl::string_view value) {
+PlainStatus CheckCString(std::string_view what, std::string_view value) {
   const size_t nul = value.find('\0');
-  if (nul == absl::string_view::npos) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
+  if (nul == std::string_view::npos) return PlainStatus();
+  return PlainStatus::Error(text::Cat(
       what, " contains a NUL byte (the compiler would read '",
-      absl::CEscape(value.substr(0, nul)), "' and nothing after it)"));
+      text::CEscape(value.substr(0, nul)), "' and nothing after it)"));
 }
 
-absl::StatusOr<Parsed> Parse(std::span<const std::string> raw,
-                             const Dialect& dialect,
-                             const OptionPolicy& policy) {
+PlainStatusOr<Parsed> Parse(std::span<const std::string> raw,
+                            const Dialect& dialect,
+                            const OptionPolicy& policy) {
   Parsed parsed;
   for (size_t i = 0; i < raw.size(); ++i) {
     const std::string& option = raw[i];
-    if (absl::Status s = CheckCString(absl::StrCat("option ", i + 1), option);
+    if (PlainStatus s = CheckCString(text::Cat("option ", i + 1), option);
         !s.ok()) {
       return s;
     }
     if (option.size() < 2 || option[0] != '-') {
       return Invalid(option, "is not an option (options start with '-')");
     }
-    const bool double_dash = absl::StartsWith(option, "--");
-    absl::string_view body =
-        absl::string_view(option).substr(double_dash ? 2 : 1);
-    std::optional<absl::string_view> value;
-    absl::string_view name = body;
-    if (size_t eq = body.find('='); eq != absl::string_view::npos) {
+    const bool double_dash = text::StartsWith(option, "--");
+    std::string_view body =
+        std::string_view(option).substr(double_dash ? 2 : 1);
+    std::optional<std::string_view> value;
+    std::string_view name = body;
+    if (size_t eq = body.find('='); eq != std::string_view::npos) {
       name = body.substr(0, eq);
       value = body.substr(eq + 1);
     }
     const Spec* spec = FindSpec(dialect, name);
     if (spec == nullptr && !double_dash) {
-      for (absl::string_view glued : dialect.glued_names) {
-        if (absl::StartsWith(body, glued) && body.size() > glued.size()) {
+      for (std::string_view glued : dialect.glued_names) {
+        if (text::StartsWith(body, glued) && body.size() > glued.size()) {
           spec = FindSpec(dialect, glued);
           value = body.substr(glued.size());
           break;
@@ -183,10 +176,10 @@ absl::StatusOr<Parsed> Parse(std::span<const std::string> raw,
       }
     }
     if (spec == nullptr) {
-      return Invalid(option, absl::StrCat("unknown ", dialect.tool, " option"));
+      return Invalid(option, text::Cat("unknown ", dialect.tool, " option"));
     }
     if (!spec->refusal.empty()) {
-      return Invalid(option, absl::StrCat("refused: ", spec->refusal));
+      return Invalid(option, text::Cat("refused: ", spec->refusal));
     }
     if (spec->arg == Arg::kNone) {
       if (value.has_value()) return Invalid(option, "takes no value");
@@ -197,7 +190,7 @@ absl::StatusOr<Parsed> Parse(std::span<const std::string> raw,
       if (i + 1 >= raw.size()) return Invalid(option, "needs a value");
       value = raw[++i];
     }
-    absl::StatusOr<std::string> canonical =
+    PlainStatusOr<std::string> canonical =
         CheckValue(*spec, option, *value, dialect, policy);
     if (!canonical.ok()) return canonical.status();
     switch (spec->group) {
@@ -228,7 +221,7 @@ std::vector<std::string> Render(const Parsed& parsed, const Dialect& dialect) {
     }
   }
   for (const std::string& flag : parsed.flags) {
-    position_free.push_back(absl::StrCat(dialect.prefix, flag));
+    position_free.push_back(text::Cat(dialect.prefix, flag));
   }
   position_free.insert(position_free.end(), parsed.sets.begin(),
                        parsed.sets.end());

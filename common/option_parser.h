@@ -1,3 +1,4 @@
+#include "common/plain_status.h"
 #ifndef JITCACHE_COMMON_OPTION_PARSER_H_
 #define JITCACHE_COMMON_OPTION_PARSER_H_
 
@@ -5,11 +6,9 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
-
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 
 namespace jitcache {
 
@@ -39,22 +38,22 @@ enum class Check {
 enum class Group { kSingle, kFlag, kOrdered, kSet };
 
 struct Spec {
-  absl::string_view name;   // the canonical name
-  absl::string_view alias;  // another accepted name ("" for none)
+  std::string_view name;   // the canonical name
+  std::string_view alias;  // another accepted name ("" for none)
   Arg arg;
   Check check;
   Group group;
-  absl::string_view refusal = {};  // non-empty: refused, and why
-  bool glued = false;              // canonical "-O3" rather than "-O=3"
+  std::string_view refusal = {};  // non-empty: refused, and why
+  bool glued = false;             // canonical "-O3" rather than "-O=3"
 };
 
 struct Dialect {
-  absl::string_view tool;  // for messages: "NVRTC", "nvJitLink"
+  std::string_view tool;  // for messages: "NVRTC", "nvJitLink"
   std::span<const Spec> specs;
   // Names that also take their value glued on: -DNAME, -Idir, -O3.
-  std::span<const absl::string_view> glued_names;
-  absl::string_view prefix;     // of canonical spellings: "--" or "-"
-  absl::string_view arch_name;  // the option rendered first
+  std::span<const std::string_view> glued_names;
+  std::string_view prefix;     // of canonical spellings: "--" or "-"
+  std::string_view arch_name;  // the option rendered first
 };
 
 struct Parsed {
@@ -63,10 +62,10 @@ struct Parsed {
   std::vector<std::string> ordered;  // already rendered
   std::set<std::string> sets;        // already rendered
 
-  bool has_flag(absl::string_view name) const {
+  bool has_flag(std::string_view name) const {
     return flags.count(std::string(name)) > 0;
   }
-  std::string single(absl::string_view name) const {
+  std::string single(std::string_view name) const {
     auto it = singles.find(std::string(name));
     return it == singles.end() ? std::string() : it->second;
   }
@@ -75,13 +74,12 @@ struct Parsed {
 // The toolkit's libraries read options (and names) as C strings: what
 // follows a NUL they never see, so no key may hold it either.
 // INVALID_ARGUMENT naming `what` when `value` holds one.
-absl::Status CheckCString(absl::string_view what, absl::string_view value);
+PlainStatus CheckCString(std::string_view what, std::string_view value);
 
 // INVALID_ARGUMENT naming the option for anything unknown, malformed or
 // refused.
-absl::StatusOr<Parsed> Parse(std::span<const std::string> raw,
-                             const Dialect& dialect,
-                             const OptionPolicy& policy);
+PlainStatusOr<Parsed> Parse(std::span<const std::string> raw,
+                            const Dialect& dialect, const OptionPolicy& policy);
 
 // The canonical list: the arch first, then position-free options sorted,
 // then the ordered ones in their order.

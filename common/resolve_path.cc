@@ -6,18 +6,20 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "common/text.h"
 
 namespace jitcache {
 
-absl::StatusOr<std::string> ResolvePath(absl::string_view path,
-                                        std::vector<PathLink>* links) {
+std::optional<std::string> ResolvePath(std::string_view path,
+                                       std::vector<PathLink>* links,
+                                       std::string* error) {
   // Components still to walk, the next one last.
   std::vector<std::string> todo;
-  auto push = [&todo](absl::string_view text) {
-    std::vector<std::string> parts = absl::StrSplit(text, '/');
-    todo.insert(todo.end(), parts.rbegin(), parts.rend());
+  auto push = [&todo](std::string_view text) {
+    const std::vector<std::string_view> parts = text::Split(text, '/');
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+      todo.emplace_back(*it);
+    }
   };
   push(path);
   std::string done;  // resolved so far; "" is "/"
@@ -32,7 +34,7 @@ absl::StatusOr<std::string> ResolvePath(absl::string_view path,
       done.resize(slash == std::string::npos ? 0 : slash);
       continue;
     }
-    std::string next = absl::StrCat(done, "/", part);
+    std::string next = text::Cat(done, "/", part);
     struct stat st;
     if (missing || lstat(next.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
       missing = missing || access(next.c_str(), F_OK) != 0;
@@ -40,16 +42,16 @@ absl::StatusOr<std::string> ResolvePath(absl::string_view path,
       continue;
     }
     if (++hops > 40) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("too many symbolic links in ", path));
+      *error = text::Cat("too many symbolic links in ", path);
+      return std::nullopt;
     }
     char target[4096];
     const ssize_t n = readlink(next.c_str(), target, sizeof(target));
     if (n <= 0 || n == sizeof(target)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot read the symbolic link ", next));
+      *error = text::Cat("cannot read the symbolic link ", next);
+      return std::nullopt;
     }
-    const absl::string_view stored(target, n);
+    const std::string_view stored(target, static_cast<size_t>(n));
     if (links != nullptr) links->emplace_back(next, std::string(stored));
     if (stored.front() == '/') done.clear();
     push(stored);

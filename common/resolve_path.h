@@ -1,12 +1,11 @@
 #ifndef JITCACHE_COMMON_RESOLVE_PATH_H_
 #define JITCACHE_COMMON_RESOLVE_PATH_H_
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
-
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 
 namespace jitcache {
 
@@ -16,10 +15,12 @@ using PathLink = std::pair<std::string, std::string>;
 // Resolves absolute `path` as the kernel does, one component at a time:
 // the path with no symbolic link, "." or ".." left, appending to `links`
 // (if not null) each link it went through. Past the first component that
-// does not exist, the rest is taken lexically. FAILED_PRECONDITION for a
-// link loop or an unreadable link.
-absl::StatusOr<std::string> ResolvePath(absl::string_view path,
-                                        std::vector<PathLink>* links);
+// does not exist, the rest is taken lexically. nullopt, saying why in
+// `error`, for a link loop or an unreadable link. Plain C++ (the include
+// scan of the front ends uses it).
+std::optional<std::string> ResolvePath(std::string_view path,
+                                       std::vector<PathLink>* links,
+                                       std::string* error);
 
 }  // namespace jitcache
 

@@ -24,7 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "client/api/asked_compile.h"
-#include "client/include_scan/included_files.h"
+#include "client/api/compile_includes.h"
 #include "client/local/local_compiler.h"
 #include "client/rpc/code_types.h"
 #include "client/rpc/messages.h"

@@ -32,7 +32,7 @@ std::vector<std::string> ProgramOptions::AsNvrtcOptions() const {
   if (lineinfo) out.push_back("-lineinfo");
   for (const auto& d : define_macro) out.push_back(absl::StrCat("-D", d));
   for (const auto& d : include_path) {
-    out.push_back(absl::StrCat(kIncludePathOption, d));
+    out.push_back(std::string(kIncludePathOption) + d);
   }
   for (const auto& h : pre_include) out.push_back(absl::StrCat("-include=", h));
   out.insert(out.end(), extra_options.begin(), extra_options.end());

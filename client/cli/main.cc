@@ -30,8 +30,10 @@
 #include "client/cli/store_commands.h"
 #include "client/rpc/rpc_channel.h"
 #include "client/wire/compile_wire.h"
+#include "common/absl_view.h"
 #include "common/compile_options.h"
 #include "common/paths.h"
+#include "common/plain_status_absl.h"
 #include "common/private_file.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "jitcache/client.h"
@@ -413,15 +415,17 @@ void KeepMovableDirectMemo(const std::string& socket, const std::string& dir,
   }
   const std::vector<std::string> raw(request.options().begin(),
                                      request.options().end());
-  absl::StatusOr<std::vector<std::string>> ordered =
-      jitcache::OrderedCompileOptions(raw);
+  absl::StatusOr<std::vector<std::string>> ordered = jitcache::ToAbsl(
+      jitcache::OrderedCompileOptions(raw), absl::StatusCode::kInvalidArgument);
   if (!ordered.ok()) return;
   jitcache::cli::OptionPaths paths;
   for (const std::string& option : *ordered) {
     absl::string_view value = option;
-    if (absl::ConsumePrefix(&value, jitcache::kIncludePathOption)) {
+    if (absl::ConsumePrefix(&value,
+                            jitcache::AbslView(jitcache::kIncludePathOption))) {
       paths.search_dirs.emplace_back(value);
-    } else if (absl::ConsumePrefix(&value, jitcache::kPreIncludeOption)) {
+    } else if (absl::ConsumePrefix(
+                   &value, jitcache::AbslView(jitcache::kPreIncludeOption))) {
       paths.pre_includes.emplace_back(value);
     }
   }

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <unordered_set>
 
 namespace jitcache::internal {
 namespace {
@@ -46,7 +48,7 @@ constexpr uint32_t kOnTheWay =
 }  // namespace
 
 ChangeWatch::~ChangeWatch() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (fd_ >= 0 && getpid() == pid_) close(fd_);
 }
 
@@ -99,10 +101,10 @@ bool ChangeWatch::Add(const std::string& dir, const std::string& name) {
 
 bool ChangeWatch::Watch(const std::vector<std::string>& files,
                         const std::vector<std::string>& dirs) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (files.empty() && dirs.empty()) return true;
   if (!Ready()) return false;
-  absl::flat_hash_set<std::string> whole(dirs.begin(), dirs.end());
+  std::unordered_set<std::string> whole(dirs.begin(), dirs.end());
   for (const std::string& file : files) whole.insert(DirName(file));
   for (const std::string& dir : whole) {
     if (!Add(dir, "")) return false;
@@ -156,7 +158,7 @@ void ChangeWatch::Drain() {
 }
 
 uint64_t ChangeWatch::Changes() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (fd_ >= 0 && Ready()) Drain();
   return changes_;
 }

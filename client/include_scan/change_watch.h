@@ -4,13 +4,13 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
-#include "absl/synchronization/mutex.h"
 
 namespace jitcache::internal {
 
@@ -52,8 +52,8 @@ class ChangeWatch {
  private:
   struct Watched {
     int wd = -1;
-    bool whole = false;                      // every name in it matters
-    absl::flat_hash_set<std::string> names;  // else these only
+    bool whole = false;                     // every name in it matters
+    std::unordered_set<std::string> names;  // else these only
   };
   // Adds `dir` as a whole directory (`name` empty) or for `name`.
   bool Add(const std::string& dir, const std::string& name)
@@ -63,12 +63,12 @@ class ChangeWatch {
   // Starts over in a forked child; opens the instance on first use.
   bool Ready() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  absl::Mutex mu_;
+  std::mutex mu_;
   int fd_ ABSL_GUARDED_BY(mu_) = -1;
   pid_t pid_ ABSL_GUARDED_BY(mu_) = 0;  // whose instance fd_ is
   uint64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::flat_hash_map<std::string, Watched> by_dir_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<int, std::string> by_wd_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, Watched> by_dir_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<int, std::string> by_wd_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace jitcache::internal

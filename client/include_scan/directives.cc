@@ -1,12 +1,11 @@
 #include "client/include_scan/directives.h"
 
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
+#include "common/text.h"
 
 namespace jitcache::internal {
 namespace {
@@ -16,42 +15,42 @@ constexpr size_t kMaxExpansions = 256;
 constexpr int kMaxExpansionRounds = 8;
 
 bool IsIdentStart(char c) {
-  return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_';
+  return text::IsAlpha(static_cast<unsigned char>(c)) || c == '_';
 }
 bool IsIdent(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
+  return text::IsAlnum(static_cast<unsigned char>(c)) || c == '_';
 }
 
-absl::string_view SkipBlanks(absl::string_view s) {
+std::string_view SkipBlanks(std::string_view s) {
   while (!s.empty() && (s[0] == ' ' || s[0] == '\t')) s.remove_prefix(1);
   return s;
 }
 
-absl::string_view TakeIdent(absl::string_view* s) {
+std::string_view TakeIdent(std::string_view* s) {
   size_t n = 0;
   while (n < s->size() && IsIdent((*s)[n])) ++n;
-  absl::string_view ident = s->substr(0, n);
+  std::string_view ident = s->substr(0, n);
   s->remove_prefix(n);
   return ident;
 }
 
 // The text of a directive's argument without a trailing comment.
-absl::string_view StripComment(absl::string_view s) {
-  for (absl::string_view marker : {"//", "/*"}) {
+std::string_view StripComment(std::string_view s) {
+  for (std::string_view marker : {"//", "/*"}) {
     const size_t at = s.find(marker);
-    if (at != absl::string_view::npos) s = s.substr(0, at);
+    if (at != std::string_view::npos) s = s.substr(0, at);
   }
-  return absl::StripAsciiWhitespace(s);
+  return text::StripWhitespace(s);
 }
 
 }  // namespace
 
 // "<name>" or "\"name\"" at the start of `s`: the name, or false.
-bool TakeHeaderName(absl::string_view s, bool* angle, std::string* name) {
+bool TakeHeaderName(std::string_view s, bool* angle, std::string* name) {
   if (s.empty() || (s[0] != '<' && s[0] != '"')) return false;
   const char close = s[0] == '<' ? '>' : '"';
   const size_t end = s.find(close, 1);
-  if (end == absl::string_view::npos) return false;
+  if (end == std::string_view::npos) return false;
   *angle = s[0] == '<';
   *name = std::string(s.substr(1, end - 1));
   return true;
@@ -62,7 +61,7 @@ bool TakeHeaderName(absl::string_view s, bool* angle, std::string* name) {
 // a directive after one that spans lines is still seen (where text before
 // the comment makes it none, that is one file too many in the key: a
 // spurious miss at worst, never a stale hit).
-std::string Cleaned(absl::string_view text) {
+std::string Cleaned(std::string_view text) {
   std::string spliced;
   spliced.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -117,17 +116,17 @@ std::string Cleaned(absl::string_view text) {
   return out;
 }
 
-void ParseDirectives(absl::string_view text, std::vector<Directive>* directives,
+void ParseDirectives(std::string_view text, std::vector<Directive>* directives,
                      std::vector<Define>* defines) {
   const std::string cleaned = Cleaned(text);
-  for (absl::string_view line : absl::StrSplit(cleaned, '\n')) {
+  for (std::string_view line : text::Split(cleaned, '\n')) {
     line = SkipBlanks(line);
     // "%:" is the digraph of "#".
-    if (!absl::ConsumePrefix(&line, "#") && !absl::ConsumePrefix(&line, "%:")) {
+    if (!text::ConsumePrefix(&line, "#") && !text::ConsumePrefix(&line, "%:")) {
       continue;
     }
     line = SkipBlanks(line);
-    const absl::string_view word = TakeIdent(&line);
+    const std::string_view word = TakeIdent(&line);
     line = SkipBlanks(line);
     if (word == "include" || word == "include_next" || word == "import") {
       const bool next = word == "include_next";
@@ -138,25 +137,25 @@ void ParseDirectives(absl::string_view text, std::vector<Directive>* directives,
             {angle ? (next ? Directive::kAngleNext : Directive::kAngle)
                    : (next ? Directive::kQuoteNext : Directive::kQuote),
              std::move(name)});
-      } else if (absl::string_view macro = StripComment(line); !macro.empty()) {
+      } else if (std::string_view macro = StripComment(line); !macro.empty()) {
         directives->push_back({Directive::kMacro, std::string(macro)});
       }
     } else if (word == "define") {
-      const absl::string_view name = TakeIdent(&line);
+      const std::string_view name = TakeIdent(&line);
       // Function-like macros never name a header in practice.
       if (name.empty() || (!line.empty() && line[0] == '(')) continue;
-      absl::string_view body = StripComment(line);
-      if (absl::EndsWith(body, "\\")) continue;
+      std::string_view body = StripComment(line);
+      if (text::EndsWith(body, "\\")) continue;
       defines->push_back({std::string(name), std::string(body)});
     } else if (word == "if" || word == "elif" || word == "ifdef" ||
                word == "elifdef") {
       // __has_include(<x>) may make the compiler open x.
       for (size_t at = line.find("__has_include"); at != line.npos;
            at = line.find("__has_include", at + 1)) {
-        absl::string_view rest = line.substr(at + 13);
-        const bool next = absl::ConsumePrefix(&rest, "_next");
+        std::string_view rest = line.substr(at + 13);
+        const bool next = text::ConsumePrefix(&rest, "_next");
         rest = SkipBlanks(rest);
-        if (!absl::ConsumePrefix(&rest, "(")) continue;
+        if (!text::ConsumePrefix(&rest, "(")) continue;
         bool angle = false;
         std::string name;
         if (TakeHeaderName(SkipBlanks(rest), &angle, &name)) {
@@ -175,8 +174,8 @@ void ParseDirectives(absl::string_view text, std::vector<Directive>* directives,
 // undefined where the #include is). False when there are too many.
 bool Expansions(
     const std::string& text,
-    const absl::flat_hash_map<std::string, std::vector<std::string>>& defines,
-    absl::flat_hash_set<std::string>* out) {
+    const std::unordered_map<std::string, std::vector<std::string>>& defines,
+    std::unordered_set<std::string>* out) {
   std::vector<std::string> frontier = {text};
   out->insert(text);
   for (int round = 0; round < kMaxExpansionRounds && !frontier.empty();
@@ -194,7 +193,7 @@ bool Expansions(
         if (it != defines.end()) {
           for (const std::string& body : it->second) {
             std::string variant =
-                absl::StrCat(s.substr(0, i), body, s.substr(end));
+                text::Cat(s.substr(0, i), body, s.substr(end));
             if (out->insert(variant).second) next.push_back(std::move(variant));
             if (out->size() > kMaxExpansions) return false;
           }

@@ -6,11 +6,10 @@
 // #include may use. Text only: no files, no search paths (the walk in
 // include_scan.cc does those). Pure functions; any thread.
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
-
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
-#include "absl/strings/string_view.h"
 
 namespace jitcache::internal {
 
@@ -25,23 +24,23 @@ struct Define {
 
 // The directives (#include, #include_next, #import, __has_include) and
 // object-like #defines of one file's text.
-void ParseDirectives(absl::string_view text, std::vector<Directive>* directives,
+void ParseDirectives(std::string_view text, std::vector<Directive>* directives,
                      std::vector<Define>* defines);
 
 // `text` as the preprocessor reads its lines: continuations spliced,
 // comments replaced by a space (block comments keep their newlines).
-std::string Cleaned(absl::string_view text);
+std::string Cleaned(std::string_view text);
 
 // "<name>" or "\"name\"" at the start of `s`: the name, or false.
-bool TakeHeaderName(absl::string_view s, bool* angle, std::string* name);
+bool TakeHeaderName(std::string_view s, bool* angle, std::string* name);
 
 // Every string `text` may become by replacing its identifiers with the
 // bodies `defines` gives them (or leaving them, as the macro may be
 // undefined where the #include is). False when there are too many.
 bool Expansions(
     const std::string& text,
-    const absl::flat_hash_map<std::string, std::vector<std::string>>& defines,
-    absl::flat_hash_set<std::string>* out);
+    const std::unordered_map<std::string, std::vector<std::string>>& defines,
+    std::unordered_set<std::string>* out);
 
 }  // namespace jitcache::internal
 

@@ -10,42 +10,41 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <mutex>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
-#include "absl/container/flat_hash_set.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "client/include_scan/directives.h"
 #include "common/cache_key.h"
 #include "common/paths.h"
 #include "common/place_anchor.h"
+#include "common/plain_status.h"
 #include "common/resolve_path.h"
-#include "jitcache/v1/scan_memo.pb.h"
+#include "common/text.h"
 
 namespace jitcache::internal {
 namespace {
 
 // `dir`/`name` with "." and ".." resolved by text, as NVRTC names the file.
-std::string JoinNormal(absl::string_view dir, absl::string_view name) {
-  if (absl::StartsWith(name, "/") || dir.empty()) {
+std::string JoinNormal(std::string_view dir, std::string_view name) {
+  if (text::StartsWith(name, "/") || dir.empty()) {
     return LexicallyNormal(std::string_view(name.data(), name.size()));
   }
-  return LexicallyNormal(absl::StrCat(dir, "/", name));
+  return LexicallyNormal(text::Cat(dir, "/", name));
 }
 
-absl::string_view DirName(absl::string_view path) {
+std::string_view DirName(std::string_view path) {
   const size_t slash = path.rfind('/');
-  if (slash == absl::string_view::npos) return "";
+  if (slash == std::string_view::npos) return "";
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 // `dir`/`name` as the compiler spells it: nothing resolved.
-std::string JoinSpelled(absl::string_view dir, absl::string_view name) {
-  if (absl::StartsWith(name, "/") || dir.empty()) return std::string(name);
-  return absl::StrCat(dir, "/", name);
+std::string JoinSpelled(std::string_view dir, std::string_view name) {
+  if (text::StartsWith(name, "/") || dir.empty()) return std::string(name);
+  return text::Cat(dir, "/", name);
 }
 
 // Whole scans remembered in memory (each ~100 KB for CUB's 700 headers);
@@ -77,18 +76,17 @@ IncludeScanner& IncludeScanner::ForProcess() {
   return *scanner;
 }
 
-void IncludeScanner::Parse(absl::string_view text,
+void IncludeScanner::Parse(std::string_view text,
                            std::vector<Directive>* directives,
                            std::vector<Define>* defines) {
   ParseDirectives(text, directives, defines);
 }
 
-absl::StatusOr<std::string> IncludeScanner::Read(const std::string& path,
-                                                 Digest* digest) {
+PlainStatusOr<std::string> IncludeScanner::Read(const std::string& path,
+                                                Digest* digest) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot read included file ", path));
+    return PlainStatus::Error(text::Cat("cannot read included file ", path));
   }
   std::string data;
   char buffer[65536];
@@ -96,21 +94,20 @@ absl::StatusOr<std::string> IncludeScanner::Read(const std::string& path,
   while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) data.append(buffer, n);
   ::close(fd);
   if (n < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot read included file ", path));
+    return PlainStatus::Error(text::Cat("cannot read included file ", path));
   }
   if (data.find('\0') != std::string::npos) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("included file ", path, " contains a NUL byte"));
+    return PlainStatus::Error(
+        text::Cat("included file ", path, " contains a NUL byte"));
   }
   if (digest != nullptr) *digest = Digest::Of(data);
   return data;
 }
 
-absl::StatusOr<std::shared_ptr<const IncludeScanner::FileInfo>>
+PlainStatusOr<std::shared_ptr<const IncludeScanner::FileInfo>>
 IncludeScanner::Load(const std::string& path, const FileStamp& stamp) {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     LoadKeptFiles();
     auto it = files_.find(path);
     if (it != files_.end() && it->second->cacheable &&
@@ -120,12 +117,12 @@ IncludeScanner::Load(const std::string& path, const FileStamp& stamp) {
   }
   auto info = std::make_shared<FileInfo>();
   files_read_.fetch_add(1);
-  absl::StatusOr<std::string> text = Read(path, &info->digest);
+  PlainStatusOr<std::string> text = Read(path, &info->digest);
   if (!text.ok()) return text.status();
   info->stamp = stamp;
   info->cacheable = !Racy(stamp) && stamp.size == text->size();
   Parse(*text, &info->directives, &info->defines);
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (info->cacheable) ++files_read_since_save_;
   files_[path] = info;
   return std::shared_ptr<const FileInfo>(std::move(info));
@@ -175,7 +172,7 @@ bool IncludeScanner::StillValid(const Memo& memo) {
 bool IncludeScanner::UnchangedSinceChecked(const Digest& key) {
   uint64_t checked_at;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = checked_at_.find(key);
     if (it == checked_at_.end()) return false;
     checked_at = it->second;
@@ -195,7 +192,7 @@ bool IncludeScanner::CheckAndWatch(const Digest& key, const Memo& memo) {
     for (const auto& [path, stamp] : memo.depends_on->dirs)
       dirs.push_back(path);
     for (const std::string& path : memo.depends_on->absent_files) {
-      const absl::string_view dir = DirName(path);
+      const std::string_view dir = DirName(path);
       dirs.push_back(dir.empty() ? "." : std::string(dir));
     }
     watched = watch_.Watch(files, dirs);
@@ -206,18 +203,18 @@ bool IncludeScanner::CheckAndWatch(const Digest& key, const Memo& memo) {
                         memo.depends_on->dirs.size());
   if (!StillValid(memo)) return false;
   if (watched) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     checked_at_[key] = changes;
   }
   return true;
 }
 
-absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
+PlainStatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
     const ScanInput& input) {
   const Digest scan_key = ScanKey(input);
   std::shared_ptr<const Memo> last;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = memos_.find(scan_key);
     if (it != memos_.end()) last = it->second;
   }
@@ -228,13 +225,13 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
   if (!memo_dir_.empty()) {
     if (std::shared_ptr<const Memo> kept = LoadMemo(scan_key);
         kept != nullptr && CheckAndWatch(scan_key, *kept)) {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       memos_[scan_key] = kept;
       return kept->result;
     }
   }
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     checked_at_.erase(scan_key);
   }
   const std::optional<Digest> movable_key = MovableKey(input);
@@ -247,7 +244,7 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Scan(
     }
   }
   walks_.fetch_add(1);
-  absl::StatusOr<std::shared_ptr<const ScanResult>> result =
+  PlainStatusOr<std::shared_ptr<const ScanResult>> result =
       Walk(input, scan_key, movable_key);
   SaveKeptFiles();
   return result;
@@ -263,7 +260,7 @@ void IncludeScanner::Remember(const Digest& key,
                               std::shared_ptr<const Memo> memo) {
   if (!memo->cacheable) return;
   if (!memo_dir_.empty()) SaveMemo(key, *memo);
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (memos_.size() >= kMaxMemos) {
     memos_.clear();
     checked_at_.clear();
@@ -294,16 +291,16 @@ class IncludeScanner::Walker {
   }
 
   // The scan's answer; memo() is what must not change for it to hold.
-  absl::StatusOr<std::shared_ptr<ScanResult>> Run() {
-    if (absl::Status s = StartWithTheProgram(); !s.ok()) return s;
+  PlainStatusOr<std::shared_ptr<ScanResult>> Run() {
+    if (PlainStatus s = StartWithTheProgram(); !s.ok()) return s;
     for (;;) {
-      if (absl::Status s = FollowQueuedDirectives(); !s.ok()) return s;
+      if (PlainStatus s = FollowQueuedDirectives(); !s.ok()) return s;
       bool found_more = false;
-      if (absl::Status s = FollowMacroIncludes(&found_more); !s.ok()) return s;
+      if (PlainStatus s = FollowMacroIncludes(&found_more); !s.ok()) return s;
       if (!found_more) break;
     }
     if (!probe_error_.ok()) return probe_error_;
-    if (absl::Status s = CheckDirectoriesPassed(); !s.ok()) return s;
+    if (PlainStatus s = CheckDirectoriesPassed(); !s.ok()) return s;
     return Result();
   }
 
@@ -320,18 +317,18 @@ class IncludeScanner::Walker {
   struct Origin {
     std::string path;  // "" for the program and in-memory headers
     int dir = -1;
-    absl::string_view memory_name;  // in-memory header or program name
+    std::string_view memory_name;  // in-memory header or program name
   };
 
   // The program's text, then its -include files, as NVRTC reads them.
   // And the file the program's name names, where there is one: NVRTC
   // stats it and writes its time and size into line information, so the
   // compile's view must hold it as the caller has it.
-  absl::Status StartWithTheProgram() {
+  PlainStatus StartWithTheProgram() {
     struct stat st;
     const std::string own_file = JoinSpelled(input_.cwd, input_.program_name);
     if (Probe(own_file, &st, /*by_directory=*/false)) {
-      if (absl::Status s = Found(own_file, -1, st); !s.ok()) return s;
+      if (PlainStatus s = Found(own_file, -1, st); !s.ok()) return s;
     } else {
       memo_->depends_on->absent_files.push_back(own_file);
     }
@@ -343,12 +340,12 @@ class IncludeScanner::Walker {
     queue_.emplace_back(
         Origin{"", -1, input_.program_name},
         std::make_shared<const std::vector<Directive>>(std::move(pre)));
-    return absl::OkStatus();
+    return PlainStatus();
   }
 
   // Every queued file's plain directives; macro #includes wait for the
   // #defines of all the files found.
-  absl::Status FollowQueuedDirectives() {
+  PlainStatus FollowQueuedDirectives() {
     while (!queue_.empty()) {
       auto [origin, directives] = std::move(queue_.front());
       queue_.pop_front();
@@ -357,64 +354,64 @@ class IncludeScanner::Walker {
           macros_.emplace_back(origin, d);
           continue;
         }
-        if (absl::Status s = Resolve(origin, d.kind, d.text); !s.ok()) {
+        if (PlainStatus s = Resolve(origin, d.kind, d.text); !s.ok()) {
           return s;
         }
       }
     }
-    return absl::OkStatus();
+    return PlainStatus();
   }
 
   // Macro #includes, with every #define seen so far; a file they add may
   // define more, so the walk goes round until nothing new is found.
-  absl::Status FollowMacroIncludes(bool* found_more) {
+  PlainStatus FollowMacroIncludes(bool* found_more) {
     const size_t files_before = seen_files_.size() + seen_memory_.size();
     std::string unnamed;  // a macro #include that names no header yet
     for (const auto& [origin, d] : macros_) {
-      absl::flat_hash_set<std::string> expansions;
+      std::unordered_set<std::string> expansions;
       const std::string where =
           origin.path.empty() ? std::string(origin.memory_name) : origin.path;
       if (!Expansions(d.text, defines_, &expansions)) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("#include ", d.text, " in ", where,
-                         " has too many possible expansions"));
+        return PlainStatus::Error(
+            text::Cat("#include ", d.text, " in ", where,
+                      " has too many possible expansions"));
       }
       bool named = false;
       for (const std::string& e : expansions) {
         bool angle = false;
         std::string name;
-        if (!TakeHeaderName(absl::StripAsciiWhitespace(e), &angle, &name)) {
+        if (!TakeHeaderName(text::StripWhitespace(e), &angle, &name)) {
           continue;
         }
         named = true;
-        if (!macros_done_.insert(absl::StrCat(where, "\n", e)).second) {
+        if (!macros_done_.insert(text::Cat(where, "\n", e)).second) {
           continue;
         }
-        if (absl::Status s = Resolve(
+        if (PlainStatus s = Resolve(
                 origin, angle ? Directive::kAngle : Directive::kQuote, name);
             !s.ok()) {
           return s;
         }
       }
       if (!named && unnamed.empty()) {
-        unnamed = absl::StrCat("#include ", d.text, " in ", where);
+        unnamed = text::Cat("#include ", d.text, " in ", where);
       }
     }
     *found_more = !queue_.empty() ||
                   seen_files_.size() + seen_memory_.size() != files_before;
     if (!*found_more && !unnamed.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
+      return PlainStatus::Error(text::Cat(
           unnamed, " names no header that the #defines seen can make"));
     }
-    return absl::OkStatus();
+    return PlainStatus();
   }
 
   // Where the preprocessor looks for `name` from `from`, in its order: an
   // in-memory header, an absolute path, beside the includer (quotes), then
   // the search directories (from the next one, for #include_next).
-  absl::Status Resolve(const Origin& from, Directive::Kind kind,
-                       const std::string& name) {
-    if (name.empty()) return absl::OkStatus();
+  PlainStatus Resolve(const Origin& from, Directive::Kind kind,
+                      const std::string& name) {
+    if (name.empty()) return PlainStatus();
     const bool next =
         kind == Directive::kAngleNext || kind == Directive::kQuoteNext;
     const bool quote =
@@ -426,7 +423,7 @@ class IncludeScanner::Walker {
           EnqueueText(Origin{"", -1, input_.header_names[i]},
                       input_.header_bodies[i]);
         }
-        return absl::OkStatus();
+        return PlainStatus();
       }
     }
     struct stat st;
@@ -477,9 +474,9 @@ class IncludeScanner::Walker {
         if (S_ISREG(s.st_mode)) it->second = s;
       } else if (errno != ENOENT && errno != ENOTDIR) {
         if (probe_error_.ok()) {
-          probe_error_ = absl::FailedPreconditionError(
-              absl::StrCat("cannot tell whether ", spelled,
-                           " exists: ", std::strerror(errno)));
+          probe_error_ =
+              PlainStatus::Error(text::Cat("cannot tell whether ", spelled,
+                                           " exists: ", std::strerror(errno)));
         }
       }
       if (!it->second) {
@@ -495,7 +492,7 @@ class IncludeScanner::Walker {
   // An absent path stays absent while the deepest directory on its way
   // that exists does not change.
   void NoteAbsent(const std::string& path) {
-    absl::string_view up = path;
+    std::string_view up = path;
     for (;;) {
       up = DirName(up);
       const std::string dir = up.empty() ? "." : std::string(up);
@@ -512,9 +509,9 @@ class IncludeScanner::Walker {
   }
 
   // A file found: checked, read (or taken from the cache) and queued.
-  absl::Status Found(const std::string& spelled, int dir,
-                     const struct stat& st) {
-    if (!seen_spelled_.insert(spelled).second) return absl::OkStatus();
+  PlainStatus Found(const std::string& spelled, int dir,
+                    const struct stat& st) {
+    if (!seen_spelled_.insert(spelled).second) return PlainStatus();
     const std::string path = JoinNormal("", spelled);
     const SearchDir* owner = DirOf(path);
     const bool toolkit = owner != nullptr && owner->toolkit;
@@ -528,21 +525,22 @@ class IncludeScanner::Walker {
       // The daemon lays the file out at this path: through a symbolic
       // link the compile would find nothing, or another file.
       // (Without a link on the way, the kernel's path is the lexical one.)
-      absl::StatusOr<std::string> real = ResolvePath(spelled, nullptr);
-      if (!real.ok()) return real.status();
+      std::string error;
+      std::optional<std::string> real = ResolvePath(spelled, nullptr, &error);
+      if (!real.has_value()) return PlainStatus::Error(error);
       if (*real != path) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("the program includes ", spelled,
-                         " through a symbolic link (", *real, ")"));
+        return PlainStatus::Error(text::Cat("the program includes ", spelled,
+                                            " through a symbolic link (", *real,
+                                            ")"));
       }
       for (std::string& d : DirectoriesBeforeDotDot(spelled)) {
         passed_dirs_.insert(std::move(d));
       }
       opened_.push_back(spelled);
     }
-    if (!seen_files_.insert(path).second) return absl::OkStatus();
+    if (!seen_files_.insert(path).second) return PlainStatus();
     const FileStamp stamp = StampOf(st);
-    absl::StatusOr<std::shared_ptr<const FileInfo>> info =
+    PlainStatusOr<std::shared_ptr<const FileInfo>> info =
         scanner_.Load(path, stamp);
     if (!info.ok()) return info.status();
     // The toolkit is the daemon's, fingerprinted in the scan's key and in
@@ -560,7 +558,7 @@ class IncludeScanner::Walker {
     queue_.emplace_back(Origin{path, dir, {}},
                         std::shared_ptr<const std::vector<Directive>>(
                             *info, &(*info)->directives));
-    return absl::OkStatus();
+    return PlainStatus();
   }
 
   // The directory the file at `path` belongs to: the longest that holds it.
@@ -575,7 +573,7 @@ class IncludeScanner::Walker {
     return best;
   }
 
-  void EnqueueText(Origin origin, absl::string_view text) {
+  void EnqueueText(Origin origin, std::string_view text) {
     std::vector<Directive> directives;
     std::vector<Define> file_defines;
     Parse(text, &directives, &file_defines);
@@ -589,7 +587,7 @@ class IncludeScanner::Walker {
 
   // Directories that opens went through before a "..": the compile's view
   // has them only if a file sent or the working directory lies in them.
-  absl::Status CheckDirectoriesPassed() const {
+  PlainStatus CheckDirectoriesPassed() const {
     for (const std::string& d : passed_dirs_) {
       const bool seen =
           IsUnder(input_.cwd, d, /*or_equal=*/true) ||
@@ -597,12 +595,12 @@ class IncludeScanner::Walker {
             return IsUnder(f.path, d, /*or_equal=*/false);
           });
       if (!seen) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("the program reaches a header through ", d,
-                         "/.., a directory none of its files is in"));
+        return PlainStatus::Error(
+            text::Cat("the program reaches a header through ", d,
+                      "/.., a directory none of its files is in"));
       }
     }
-    return absl::OkStatus();
+    return PlainStatus();
   }
 
   // The files by path and the set's digest.
@@ -612,7 +610,7 @@ class IncludeScanner::Walker {
                 return a.path < b.path;
               });
     auto result = std::make_shared<ScanResult>();
-    std::vector<std::pair<absl::string_view, absl::string_view>> pairs;
+    std::vector<std::pair<std::string_view, std::string_view>> pairs;
     for (const ScannedFile& f : out_) {
       pairs.emplace_back(f.path, f.digest.AsBytes());
     }
@@ -626,27 +624,27 @@ class IncludeScanner::Walker {
   const std::optional<PlaceRoots> roots_;
   bool literals_movable_ = true;
   std::vector<std::string> opened_;
-  absl::flat_hash_map<std::string, std::vector<std::string>> defines_;
+  std::unordered_map<std::string, std::vector<std::string>> defines_;
   std::vector<ScannedFile> out_;
   std::shared_ptr<Memo> memo_;
-  absl::flat_hash_set<std::string> memo_dirs_;
-  absl::flat_hash_map<std::string, std::optional<struct stat>> probed_;
-  absl::Status probe_error_;
-  absl::flat_hash_set<std::string> passed_dirs_;
-  absl::flat_hash_set<std::string> seen_spelled_;
-  absl::flat_hash_set<std::string> seen_files_;
-  absl::flat_hash_set<absl::string_view> seen_memory_;
+  std::unordered_set<std::string> memo_dirs_;
+  std::unordered_map<std::string, std::optional<struct stat>> probed_;
+  PlainStatus probe_error_;
+  std::unordered_set<std::string> passed_dirs_;
+  std::unordered_set<std::string> seen_spelled_;
+  std::unordered_set<std::string> seen_files_;
+  std::unordered_set<std::string_view> seen_memory_;
   std::deque<std::pair<Origin, std::shared_ptr<const std::vector<Directive>>>>
       queue_;
   std::vector<std::pair<Origin, Directive>> macros_;
-  absl::flat_hash_set<std::string> macros_done_;
+  std::unordered_set<std::string> macros_done_;
 };
 
-absl::StatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
+PlainStatusOr<std::shared_ptr<const ScanResult>> IncludeScanner::Walk(
     const ScanInput& input, const Digest& key,
     const std::optional<Digest>& movable_key) {
   Walker walker(*this, input);
-  absl::StatusOr<std::shared_ptr<ScanResult>> result = walker.Run();
+  PlainStatusOr<std::shared_ptr<ScanResult>> result = walker.Run();
   if (!result.ok()) return result.status();
   std::shared_ptr<Memo> memo = walker.memo();
   memo->depends_on->opened = walker.opened();

@@ -6,22 +6,22 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "client/include_scan/change_watch.h"
 #include "client/include_scan/directives.h"
 #include "common/cache_key.h"
 #include "common/digest.h"
 #include "common/file_stamp.h"
 #include "common/place_anchor.h"
+#include "common/plain_status.h"
 
 namespace jitcache::internal {
 
@@ -36,11 +36,11 @@ struct SearchDir {
 };
 
 struct ScanInput {
-  absl::string_view program_name;
-  absl::string_view source;
+  std::string_view program_name;
+  std::string_view source;
   // In-memory headers by the names #include uses; NVRTC looks there first.
-  std::vector<absl::string_view> header_names;
-  std::vector<absl::string_view> header_bodies;
+  std::vector<std::string_view> header_names;
+  std::vector<std::string_view> header_bodies;
   std::vector<std::string> pre_includes;  // --pre-include, in order
   std::vector<std::string> defines;       // -D values: NAME or NAME=VALUE
   std::vector<SearchDir> dirs;
@@ -145,8 +145,7 @@ class IncludeScanner {
   static IncludeScanner& ForProcess();
 
   // The files under the non-toolkit directories.
-  absl::StatusOr<std::shared_ptr<const ScanResult>> Scan(
-      const ScanInput& input);
+  PlainStatusOr<std::shared_ptr<const ScanResult>> Scan(const ScanInput& input);
 
   // Scans that walked the include graph, not answered from the last scan.
   uint64_t walks() const { return walks_.load(); }
@@ -160,15 +159,15 @@ class IncludeScanner {
   uint64_t stamp_checks() const { return stamp_checks_.load(); }
 
   // Reads `path` and returns its current bytes; `digest` is their hash.
-  static absl::StatusOr<std::string> Read(const std::string& path,
-                                          Digest* digest);
+  static PlainStatusOr<std::string> Read(const std::string& path,
+                                         Digest* digest);
 
   using FileStamp = jitcache::FileStamp;
 
   using Directive = internal::Directive;
   using Define = internal::Define;
   // The directives and object-like #defines of one file's text.
-  static void Parse(absl::string_view text, std::vector<Directive>* directives,
+  static void Parse(std::string_view text, std::vector<Directive>* directives,
                     std::vector<Define>* defines);
 
  private:
@@ -243,7 +242,7 @@ class IncludeScanner {
   // A scan from the files (their infos cached as Load says); kept as
   // `key`'s memo when nothing it saw changed too recently, and as
   // `movable_key`'s movable memo when its paths move with the place.
-  absl::StatusOr<std::shared_ptr<const ScanResult>> Walk(
+  PlainStatusOr<std::shared_ptr<const ScanResult>> Walk(
       const ScanInput& input, const Digest& key,
       const std::optional<Digest>& movable_key);
   // The movable memo of `movable_key` checked in `input`'s place; nullptr
@@ -255,14 +254,20 @@ class IncludeScanner {
   // One walk's state and its steps (include_scan.cc).
   class Walker;
 
+  // One header's record in the kept files (ScannedFileRecord), and back:
+  // its path and what a scan knows of it; nullptr when malformed.
+  static std::string FileInfoRecord(const std::string& path,
+                                    const FileInfo& info);
+  static std::shared_ptr<FileInfo> ParseFileInfo(std::string_view bytes,
+                                                 std::string* path);
   // The headers kept on disk, read into files_ once (mu_ held).
   void LoadKeptFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes files_ to disk when a walk read headers that were not there.
   void SaveKeptFiles();
 
   // The file's info, from the cache while its stamp holds.
-  absl::StatusOr<std::shared_ptr<const FileInfo>> Load(const std::string& path,
-                                                       const FileStamp& stamp);
+  PlainStatusOr<std::shared_ptr<const FileInfo>> Load(const std::string& path,
+                                                      const FileStamp& stamp);
 
   const int64_t settle_ns_;
   const std::string memo_dir_;
@@ -273,14 +278,14 @@ class IncludeScanner {
   std::atomic<uint64_t> stamp_checks_{0};
   std::atomic<uint64_t> moves_{0};
   ChangeWatch watch_;
-  absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const FileInfo>> files_
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const FileInfo>> files_
       ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<Digest, std::shared_ptr<const Memo>> memos_
+  std::unordered_map<Digest, std::shared_ptr<const Memo>> memos_
       ABSL_GUARDED_BY(mu_);
   // ChangeWatch::Changes() when each memo's stamps were last found to hold.
-  absl::flat_hash_map<Digest, uint64_t> checked_at_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<Digest, std::shared_ptr<const MovableMemo>> movables_
+  std::unordered_map<Digest, uint64_t> checked_at_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<Digest, std::shared_ptr<const MovableMemo>> movables_
       ABSL_GUARDED_BY(mu_);
   bool kept_files_loaded_ ABSL_GUARDED_BY(mu_) = false;
   size_t files_read_since_save_ ABSL_GUARDED_BY(mu_) = 0;

@@ -2,15 +2,15 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string_view>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "client/include_scan/include_scan.h"
 #include "common/cache_key.h"
 #include "common/compile_options.h"
 #include "common/compile_place.h"
 #include "common/paths.h"
-#include "jitcache/v1/wire_kinds.h"
+#include "common/plain_status.h"
+#include "common/text.h"
 
 namespace jitcache::internal {
 namespace {
@@ -29,26 +29,25 @@ std::string InToolkit(const std::string& dir,
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
-    const Toolkit& toolkit, v1::CompileRequest* request) {
+PlainStatusOr<ResolvedIncludes> ResolveIncludes(const Toolkit& toolkit,
+                                                const IncludeRequest& request) {
   const std::vector<std::string>& toolkit_dirs = toolkit.include_dirs;
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
   if (ec) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the working directory is unknown: ", ec.message()));
+    return PlainStatus::Error(
+        text::Cat("the working directory is unknown: ", ec.message()));
   }
-  const std::vector<std::string> raw(request->options().begin(),
-                                     request->options().end());
-  absl::StatusOr<std::vector<std::string>> ordered = OrderedCompileOptions(raw);
+  PlainStatusOr<std::vector<std::string>> ordered =
+      OrderedCompileOptions(request.options);
   // Options the daemon will refuse: let it say why.
-  if (!ordered.ok()) return nullptr;
+  if (!ordered.ok()) return ResolvedIncludes();
 
   ScanInput scan;
   scan.cwd = cwd;
   scan.toolkit_fingerprint = toolkit.fingerprint;
   for (const std::string& option : *ordered) {
-    if (absl::StartsWith(option, kIncludePathOption)) {
+    if (text::StartsWith(option, kIncludePathOption)) {
       const std::string dir = option.substr(kIncludePathOption.size());
       if (std::string real = InToolkit(dir, toolkit_dirs); !real.empty()) {
         scan.dirs.push_back({real, true, ""});
@@ -57,9 +56,9 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
             dir.empty() || dir[0] != '/' ? cwd + "/" + dir : dir;
         scan.dirs.push_back({spelled, false, spelled});
       }
-    } else if (absl::StartsWith(option, kPreIncludeOption)) {
+    } else if (text::StartsWith(option, kPreIncludeOption)) {
       scan.pre_includes.push_back(option.substr(kPreIncludeOption.size()));
-    } else if (absl::StartsWith(option, kDefineMacroOption)) {
+    } else if (text::StartsWith(option, kDefineMacroOption)) {
       scan.defines.push_back(option.substr(kDefineMacroOption.size()));
     }
   }
@@ -71,25 +70,25 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
   }
   // The daemon searches its toolkit after the program's directories,
   // unless told not to.
-  if (!request->exact_include_path()) {
+  if (!request.exact_include_path) {
     for (const std::string& t : toolkit_dirs)
       scan.dirs.push_back({t, true, ""});
   }
 
-  scan.program_name = request->program_name().empty()
-                          ? absl::string_view("program.cu")
-                          : absl::string_view(request->program_name());
-  scan.source = request->source();
-  for (const v1::Header& h : request->headers()) {
-    scan.header_names.push_back(h.name());
-    scan.header_bodies.push_back(h.contents());
+  scan.program_name = request.program_name.empty()
+                          ? std::string_view("program.cu")
+                          : request.program_name;
+  scan.source = request.source;
+  for (const auto& [name, contents] : request.headers) {
+    scan.header_names.push_back(name);
+    scan.header_bodies.push_back(contents);
   }
-  absl::StatusOr<std::shared_ptr<const ScanResult>> included =
+  PlainStatusOr<std::shared_ptr<const ScanResult>> included =
       IncludeScanner::ForProcess().Scan(scan);
   if (!included.ok()) return included.status();
 
-  request->set_working_directory(cwd);
-  request->set_includes_resolved(true);
+  ResolvedIncludes out;
+  out.working_directory = cwd;
   // Keyed relative to the place (compile_place.h): the same layout in
   // another directory is the same set. The times go along in the set's
   // order, for the keys of compiles whose answer records them.
@@ -99,36 +98,28 @@ absl::StatusOr<std::shared_ptr<const ScanResult>> ResolveIncludes(
     anchored.emplace_back(place.Anchored(file.path), &file);
   }
   std::sort(anchored.begin(), anchored.end());
-  std::vector<std::pair<absl::string_view, absl::string_view>> set;
-  request->clear_included_mtimes_ns();
+  std::vector<std::pair<std::string_view, std::string_view>> set;
   for (const auto& [path, file] : anchored) {
     set.emplace_back(path, file->digest.AsBytes());
-    request->add_included_mtimes_ns(file->mtime_ns);
+    out.mtimes_ns.push_back(file->mtime_ns);
   }
-  request->set_included_set_sha256(
-      std::string(IncludedSetDigest(std::move(set)).AsBytes()));
-  return included;
+  out.included_set = IncludedSetDigest(std::move(set));
+  out.included = *std::move(included);
+  return out;
 }
 
-absl::Status AttachIncludedFiles(const ScanResult& included,
-                                 v1::CompileRequest* request) {
-  request->clear_included_files();
-  // An empty set is sent by its digest: there are no files to send.
-  if (included.files.empty()) return absl::OkStatus();
-  request->clear_included_set_sha256();
-  request->clear_included_mtimes_ns();
+PlainStatusOr<std::vector<IncludedFileBytes>> ReadIncludedFiles(
+    const ScanResult& included) {
+  std::vector<IncludedFileBytes> files;
   for (const ScannedFile& file : included.files) {
     // The daemon hashes what it is sent; hashing here too would only
     // double the work of a miss.
-    absl::StatusOr<std::string> contents =
+    PlainStatusOr<std::string> contents =
         IncludeScanner::Read(file.path, nullptr);
     if (!contents.ok()) return contents.status();
-    v1::IncludedFile* out = request->add_included_files();
-    out->set_path(file.path);
-    out->set_contents(*std::move(contents));
-    out->set_mtime_ns(file.mtime_ns);
+    files.push_back({file.path, *std::move(contents), file.mtime_ns});
   }
-  return absl::OkStatus();
+  return files;
 }
 
 }  // namespace jitcache::internal

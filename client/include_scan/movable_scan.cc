@@ -17,13 +17,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
 
-#include "absl/container/flat_hash_map.h"
 #include "client/include_scan/include_scan.h"
 #include "common/cache_key.h"
 #include "common/compile_place.h"
 #include "common/file_stamp.h"
 #include "common/place_anchor.h"
+#include "common/plain_status.h"
 #include "common/resolve_path.h"
 
 namespace jitcache::internal {
@@ -48,7 +51,7 @@ std::optional<Digest> IncludeScanner::MovableKey(const ScanInput& input) {
   key.Field(1, place.ProgramForKey());
   // Quoted includes resolve beside an in-memory header's name: an absolute
   // one in the place names the place as text.
-  for (const absl::string_view name : input.header_names) {
+  for (const std::string_view name : input.header_names) {
     if (!name.empty() && name[0] == '/' &&
         AnchorSpelled(*roots, std::string_view(name.data(), name.size())) !=
             std::string(name)) {
@@ -81,7 +84,7 @@ std::optional<IncludeScanner::MovableMemo> IncludeScanner::TakeOutPlace(
   if (!memo.depends_on->moves_with_place || !roots.has_value()) {
     return std::nullopt;
   }
-  absl::flat_hash_map<std::string, FileStamp> stamps;
+  std::unordered_map<std::string, FileStamp> stamps;
   for (const auto& [path, stamp] : memo.depends_on->files) {
     stamps[path] = stamp;
   }
@@ -127,7 +130,7 @@ std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::MoveHere(
     }
     const FileStamp stamp = StampOf(st);
     if (stamp != file.stamp || Racy(stamp)) {
-      absl::StatusOr<std::shared_ptr<const FileInfo>> info = Load(path, stamp);
+      PlainStatusOr<std::shared_ptr<const FileInfo>> info = Load(path, stamp);
       if (!info.ok() || (*info)->digest != file.digest) return nullptr;
       if (!(*info)->cacheable) {
         memo->cacheable = false;
@@ -139,8 +142,9 @@ std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::MoveHere(
   }
   for (const std::string& anchored : moved.opened) {
     std::string spelled = UnanchorSpelled(*roots, anchored);
-    absl::StatusOr<std::string> real = ResolvePath(spelled, nullptr);
-    if (!real.ok() || *real != LexicallyNormal(spelled)) return nullptr;
+    std::string error;
+    std::optional<std::string> real = ResolvePath(spelled, nullptr, &error);
+    if (!real.has_value() || *real != LexicallyNormal(spelled)) return nullptr;
     deps.opened.push_back(std::move(spelled));
   }
   // Each absent path is checked by itself (the directories it was held by
@@ -155,7 +159,7 @@ std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::MoveHere(
             [](const ScannedFile& a, const ScannedFile& b) {
               return a.path < b.path;
             });
-  std::vector<std::pair<absl::string_view, absl::string_view>> pairs;
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;
   for (const ScannedFile& f : result->files) {
     pairs.emplace_back(f.path, f.digest.AsBytes());
   }
@@ -168,14 +172,14 @@ std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::MoveHere(
 std::shared_ptr<const IncludeScanner::MovableMemo> IncludeScanner::FindMovable(
     const Digest& key) {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = movables_.find(key);
     if (it != movables_.end()) return it->second;
   }
   if (memo_dir_.empty()) return nullptr;
   std::shared_ptr<const MovableMemo> kept = LoadMovable(key);
   if (kept != nullptr) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (movables_.size() >= kMaxMovables) movables_.clear();
     movables_[key] = kept;
   }
@@ -185,7 +189,7 @@ std::shared_ptr<const IncludeScanner::MovableMemo> IncludeScanner::FindMovable(
 void IncludeScanner::KeepMovable(const Digest& key,
                                  std::shared_ptr<const MovableMemo> memo) {
   if (!memo_dir_.empty()) SaveMovable(key, *memo);
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (movables_.size() >= kMaxMovables) movables_.clear();
   movables_[key] = std::move(memo);
 }

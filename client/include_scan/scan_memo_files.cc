@@ -3,38 +3,101 @@
 // by their stamps, so that another process
 // of the same program need not read them again. A cache: written whole or
 // not at all, ignored when unreadable or of another format.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
+//
+// Their format is proto/jitcache/v1/scan_memo.proto's, written and read
+// here by hand (client/wire/proto_wire.h): the include scan runs in
+// libnvrtc.so.13, which loads no protobuf.
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
 #include "client/include_scan/include_scan.h"
+#include "client/wire/proto_wire.h"
+#include "common/fd_io.h"
 #include "common/private_file.h"
-#include "jitcache/v1/scan_memo.pb.h"
+#include "common/text.h"
 
 namespace jitcache::internal {
 
 namespace {
 
-void ToRecord(const std::string& path, const IncludeScanner::FileStamp& s,
-              v1::FileStampRecord* r) {
-  r->set_path(path);
-  r->set_dev(s.dev);
-  r->set_ino(s.ino);
-  r->set_size(s.size);
-  r->set_mtime_ns(s.mtime_ns);
-  r->set_ctime_ns(s.ctime_ns);
+namespace wire = proto_wire;
+
+// FileStampRecord's fields.
+enum StampField { kPath = 1, kDev, kIno, kSize, kMtime, kCtime };
+
+std::string StampRecord(const std::string& path,
+                        const IncludeScanner::FileStamp& s) {
+  std::string out;
+  wire::PutBytes(out, kPath, path);
+  wire::PutVarintField(out, kDev, s.dev);
+  wire::PutVarintField(out, kIno, s.ino);
+  wire::PutVarintField(out, kSize, s.size);
+  wire::PutVarintField(out, kMtime, static_cast<uint64_t>(s.mtime_ns));
+  wire::PutVarintField(out, kCtime, static_cast<uint64_t>(s.ctime_ns));
+  return out;
 }
 
-std::pair<std::string, IncludeScanner::FileStamp> FromRecord(
-    const v1::FileStampRecord& r) {
-  return {r.path(), {r.dev(), r.ino(), r.size(), r.mtime_ns(), r.ctime_ns()}};
+bool ParseStamp(std::string_view bytes,
+                std::pair<std::string, IncludeScanner::FileStamp>* out) {
+  IncludeScanner::FileStamp& s = out->second;
+  const auto as_i64 = [](uint64_t v) { return static_cast<int64_t>(v); };
+  const auto as_u64 = [](uint64_t v) { return v; };
+  return wire::ForEachField(
+      bytes, [&](int field, int type, wire::Reader& in) -> std::optional<bool> {
+        if (field == kPath && type == wire::kBytes)
+          return in.Bytes(&out->first);
+        if (type != wire::kVarint) return std::nullopt;
+        switch (field) {
+          case kDev:
+            return wire::VarintInto(in, &s.dev, as_u64);
+          case kIno:
+            return wire::VarintInto(in, &s.ino, as_u64);
+          case kSize:
+            return wire::VarintInto(in, &s.size, as_u64);
+          case kMtime:
+            return wire::VarintInto(in, &s.mtime_ns, as_i64);
+          case kCtime:
+            return wire::VarintInto(in, &s.ctime_ns, as_i64);
+          default:
+            return std::nullopt;
+        }
+      });
+}
+
+// A repeated string or bytes field's next element.
+bool AddString(wire::Reader& in, std::vector<std::string>* to) {
+  return in.Bytes(&to->emplace_back());
+}
+
+// A repeated FileStampRecord field's next element.
+bool AddStamp(
+    wire::Reader& in,
+    std::vector<std::pair<std::string, IncludeScanner::FileStamp>>* to) {
+  std::string bytes;
+  return in.Bytes(&bytes) && ParseStamp(bytes, &to->emplace_back());
+}
+
+// A repeated int32 field's next element or elements: packed (as protobuf
+// writes it) or not.
+bool AddInt32s(wire::Reader& in, int type, std::vector<int>* to) {
+  if (type == wire::kVarint) return wire::Int32Into(in, &to->emplace_back());
+  std::string packed;
+  if (type != wire::kBytes || !in.Bytes(&packed)) return false;
+  wire::Reader values(packed);
+  while (!values.done()) {
+    if (!wire::Int32Into(values, &to->emplace_back())) return false;
+  }
+  return true;
+}
+
+// The message in `name` under `dir`; nullopt when absent or unreadable.
+std::optional<std::string> ReadKept(const std::string& dir,
+                                    const std::string& name) {
+  return ReadWholeFile((dir + "/" + name).c_str());
 }
 
 // Both formats go up whenever a scan finds other files for the same input
@@ -50,183 +113,314 @@ constexpr uint32_t kMovableFormat = 1;
 // Headers kept on disk at most; past this the file starts again.
 constexpr size_t kMaxKeptFiles = 50000;
 
-// Best effort: it is a cache.
-void KeepFile(const std::string& dir, const std::string& name,
-              const google::protobuf::Message& record) {
-  KeepPrivateFile(dir, name, record.SerializeAsString());
-}
-
 std::string MovableFileName(const Digest& key) {
-  return absl::StrCat("moved-", key.Hex());
+  return text::Cat("moved-", key.Hex());
 }
 
 }  // namespace
 
+// ScanMemo's fields.
+enum MemoField {
+  kMemoFormatVersion = 1,
+  kMemoFiles,
+  kMemoDirs,
+  kMemoResultPaths,
+  kMemoResultSha256,
+  kMemoSetSha256,
+  kMemoAbsent,
+  kMemoAbsentFiles,
+  kMemoOpened,
+  kMemoMovesWithPlace,
+};
+
 std::shared_ptr<const IncludeScanner::Memo> IncludeScanner::LoadMemo(
     const Digest& key) const {
-  const int fd =
-      ::open((memo_dir_ + "/" + key.Hex()).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  v1::ScanMemo record;
-  const bool parsed = record.ParseFromFileDescriptor(fd);
-  ::close(fd);
-  if (!parsed || record.format_version() != kMemoFormat ||
-      record.result_paths_size() != record.result_sha256_size()) {
+  const std::optional<std::string> bytes = ReadKept(memo_dir_, key.Hex());
+  if (!bytes.has_value()) return nullptr;
+  auto memo = std::make_shared<Memo>();
+  ScanDependencies& deps = *memo->depends_on;
+  uint64_t format = 0, moves = 0;
+  std::vector<std::string> paths, digests;
+  std::string set_bytes;
+  const bool parsed = wire::ForEachField(
+      *bytes,
+      [&](int field, int type, wire::Reader& in) -> std::optional<bool> {
+        if (type == wire::kVarint && field == kMemoFormatVersion) {
+          return in.Varint(&format);
+        }
+        if (type == wire::kVarint && field == kMemoMovesWithPlace) {
+          return in.Varint(&moves);
+        }
+        if (type != wire::kBytes) return std::nullopt;
+        switch (field) {
+          case kMemoFiles:
+            return AddStamp(in, &deps.files);
+          case kMemoDirs:
+            return AddStamp(in, &deps.dirs);
+          case kMemoResultPaths:
+            return AddString(in, &paths);
+          case kMemoResultSha256:
+            return AddString(in, &digests);
+          case kMemoSetSha256:
+            return in.Bytes(&set_bytes);
+          case kMemoAbsent:
+            return AddString(in, &deps.absent);
+          case kMemoAbsentFiles:
+            return AddString(in, &deps.absent_files);
+          case kMemoOpened:
+            return AddString(in, &deps.opened);
+          default:
+            return std::nullopt;
+        }
+      });
+  if (!parsed || format != kMemoFormat || paths.size() != digests.size()) {
     return nullptr;
   }
-  auto memo = std::make_shared<Memo>();
-  for (const auto& r : record.files())
-    memo->depends_on->files.push_back(FromRecord(r));
-  for (const auto& r : record.dirs())
-    memo->depends_on->dirs.push_back(FromRecord(r));
+  deps.moves_with_place = moves != 0;
   // Each file sent was read, so its time is among the stamps.
-  absl::flat_hash_map<std::string, int64_t> mtimes;
-  for (const auto& [path, stamp] : memo->depends_on->files) {
-    mtimes[path] = stamp.mtime_ns;
-  }
+  std::unordered_map<std::string, int64_t> mtimes;
+  for (const auto& [path, stamp] : deps.files) mtimes[path] = stamp.mtime_ns;
   auto result = std::make_shared<ScanResult>();
-  for (int i = 0; i < record.result_paths_size(); ++i) {
-    absl::StatusOr<Digest> d = Digest::FromBytes(record.result_sha256(i));
-    auto mtime = mtimes.find(record.result_paths(i));
-    if (!d.ok() || mtime == mtimes.end()) return nullptr;
-    result->files.push_back({record.result_paths(i), *d, mtime->second});
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::optional<Digest> d = Digest::FromBytes(digests[i]);
+    auto mtime = mtimes.find(paths[i]);
+    if (!d.has_value() || mtime == mtimes.end()) return nullptr;
+    result->files.push_back({paths[i], *d, mtime->second});
   }
-  absl::StatusOr<Digest> set = Digest::FromBytes(record.set_sha256());
-  if (!set.ok()) return nullptr;
+  std::optional<Digest> set = Digest::FromBytes(set_bytes);
+  if (!set.has_value()) return nullptr;
   result->set = *set;
-  memo->depends_on->absent.assign(record.absent().begin(),
-                                  record.absent().end());
-  memo->depends_on->absent_files.assign(record.absent_files().begin(),
-                                        record.absent_files().end());
-  memo->depends_on->opened.assign(record.opened().begin(),
-                                  record.opened().end());
-  memo->depends_on->moves_with_place = record.moves_with_place();
   result->depends_on = memo->depends_on;
   memo->result = std::move(result);
   return memo;
 }
 
 void IncludeScanner::SaveMemo(const Digest& key, const Memo& memo) const {
-  v1::ScanMemo record;
-  record.set_format_version(kMemoFormat);
-  for (const auto& [path, stamp] : memo.depends_on->files) {
-    ToRecord(path, stamp, record.add_files());
+  const ScanDependencies& deps = *memo.depends_on;
+  std::string out;
+  wire::PutVarintField(out, kMemoFormatVersion, kMemoFormat);
+  for (const auto& [path, stamp] : deps.files) {
+    wire::PutBytes(out, kMemoFiles, StampRecord(path, stamp));
   }
-  for (const auto& [path, stamp] : memo.depends_on->dirs) {
-    ToRecord(path, stamp, record.add_dirs());
+  for (const auto& [path, stamp] : deps.dirs) {
+    wire::PutBytes(out, kMemoDirs, StampRecord(path, stamp));
   }
-  for (const std::string& path : memo.depends_on->absent) {
-    record.add_absent(path);
-  }
-  for (const std::string& path : memo.depends_on->absent_files) {
-    record.add_absent_files(path);
-  }
-  for (const std::string& spelled : memo.depends_on->opened) {
-    record.add_opened(spelled);
-  }
-  record.set_moves_with_place(memo.depends_on->moves_with_place);
   for (const ScannedFile& f : memo.result->files) {
-    record.add_result_paths(f.path);
-    record.add_result_sha256(std::string(f.digest.AsBytes()));
+    wire::PutBytes(out, kMemoResultPaths, f.path);
   }
-  record.set_set_sha256(std::string(memo.result->set.AsBytes()));
-  KeepFile(memo_dir_, key.Hex(), record);
+  for (const ScannedFile& f : memo.result->files) {
+    wire::PutBytes(out, kMemoResultSha256, f.digest.AsBytes());
+  }
+  wire::PutBytes(out, kMemoSetSha256, memo.result->set.AsBytes());
+  for (const std::string& path : deps.absent) {
+    wire::PutBytes(out, kMemoAbsent, path);
+  }
+  for (const std::string& path : deps.absent_files) {
+    wire::PutBytes(out, kMemoAbsentFiles, path);
+  }
+  for (const std::string& spelled : deps.opened) {
+    wire::PutBytes(out, kMemoOpened, spelled);
+  }
+  wire::PutVarintField(out, kMemoMovesWithPlace, deps.moves_with_place);
+  KeepPrivateFile(memo_dir_, key.Hex(), out);
+}
+
+namespace {
+
+// ScannedFiles's and ScannedFileRecord's fields.
+enum FilesField { kFilesFormatVersion = 1, kFilesFiles };
+enum FileField {
+  kFileStamp = 1,
+  kFileSha256,
+  kFileDirectiveKinds,
+  kFileDirectiveTexts,
+  kFileDefineNames,
+  kFileDefineBodies,
+};
+
+}  // namespace
+
+std::shared_ptr<IncludeScanner::FileInfo> IncludeScanner::ParseFileInfo(
+    std::string_view bytes, std::string* path) {
+  std::vector<std::pair<std::string, IncludeScanner::FileStamp>> stamp;
+  std::string digest;
+  std::vector<int> kinds;
+  std::vector<std::string> texts, names, bodies;
+  const bool parsed = wire::ForEachField(
+      bytes, [&](int field, int type, wire::Reader& in) -> std::optional<bool> {
+        if (field == kFileDirectiveKinds) return AddInt32s(in, type, &kinds);
+        if (type != wire::kBytes) return std::nullopt;
+        switch (field) {
+          case kFileStamp:
+            return AddStamp(in, &stamp);
+          case kFileSha256:
+            return in.Bytes(&digest);
+          case kFileDirectiveTexts:
+            return AddString(in, &texts);
+          case kFileDefineNames:
+            return AddString(in, &names);
+          case kFileDefineBodies:
+            return AddString(in, &bodies);
+          default:
+            return std::nullopt;
+        }
+      });
+  std::optional<Digest> d = Digest::FromBytes(digest);
+  if (!parsed || stamp.size() != 1 || !d.has_value() ||
+      kinds.size() != texts.size() || names.size() != bodies.size()) {
+    return nullptr;
+  }
+  auto info = std::make_shared<IncludeScanner::FileInfo>();
+  *path = std::move(stamp[0].first);
+  info->stamp = stamp[0].second;
+  info->cacheable = true;
+  info->digest = *d;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    if (kinds[i] < Directive::kQuote || kinds[i] > Directive::kMacro) continue;
+    info->directives.push_back(
+        {static_cast<Directive::Kind>(kinds[i]), std::move(texts[i])});
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    info->defines.push_back({std::move(names[i]), std::move(bodies[i])});
+  }
+  return info;
+}
+
+std::string IncludeScanner::FileInfoRecord(const std::string& path,
+                                           const FileInfo& info) {
+  std::string out;
+  wire::PutBytes(out, kFileStamp, StampRecord(path, info.stamp));
+  wire::PutBytes(out, kFileSha256, info.digest.AsBytes());
+  if (!info.directives.empty()) {
+    std::string packed;
+    for (const IncludeScanner::Directive& d : info.directives) {
+      wire::PutVarint(packed, static_cast<uint64_t>(d.kind));
+    }
+    wire::PutBytes(out, kFileDirectiveKinds, packed);
+  }
+  for (const IncludeScanner::Directive& d : info.directives) {
+    wire::PutBytes(out, kFileDirectiveTexts, d.text);
+  }
+  for (const IncludeScanner::Define& d : info.defines) {
+    wire::PutBytes(out, kFileDefineNames, d.name);
+  }
+  for (const IncludeScanner::Define& d : info.defines) {
+    wire::PutBytes(out, kFileDefineBodies, d.body);
+  }
+  return out;
 }
 
 void IncludeScanner::LoadKeptFiles() {
   if (kept_files_loaded_ || memo_dir_.empty()) return;
   kept_files_loaded_ = true;
-  const int fd = ::open((memo_dir_ + "/files").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  v1::ScannedFiles record;
-  const bool parsed = record.ParseFromFileDescriptor(fd);
-  ::close(fd);
-  if (!parsed || record.format_version() != kFilesFormat) return;
-  for (const v1::ScannedFileRecord& r : record.files()) {
-    absl::StatusOr<Digest> digest = Digest::FromBytes(r.sha256());
-    if (!digest.ok() || r.directive_kinds_size() != r.directive_texts_size() ||
-        r.define_names_size() != r.define_bodies_size()) {
-      continue;
-    }
-    auto info = std::make_shared<FileInfo>();
-    auto [path, stamp] = FromRecord(r.stamp());
-    info->stamp = stamp;
-    info->cacheable = true;
-    info->digest = *digest;
-    for (int i = 0; i < r.directive_kinds_size(); ++i) {
-      const int kind = r.directive_kinds(i);
-      if (kind < Directive::kQuote || kind > Directive::kMacro) continue;
-      info->directives.push_back(
-          {static_cast<Directive::Kind>(kind), r.directive_texts(i)});
-    }
-    for (int i = 0; i < r.define_names_size(); ++i) {
-      info->defines.push_back({r.define_names(i), r.define_bodies(i)});
-    }
-    files_.try_emplace(std::move(path), std::move(info));
+  const std::optional<std::string> bytes = ReadKept(memo_dir_, "files");
+  if (!bytes.has_value()) return;
+  uint64_t format = 0;
+  std::vector<std::string> records;
+  const bool parsed = wire::ForEachField(
+      *bytes,
+      [&](int field, int type, wire::Reader& in) -> std::optional<bool> {
+        if (field == kFilesFormatVersion && type == wire::kVarint) {
+          return in.Varint(&format);
+        }
+        if (field == kFilesFiles && type == wire::kBytes) {
+          return AddString(in, &records);
+        }
+        return std::nullopt;
+      });
+  if (!parsed || format != kFilesFormat) return;
+  for (const std::string& record : records) {
+    std::string path;
+    std::shared_ptr<FileInfo> info = ParseFileInfo(record, &path);
+    if (info != nullptr) files_.try_emplace(std::move(path), std::move(info));
   }
 }
 
 void IncludeScanner::SaveKeptFiles() {
-  v1::ScannedFiles record;
-  record.set_format_version(kFilesFormat);
+  std::string out;
+  wire::PutVarintField(out, kFilesFormatVersion, kFilesFormat);
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (memo_dir_.empty() || files_read_since_save_ == 0) return;
     files_read_since_save_ = 0;
     if (files_.size() > kMaxKeptFiles) files_.clear();
     for (const auto& [path, info] : files_) {
       if (!info->cacheable) continue;
-      v1::ScannedFileRecord* r = record.add_files();
-      ToRecord(path, info->stamp, r->mutable_stamp());
-      r->set_sha256(std::string(info->digest.AsBytes()));
-      for (const Directive& d : info->directives) {
-        r->add_directive_kinds(d.kind);
-        r->add_directive_texts(d.text);
-      }
-      for (const Define& d : info->defines) {
-        r->add_define_names(d.name);
-        r->add_define_bodies(d.body);
-      }
+      wire::PutBytes(out, kFilesFiles, FileInfoRecord(path, *info));
     }
   }
-  KeepFile(memo_dir_, "files", record);
+  KeepPrivateFile(memo_dir_, "files", out);
 }
+
+namespace {
+// MovableScanMemo's fields.
+enum MovableField {
+  kMovableFormatVersion = 1,
+  kMovableFiles,
+  kMovableSha256,
+  kMovableOpened,
+  kMovableAbsent,
+};
+}  // namespace
 
 std::shared_ptr<const IncludeScanner::MovableMemo> IncludeScanner::LoadMovable(
     const Digest& key) const {
-  const int fd = ::open((memo_dir_ + "/" + MovableFileName(key)).c_str(),
-                        O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  v1::MovableScanMemo record;
-  const bool parsed = record.ParseFromFileDescriptor(fd);
-  ::close(fd);
-  if (!parsed || record.format_version() != kMovableFormat ||
-      record.files_size() != record.sha256_size()) {
+  const std::optional<std::string> bytes =
+      ReadKept(memo_dir_, MovableFileName(key));
+  if (!bytes.has_value()) return nullptr;
+  auto memo = std::make_shared<MovableMemo>();
+  uint64_t format = 0;
+  std::vector<std::pair<std::string, FileStamp>> files;
+  std::vector<std::string> digests;
+  const bool parsed = wire::ForEachField(
+      *bytes,
+      [&](int field, int type, wire::Reader& in) -> std::optional<bool> {
+        if (field == kMovableFormatVersion && type == wire::kVarint) {
+          return in.Varint(&format);
+        }
+        if (type != wire::kBytes) return std::nullopt;
+        switch (field) {
+          case kMovableFiles:
+            return AddStamp(in, &files);
+          case kMovableSha256:
+            return AddString(in, &digests);
+          case kMovableOpened:
+            return AddString(in, &memo->opened);
+          case kMovableAbsent:
+            return AddString(in, &memo->absent);
+          default:
+            return std::nullopt;
+        }
+      });
+  if (!parsed || format != kMovableFormat || files.size() != digests.size()) {
     return nullptr;
   }
-  auto memo = std::make_shared<MovableMemo>();
-  for (int i = 0; i < record.files_size(); ++i) {
-    absl::StatusOr<Digest> digest = Digest::FromBytes(record.sha256(i));
-    if (!digest.ok()) return nullptr;
-    auto [anchored, stamp] = FromRecord(record.files(i));
-    memo->files.push_back({std::move(anchored), *digest, stamp});
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::optional<Digest> digest = Digest::FromBytes(digests[i]);
+    if (!digest.has_value()) return nullptr;
+    memo->files.push_back(
+        {std::move(files[i].first), *digest, files[i].second});
   }
-  memo->opened.assign(record.opened().begin(), record.opened().end());
-  memo->absent.assign(record.absent().begin(), record.absent().end());
   return memo;
 }
 
 void IncludeScanner::SaveMovable(const Digest& key,
                                  const MovableMemo& memo) const {
-  v1::MovableScanMemo record;
-  record.set_format_version(kMovableFormat);
+  std::string out;
+  wire::PutVarintField(out, kMovableFormatVersion, kMovableFormat);
   for (const MovableMemo::File& file : memo.files) {
-    ToRecord(file.anchored, file.stamp, record.add_files());
-    record.add_sha256(std::string(file.digest.AsBytes()));
+    wire::PutBytes(out, kMovableFiles, StampRecord(file.anchored, file.stamp));
   }
-  for (const std::string& s : memo.opened) record.add_opened(s);
-  for (const std::string& s : memo.absent) record.add_absent(s);
-  KeepFile(memo_dir_, MovableFileName(key), record);
+  for (const MovableMemo::File& file : memo.files) {
+    wire::PutBytes(out, kMovableSha256, file.digest.AsBytes());
+  }
+  for (const std::string& s : memo.opened) {
+    wire::PutBytes(out, kMovableOpened, s);
+  }
+  for (const std::string& s : memo.absent) {
+    wire::PutBytes(out, kMovableAbsent, s);
+  }
+  KeepPrivateFile(memo_dir_, MovableFileName(key), out);
 }
 
 }  // namespace jitcache::internal

@@ -16,6 +16,7 @@
 #include "common/digest.h"
 #include "common/nvrtc_program.h"
 #include "common/paths.h"
+#include "common/plain_status_absl.h"
 
 namespace jitcache::internal {
 namespace {
@@ -113,8 +114,9 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
     return absl::InvalidArgumentError("NVRTC compiles to ptx, cubin or ltoir");
   }
   const std::vector<std::string> raw = NvrtcOptionsFor(options, target);
-  absl::StatusOr<CanonicalOptions> canonical =
-      CanonicalizeCompileOptions(raw, ToObjectKind(target), loaded->policy);
+  absl::StatusOr<CanonicalOptions> canonical = ToAbsl(
+      CanonicalizeCompileOptions(raw, ToObjectKind(target), loaded->policy),
+      absl::StatusCode::kInvalidArgument);
   if (!canonical.ok()) return canonical.status();
   std::vector<std::string> names = options.name_expressions;
   std::sort(names.begin(), names.end());

@@ -76,9 +76,11 @@ absl::Status BindReadOnly(const std::string& dir) {
 
 absl::StatusOr<CompileView> ToolkitView(const std::string& cuda_root) {
   CompileView view;
-  absl::StatusOr<std::string> root = ResolvePath(
-      std::filesystem::absolute(cuda_root).string(), &view.toolkit_links);
-  if (!root.ok()) return root.status();
+  std::string error;
+  std::optional<std::string> root =
+      ResolvePath(std::filesystem::absolute(cuda_root).string(),
+                  &view.toolkit_links, &error);
+  if (!root.has_value()) return absl::FailedPreconditionError(error);
   view.toolkit_dirs.push_back(*root);
   // Links inside the toolkit (lib64 -> targets/...) come with the bind.
   return view;

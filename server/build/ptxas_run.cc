@@ -153,9 +153,10 @@ absl::StatusOr<PtxasBinaries> OpenPtxasBinaries(
       continue;
     }
     if (interpreter->empty()) continue;
-    absl::StatusOr<std::string> resolved =
-        ResolvePath(*interpreter, &binaries.loader_links);
-    if (!resolved.ok()) return resolved.status();
+    std::string error;
+    std::optional<std::string> resolved =
+        ResolvePath(*interpreter, &binaries.loader_links, &error);
+    if (!resolved.has_value()) return absl::FailedPreconditionError(error);
     const std::string dir =
         std::filesystem::path(*resolved).parent_path().string();
     bool known = false;

@@ -117,10 +117,11 @@ absl::StatusOr<std::optional<v1::CompileResponse>> CacheEngine::LookUp(
   // A record names its object, when it has one (an as-called link that
   // made no cubin has none), by digest.
   if (r.outcome() == v1::OUTCOME_OK && !r.object_digest().empty()) {
-    absl::StatusOr<Digest> digest = Digest::FromBytes(r.object_digest());
+    std::optional<Digest> digest = Digest::FromBytes(r.object_digest());
     absl::StatusOr<std::optional<StoredObject>> object =
-        digest.ok() ? options_.store->GetObject(*digest)
-                    : absl::StatusOr<std::optional<StoredObject>>(std::nullopt);
+        digest.has_value()
+            ? options_.store->GetObject(*digest)
+            : absl::StatusOr<std::optional<StoredObject>>(std::nullopt);
     if (!object.ok()) return object.status();
     if (!object->has_value() || (*object)->bytes.size() != r.object_size()) {
       // The record outlived its object: drop it and build again.

@@ -11,6 +11,7 @@
 #include "common/compile_options.h"
 #include "common/compile_place.h"
 #include "common/paths.h"
+#include "common/plain_status_absl.h"
 #include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
@@ -27,9 +28,9 @@ absl::Status CheckSetByDigest(const v1::CompileRequest& request,
                               const RequestLimits& limits,
                               PreparedCompile* out) {
   static const Digest kEmptySet = IncludedSetDigest({});
-  absl::StatusOr<Digest> given =
+  std::optional<Digest> given =
       Digest::FromBytes(request.included_set_sha256());
-  if (!given.ok()) {
+  if (!given.has_value()) {
     return absl::InvalidArgumentError(
         "includes_resolved needs included_set_sha256 (32 bytes) or "
         "included_files");
@@ -104,7 +105,7 @@ absl::Status DigestCarriedFiles(const v1::CompileRequest& request,
   std::sort(anchored.begin(), anchored.end());
   std::vector<Digest> digests;
   digests.reserve(anchored.size());
-  std::vector<std::pair<absl::string_view, absl::string_view>> files;
+  std::vector<std::pair<std::string_view, std::string_view>> files;
   for (const auto& [path, i] : anchored) {
     const v1::IncludedFile& file = request.included_files(i);
     digests.push_back(Digest::Of(file.contents()));
@@ -293,7 +294,8 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   OptionPolicy policy;
   policy.supported_archs = toolchain.supported_archs;
   absl::StatusOr<CanonicalOptions> options =
-      CanonicalizeCompileOptions(raw_options, *target, policy);
+      ToAbsl(CanonicalizeCompileOptions(raw_options, *target, policy),
+             absl::StatusCode::kInvalidArgument);
   if (!options.ok()) return options.status();
   if (absl::Status s = CheckPlaceFields(request); !s.ok()) return s;
   out.working_directory = request.working_directory();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
 #include "common/link_options.h"
+#include "common/plain_status_absl.h"
 #include "jitcache/v1/wire_kinds.h"
 
 namespace jitcache {
@@ -52,8 +53,9 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
   out.target = ObjectKind::kCubin;
   for (int i = 0; i < request.options_size(); ++i) {
     const std::string& option = request.options(i);
-    if (absl::Status s =
-            option_parser::CheckCString(absl::StrCat("option ", i + 1), option);
+    if (absl::Status s = ToAbsl(
+            option_parser::CheckCString(absl::StrCat("option ", i + 1), option),
+            absl::StatusCode::kInvalidArgument);
         !s.ok()) {
       return s;
     }
@@ -82,7 +84,8 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
           absl::StrCat("link ", label, " has no valid kind"));
     }
     if (absl::Status s =
-            option_parser::CheckCString(label + "'s name", in.name());
+            ToAbsl(option_parser::CheckCString(label + "'s name", in.name()),
+                   absl::StatusCode::kInvalidArgument);
         !s.ok()) {
       return s;
     }

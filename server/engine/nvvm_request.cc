@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
 #include "common/option_parser.h"
+#include "common/plain_status_absl.h"
 #include "server/build/toolkit_library.h"
 
 namespace jitcache {
@@ -56,7 +57,8 @@ absl::Status CheckCall(const v1::NvvmCall& call, int index,
       return absl::InvalidArgumentError(
           absl::StrCat("call ", index, ": unnamed, with a name"));
     }
-    return option_parser::CheckCString("a module's name", call.name());
+    return ToAbsl(option_parser::CheckCString("a module's name", call.name()),
+                  absl::StatusCode::kInvalidArgument);
   }
   if (!call.name().empty() || call.unnamed() || !call.digest().empty() ||
       !call.module().empty()) {
@@ -69,7 +71,9 @@ absl::Status CheckCall(const v1::NvvmCall& call, int index,
     return s;
   }
   for (const std::string& option : call.options()) {
-    if (absl::Status s = option_parser::CheckCString("an option", option);
+    if (absl::Status s =
+            ToAbsl(option_parser::CheckCString("an option", option),
+                   absl::StatusCode::kInvalidArgument);
         !s.ok()) {
       return s;
     }

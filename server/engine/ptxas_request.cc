@@ -8,6 +8,7 @@
 #include "common/option_parser.h"
 #include "common/paths.h"
 #include "common/place_anchor.h"
+#include "common/plain_status_absl.h"
 #include "common/ptx_sources.h"
 #include "common/ptxas_command.h"
 #include "server/build/toolkit_library.h"
@@ -90,9 +91,12 @@ absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
   for (absl::Status s :
        {CheckSize("ptx", request.ptx().size(), limits.max_source_bytes),
         CheckCount("arguments", request.arguments_size(), limits.max_options),
-        option_parser::CheckCString("the program name", request.program()),
-        option_parser::CheckCString("the working directory",
-                                    request.working_directory())}) {
+        ToAbsl(
+            option_parser::CheckCString("the program name", request.program()),
+            absl::StatusCode::kInvalidArgument),
+        ToAbsl(option_parser::CheckCString("the working directory",
+                                           request.working_directory()),
+               absl::StatusCode::kInvalidArgument)}) {
     if (!s.ok()) return s;
   }
   const std::string& cwd = request.working_directory();
@@ -102,7 +106,8 @@ absl::StatusOr<PreparedPtxas> PreparePtxas(const v1::PtxasRequest& request,
   }
   for (const std::string& argument : request.arguments()) {
     if (absl::Status s =
-            option_parser::CheckCString("a ptxas argument", argument);
+            ToAbsl(option_parser::CheckCString("a ptxas argument", argument),
+                   absl::StatusCode::kInvalidArgument);
         !s.ok()) {
       return s;
     }

@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "common/cache_key.h"
 #include "jitcache/v1/wire_kinds.h"
 #include "server/rpc/grpc_status.h"
@@ -157,7 +158,7 @@ grpc::ServerUnaryReactor* JitCacheService::ExportEntries(
     absl::StatusOr<Digest> after = Digest::FromHex(request->after_key());
     if (!after.ok()) return Finish(context, after.status());
     // The smallest key greater than `after`.
-    start = absl::StrCat(after->AsBytes(), std::string(1, '\0'));
+    start = absl::StrCat(AbslView(after->AsBytes()), std::string(1, '\0'));
   }
   auto matches = [&](const Digest& key, const v1::ActionRecord& record) {
     if (request->archs_size() > 0 &&

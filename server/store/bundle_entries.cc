@@ -7,6 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "common/object_kind.h"
 #include "jitcache/v1/wire_kinds.h"
 
@@ -36,8 +37,8 @@ absl::StatusOr<std::optional<v1::BundleEntry>> BundleEntryFor(
   entry.set_record(record.SerializeAsString());
   bool has_object = false;
   for (const std::string& raw : ObjectsNamedBy(record, &has_object)) {
-    absl::StatusOr<Digest> digest = Digest::FromBytes(raw);
-    if (!digest.ok()) return std::nullopt;
+    std::optional<Digest> digest = Digest::FromBytes(raw);
+    if (!digest.has_value()) return std::nullopt;
     absl::StatusOr<std::optional<StoredObject>> object =
         store.GetObject(*digest);
     if (!object.ok()) return object.status();
@@ -123,7 +124,7 @@ std::optional<Refused> CheckObjects(const v1::BundleEntry& entry,
   }
   auto carried = [objects](absl::string_view raw) -> const ObjectRef* {
     for (const ObjectRef& o : *objects) {
-      if (o.digest.AsBytes() == raw) return &o;
+      if (o.digest.AsBytes() == StdView(raw)) return &o;
     }
     return nullptr;
   };

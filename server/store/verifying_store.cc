@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "common/log.h"
 #include "server/store/object_frame.h"
 
@@ -114,8 +115,8 @@ void VerifyingStore::RemoveCorrupt(Column column, const Digest& key) {
   if (column == Column::kActions) {
     s = RemoveEntry(StoreIndex::Kind::kRecord, key);
   } else {
-    index_.ForgetObject(key.AsBytes());
-    const KvWrite erase{column, key.AsBytes(), {}, /*erase=*/true};
+    index_.ForgetObject(AbslView(key.AsBytes()));
+    const KvWrite erase{column, AbslView(key.AsBytes()), {}, /*erase=*/true};
     s = Commit({&erase, 1});
   }
   if (!s.ok()) {
@@ -126,11 +127,12 @@ void VerifyingStore::RemoveCorrupt(Column column, const Digest& key) {
 
 absl::Status VerifyingStore::RemoveEntry(StoreIndex::Kind kind,
                                          const Digest& key) {
-  const std::vector<std::string> orphans = index_.Remove(kind, key.AsBytes());
+  const std::vector<std::string> orphans =
+      index_.Remove(kind, AbslView(key.AsBytes()));
   std::vector<KvWrite> writes;
   writes.push_back(
       {kind == StoreIndex::Kind::kRecord ? Column::kActions : Column::kUploads,
-       key.AsBytes(),
+       AbslView(key.AsBytes()),
        {},
        /*erase=*/true});
   for (const std::string& digest : orphans) {
@@ -142,7 +144,7 @@ absl::Status VerifyingStore::RemoveEntry(StoreIndex::Kind kind,
 absl::StatusOr<std::optional<StoredObject>> VerifyingStore::GetObject(
     const Digest& digest) {
   absl::StatusOr<std::optional<std::string>> frame =
-      backend_->Get(Column::kObjects, digest.AsBytes());
+      backend_->Get(Column::kObjects, AbslView(digest.AsBytes()));
   if (!frame.ok() && absl::IsDataLoss(frame.status())) {
     // The backend's own checksum failed (a damaged block or blob file):
     // a miss, like a frame that fails ours; the delete shadows it.
@@ -168,17 +170,17 @@ absl::StatusOr<std::optional<StoredObject>> VerifyingStore::GetObject(
 }
 
 std::optional<uint64_t> VerifyingStore::RecordVersion(const Digest& key) {
-  return index_.RecordVersion(key.AsBytes());
+  return index_.RecordVersion(AbslView(key.AsBytes()));
 }
 
 bool VerifyingStore::StillCurrent(const Digest& key, uint64_t version) {
-  return index_.TouchIfCurrent(key.AsBytes(), version, NowMs());
+  return index_.TouchIfCurrent(AbslView(key.AsBytes()), version, NowMs());
 }
 
 absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
     const Digest& key) {
   absl::StatusOr<std::optional<std::string>> raw =
-      backend_->Get(Column::kActions, key.AsBytes());
+      backend_->Get(Column::kActions, AbslView(key.AsBytes()));
   if (!raw.ok() && absl::IsDataLoss(raw.status())) {
     JITCACHE_LOG(Warning) << "action record " << key.Hex() << " is unreadable ("
                           << raw.status().message() << "); removed";
@@ -194,7 +196,7 @@ absl::StatusOr<std::optional<v1::ActionRecord>> VerifyingStore::GetAction(
     RemoveCorrupt(Column::kActions, key);
     return std::nullopt;
   }
-  index_.Touch(key.AsBytes(), NowMs());
+  index_.Touch(AbslView(key.AsBytes()), NowMs());
   return record;
 }
 
@@ -237,7 +239,8 @@ absl::Status VerifyingStore::WriteUploads(std::span<const ObjectRef> uploaded) {
   // upload of them, whatever kind it claims, changes nothing.
   std::vector<ObjectRef> objects;
   for (const ObjectRef& object : uploaded) {
-    if (!index_.HasObject(object.digest.AsBytes())) objects.push_back(object);
+    if (!index_.HasObject(AbslView(object.digest.AsBytes())))
+      objects.push_back(object);
   }
   std::vector<v1::UploadRecord> uploads(objects.size());
   std::vector<std::string> values;
@@ -247,18 +250,18 @@ absl::Status VerifyingStore::WriteUploads(std::span<const ObjectRef> uploaded) {
     const ObjectRef& object = objects[i];
     values.push_back(EncodeObjectFrame(object.kind, object.bytes));
     writes.push_back(
-        {Column::kObjects, object.digest.AsBytes(), values.back()});
+        {Column::kObjects, AbslView(object.digest.AsBytes()), values.back()});
     uploads[i].set_kind(static_cast<v1::ObjectKind>(object.kind));
     uploads[i].set_size(object.bytes.size());
     uploads[i].set_uploaded_unix_ms(now_ms);
     values.push_back(uploads[i].SerializeAsString());
     writes.push_back(
-        {Column::kUploads, object.digest.AsBytes(), values.back()});
+        {Column::kUploads, AbslView(object.digest.AsBytes()), values.back()});
   }
   if (writes.empty()) return absl::OkStatus();
   if (absl::Status s = Commit(writes); !s.ok()) return s;
   for (size_t i = 0; i < objects.size(); ++i) {
-    IndexUpload(objects[i].digest.AsBytes(), uploads[i],
+    IndexUpload(AbslView(objects[i].digest.AsBytes()), uploads[i],
                 values[2 * i + 1].size());
   }
   return absl::OkStatus();
@@ -288,7 +291,7 @@ absl::Status VerifyingStore::WriteResult(const Digest& key,
   for (const std::string& input : record.input_digests()) {
     std::optional<uint64_t> size;
     for (const ObjectRef& o : objects) {
-      if (o.digest.AsBytes() == input) size = o.bytes.size();
+      if (AbslView(o.digest.AsBytes()) == input) size = o.bytes.size();
     }
     if (!size.has_value()) {
       const std::optional<uint64_t> bytes = index_.ObjectBytes(input);
@@ -309,15 +312,15 @@ absl::Status VerifyingStore::WriteResult(const Digest& key,
     // Objects are immutable (as for uploads): bytes the store holds keep
     // the kind they were first stored with, whatever this entry calls them,
     // and are not written again.
-    if (index_.HasObject(object.digest.AsBytes())) continue;
+    if (index_.HasObject(AbslView(object.digest.AsBytes()))) continue;
     frames.push_back(EncodeObjectFrame(object.kind, object.bytes));
     writes.push_back(
-        {Column::kObjects, object.digest.AsBytes(), frames.back()});
+        {Column::kObjects, AbslView(object.digest.AsBytes()), frames.back()});
   }
   const std::string serialized = stored.SerializeAsString();
-  writes.push_back({Column::kActions, key.AsBytes(), serialized});
+  writes.push_back({Column::kActions, AbslView(key.AsBytes()), serialized});
   if (absl::Status s = Commit(writes); !s.ok()) return s;
-  IndexRecord(key.AsBytes(), stored, serialized.size());
+  IndexRecord(AbslView(key.AsBytes()), stored, serialized.size());
   return absl::OkStatus();
 }
 
@@ -332,9 +335,9 @@ absl::Status VerifyingStore::ForEachRecord(
   return backend_->ForEach(
       Column::kActions,
       [&visit](absl::string_view key, absl::string_view value) {
-        absl::StatusOr<Digest> digest = Digest::FromBytes(key);
+        std::optional<Digest> digest = Digest::FromBytes(StdView(key));
         std::optional<v1::ActionRecord> record = ParseRecord(value);
-        if (!digest.ok() || !record.has_value()) return true;
+        if (!digest.has_value() || !record.has_value()) return true;
         return visit(*digest, *record);
       },
       start);
@@ -446,9 +449,9 @@ absl::StatusOr<VerifyReport> VerifyingStore::Verify() {
       Column::kObjects, [&](absl::string_view key, absl::string_view frame) {
         ++report.objects;
         absl::StatusOr<DecodedObject> decoded = DecodeObjectFrame(frame);
-        absl::StatusOr<Digest> digest = Digest::FromBytes(key);
-        if (!decoded.ok() || !digest.ok() ||
-            Digest::Of(decoded->bytes) != *digest) {
+        std::optional<Digest> digest = Digest::FromBytes(StdView(key));
+        if (!decoded.ok() || !digest.has_value() ||
+            Digest::Of(StdView(decoded->bytes)) != *digest) {
           ++report.bad_objects;
           problem(absl::StrCat(
               "object ", absl::BytesToHexString(key), ": ",

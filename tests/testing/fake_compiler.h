@@ -56,8 +56,8 @@ class FakeCompiler final : public Compiler {
     // The service's proof that an answer does not depend on the place runs
     // the compile once more elsewhere (place_proof.h): counted apart.
     const bool elsewhere =
-        absl::StartsWith(job.working_directory, CompilePlace::kElsewhereRoot) ||
-        absl::StartsWith(job.program_name, CompilePlace::kElsewhereRoot);
+        job.working_directory.starts_with(CompilePlace::kElsewhereRoot) ||
+        job.program_name.starts_with(CompilePlace::kElsewhereRoot);
     (elsewhere ? elsewhere_calls_ : calls_).fetch_add(1);
     {
       absl::MutexLock lock(&mu_);

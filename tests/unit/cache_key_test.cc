@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -152,7 +153,7 @@ TEST(PlacedCompileKey, EveryPartOfThePlaceChangesTheKey) {
 
 TEST(PlacedCompileKey, TheWorkingDirectoryAloneKeysOnlyIt) {
   const PlacedFields f;
-  auto only = [&](absl::string_view cwd, absl::string_view name,
+  auto only = [&](std::string_view cwd, std::string_view name,
                   std::vector<int64_t> mtimes) {
     return ComputePlacedCompileKey({f.place_free, cwd, name, mtimes, true});
   };

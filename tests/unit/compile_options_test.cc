@@ -14,14 +14,14 @@ using ::testing::HasSubstr;
 
 const OptionPolicy kPolicy{{75, 80, 90, 100}};
 
-absl::StatusOr<CanonicalOptions> Canon(std::vector<std::string> raw,
-                                       ObjectKind target = ObjectKind::kPtx) {
+PlainStatusOr<CanonicalOptions> Canon(std::vector<std::string> raw,
+                                      ObjectKind target = ObjectKind::kPtx) {
   return CanonicalizeCompileOptions(raw, target, kPolicy);
 }
 
 std::vector<std::string> Options(std::vector<std::string> raw,
                                  ObjectKind target = ObjectKind::kPtx) {
-  absl::StatusOr<CanonicalOptions> c = Canon(std::move(raw), target);
+  PlainStatusOr<CanonicalOptions> c = Canon(std::move(raw), target);
   EXPECT_TRUE(c.ok()) << c.status();
   return c.ok() ? c->options : std::vector<std::string>{"<error>"};
 }
@@ -54,7 +54,7 @@ TEST(CompileOptions, NvrtcThirteensFurtherOptionsAreTakenAsSpelled) {
         "-fassociative-math", "--jump-table-density=50",
         "--modify-stack-limit=false", "-modify-stack-limit=true", "-no-cache",
         "--no-cache", "--no-lineinfo-inlined-at", "-device-float128"}) {
-    absl::StatusOr<CanonicalOptions> taken = Canon({"-arch=sm_90", option});
+    PlainStatusOr<CanonicalOptions> taken = Canon({"-arch=sm_90", option});
     ASSERT_TRUE(taken.ok()) << option << ": " << taken.status();
     EXPECT_THAT(taken->options, ElementsAre("-arch=sm_90", option));
   }
@@ -77,7 +77,7 @@ TEST(CompileOptions, TheArchitectureIsRead) {
 TEST(CompileOptions, OrderedOptionsAreReadInOrder) {
   const std::vector<std::string> raw = {"-DA=1", "-arch=sm_90",       "-I",
                                         "inc",   "--pre-include=p.h", "-UA"};
-  absl::StatusOr<std::vector<std::string>> ordered = OrderedCompileOptions(raw);
+  PlainStatusOr<std::vector<std::string>> ordered = OrderedCompileOptions(raw);
   ASSERT_TRUE(ordered.ok()) << ordered.status();
   EXPECT_THAT(*ordered, ElementsAre("--define-macro=A=1", "--include-path=inc",
                                     "--pre-include=p.h", "--undefine-macro=A"));
@@ -108,9 +108,8 @@ TEST(CompileOptions, BadOptionsAreNamed) {
       {{"-MF", "d.d"}, "refused: it writes a dependency file"},
   };
   for (const Case& c : cases) {
-    absl::StatusOr<CanonicalOptions> result = Canon(c.raw);
+    PlainStatusOr<CanonicalOptions> result = Canon(c.raw);
     ASSERT_FALSE(result.ok()) << c.raw[0];
-    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(result.status().message()), HasSubstr(c.needle))
         << c.raw[0];
   }

@@ -8,12 +8,14 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "client/include_scan/included_files.h"
+#include "client/api/compile_includes.h"
 #include "common/cache_key.h"
+#include "common/plain_status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jitcache/v1/jitcache.pb.h"
@@ -27,12 +29,11 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // The files of a scan, checking its set digest on the way.
-absl::StatusOr<std::vector<ScannedFile>> Files(IncludeScanner& scanner,
-                                               const ScanInput& input) {
-  absl::StatusOr<std::shared_ptr<const ScanResult>> result =
-      scanner.Scan(input);
+PlainStatusOr<std::vector<ScannedFile>> Files(IncludeScanner& scanner,
+                                              const ScanInput& input) {
+  PlainStatusOr<std::shared_ptr<const ScanResult>> result = scanner.Scan(input);
   if (!result.ok()) return result.status();
-  std::vector<std::pair<absl::string_view, absl::string_view>> pairs;
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;
   for (const ScannedFile& f : (*result)->files) {
     pairs.emplace_back(f.path, f.digest.AsBytes());
   }
@@ -100,7 +101,7 @@ TEST_F(IncludeScanTest, FollowsEveryKindOfIncludeAndSendsOnlyUserFiles) {
   input.header_bodies = {mem_body};
 
   IncludeScanner scanner(0);
-  absl::StatusOr<std::vector<ScannedFile>> files = Files(scanner, input);
+  PlainStatusOr<std::vector<ScannedFile>> files = Files(scanner, input);
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_THAT(Paths(*files),
               ElementsAre("u/a.h", "u/c.h", "u/d.h", "u/fromtoolkit.h", "u/m.h",
@@ -118,7 +119,7 @@ TEST_F(IncludeScanTest, ChangedAndShadowingFilesAreSeenUnrelatedOnesAreNot) {
   auto settle = [] { absl::SleepFor(absl::Milliseconds(30)); };
   settle();
 
-  absl::StatusOr<std::vector<ScannedFile>> first = Files(scanner, input);
+  PlainStatusOr<std::vector<ScannedFile>> first = Files(scanner, input);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_THAT(Paths(*first), ElementsAre("u/a.h", "u/c.h"));
   ASSERT_TRUE(Files(scanner, input).ok());
@@ -126,21 +127,21 @@ TEST_F(IncludeScanTest, ChangedAndShadowingFilesAreSeenUnrelatedOnesAreNot) {
 
   Write("u/unrelated.h", "two\n");
   settle();
-  absl::StatusOr<std::vector<ScannedFile>> unrelated = Files(scanner, input);
+  PlainStatusOr<std::vector<ScannedFile>> unrelated = Files(scanner, input);
   ASSERT_TRUE(unrelated.ok());
   EXPECT_EQ(scanner.walks(), 1u);
   EXPECT_EQ((*unrelated)[1].digest, (*first)[1].digest);
 
   Write("u/c.h", "#define C 4\n");  // one byte, same size
   settle();
-  absl::StatusOr<std::vector<ScannedFile>> changed = Files(scanner, input);
+  PlainStatusOr<std::vector<ScannedFile>> changed = Files(scanner, input);
   ASSERT_TRUE(changed.ok());
   EXPECT_EQ(scanner.walks(), 2u);
   EXPECT_EQ((*changed)[1].digest, Digest::Of("#define C 4\n"));
 
   Write("s/a.h", "int shadow;\n");  // earlier in the search order
   settle();
-  absl::StatusOr<std::vector<ScannedFile>> shadowed = Files(scanner, input);
+  PlainStatusOr<std::vector<ScannedFile>> shadowed = Files(scanner, input);
   ASSERT_TRUE(shadowed.ok());
   EXPECT_THAT(Paths(*shadowed), ElementsAre("s/a.h"));
 }
@@ -158,7 +159,7 @@ TEST_F(IncludeScanTest, AnUnchangedTreeCostsNoStatsAndEveryChangeIsSeen) {
   auto settle = [] { absl::SleepFor(absl::Milliseconds(30)); };
   settle();
   auto scan = [&] {
-    absl::StatusOr<std::vector<ScannedFile>> files = Files(scanner, input);
+    PlainStatusOr<std::vector<ScannedFile>> files = Files(scanner, input);
     EXPECT_TRUE(files.ok()) << files.status();
     return files.ok() ? *files : std::vector<ScannedFile>();
   };
@@ -242,7 +243,7 @@ TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
   absl::SleepFor(absl::Milliseconds(30));
 
   IncludeScanner first(0, memos);
-  absl::StatusOr<std::vector<ScannedFile>> scanned = Files(first, input);
+  PlainStatusOr<std::vector<ScannedFile>> scanned = Files(first, input);
   ASSERT_TRUE(scanned.ok()) << scanned.status();
   EXPECT_EQ(first.walks(), 1u);
   EXPECT_EQ(std::filesystem::status(memos).permissions() &
@@ -253,7 +254,7 @@ TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
             std::filesystem::perms::owner_all);
 
   IncludeScanner next(0, memos);
-  absl::StatusOr<std::vector<ScannedFile>> kept = Files(next, input);
+  PlainStatusOr<std::vector<ScannedFile>> kept = Files(next, input);
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(next.walks(), 0u) << "answered from the kept scan";
   EXPECT_THAT(Paths(*kept), ElementsAre("u/a.h", "u/c.h"));
@@ -264,7 +265,7 @@ TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
   const std::string other_source = "#include <a.h>\nint other;\n";
   ScanInput other_input = input;
   other_input.source = other_source;
-  absl::StatusOr<std::vector<ScannedFile>> other =
+  PlainStatusOr<std::vector<ScannedFile>> other =
       Files(other_program, other_input);
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other_program.walks(), 1u);
@@ -274,7 +275,7 @@ TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
   Write("u/c.h", "#define C 4\n");
   absl::SleepFor(absl::Milliseconds(30));
   IncludeScanner after_change(0, memos);
-  absl::StatusOr<std::vector<ScannedFile>> changed = Files(after_change, input);
+  PlainStatusOr<std::vector<ScannedFile>> changed = Files(after_change, input);
   ASSERT_TRUE(changed.ok());
   EXPECT_EQ(after_change.walks(), 1u);
   EXPECT_EQ(after_change.files_read(), 1u) << "c.h only";
@@ -284,7 +285,7 @@ TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
     testing::WriteFile(entry.path().string(), "not a memo");
   }
   IncludeScanner after_damage(0, memos);
-  absl::StatusOr<std::vector<ScannedFile>> rescanned =
+  PlainStatusOr<std::vector<ScannedFile>> rescanned =
       Files(after_damage, input);
   ASSERT_TRUE(rescanned.ok());
   EXPECT_EQ(after_damage.walks(), 1u);
@@ -299,7 +300,7 @@ TEST_F(IncludeScanTest,
   IncludeScanner scanner(0);
   Write("u/sub/up.h", "#include \"../../outside.h\"\n");
   Write("outside.h", "int o;\n");
-  absl::StatusOr<std::vector<ScannedFile>> outside =
+  PlainStatusOr<std::vector<ScannedFile>> outside =
       Files(scanner, Input("#include <sub/up.h>\n", {"u"}));
   ASSERT_TRUE(outside.ok()) << outside.status();
   EXPECT_THAT(Paths(*outside), ElementsAre("outside.h", "u/sub/up.h"));
@@ -307,18 +308,18 @@ TEST_F(IncludeScanTest,
   Write("next_to_program.h", "int p;\n");
   ScanInput local = Input("#include \"next_to_program.h\"\n", {"u"});
   local.program_name = dir_.Sub("prog.cu");
-  absl::StatusOr<std::vector<ScannedFile>> beside = Files(scanner, local);
+  PlainStatusOr<std::vector<ScannedFile>> beside = Files(scanner, local);
   ASSERT_TRUE(beside.ok()) << beside.status();
   EXPECT_THAT(Paths(*beside), ElementsAre("next_to_program.h"));
 
   const std::string absolute = "#include \"" + dir_.Sub("outside.h") + "\"\n";
-  absl::StatusOr<std::vector<ScannedFile>> abs =
+  PlainStatusOr<std::vector<ScannedFile>> abs =
       Files(scanner, Input(absolute, {"u"}));
   ASSERT_TRUE(abs.ok()) << abs.status();
   EXPECT_THAT(Paths(*abs), ElementsAre("outside.h"));
 
   Write("u/macro.h", "#include SOMEWHERE_UNDEFINED\n");
-  absl::StatusOr<std::vector<ScannedFile>> macro =
+  PlainStatusOr<std::vector<ScannedFile>> macro =
       Files(scanner, Input("#include <macro.h>\n", {"u"}));
   ASSERT_FALSE(macro.ok());
   EXPECT_THAT(macro.status().message(), HasSubstr("SOMEWHERE_UNDEFINED"));
@@ -327,7 +328,7 @@ TEST_F(IncludeScanTest,
   Write("u/there.h", "int t;\n");
   ScanInput defined = Input("#include <macro.h>\n", {"u"});
   defined.defines = {"SOMEWHERE_UNDEFINED=<there.h>"};
-  absl::StatusOr<std::vector<ScannedFile>> ok = Files(scanner, defined);
+  PlainStatusOr<std::vector<ScannedFile>> ok = Files(scanner, defined);
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_THAT(Paths(*ok), ElementsAre("u/macro.h", "u/there.h"));
 }
@@ -383,19 +384,19 @@ TEST_F(IncludeScanTest, PathsTheViewCannotReproduceAreRefused) {
         {JoinNormalForTest(dir_.Sub(spelled)), false, dir_.Sub(spelled)});
     return Files(scanner, input);
   };
-  absl::StatusOr<std::vector<ScannedFile>> plain = scan_with("inc/../inc");
+  PlainStatusOr<std::vector<ScannedFile>> plain = scan_with("inc/../inc");
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_THAT(Paths(*plain), ElementsAre("inc/h.h"));
 
-  absl::StatusOr<std::vector<ScannedFile>> linked = scan_with("jump/..");
+  PlainStatusOr<std::vector<ScannedFile>> linked = scan_with("jump/..");
   ASSERT_FALSE(linked.ok());
   EXPECT_THAT(linked.status().message(), HasSubstr("symbolic link"));
 
-  absl::StatusOr<std::vector<ScannedFile>> empty = scan_with("empty/../inc");
+  PlainStatusOr<std::vector<ScannedFile>> empty = scan_with("empty/../inc");
   ASSERT_FALSE(empty.ok());
   EXPECT_THAT(empty.status().message(), HasSubstr("none of its files"));
 
-  absl::StatusOr<std::vector<ScannedFile>> loop = scan_with("loop");
+  PlainStatusOr<std::vector<ScannedFile>> loop = scan_with("loop");
   ASSERT_FALSE(loop.ok());
   EXPECT_THAT(loop.status().message(), HasSubstr("cannot tell whether"));
 }
@@ -406,7 +407,7 @@ TEST_F(IncludeScanTest, PathsTheViewCannotReproduceAreRefused) {
 TEST_F(IncludeScanTest, FilesAreSentAsTheyAreWhenSentOrNotAtAll) {
   IncludeScanner scanner(0);
   Write("u/a.h", "#define A 1\n");
-  absl::StatusOr<std::shared_ptr<const ScanResult>> scanned =
+  PlainStatusOr<std::shared_ptr<const ScanResult>> scanned =
       scanner.Scan(Input("#include <a.h>\n", {"u"}));
   ASSERT_TRUE(scanned.ok()) << scanned.status();
   ASSERT_EQ((*scanned)->files.size(), 1u);
@@ -470,21 +471,21 @@ TEST_F(IncludeScanTest, TheProgramsOwnFileIsFoundWithItsTime) {
   const std::string memos = dir_.Sub("memos");
   IncludeScanner scanner(0, memos);
   absl::SleepFor(absl::Milliseconds(30));
-  absl::StatusOr<std::vector<ScannedFile>> none = Files(scanner, input);
+  PlainStatusOr<std::vector<ScannedFile>> none = Files(scanner, input);
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_TRUE(none->empty());
 
   Write("prog.cu", "__global__ void k() {}\n");
   struct timespec times[2] = {{0, UTIME_OMIT}, {1'600'000'000, 123}};
   ASSERT_EQ(utimensat(AT_FDCWD, dir_.Sub("prog.cu").c_str(), times, 0), 0);
-  absl::StatusOr<std::vector<ScannedFile>> own = Files(scanner, input);
+  PlainStatusOr<std::vector<ScannedFile>> own = Files(scanner, input);
   ASSERT_TRUE(own.ok()) << own.status();
   EXPECT_THAT(Paths(*own), ElementsAre("prog.cu"));
   EXPECT_EQ((*own)[0].mtime_ns, 1'600'000'000'000'000'123);
   EXPECT_EQ(scanner.walks(), 2u);
 
   IncludeScanner next(0, memos);
-  absl::StatusOr<std::vector<ScannedFile>> kept = Files(next, input);
+  PlainStatusOr<std::vector<ScannedFile>> kept = Files(next, input);
   ASSERT_TRUE(kept.ok()) << kept.status();
   EXPECT_EQ(next.walks(), 0u) << "answered from the kept scan";
   ASSERT_THAT(Paths(*kept), ElementsAre("prog.cu"));
@@ -492,7 +493,7 @@ TEST_F(IncludeScanTest, TheProgramsOwnFileIsFoundWithItsTime) {
 
   times[1] = {1'600'000'001, 0};
   ASSERT_EQ(utimensat(AT_FDCWD, dir_.Sub("prog.cu").c_str(), times, 0), 0);
-  absl::StatusOr<std::vector<ScannedFile>> touched = Files(next, input);
+  PlainStatusOr<std::vector<ScannedFile>> touched = Files(next, input);
   ASSERT_TRUE(touched.ok());
   ASSERT_EQ(touched->size(), 1u);
   EXPECT_EQ((*touched)[0].mtime_ns, 1'600'000'001'000'000'000);

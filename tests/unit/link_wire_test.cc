@@ -156,7 +156,7 @@ TEST(InputDigest, IsTheSha256OpenSslComputes) {
   for (size_t n : {1000u, 4095u, 4096u, 65537u}) sizes.push_back(n);
   for (size_t n : sizes) {
     const std::string_view in(bytes.data(), n);
-    const std::string want = Digest::Of(absl::string_view(in.data(), n)).Hex();
+    const std::string want = Digest::Of(in).Hex();
     EXPECT_EQ(HexSha256(in), want) << n;
     EXPECT_EQ(HexSha256ForTest(in, true), want) << n;
     EXPECT_EQ(HexSha256ForTest(in, false), want) << n;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 #include "common/cache_key.h"
 #include "common/compile_place.h"
 #include "gmock/gmock.h"
@@ -489,7 +490,7 @@ TEST_F(ServiceTest, LinkHitsAndItsRecordNamesItsInputs) {
   ASSERT_TRUE(sound.ok());
   EXPECT_TRUE(sound->ok());
   const Digest input = Digest::Of("unit b");
-  const KvWrite erase{Column::kObjects, input.AsBytes(), {}, true};
+  const KvWrite erase{Column::kObjects, AbslView(input.AsBytes()), {}, true};
   ASSERT_TRUE(store_->backend().Write({&erase, 1}).ok());
   auto report = store_->Verify();
   ASSERT_TRUE(report.ok());
@@ -500,7 +501,7 @@ TEST_F(ServiceTest, ObjectLostFromStoreIsRecompiled) {
   v1::CompileResponse first, second;
   ASSERT_TRUE(Call(Request("kernel"), &first).ok());
   const Digest digest = *Digest::FromHex(first.object_digest());
-  const KvWrite erase{Column::kObjects, digest.AsBytes(), {}, true};
+  const KvWrite erase{Column::kObjects, AbslView(digest.AsBytes()), {}, true};
   ASSERT_TRUE(store_->backend().Write({&erase, 1}).ok());
   ASSERT_TRUE(Call(Request("kernel"), &second).ok());
   EXPECT_EQ(second.served(), v1::SERVED_MISS);
@@ -541,11 +542,13 @@ TEST_F(ServiceTest, AHotAnswerIsServedOnlyWhileTheStoreHoldsItsEntry) {
       {"cleared", [&] { ASSERT_TRUE(store_->Clear().ok()); }},
       {"found damaged",
        [&] {
-         auto raw = store_->backend().Get(Column::kObjects, object.AsBytes());
+         auto raw = store_->backend().Get(Column::kObjects,
+                                          AbslView(object.AsBytes()));
          ASSERT_TRUE(raw.ok() && raw->has_value());
          std::string damaged = **raw;
          damaged[0] ^= 0x01;
-         const KvWrite write{Column::kObjects, object.AsBytes(), damaged};
+         const KvWrite write{Column::kObjects, AbslView(object.AsBytes()),
+                             damaged};
          ASSERT_TRUE(store_->backend().Write({&write, 1}).ok());
          // Another reader of the object (a link, say) finds the damage.
          auto read = store_->GetObject(object);

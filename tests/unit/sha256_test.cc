@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/digest.h"
@@ -30,8 +31,8 @@ TEST(Sha256, IncrementalEqualsOneShot) {
   for (int i = 0; i < 1000; ++i) data.push_back(static_cast<char>(i * 7));
   for (size_t split : {0u, 1u, 55u, 56u, 63u, 64u, 65u, 999u}) {
     Sha256 h;
-    h.Update(absl::string_view(data).substr(0, split));
-    h.Update(absl::string_view(data).substr(split));
+    h.Update(std::string_view(data).substr(0, split));
+    h.Update(std::string_view(data).substr(split));
     EXPECT_EQ(Digest{h.Finish()}, Digest::Of(data)) << "split " << split;
   }
 }
@@ -50,7 +51,7 @@ TEST(Sha256, LongAndSplitInputsMatchOneShot) {
   for (size_t n = 0; n <= 300; ++n) lengths.push_back(n);
   for (size_t n : {1000, 4095, 4096, 65537, 200000}) lengths.push_back(n);
   for (size_t n : lengths) {
-    const absl::string_view input(data.data(), n);
+    const std::string_view input(data.data(), n);
     Sha256 pieces;
     for (size_t at = 0; at < n; at += 37) {
       pieces.Update(input.substr(at, 37));
@@ -68,7 +69,7 @@ TEST(Digest, HexRoundTripAndErrors) {
   EXPECT_EQ(*parsed, d);
   EXPECT_FALSE(Digest::FromHex("abc").ok());
   EXPECT_FALSE(Digest::FromHex(std::string(64, 'g')).ok());
-  EXPECT_FALSE(Digest::FromBytes("short").ok());
+  EXPECT_FALSE(Digest::FromBytes("short").has_value());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/absl_view.h"
 #include "common/digest.h"
 #include "gtest/gtest.h"
 #include "server/store/node_store.h"
@@ -101,18 +102,20 @@ TYPED_TEST(StoreConformance, CorruptObjectIsAMissAndIsRemoved) {
   const std::string bytes = "object bytes";
   this->PutEntry(bytes);
   const Digest digest = Digest::Of(bytes);
-  auto raw = this->store_->backend().Get(Column::kObjects, digest.AsBytes());
+  auto raw =
+      this->store_->backend().Get(Column::kObjects, AbslView(digest.AsBytes()));
   ASSERT_TRUE(raw.ok() && raw->has_value());
   std::string damaged = **raw;
   damaged[0] ^= 0x01;  // one flipped bit in the body
-  const KvWrite write{Column::kObjects, digest.AsBytes(), damaged};
+  const KvWrite write{Column::kObjects, AbslView(digest.AsBytes()), damaged};
   ASSERT_TRUE(this->store_->backend().Write({&write, 1}).ok());
 
   auto object = this->store_->GetObject(digest);
   ASSERT_TRUE(object.ok());
   EXPECT_FALSE(object->has_value());
   EXPECT_EQ(this->store_->Stats().corrupt_removed, 1u);
-  auto after = this->store_->backend().Get(Column::kObjects, digest.AsBytes());
+  auto after =
+      this->store_->backend().Get(Column::kObjects, AbslView(digest.AsBytes()));
   ASSERT_TRUE(after.ok());
   EXPECT_FALSE(after->has_value()) << "corrupt object was not removed";
 }
@@ -121,7 +124,7 @@ TYPED_TEST(StoreConformance, TruncatedObjectIsAMiss) {
   const std::string bytes = "a longer object body";
   this->PutEntry(bytes);
   const Digest digest = Digest::Of(bytes);
-  const KvWrite write{Column::kObjects, digest.AsBytes(), "JCOB"};
+  const KvWrite write{Column::kObjects, AbslView(digest.AsBytes()), "JCOB"};
   ASSERT_TRUE(this->store_->backend().Write({&write, 1}).ok());
   auto object = this->store_->GetObject(digest);
   ASSERT_TRUE(object.ok());
@@ -131,13 +134,15 @@ TYPED_TEST(StoreConformance, TruncatedObjectIsAMiss) {
 
 TYPED_TEST(StoreConformance, CorruptRecordIsAMissAndIsRemoved) {
   const Digest key = this->PutEntry("bytes");
-  const KvWrite write{Column::kActions, key.AsBytes(), "\xff\xff garbage"};
+  const KvWrite write{Column::kActions, AbslView(key.AsBytes()),
+                      "\xff\xff garbage"};
   ASSERT_TRUE(this->store_->backend().Write({&write, 1}).ok());
   auto action = this->store_->GetAction(key);
   ASSERT_TRUE(action.ok());
   EXPECT_FALSE(action->has_value());
   EXPECT_EQ(this->store_->Stats().corrupt_removed, 1u);
-  auto after = this->store_->backend().Get(Column::kActions, key.AsBytes());
+  auto after =
+      this->store_->backend().Get(Column::kActions, AbslView(key.AsBytes()));
   ASSERT_TRUE(after.ok());
   EXPECT_FALSE(after->has_value());
 }
@@ -155,7 +160,8 @@ TYPED_TEST(StoreConformance, VerifyFindsEveryKindOfDamage) {
   this->PutEntry("sound");
   this->PutEntry("to be damaged");
   const Digest damaged = Digest::Of("to be damaged");
-  auto raw = this->store_->backend().Get(Column::kObjects, damaged.AsBytes());
+  auto raw = this->store_->backend().Get(Column::kObjects,
+                                         AbslView(damaged.AsBytes()));
   ASSERT_TRUE(raw.ok() && raw->has_value());
   std::string flipped = **raw;
   flipped[1] ^= 0x40;  // in the body
@@ -163,9 +169,10 @@ TYPED_TEST(StoreConformance, VerifyFindsEveryKindOfDamage) {
   const std::string misfiled = EncodeObjectFrame(ObjectKind::kPtx, "other");
   const Digest wrong = Digest::Of("not other");
   const KvWrite writes[] = {
-      {Column::kObjects, damaged.AsBytes(), flipped},
-      {Column::kObjects, wrong.AsBytes(), misfiled},
-      {Column::kActions, Digest::Of("junk").AsBytes(), "\x08\xff\xff"}};
+      {Column::kObjects, AbslView(damaged.AsBytes()), flipped},
+      {Column::kObjects, AbslView(wrong.AsBytes()), misfiled},
+      {Column::kActions, AbslView(Digest::Of("junk").AsBytes()),
+       "\x08\xff\xff"}};
   ASSERT_TRUE(this->store_->backend().Write(writes).ok());
 
   auto report = this->store_->Verify();
@@ -213,7 +220,7 @@ bool HasAction(ObjectStore& store, const Digest& key) {
 }
 
 bool HasObject(ObjectStore& store, absl::string_view bytes) {
-  auto o = store.GetObject(Digest::Of(bytes));
+  auto o = store.GetObject(Digest::Of(StdView(bytes)));
   return o.ok() && o->has_value();
 }
 
@@ -321,7 +328,7 @@ TYPED_TEST(StoreConformance, ForEachRecordStartsAtAKey) {
   });
   std::vector<Digest> seen;
   ASSERT_TRUE(this->store_
-                  ->ForEachRecord(keys[2].AsBytes(),
+                  ->ForEachRecord(AbslView(keys[2].AsBytes()),
                                   [&](const Digest& key, const auto&) {
                                     seen.push_back(key);
                                     return true;
