@@ -27,6 +27,14 @@
 //                                                  kPtxas; without modules
 //                                                  a miss is answered with
 //                                                  nothing
+//   kCompile, then a serialized CompileRequest -> a CompileResponse: a hit,
+//     (libnvrtc.so.13's)                           or on a miss the compile's
+//                                                  answer when it is done, as
+//                                                  kPtxas; a FramedRefusal
+//                                                  (NOT_FOUND) when the daemon
+//                                                  lacks the included files'
+//                                                  bytes: the caller sends
+//                                                  them and asks again
 // The kind bytes are protobuf tags of wire type 7, which does not exist, so
 // no serialized message starts with one: a bare CompileRequest (all that
 // clients before kinds sent) is still understood.
@@ -37,6 +45,7 @@ inline constexpr char kBatch = 0x0F;
 inline constexpr char kPtxas = 0x17;
 inline constexpr char kLink = 0x1F;
 inline constexpr char kNvvm = 0x27;
+inline constexpr char kCompile = 0x2F;
 
 // At most this many requests in one batch; a batch's answer holds at most
 // kMaxBatchAnswerBytes of answers (the requests past those are answered

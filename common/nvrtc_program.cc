@@ -69,10 +69,6 @@ absl::StatusOr<std::string> ReadObject(const NvrtcApi& api, nvrtcProgram prog,
 
 }  // namespace
 
-bool LogSaysAFileWasMissing(absl::string_view log) {
-  return absl::StrContains(log, "cannot open source file");
-}
-
 absl::Status FromNvrtc(const NvrtcApi& api, nvrtcResult r,
                        absl::string_view what) {
   if (r == NVRTC_SUCCESS) return absl::OkStatus();

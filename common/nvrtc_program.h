@@ -4,6 +4,7 @@
 #include <nvrtc.h>
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -61,8 +62,11 @@ struct NvrtcOutput {
 };
 
 // Whether a failed compile's log says NVRTC could not open a file the
-// program includes.
-bool LogSaysAFileWasMissing(absl::string_view log);
+// program includes. Inline: libnvrtc.so.13, which loads no Abseil, asks
+// it too.
+inline bool LogSaysAFileWasMissing(std::string_view log) {
+  return log.find("cannot open source file") != std::string_view::npos;
+}
 
 // nvrtcResult -> absl::Status: OUT_OF_MEMORY is RESOURCE_EXHAUSTED, a bad
 // option, input or name expression INVALID_ARGUMENT, others INTERNAL.

@@ -26,16 +26,48 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "client/rpc/stand_in_client.h"
+#include "client/nvrtc/nvrtc_daemon.h"
 #include "client/wire/real_library.h"
 #include "common/compile_options.h"
 #include "common/nvrtc_program.h"
-#include "jitcache/client.h"
 
 namespace {
 
-using jitcache::CodeType;
+namespace compile_wire = jitcache::compile_wire;
+
+// The kinds of object NVRTC makes: compile_wire's v1::Target numbers.
+enum class CodeType {
+  kPtx = compile_wire::kTargetPtx,
+  kCubin = compile_wire::kTargetCubin,
+  kLtoir = compile_wire::kTargetLtoir,
+};
+
+const char* NameOf(CodeType kind) {
+  switch (kind) {
+    case CodeType::kCubin:
+      return "cubin";
+    case CodeType::kLtoir:
+      return "ltoir";
+    default:
+      return "ptx";
+  }
+}
+
+// absl::StatusCode::kInvalidArgument, as a FramedRefusal gives it.
+constexpr int kInvalidArgument = 3;
+// v1::OUTCOME_OK.
+constexpr int kOutcomeOk = 1;
+
+const char* ServedName(int served) {
+  switch (served) {
+    case compile_wire::kServedHit:
+      return "hit";
+    case compile_wire::kServedJoined:
+      return "joined";
+    default:
+      return "miss";
+  }
+}
 
 // The real NVRTC, loaded on first need.
 // Every entry point of the toolkit's libnvrtc.so.13.
@@ -86,17 +118,6 @@ const Real& RealNvrtc() {
   return *real;
 }
 
-// One connection to the daemon for the process; no in-process fallback
-// (that would load "libnvrtc.so.13": this library).
-const jitcache::Client* Daemon() {
-  static const jitcache::Client* client =
-      jitcache::ConnectStandIn({"JITCACHE_NVRTC_DISABLE",
-                                "JITCACHE_NVRTC_VERBOSE", "JITCACHE_REAL_NVRTC",
-                                "libnvrtc.so.13"})
-          .release();
-  return client;
-}
-
 // A program as the caller sees it: ours until the real NVRTC has to
 // compile it, then a wrapper of the real one.
 struct Shim {
@@ -125,68 +146,63 @@ CodeType PrimaryTarget(const std::vector<std::string>& options) {
   for (size_t i = 0; i < options.size(); ++i) {
     const std::string& o = options[i];
     std::string arch;
-    if (absl::StartsWith(o, "-arch=") ||
-        absl::StartsWith(o, "--gpu-architecture=")) {
+    if (o.starts_with("-arch=") || o.starts_with("--gpu-architecture=")) {
       arch = o.substr(o.find('=') + 1);
     } else if ((o == "-arch" || o == "--gpu-architecture") &&
                i + 1 < options.size()) {
       arch = options[i + 1];
     }
-    if (!arch.empty()) real_arch = absl::StartsWith(arch, "sm_");
+    if (!arch.empty()) real_arch = arch.starts_with("sm_");
   }
   return real_arch ? CodeType::kCubin : CodeType::kPtx;
 }
 
 // Asks the daemon for `target`; false when it cannot or will not answer.
 bool AskDaemon(Shim& p, CodeType target) {
-  const jitcache::Client* daemon = Daemon();
+  jitcache::nvrtc::Daemon* daemon = jitcache::nvrtc::Daemon::ForProcess();
   if (daemon == nullptr) return false;
-  jitcache::Program program(p.source, p.name);
-  for (const auto& [n, c] : p.headers) program.AddHeader(n, c);
-  jitcache::ProgramOptions options;
-  options.extra_options = p.options;
-  options.name_expressions = p.name_expressions;
-  options.toolkit_include_dirs = false;  // NVRTC searches what it is told
-  options.dlto_for_ltoir = false;        // nor adds options
-  absl::StatusOr<jitcache::ObjectCode> code =
-      daemon->Compile(program, options, target);
-  const bool verbose = getenv("JITCACHE_NVRTC_VERBOSE") != nullptr;
-  if (!code.ok() && verbose) {
-    std::fprintf(stderr,
-                 "jitcache-nvrtc: %s: the daemon did not compile it (%s); the "
-                 "real NVRTC does\n",
-                 p.name.c_str(), code.status().ToString().c_str());
-  }
-
-  if (!code.ok()) {
+  jitcache::nvrtc::CompileCall call;
+  call.source = p.source;
+  call.name = p.name;
+  for (const auto& [n, c] : p.headers) call.headers.emplace_back(n, c);
+  call.options = p.options;
+  call.name_expressions = p.name_expressions;
+  call.target = static_cast<int>(target);
+  jitcache::nvrtc::Answer answer = daemon->Compile(call);
+  const bool verbose = jitcache::nvrtc::Verbose();
+  if (!answer.answered) {
     // NVRTC makes nothing of this kind for these options (a virtual
     // architecture has no cubin): so does the real one, with size 0.
-    if (p.compiled && absl::IsInvalidArgument(code.status()) &&
-        absl::StrContains(code.status().message(), "NVRTC produced no")) {
+    if (p.compiled && answer.refusal.code == kInvalidArgument &&
+        answer.refusal.message.find("NVRTC produced no") != std::string::npos) {
       p.objects[target] = std::nullopt;
       return true;
     }
+    if (verbose) {
+      std::fprintf(stderr,
+                   "jitcache-nvrtc: %s: the daemon did not compile it (%s); "
+                   "the real NVRTC does\n",
+                   p.name.c_str(), answer.why.c_str());
+    }
     return false;
   }
+  compile_wire::Response& code = answer.response;
+  const bool compiled = code.outcome == kOutcomeOk;
   // A file the compile did not find may be one the scan could not foresee
   // (the daemon's compile sees only what was sent): the real NVRTC, which
   // sees the caller's disk, gives the true answer.
-  if (!code->compiled && jitcache::LogSaysAFileWasMissing(code->log)) {
-    return false;
-  }
+  if (!compiled && jitcache::LogSaysAFileWasMissing(code.log)) return false;
   // How each answer was served: what a user asks when a process misses.
   if (verbose) {
-    const std::string served(jitcache::ServedName(code->served));
     std::fprintf(stderr, "jitcache-nvrtc: %s: %s %s key %s\n", p.name.c_str(),
-                 served.c_str(),
-                 std::string(jitcache::CodeTypeName(target)).c_str(),
-                 code->cache_key.c_str());
+                 ServedName(code.served), NameOf(target),
+                 code.cache_key.c_str());
   }
-  p.log = std::move(code->log);
-  p.failed = !code->compiled;
-  if (code->compiled) {
-    p.objects[target] = std::move(code->bytes);
-    for (auto& [expr, low] : code->symbol_mapping) p.lowered[expr] = low;
+  p.log = std::move(code.log);
+  p.failed = !compiled;
+  if (compiled) {
+    p.objects[target] = std::move(code.object);
+    for (auto& [expr, low] : code.lowered_names) p.lowered[expr] = low;
   }
   p.compiled = true;
   return true;

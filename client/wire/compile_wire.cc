@@ -28,6 +28,30 @@ std::string Encode(const Request& r) {
     PutBytes(out, F::kNameExpressions, n);
   }
   PutVarintField(out, F::kTarget, static_cast<uint64_t>(r.target));
+  PutVarintField(out, F::kIncludesResolved, r.includes_resolved);
+  for (const Request::IncludedFile& f : r.included_files) {
+    using G = wire::IncludedFile;
+    std::string file;
+    PutBytes(file, G::kPath, f.path);
+    PutBytes(file, G::kContents, f.contents);
+    PutVarintField(file, G::kMtimeNs, static_cast<uint64_t>(f.mtime_ns));
+    PutBytes(out, F::kIncludedFiles, file);
+  }
+  if (!r.included_set_sha256.empty()) {
+    PutBytes(out, F::kIncludedSetSha256, r.included_set_sha256);
+  }
+  PutVarintField(out, F::kExactIncludePath, r.exact_include_path);
+  if (!r.working_directory.empty()) {
+    PutBytes(out, F::kWorkingDirectory, r.working_directory);
+  }
+  if (!r.included_mtimes_ns.empty()) {
+    // Packed, as protobuf writes a repeated int64.
+    std::string packed;
+    for (int64_t t : r.included_mtimes_ns) {
+      proto_wire::PutVarint(packed, static_cast<uint64_t>(t));
+    }
+    PutBytes(out, F::kIncludedMtimesNs, packed);
+  }
   return out;
 }
 
@@ -87,6 +111,23 @@ std::optional<Response> Decode(std::string_view bytes) {
       });
   if (!ok) return std::nullopt;
   return r;
+}
+
+std::optional<Toolkit> DecodeToolkit(std::string_view bytes) {
+  using F = wire::PingResponse;
+  Toolkit toolkit;
+  const bool ok = ForEachField(
+      bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
+        if (type == kBytes && field == F::kToolchainFingerprint) {
+          return in.Bytes(&toolkit.fingerprint);
+        }
+        if (type == kBytes && field == F::kIncludeDirs) {
+          return in.Bytes(&toolkit.include_dirs.emplace_back());
+        }
+        return std::nullopt;
+      });
+  if (!ok) return std::nullopt;
+  return toolkit;
 }
 
 std::optional<std::string> DecodeToolkitFingerprint(std::string_view bytes) {

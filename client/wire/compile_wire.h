@@ -3,8 +3,9 @@
 
 // The protobuf wire format of CompileRequest and CompileResponse
 // (proto/jitcache/v1/jitcache.proto), written by hand so that the
-// `jitcache` front end needs neither protobuf nor gRPC at run time. Only the
-// fields the hit path uses; field numbers must follow the .proto.
+// `jitcache` front end and libnvrtc.so.13 need neither protobuf nor gRPC at
+// run time. Only the fields they use; field numbers in
+// proto/jitcache/v1/wire_fields.h, checked against the .proto's.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,7 +22,27 @@ struct Request {
   std::vector<std::string> options;
   std::vector<std::string> name_expressions;
   int target = 0;  // v1::Target
+  // The include scan's (client/include_scan/included_files.h).
+  bool includes_resolved = false;
+  struct IncludedFile {
+    std::string path;
+    std::string contents;
+    int64_t mtime_ns = 0;
+  };
+  std::vector<IncludedFile> included_files;
+  std::string included_set_sha256;  // raw
+  bool exact_include_path = false;
+  std::string working_directory;
+  std::vector<int64_t> included_mtimes_ns;
 };
+
+// v1::Target's and v1::Served's numbers.
+inline constexpr int kTargetPtx = 1;
+inline constexpr int kTargetCubin = 2;
+inline constexpr int kTargetLtoir = 3;
+inline constexpr int kServedHit = 1;
+inline constexpr int kServedMiss = 2;
+inline constexpr int kServedJoined = 3;
 
 struct Response {
   int outcome = 0;  // v1::Outcome: 1 OK, 2 COMPILE_ERROR
@@ -36,6 +57,14 @@ struct Response {
 std::string Encode(const Request& request);
 // nullopt when the bytes are not a well-formed CompileResponse.
 std::optional<Response> Decode(std::string_view bytes);
+// What a PingResponse says of the daemon's toolkit: its include
+// directories and fingerprint; nullopt when the bytes are not a
+// well-formed one.
+struct Toolkit {
+  std::vector<std::string> include_dirs;
+  std::string fingerprint;
+};
+std::optional<Toolkit> DecodeToolkit(std::string_view bytes);
 // The toolchain_fingerprint of a PingResponse (the framed socket's answer to
 // kToolkit); nullopt when the bytes are not a well-formed one.
 std::optional<std::string> DecodeToolkitFingerprint(std::string_view bytes);

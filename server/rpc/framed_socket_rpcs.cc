@@ -30,6 +30,11 @@ KeptConnection::Reply Refuse(const absl::Status& status) {
   return {RefusalOf(status), nullptr, /*refused=*/true};
 }
 
+// What a compile that needs the included files' bytes is told (both doors).
+constexpr absl::string_view kSendIncludedFiles =
+    "a miss: the daemon lacks the included files' contents: send them with "
+    "the request";
+
 absl::Status NotWellFormed(absl::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrCat("the request is not a well-formed ", what));
@@ -119,6 +124,100 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
                          AnswerWhenBuilt(std::move(later), *user, start),
                          [&] { return kinds_.PtxasAction(request, prepared); });
           }};
+}
+
+KeptConnection::Reply JitCacheService::AnswerCompile(
+    absl::string_view bytes, const PeerCredentials& peer) {
+  const absl::Time start = absl::Now();
+  auto request = std::make_shared<v1::CompileRequest>();
+  if (!request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Refuse(NotWellFormed("CompileRequest"));
+  }
+  UserStats::Counters& user = CountRequest(peer.uid);
+  absl::StatusOr<PreparedCompile> prepared =
+      PrepareCompile(*request, options_.compiler->toolchain(), options_.limits);
+  auto call = std::make_shared<CompileCall>();
+  KeyLevel level = KeyLevel::kPlaceFree;
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit;
+  if (prepared.ok()) {
+    call->owned = request;
+    call->request = request.get();
+    call->prepared = *std::move(prepared);
+    hit = kinds_.CompileHit(call->prepared, &level);
+  } else {
+    hit = prepared.status();
+  }
+  if (std::optional<KeptConnection::Reply> now =
+          AnswerNow(hit, user, peer.uid, start, "compile")) {
+    return *std::move(now);
+  }
+  if (request->includes_resolved() && !FindIncludedFiles(*call)) {
+    return Refuse(absl::NotFoundError(kSendIncludedFiles));
+  }
+  return {nullptr, [this, call, level, uid = peer.uid, user = &user,
+                    start](AnswerLater later) {
+            PromiseCompile(call, level, std::move(later), uid, *user, start);
+          }};
+}
+
+void JitCacheService::PromiseCompile(std::shared_ptr<CompileCall> call,
+                                     KeyLevel level, AnswerLater later,
+                                     uid_t uid, UserStats::Counters& user,
+                                     absl::Time start) {
+  CacheEngine::Waiter answer = AnswerWhenBuilt(later, user, start);
+  if (level == KeyLevel::kPlaceFree) {
+    answer = [this, call, later, uid, user = &user, start,
+              built = std::move(answer)](const SharedResult& result,
+                                         bool is_leader) {
+      const PreparedCompile& p = call->prepared;
+      if (result.ok() && (*result)->place_matters() &&
+          (*result)->cache_key() != p.placed_key.Hex() &&
+          (*result)->cache_key() != p.working_directory_key.Hex()) {
+        PromiseUnderPlace(call, later, uid, *user, start);
+        return;
+      }
+      built(result, is_leader);
+    };
+  }
+  engine_.Join(uid, user, ActionKinds::KeyAt(call->prepared, level),
+               std::move(answer), [&] {
+                 return kinds_.CompileAction(*call->request, call->prepared,
+                                             call->kept, level);
+               });
+}
+
+void JitCacheService::PromiseUnderPlace(std::shared_ptr<CompileCall> call,
+                                        AnswerLater later, uid_t uid,
+                                        UserStats::Counters& user,
+                                        absl::Time start) {
+  // The place-free key says now which key holds this place's answer (when
+  // it says nothing, the build kept it for its own place alone).
+  KeyLevel level = KeyLevel::kPlaceFree;
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      kinds_.CompileHit(call->prepared, &level);
+  if (hit.ok() && *hit == nullptr && level == KeyLevel::kPlaceFree) {
+    level = KeyLevel::kPlace;
+  }
+  if (hit.ok() && *hit == nullptr && call->request->includes_resolved() &&
+      !FindIncludedFiles(*call)) {
+    hit = absl::NotFoundError(kSendIncludedFiles);
+  }
+  if (!hit.ok()) {
+    counters_.Rejected(hit.status().code());
+    ++user.rejected;
+    later(RefusalOf(hit.status()), /*refused=*/true);
+    return;
+  }
+  if (*hit != nullptr) {
+    CountHit(user, **hit, start);
+    later(std::shared_ptr<const std::string>(*hit, &(*hit)->serialized));
+    return;
+  }
+  engine_.Join(uid, user, ActionKinds::KeyAt(call->prepared, level),
+               AnswerWhenBuilt(std::move(later), user, start), [&] {
+                 return kinds_.CompileAction(*call->request, call->prepared,
+                                             call->kept, level);
+               });
 }
 
 KeptConnection::Reply JitCacheService::AnswerNvvm(absl::string_view bytes,
@@ -291,6 +390,9 @@ KeptConnection::Reply JitCacheService::AnswerFramed(
   }
   if (!payload.empty() && payload.front() == framed_protocol::kNvvm) {
     return AnswerNvvm(payload.substr(1), peer);
+  }
+  if (!payload.empty() && payload.front() == framed_protocol::kCompile) {
+    return AnswerCompile(payload.substr(1), peer);
   }
   const absl::Time start = absl::Now();
   v1::CompileRequest request;

@@ -204,7 +204,9 @@ bool JitCacheService::FindIncludedFiles(CompileCall& call) {
   if (call.kept != nullptr || call.prepared.has_included_contents) {
     return true;
   }
-  call.context->AddTrailingMetadata(std::string(kSendIncludedMetadata), "1");
+  if (call.context != nullptr) {
+    call.context->AddTrailingMetadata(std::string(kSendIncludedMetadata), "1");
+  }
   return false;
 }
 

@@ -147,8 +147,12 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // A Compile call while it is served: what its build and a second lookup
   // need (the request and context live until the call is finished).
   struct CompileCall {
+    // Null for the framed socket's (it has no trailing metadata).
     grpc::CallbackServerContext* context = nullptr;
     const v1::CompileRequest* request = nullptr;
+    // The framed socket's request, which `request` points into: its call
+    // owns it (gRPC's owns its own).
+    std::shared_ptr<const v1::CompileRequest> owned;
     PreparedCompile prepared;
     std::shared_ptr<const FileSet> kept;  // the included files, once found
   };
@@ -167,8 +171,8 @@ class JitCacheService final : public v1::JitCache::CallbackService {
                             AnswerReactor* reactor,
                             std::shared_ptr<CompileCall> call);
   // The files a miss of `call` compiles with: a set kept from an earlier
-  // request, or the request's own. False when it has neither (the client
-  // is told, in the trailing metadata, to send them).
+  // request, or the request's own. False when it has neither (a gRPC
+  // client is told, in the trailing metadata, to send them).
   bool FindIncludedFiles(CompileCall& call);
   // A connection whose user the kernel did not tell (an in-process channel).
   static constexpr uid_t kUnknownUser = static_cast<uid_t>(-1);
@@ -242,6 +246,22 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // a hit, else promised for when its run (or the one it joins) is done.
   KeptConnection::Reply AnswerPtxas(absl::string_view request,
                                     const PeerCredentials& peer);
+  // A framed socket's compile (kCompile: libnvrtc.so.13's, which has no
+  // gRPC): its answer now on a hit, else promised for when its compile (or
+  // the one it joins) is done; NOT_FOUND when the daemon lacks the included
+  // files' bytes (the caller sends them and asks again).
+  KeptConnection::Reply AnswerCompile(absl::string_view request,
+                                      const PeerCredentials& peer);
+  // The promise of AnswerCompile, under the key of `level`: a place-free
+  // build whose answer turns out to depend on another place is built again
+  // under this caller's place, as ServeTakenUnderPlace does for gRPC.
+  void PromiseCompile(std::shared_ptr<CompileCall> call, KeyLevel level,
+                      AnswerLater later, uid_t uid, UserStats::Counters& user,
+                      absl::Time start);
+  // The place-taken part of PromiseCompile.
+  void PromiseUnderPlace(std::shared_ptr<CompileCall> call, AnswerLater later,
+                         uid_t uid, UserStats::Counters& user,
+                         absl::Time start);
   // A framed socket's libNVVM compile or verify (libnvvm.so.4's): its answer
   // now on a hit; on a miss, promised for when its run is done when the
   // request holds the modules, else nothing (the caller sends them).

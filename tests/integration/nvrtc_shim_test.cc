@@ -96,6 +96,43 @@ TEST_F(NvrtcShim, SameBytesAsNvrtcTheSecondProcessHitsAndNoDaemonStillWorks) {
   ExpectSameOutputs("real", "alone");
 }
 
+// The library is preloaded into every process of a job: loading it maps
+// nothing but the C and C++ runtimes, and neither do its misses (each
+// compiled by the daemon, the answer a promise on the framed socket) nor
+// its hits, include scan and all. The real NVRTC (nvrtcVersion forwards to
+// it) is the one library it may add.
+TEST_F(NvrtcShim, LoadsNothingButTheCAndCxxRuntimesHitOrMiss) {
+  const std::string shim = std::string(JITCACHE_NVRTC_DIR) + "/libnvrtc.so.13";
+  const testing::LoadedLibraries loaded =
+      testing::LibrariesLoadedBy({"/bin/true"}, {"LD_PRELOAD=" + shim});
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.output;
+  ASSERT_TRUE(absl::StrContains(loaded.output, shim)) << loaded.output;
+  EXPECT_TRUE(loaded.beyond_the_runtimes.empty()) << loaded.output;
+
+  std::filesystem::create_directories(dir_.Sub("inc/lib"));
+  testing::WriteFile(dir_.Sub("inc/lib/api.h"), "#define USER_FACTOR 2\n");
+  testing::DaemonProcess daemon(dir_.Sub("jc.sock"), ":memory:");
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon.socket()});
+  for (const std::string run : {"misses", "hits"}) {
+    ProcessResult done =
+        Run(run, daemon.socket(), {"-I", dir_.Sub("inc")}, "", {"JC_MAPS=1"});
+    ASSERT_EQ(done.exit_code, 0) << done.output;
+    const std::string maps = testing::ReadFile(dir_.Sub(run + "/maps"));
+    ASSERT_TRUE(absl::StrContains(maps, "libnvrtc.so.13")) << maps;
+    for (const char* library :
+         {"libgrpc", "libprotobuf", "libabsl", "libcrypto", "libssl"}) {
+      EXPECT_FALSE(absl::StrContains(maps, library))
+          << run << " mapped " << library << ":\n"
+          << maps;
+    }
+  }
+  DaemonStats stats = *client->Stats();
+  EXPECT_EQ(stats.misses, 4u) << "the first process's compiles ran";
+  EXPECT_EQ(stats.hits, 4u) << "the second process's were hits";
+}
+
 // A process whose real NVRTC would be another file than the daemon's
 // (another toolkit, another copy) never takes the daemon's answers: they
 // are that other NVRTC's.

@@ -7,7 +7,9 @@
    prints each lowered name and log size. Exit status 1 on any NVRTC
    error. With -I DIR the source includes <lib/api.h> from DIR, and
    compiles with -lineinfo, so that file names show in the output.
-   $JC_PROGRAM_NAME names the program (default scale.cu). */
+   $JC_PROGRAM_NAME names the program (default scale.cu). With $JC_MAPS
+   set, OUTDIR/maps receives /proc/self/maps at the end: every library
+   the process had mapped by then. */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +106,19 @@ static int Compile(const char* dir, int kind, const char* include_option) {
   return Check(nvrtcDestroyProgram(&prog), "destroy");
 }
 
+static void SaveMaps(const char* dir) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/maps", dir);
+  FILE* in = fopen("/proc/self/maps", "r");
+  FILE* out = fopen(path, "w");
+  char line[8192];
+  while (in != NULL && out != NULL && fgets(line, sizeof(line), in) != NULL) {
+    fputs(line, out);
+  }
+  if (in != NULL) fclose(in);
+  if (out != NULL) fclose(out);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2 && argc != 4) {
     fprintf(stderr, "usage: %s OUTDIR [-I DIR]\n", argv[0]);
@@ -121,5 +136,6 @@ int main(int argc, char** argv) {
   for (int kind = 0; kind < 3; ++kind) {
     if (!Compile(argv[1], kind, include)) return 1;
   }
+  if (getenv("JC_MAPS") != NULL) SaveMaps(argv[1]);
   return 0;
 }

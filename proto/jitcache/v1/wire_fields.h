@@ -2,12 +2,12 @@
 #define JITCACHE_PROTO_JITCACHE_V1_WIRE_FIELDS_H_
 
 // The field numbers of jitcache.proto's messages that the front ends
-// without protobuf (`jitcache`, `jitcache-ptxas`, libnvJitLink.so.13,
-// libnvvm.so.4) write and read by hand (client/wire/), by name. Plain
-// constants, so that including this loads nothing; wire_fields_check.cc,
-// built with the generated code, checks every one against protoc's own
-// k...FieldNumber at compile time, so a renumbered field breaks the build
-// instead of the front ends.
+// without protobuf (`jitcache`, `jitcache-ptxas`, libnvrtc.so.13,
+// libnvJitLink.so.13, libnvvm.so.4) write and read by hand (client/wire/), by
+// name. Plain constants, so that including this loads nothing;
+// wire_fields_check.cc, built with the generated code, checks every one against
+// protoc's own k...FieldNumber at compile time, so a renumbered field breaks
+// the build instead of the front ends.
 namespace jitcache::wire {
 
 struct CompileRequest {
@@ -28,6 +28,12 @@ struct CompileRequest {
 struct Header {
   static constexpr int kName = 1;
   static constexpr int kContents = 2;
+};
+struct IncludedFile {
+  static constexpr int kPath = 1;
+  static constexpr int kSha256 = 2;
+  static constexpr int kContents = 3;
+  static constexpr int kMtimeNs = 4;
 };
 struct CompileResponse {
   static constexpr int kOutcome = 1;

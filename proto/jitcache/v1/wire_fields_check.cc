@@ -5,6 +5,13 @@
 
 namespace jitcache {
 
+static_assert(wire::IncludedFile::kPath == v1::IncludedFile::kPathFieldNumber);
+static_assert(wire::IncludedFile::kSha256 ==
+              v1::IncludedFile::kSha256FieldNumber);
+static_assert(wire::IncludedFile::kContents ==
+              v1::IncludedFile::kContentsFieldNumber);
+static_assert(wire::IncludedFile::kMtimeNs ==
+              v1::IncludedFile::kMtimeNsFieldNumber);
 static_assert(wire::CompileRequest::kSource ==
               v1::CompileRequest::kSourceFieldNumber);
 static_assert(wire::CompileRequest::kProgramName ==

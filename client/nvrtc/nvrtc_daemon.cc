@@ -1,0 +1,152 @@
+#include "client/nvrtc/nvrtc_daemon.h"
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+#include "client/wire/link_wire.h"
+#include "client/wire/real_library.h"
+#include "common/framed_protocol.h"
+#include "common/paths.h"
+
+namespace jitcache::nvrtc {
+namespace {
+
+// As long as libjitcache's compile deadline: a miss waits for its compile.
+constexpr std::chrono::minutes kCompileTimeout(15);
+
+// absl::StatusCode::kNotFound: the daemon lacks the included files' bytes.
+constexpr int kNotFound = 5;
+
+// The daemon, when it answers and compiles with the NVRTC this process
+// would open; `why` otherwise.
+Daemon* Connect(std::string* why) {
+  const std::string socket = DefaultClientSocketPath();
+  FramedChannel probe(socket);
+  std::string buffer;
+  const std::optional<std::string_view> ping =
+      probe.Ask(std::string_view(&framed_protocol::kToolkit, 1), buffer);
+  if (!ping.has_value()) {
+    *why = "no daemon answers on the framed socket beside " + socket;
+    return nullptr;
+  }
+  const std::optional<std::vector<link_wire::Library>> libraries =
+      link_wire::DecodeLibraries(*ping);
+  const std::optional<compile_wire::Toolkit> toolkit =
+      compile_wire::DecodeToolkit(*ping);
+  if (!libraries.has_value() || !toolkit.has_value()) {
+    *why = "the daemon's toolkit answer does not parse";
+    return nullptr;
+  }
+  if (!SameRealLibrary(link_wire::Identities(*libraries), "JITCACHE_REAL_NVRTC",
+                       "libnvrtc.so.13", "lib64", why)
+           .has_value()) {
+    return nullptr;
+  }
+  return new Daemon(socket, {toolkit->include_dirs, toolkit->fingerprint});
+}
+
+// The request for `call`, its included files by their set's digest.
+compile_wire::Request RequestFor(const CompileCall& call) {
+  compile_wire::Request r;
+  r.source = call.source;
+  r.program_name = call.name;
+  for (const auto& [name, contents] : call.headers) {
+    r.headers.emplace_back(name, contents);
+  }
+  r.options = call.options;
+  r.name_expressions = call.name_expressions;
+  r.target = call.target;
+  r.exact_include_path = true;  // NVRTC searches what it is told
+  return r;
+}
+
+}  // namespace
+
+bool Verbose() { return EnvFlag("JITCACHE_NVRTC_VERBOSE"); }
+
+Daemon* Daemon::ForProcess() {
+  static Daemon* const daemon = []() -> Daemon* {
+    if (EnvFlag("JITCACHE_NVRTC_DISABLE")) return nullptr;
+    std::string why;
+    Daemon* connected = Connect(&why);
+    if (connected == nullptr && Verbose()) {
+      std::fprintf(stderr,
+                   "jitcache libnvrtc.so.13: not using the daemon: %s\n",
+                   why.c_str());
+    }
+    return connected;
+  }();
+  return daemon;
+}
+
+Daemon::Daemon(std::string socket, internal::Toolkit toolkit)
+    : channel_(std::move(socket)), toolkit_(std::move(toolkit)) {}
+
+bool Daemon::Ask(const compile_wire::Request& request, Answer& answer) {
+  std::string payload(1, framed_protocol::kCompile);
+  payload += compile_wire::Encode(request);
+  std::string buffer;
+  answer.refusal = {};
+  const std::optional<std::string_view> bytes =
+      channel_.Ask(payload, buffer, kCompileTimeout, &answer.refusal);
+  if (!bytes.has_value()) {
+    answer.why = answer.refusal.code != 0
+                     ? "the daemon refused it: " + answer.refusal.message
+                     : "the daemon did not answer";
+    return false;
+  }
+  std::optional<compile_wire::Response> response = compile_wire::Decode(*bytes);
+  if (!response.has_value()) {
+    answer.why = "the daemon's answer does not parse";
+    return false;
+  }
+  answer.response = *std::move(response);
+  answer.answered = true;
+  return true;
+}
+
+Answer Daemon::Compile(const CompileCall& call) {
+  Answer answer;
+  compile_wire::Request request = RequestFor(call);
+  internal::IncludeRequest scan;
+  scan.options = request.options;
+  scan.program_name = call.name;
+  scan.source = call.source;
+  scan.headers = call.headers;
+  scan.exact_include_path = request.exact_include_path;
+  PlainStatusOr<internal::ResolvedIncludes> resolved =
+      internal::ResolveIncludes(toolkit_, scan);
+  if (!resolved.ok()) {
+    answer.why = resolved.status().message();
+    return answer;
+  }
+  if (resolved->included != nullptr) {
+    request.includes_resolved = true;
+    request.working_directory = resolved->working_directory;
+    request.included_set_sha256 = std::string(resolved->included_set.AsBytes());
+    request.included_mtimes_ns = resolved->mtimes_ns;
+  }
+  if (Ask(request, answer) || answer.refusal.code != kNotFound ||
+      resolved->included == nullptr || resolved->included->files.empty()) {
+    return answer;
+  }
+  // The daemon lacks the files' bytes: they go with the request, in place
+  // of their set's digest.
+  PlainStatusOr<std::vector<internal::IncludedFileBytes>> files =
+      internal::ReadIncludedFiles(*resolved->included);
+  if (!files.ok()) {
+    answer.why = files.status().message();
+    return answer;
+  }
+  request.included_set_sha256.clear();
+  request.included_mtimes_ns.clear();
+  for (internal::IncludedFileBytes& f : *files) {
+    request.included_files.push_back(
+        {std::move(f.path), std::move(f.contents), f.mtime_ns});
+  }
+  Ask(request, answer);
+  return answer;
+}
+
+}  // namespace jitcache::nvrtc

@@ -1,0 +1,72 @@
+#ifndef JITCACHE_CLIENT_NVRTC_NVRTC_DAEMON_H_
+#define JITCACHE_CLIENT_NVRTC_NVRTC_DAEMON_H_
+
+// The node's daemon as libnvrtc.so.13 asks it: over the framed socket
+// (kCompile), with hand-written messages (client/wire/compile_wire.h) and
+// the plain C++ include scan, so that a process that preloads the library
+// loads nothing but the C and C++ runtimes. A hit is one round trip; a miss
+// is the same request, answered when its compile (or the one it joins) is
+// done.
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "client/include_scan/included_files.h"
+#include "client/wire/compile_wire.h"
+#include "client/wire/framed_channel.h"
+
+namespace jitcache::nvrtc {
+
+// One compile as the caller's NVRTC calls made it (views: the caller keeps
+// the program alive during Compile).
+struct CompileCall {
+  std::string_view source;
+  std::string_view name;  // never empty: NVRTC's default_program otherwise
+  std::vector<std::pair<std::string_view, std::string_view>> headers;
+  std::vector<std::string> options;  // as spelled
+  std::vector<std::string> name_expressions;
+  int target = compile_wire::kTargetPtx;
+};
+
+// What the daemon said to one compile.
+struct Answer {
+  // Answered: a compile's result (compiled or not) from a hit, a build or
+  // a join. Otherwise `why` says why the real NVRTC must compile it, and
+  // `refusal` holds the daemon's code and message when it refused.
+  bool answered = false;
+  compile_wire::Response response;
+  FramedChannel::Refusal refusal;
+  std::string why;
+};
+
+// Thread-safety: Compile from any number of threads.
+class Daemon {
+ public:
+  // The process's daemon, connected on first use: nullptr (the real NVRTC
+  // compiles everything) when JITCACHE_NVRTC_DISABLE is set to anything
+  // but "0", when no daemon answers on the framed socket, and when the
+  // daemon's NVRTC is not the very file the real one would be opened from
+  // here (its answers would then not be that library's). Says why on
+  // stderr when JITCACHE_NVRTC_VERBOSE is set.
+  static Daemon* ForProcess();
+
+  // A daemon on `socket` whose toolkit is `toolkit` (ForProcess checks).
+  Daemon(std::string socket, internal::Toolkit toolkit);
+
+  Answer Compile(const CompileCall& call);
+
+ private:
+  // Asks with `request` and reads the answer into `answer`.
+  bool Ask(const compile_wire::Request& request, Answer& answer);
+
+  FramedChannel channel_;
+  const internal::Toolkit toolkit_;
+};
+
+// Whether JITCACHE_NVRTC_VERBOSE asks for lines on stderr.
+bool Verbose();
+
+}  // namespace jitcache::nvrtc
+
+#endif  // JITCACHE_CLIENT_NVRTC_NVRTC_DAEMON_H_
