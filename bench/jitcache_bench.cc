@@ -11,6 +11,7 @@
 //   jitcache_bench filecache-get-or-compile DIR
 //   jitcache_bench populate STORE_DIR ENTRIES OBJECT_BYTES
 //   jitcache_bench source cub        (prints the CUB kernel's source)
+//   jitcache_bench case small|cub|large  (a case's source and names)
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -348,6 +349,17 @@ int main(int argc, char** argv) {
   if (a.size() == 2 && a[0] == "source" && a[1] == "cub") {
     std::fputs(kCub.c_str(), stdout);  // the file the nvcc peers compile
     return 0;
+  }
+  if (a.size() == 2 && a[0] == "case") {
+    // A case's source, then its name expressions, one a line after a
+    // line "--": what jitcache_nvrtc_floor compiles.
+    for (const Case& c : Cases()) {
+      if (a[1] != c.name) continue;
+      std::printf("%s\n--\n", c.source.c_str());
+      for (const std::string& n : c.names) std::printf("%s\n", n.c_str());
+      return 0;
+    }
+    return 2;
   }
   if (a.size() == 3 && a[0] == "hit-latency")
     return HitLatency(a[1], std::atoi(a[2].c_str()));

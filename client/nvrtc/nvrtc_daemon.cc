@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <optional>
 
 #include "client/wire/link_wire.h"
@@ -54,14 +55,52 @@ compile_wire::Request RequestFor(const CompileCall& call) {
   for (const auto& [name, contents] : call.headers) {
     r.headers.emplace_back(name, contents);
   }
-  r.options = call.options;
-  r.name_expressions = call.name_expressions;
+  r.options.assign(call.options.begin(), call.options.end());
+  r.name_expressions.assign(call.name_expressions.begin(),
+                            call.name_expressions.end());
   r.target = call.target;
   r.exact_include_path = true;  // NVRTC searches what it is told
   return r;
 }
 
+// The buffers TakeBuffer hands out again.
+struct BufferPool {
+  static constexpr size_t kKept = 8;
+  static constexpr size_t kLargest = size_t{64} << 20;
+  std::mutex mu;
+  std::vector<std::string> idle;  // guarded by mu
+};
+
+BufferPool& Pool() {
+  static BufferPool* const pool = new BufferPool();
+  return *pool;
+}
+
 }  // namespace
+
+std::string TakeBuffer() {
+  BufferPool& pool = Pool();
+  std::lock_guard<std::mutex> lock(pool.mu);
+  if (pool.idle.empty()) return std::string();
+  std::string buffer = std::move(pool.idle.back());
+  pool.idle.pop_back();
+  return buffer;
+}
+
+void GiveBuffer(std::string buffer) {
+  if (buffer.capacity() > BufferPool::kLargest) return;
+  BufferPool& pool = Pool();
+  std::lock_guard<std::mutex> lock(pool.mu);
+  if (pool.idle.size() < BufferPool::kKept) {
+    pool.idle.push_back(std::move(buffer));
+  }
+}
+
+Answer::~Answer() {
+  if (buffer.capacity() > std::string().capacity()) {
+    GiveBuffer(std::move(buffer));
+  }
+}
 
 bool Verbose() { return EnvFlag("JITCACHE_NVRTC_VERBOSE"); }
 
@@ -84,19 +123,21 @@ Daemon::Daemon(std::string socket, internal::Toolkit toolkit)
     : channel_(std::move(socket)), toolkit_(std::move(toolkit)) {}
 
 bool Daemon::Ask(const compile_wire::Request& request, Answer& answer) {
-  std::string payload(1, framed_protocol::kCompile);
-  payload += compile_wire::Encode(request);
-  std::string buffer;
+  // The thread's: a warm one costs no allocation.
+  thread_local std::string payload;
+  payload.assign(1, framed_protocol::kCompile);
+  compile_wire::EncodeTo(request, payload);
   answer.refusal = {};
   const std::optional<std::string_view> bytes =
-      channel_.Ask(payload, buffer, kCompileTimeout, &answer.refusal);
+      channel_.Ask(payload, answer.buffer, kCompileTimeout, &answer.refusal);
   if (!bytes.has_value()) {
     answer.why = answer.refusal.code != 0
                      ? "the daemon refused it: " + answer.refusal.message
                      : "the daemon did not answer";
     return false;
   }
-  std::optional<compile_wire::Response> response = compile_wire::Decode(*bytes);
+  std::optional<compile_wire::ResponseView> response =
+      compile_wire::DecodeView(*bytes);
   if (!response.has_value()) {
     answer.why = "the daemon's answer does not parse";
     return false;
@@ -108,6 +149,7 @@ bool Daemon::Ask(const compile_wire::Request& request, Answer& answer) {
 
 Answer Daemon::Compile(const CompileCall& call) {
   Answer answer;
+  answer.buffer = TakeBuffer();
   compile_wire::Request request = RequestFor(call);
   internal::IncludeRequest scan;
   scan.options = request.options;

@@ -7,6 +7,7 @@
 // loads nothing but the C and C++ runtimes. A hit is one round trip; a miss
 // is the same request, answered when its compile (or the one it joins) is
 // done.
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,21 +25,36 @@ struct CompileCall {
   std::string_view source;
   std::string_view name;  // never empty: NVRTC's default_program otherwise
   std::vector<std::pair<std::string_view, std::string_view>> headers;
-  std::vector<std::string> options;  // as spelled
-  std::vector<std::string> name_expressions;
+  std::span<const std::string> options;  // as spelled
+  std::span<const std::string> name_expressions;
   int target = compile_wire::kTargetPtx;
 };
 
 // What the daemon said to one compile.
 struct Answer {
+  Answer() = default;
+  Answer(Answer&&) = default;
+  Answer& operator=(Answer&&) = default;
+  ~Answer();  // gives `buffer` back, unless it was taken
+
   // Answered: a compile's result (compiled or not) from a hit, a build or
-  // a join. Otherwise `why` says why the real NVRTC must compile it, and
-  // `refusal` holds the daemon's code and message when it refused.
+  // a join, viewed in `buffer` (the bytes as read from the socket: the
+  // object is never copied before the caller's nvrtcGetCUBIN). Otherwise
+  // `why` says why the real NVRTC must compile it, and `refusal` holds the
+  // daemon's code and message when it refused.
   bool answered = false;
-  compile_wire::Response response;
+  std::string buffer;  // from TakeBuffer; give it back with GiveBuffer
+  compile_wire::ResponseView response;
   FramedChannel::Refusal refusal;
   std::string why;
 };
+
+// Answer buffers are reused, so that a warm process's hits cost no
+// allocation (and no page faults) for objects of any size: a program takes
+// one for each answer it keeps and gives it back when destroyed. At most a
+// few, of at most 64 MiB, are kept. Thread-safe.
+std::string TakeBuffer();
+void GiveBuffer(std::string buffer);
 
 // Thread-safety: Compile from any number of threads.
 class Daemon {

@@ -61,11 +61,11 @@ constexpr int kOutcomeOk = 1;
 const char* ServedName(int served) {
   switch (served) {
     case compile_wire::kServedHit:
-      return "hit";
+      return "HIT";
     case compile_wire::kServedJoined:
-      return "joined";
+      return "JOINED";
     default:
-      return "miss";
+      return "MISS";
   }
 }
 
@@ -118,6 +118,24 @@ const Real& RealNvrtc() {
   return *real;
 }
 
+// An object the daemon answered, where it was read from the socket (the
+// caller's nvrtcGet* copies it out: the one copy NVRTC's API requires).
+struct Object {
+  Object() = default;
+  Object(const Object&) = delete;
+  Object& operator=(const Object&) = delete;
+  ~Object() {
+    if (buffer.capacity() > std::string().capacity()) {
+      jitcache::nvrtc::GiveBuffer(std::move(buffer));
+    }
+  }
+  std::string_view bytes() const { return {buffer.data() + offset, size}; }
+
+  bool exists = false;  // NVRTC makes none of this kind for these options
+  std::string buffer;   // the answer as read
+  size_t offset = 0, size = 0;
+};
+
 // A program as the caller sees it: ours until the real NVRTC has to
 // compile it, then a wrapper of the real one.
 struct Shim {
@@ -130,7 +148,7 @@ struct Shim {
   bool compiled = false;                      // by the daemon
   bool failed = false;  // and it did not compile: no lowered names
   std::string log;
-  std::map<CodeType, std::optional<std::string>> objects;  // nullopt: none
+  std::map<CodeType, Object> objects;
   std::map<std::string, std::string> lowered;
   // For a compile the real NVRTC runs (the daemon keeps its own limits).
   int (*flow_callback)(void*, void*) = nullptr;
@@ -166,7 +184,7 @@ bool AskDaemon(Shim& p, CodeType target) {
   call.name = p.name;
   for (const auto& [n, c] : p.headers) call.headers.emplace_back(n, c);
   call.options = p.options;
-  call.name_expressions = p.name_expressions;
+  call.name_expressions = p.name_expressions;  // spans of the program's
   call.target = static_cast<int>(target);
   jitcache::nvrtc::Answer answer = daemon->Compile(call);
   const bool verbose = jitcache::nvrtc::Verbose();
@@ -175,7 +193,7 @@ bool AskDaemon(Shim& p, CodeType target) {
     // architecture has no cubin): so does the real one, with size 0.
     if (p.compiled && answer.refusal.code == kInvalidArgument &&
         answer.refusal.message.find("NVRTC produced no") != std::string::npos) {
-      p.objects[target] = std::nullopt;
+      p.objects[target].exists = false;
       return true;
     }
     if (verbose) {
@@ -186,7 +204,7 @@ bool AskDaemon(Shim& p, CodeType target) {
     }
     return false;
   }
-  compile_wire::Response& code = answer.response;
+  const compile_wire::ResponseView& code = answer.response;
   const bool compiled = code.outcome == kOutcomeOk;
   // A file the compile did not find may be one the scan could not foresee
   // (the daemon's compile sees only what was sent): the real NVRTC, which
@@ -194,15 +212,23 @@ bool AskDaemon(Shim& p, CodeType target) {
   if (!compiled && jitcache::LogSaysAFileWasMissing(code.log)) return false;
   // How each answer was served: what a user asks when a process misses.
   if (verbose) {
-    std::fprintf(stderr, "jitcache-nvrtc: %s: %s %s key %s\n", p.name.c_str(),
+    std::fprintf(stderr, "jitcache-nvrtc: %s: %s %s key %.*s\n", p.name.c_str(),
                  ServedName(code.served), NameOf(target),
-                 code.cache_key.c_str());
+                 static_cast<int>(code.cache_key.size()),
+                 code.cache_key.data());
   }
-  p.log = std::move(code.log);
+  p.log = code.log;
   p.failed = !compiled;
   if (compiled) {
-    p.objects[target] = std::move(code.object);
-    for (auto& [expr, low] : code.lowered_names) p.lowered[expr] = low;
+    for (const auto& [expr, low] : code.lowered_names) {
+      p.lowered[std::string(expr)] = low;
+    }
+    Object& object = p.objects[target];
+    object.exists = true;
+    object.offset =
+        static_cast<size_t>(code.object.data() - answer.buffer.data());
+    object.size = code.object.size();
+    object.buffer = std::move(answer.buffer);  // `code` views it no more
   }
   p.compiled = true;
   return true;
@@ -234,9 +260,9 @@ nvrtcResult CompileWithReal(Shim& p) {
                                   argv.data());
 }
 
-// The bytes of `kind`, asking the daemon for a kind not fetched yet;
+// The object of `kind`, asking the daemon for a kind not fetched yet;
 // nullptr when the real NVRTC has the program.
-const std::optional<std::string>* Object(Shim& p, CodeType kind) {
+const Object* ObjectOf(Shim& p, CodeType kind) {
   if (p.real != nullptr) return nullptr;
   if (!p.objects.count(kind) && !AskDaemon(p, kind)) {
     // The daemon will not give this kind: the real NVRTC compiles it all.
@@ -252,10 +278,10 @@ nvrtcResult GetSize(nvrtcProgram prog, size_t* size, CodeType kind,
   Shim* p = Of(prog);
   if (p == nullptr || size == nullptr) return NVRTC_ERROR_INVALID_INPUT;
   std::lock_guard<std::mutex> lock(p->mu);
-  const std::optional<std::string>* object = Object(*p, kind);
+  const Object* object = ObjectOf(*p, kind);
   if (object == nullptr) return (RealNvrtc().*real_fn)(p->real, size);
   // Text (PTX) is a C string even when there is none: NVRTC gives "".
-  const size_t bytes = object->has_value() ? (*object)->size() : 0;
+  const size_t bytes = object->exists ? object->size : 0;
   *size = bytes + (text ? 1 : 0);
   return NVRTC_SUCCESS;
 }
@@ -266,10 +292,10 @@ nvrtcResult Get(nvrtcProgram prog, char* out, CodeType kind, GetFn real_fn,
   Shim* p = Of(prog);
   if (p == nullptr || out == nullptr) return NVRTC_ERROR_INVALID_INPUT;
   std::lock_guard<std::mutex> lock(p->mu);
-  const std::optional<std::string>* object = Object(*p, kind);
+  const Object* object = ObjectOf(*p, kind);
   if (object == nullptr) return (RealNvrtc().*real_fn)(p->real, out);
-  const size_t bytes = object->has_value() ? (*object)->size() : 0;
-  if (bytes > 0) std::memcpy(out, (*object)->data(), bytes);
+  const size_t bytes = object->exists ? object->size : 0;
+  if (bytes > 0) std::memcpy(out, object->bytes().data(), bytes);
   if (text) out[bytes] = '\0';
   return NVRTC_SUCCESS;
 }
@@ -358,9 +384,8 @@ nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int num_options,
   const CodeType target = PrimaryTarget(p.options);
   if (AskDaemon(p, target)) {
     auto it = p.objects.find(target);
-    return it != p.objects.end() && it->second.has_value()
-               ? NVRTC_SUCCESS
-               : NVRTC_ERROR_COMPILATION;
+    return it != p.objects.end() && it->second.exists ? NVRTC_SUCCESS
+                                                      : NVRTC_ERROR_COMPILATION;
   }
   return CompileWithReal(p);
 }

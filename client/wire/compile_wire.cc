@@ -13,8 +13,13 @@ using proto_wire::PutVarintField;
 using proto_wire::Reader;
 
 std::string Encode(const Request& r) {
-  using F = wire::CompileRequest;
   std::string out;
+  EncodeTo(r, out);
+  return out;
+}
+
+void EncodeTo(const Request& r, std::string& out) {
+  using F = wire::CompileRequest;
   PutBytes(out, F::kSource, r.source);
   if (!r.program_name.empty()) PutBytes(out, F::kProgramName, r.program_name);
   for (const auto& [name, contents] : r.headers) {
@@ -52,33 +57,34 @@ std::string Encode(const Request& r) {
     }
     PutBytes(out, F::kIncludedMtimesNs, packed);
   }
-  return out;
 }
 
 namespace {
 
 // One LoweredName: its expression and name.
-bool DecodeLoweredName(std::string_view bytes, Response& r) {
+bool DecodeLoweredName(std::string_view bytes, ResponseView& r) {
   using F = wire::LoweredName;
-  std::string expr, name;
+  std::string_view expr, name;
   const bool ok = ForEachField(
       bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
         if (type == kBytes && field == F::kNameExpression) {
-          return in.Bytes(&expr);
+          return in.BytesView(&expr);
         }
-        if (type == kBytes && field == F::kLoweredName) return in.Bytes(&name);
+        if (type == kBytes && field == F::kLoweredName) {
+          return in.BytesView(&name);
+        }
         return std::nullopt;
       });
-  r.lowered_names.emplace_back(std::move(expr), std::move(name));
+  r.lowered_names.emplace_back(expr, name);
   return ok;
 }
 
 }  // namespace
 
-std::optional<Response> Decode(std::string_view bytes) {
+std::optional<ResponseView> DecodeView(std::string_view bytes) {
   using F = wire::CompileResponse;
   const auto as_int64 = [](uint64_t v) { return static_cast<int64_t>(v); };
-  Response r;
+  ResponseView r;
   const bool ok = ForEachField(
       bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
         if (type == kVarint) {
@@ -96,20 +102,36 @@ std::optional<Response> Decode(std::string_view bytes) {
         if (type != kBytes) return std::nullopt;
         switch (field) {
           case F::kObject:
-            return in.Bytes(&r.object);
+            return in.BytesView(&r.object);
           case F::kLog:
-            return in.Bytes(&r.log);
+            return in.BytesView(&r.log);
           case F::kCacheKey:
-            return in.Bytes(&r.cache_key);
+            return in.BytesView(&r.cache_key);
           case F::kLoweredNames: {
-            std::string lowered;
-            return in.Bytes(&lowered) && DecodeLoweredName(lowered, r);
+            std::string_view lowered;
+            return in.BytesView(&lowered) && DecodeLoweredName(lowered, r);
           }
           default:
             return std::nullopt;
         }
       });
   if (!ok) return std::nullopt;
+  return r;
+}
+
+std::optional<Response> Decode(std::string_view bytes) {
+  std::optional<ResponseView> view = DecodeView(bytes);
+  if (!view.has_value()) return std::nullopt;
+  Response r;
+  r.outcome = view->outcome;
+  r.object = view->object;
+  r.log = view->log;
+  for (const auto& [expr, name] : view->lowered_names) {
+    r.lowered_names.emplace_back(expr, name);
+  }
+  r.cache_key = view->cache_key;
+  r.served = view->served;
+  r.compile_time_us = view->compile_time_us;
   return r;
 }
 

@@ -54,9 +54,24 @@ struct Response {
   int64_t compile_time_us = 0;
 };
 
+// A CompileResponse viewed where its bytes lie (the answer buffer must
+// outlive it): what libnvrtc.so.13 hands its caller without copying.
+struct ResponseView {
+  int outcome = 0;
+  std::string_view object;
+  std::string_view log;
+  std::vector<std::pair<std::string_view, std::string_view>> lowered_names;
+  std::string_view cache_key;
+  int served = 0;
+  int64_t compile_time_us = 0;
+};
+
 std::string Encode(const Request& request);
+// Appends the encoding to `out` (a warm buffer costs no allocation).
+void EncodeTo(const Request& request, std::string& out);
 // nullopt when the bytes are not a well-formed CompileResponse.
 std::optional<Response> Decode(std::string_view bytes);
+std::optional<ResponseView> DecodeView(std::string_view bytes);
 // What a PingResponse says of the daemon's toolkit: its include
 // directories and fingerprint; nullopt when the bytes are not a
 // well-formed one.

@@ -42,9 +42,16 @@ bool Reader::Varint(uint64_t* v) {
 }
 
 bool Reader::Bytes(std::string* out) {
+  std::string_view view;
+  if (!BytesView(&view)) return false;
+  out->assign(view.data(), view.size());
+  return true;
+}
+
+bool Reader::BytesView(std::string_view* out) {
   uint64_t n = 0;
   if (!Varint(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
-  out->assign(p_, n);
+  *out = std::string_view(p_, static_cast<size_t>(n));
   p_ += n;
   return true;
 }

@@ -31,6 +31,8 @@ class Reader {
   bool Tag(int* field, int* type);
   bool Varint(uint64_t* v);
   bool Bytes(std::string* out);
+  // The field's bytes where they lie in the message (no copy).
+  bool BytesView(std::string_view* out);
   bool Skip(int wire_type);
 
  private:
