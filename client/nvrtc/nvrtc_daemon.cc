@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -15,37 +16,13 @@ namespace {
 
 // As long as libjitcache's compile deadline: a miss waits for its compile.
 constexpr std::chrono::minutes kCompileTimeout(15);
+// As long as libjitcache's ping deadline: a daemon that is busy (starting,
+// or under a herd of new processes) is waited for before the process
+// decides, once, to do without it. No daemon listening is known at once.
+constexpr std::chrono::seconds kToolkitTimeout(5);
 
 // absl::StatusCode::kNotFound: the daemon lacks the included files' bytes.
 constexpr int kNotFound = 5;
-
-// The daemon, when it answers and compiles with the NVRTC this process
-// would open; `why` otherwise.
-Daemon* Connect(std::string* why) {
-  const std::string socket = DefaultClientSocketPath();
-  FramedChannel probe(socket);
-  std::string buffer;
-  const std::optional<std::string_view> ping =
-      probe.Ask(std::string_view(&framed_protocol::kToolkit, 1), buffer);
-  if (!ping.has_value()) {
-    *why = "no daemon answers on the framed socket beside " + socket;
-    return nullptr;
-  }
-  const std::optional<std::vector<link_wire::Library>> libraries =
-      link_wire::DecodeLibraries(*ping);
-  const std::optional<compile_wire::Toolkit> toolkit =
-      compile_wire::DecodeToolkit(*ping);
-  if (!libraries.has_value() || !toolkit.has_value()) {
-    *why = "the daemon's toolkit answer does not parse";
-    return nullptr;
-  }
-  if (!SameRealLibrary(link_wire::Identities(*libraries), "JITCACHE_REAL_NVRTC",
-                       "libnvrtc.so.13", "lib64", why)
-           .has_value()) {
-    return nullptr;
-  }
-  return new Daemon(socket, {toolkit->include_dirs, toolkit->fingerprint});
-}
 
 // The request for `call`, its included files by their set's digest.
 compile_wire::Request RequestFor(const CompileCall& call) {
@@ -119,8 +96,32 @@ Daemon* Daemon::ForProcess() {
   return daemon;
 }
 
-Daemon::Daemon(std::string socket, internal::Toolkit toolkit)
-    : channel_(std::move(socket)), toolkit_(std::move(toolkit)) {}
+Daemon* Daemon::Connect(std::string* why) {
+  const std::string socket = DefaultClientSocketPath();
+  std::unique_ptr<Daemon> daemon(new Daemon(socket));
+  std::string buffer;
+  const std::optional<std::string_view> ping = daemon->channel_.Ask(
+      std::string_view(&framed_protocol::kToolkit, 1), buffer, kToolkitTimeout);
+  if (!ping.has_value()) {
+    *why = "no daemon answers on the framed socket beside " + socket;
+    return nullptr;
+  }
+  const std::optional<std::vector<link_wire::Library>> libraries =
+      link_wire::DecodeLibraries(*ping);
+  const std::optional<compile_wire::Toolkit> toolkit =
+      compile_wire::DecodeToolkit(*ping);
+  if (!libraries.has_value() || !toolkit.has_value()) {
+    *why = "the daemon's toolkit answer does not parse";
+    return nullptr;
+  }
+  if (!SameRealLibrary(link_wire::Identities(*libraries), "JITCACHE_REAL_NVRTC",
+                       "libnvrtc.so.13", "lib64", why)
+           .has_value()) {
+    return nullptr;
+  }
+  daemon->toolkit_ = {toolkit->include_dirs, toolkit->fingerprint};
+  return daemon.release();
+}
 
 bool Daemon::Ask(const compile_wire::Request& request, Answer& answer) {
   // The thread's: a warm one costs no allocation.

@@ -67,17 +67,20 @@ class Daemon {
   // stderr when JITCACHE_NVRTC_VERBOSE is set.
   static Daemon* ForProcess();
 
-  // A daemon on `socket` whose toolkit is `toolkit` (ForProcess checks).
-  Daemon(std::string socket, internal::Toolkit toolkit);
-
   Answer Compile(const CompileCall& call);
 
  private:
+  explicit Daemon(std::string socket) : channel_(std::move(socket)) {}
+  // The daemon, when it answers and compiles with the NVRTC this process
+  // would open; nullptr saying `why` otherwise. Its first connection is
+  // kept for the compiles.
+  static Daemon* Connect(std::string* why);
+
   // Asks with `request` and reads the answer into `answer`.
   bool Ask(const compile_wire::Request& request, Answer& answer);
 
   FramedChannel channel_;
-  const internal::Toolkit toolkit_;
+  internal::Toolkit toolkit_;  // set by Connect, then read only
 };
 
 // Whether JITCACHE_NVRTC_VERBOSE asks for lines on stderr.
