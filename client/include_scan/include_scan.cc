@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -167,6 +168,58 @@ bool IncludeScanner::StillValid(const Memo& memo) {
     if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return false;
   }
   return true;
+}
+
+namespace {
+
+// The toolkit directory `dir` is, or lies in, by its real path; "" if none.
+std::string InToolkit(const std::string& dir,
+                      const std::vector<std::string>& toolkit_dirs) {
+  std::error_code ec;
+  const std::string real = std::filesystem::weakly_canonical(dir, ec).string();
+  if (ec) return "";
+  for (const std::string& t : toolkit_dirs) {
+    if (IsUnder(real, t, true)) return real;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string IncludeScanner::ToolkitDirOf(
+    const std::string& dir, const std::vector<std::string>& toolkit_dirs) {
+  // The watch takes lexically normal paths, and ".." after a link is not
+  // what it reads lexically: such a spelling is resolved every time.
+  if (!IsNormalAbsolutePath(dir)) {
+    dirs_resolved_.fetch_add(1);
+    return InToolkit(dir, toolkit_dirs);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = resolved_dirs_.find(dir);
+    if (it != resolved_dirs_.end()) {
+      const ResolvedDir known = it->second;
+      if (watch_.Changes() == known.changes) return known.toolkit_dir;
+      resolved_dirs_.erase(it);
+    }
+  }
+  dirs_resolved_.fetch_add(1);
+  // Watched first, then resolved: a change after the resolution is an
+  // event, one before it is in the answer. The real path is watched too
+  // (a directory renamed on the way a link leads).
+  bool watched = watch_.Watch({}, {dir});
+  uint64_t changes = watch_.Changes();
+  const std::string toolkit_dir = InToolkit(dir, toolkit_dirs);
+  std::error_code ec;
+  const std::string real = std::filesystem::weakly_canonical(dir, ec).string();
+  if (!ec && real != dir) {
+    watched = watched && watch_.Watch({}, {real});
+  }
+  if (watched) {
+    std::lock_guard<std::mutex> lock(mu_);
+    resolved_dirs_[dir] = {toolkit_dir, changes};
+  }
+  return toolkit_dir;
 }
 
 bool IncludeScanner::UnchangedSinceChecked(const Digest& key) {

@@ -147,6 +147,19 @@ class IncludeScanner {
   // The files under the non-toolkit directories.
   PlainStatusOr<std::shared_ptr<const ScanResult>> Scan(const ScanInput& input);
 
+  // The real path of the include directory `dir` (absolute) when it is, or
+  // lies in, one of `toolkit_dirs` (real paths): the daemon's own headers;
+  // "" when it is not. Resolving it costs a system call per component (a
+  // dozen for the toolkit's own spelling), so the answer is remembered
+  // while the change watch says nothing on the way to it, spelled or
+  // resolved, was created, removed or renamed (a symbolic link re-pointed
+  // is one of those): a warm process's compile then resolves it without
+  // a system call. Where the watch refuses, it is resolved every time.
+  std::string ToolkitDirOf(const std::string& dir,
+                           const std::vector<std::string>& toolkit_dirs);
+  // Include directories resolved rather than remembered.
+  uint64_t dirs_resolved() const { return dirs_resolved_.load(); }
+
   // Scans that walked the include graph, not answered from the last scan.
   uint64_t walks() const { return walks_.load(); }
   // Headers read (and hashed) rather than known by their stamp.
@@ -277,6 +290,7 @@ class IncludeScanner {
   std::atomic<uint64_t> files_read_{0};
   std::atomic<uint64_t> stamp_checks_{0};
   std::atomic<uint64_t> moves_{0};
+  std::atomic<uint64_t> dirs_resolved_{0};
   ChangeWatch watch_;
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const FileInfo>> files_
@@ -286,6 +300,14 @@ class IncludeScanner {
   // ChangeWatch::Changes() when each memo's stamps were last found to hold.
   std::unordered_map<Digest, uint64_t> checked_at_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<Digest, std::shared_ptr<const MovableMemo>> movables_
+      ABSL_GUARDED_BY(mu_);
+  // ToolkitDirOf's answers, and the watch's count of changes when each
+  // was resolved.
+  struct ResolvedDir {
+    std::string toolkit_dir;
+    uint64_t changes = 0;
+  };
+  std::unordered_map<std::string, ResolvedDir> resolved_dirs_
       ABSL_GUARDED_BY(mu_);
   bool kept_files_loaded_ ABSL_GUARDED_BY(mu_) = false;
   size_t files_read_since_save_ ABSL_GUARDED_BY(mu_) = 0;

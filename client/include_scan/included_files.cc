@@ -13,21 +13,6 @@
 #include "common/text.h"
 
 namespace jitcache::internal {
-namespace {
-
-// The toolkit directory `dir` is, or lies in, by its real path; "" if none.
-std::string InToolkit(const std::string& dir,
-                      const std::vector<std::string>& toolkit_dirs) {
-  std::error_code ec;
-  const std::string real = std::filesystem::weakly_canonical(dir, ec).string();
-  if (ec) return "";
-  for (const std::string& t : toolkit_dirs) {
-    if (IsUnder(real, t, true)) return real;
-  }
-  return "";
-}
-
-}  // namespace
 
 PlainStatusOr<ResolvedIncludes> ResolveIncludes(const Toolkit& toolkit,
                                                 const IncludeRequest& request) {
@@ -49,12 +34,14 @@ PlainStatusOr<ResolvedIncludes> ResolveIncludes(const Toolkit& toolkit,
   for (const std::string& option : *ordered) {
     if (text::StartsWith(option, kIncludePathOption)) {
       const std::string dir = option.substr(kIncludePathOption.size());
-      if (std::string real = InToolkit(dir, toolkit_dirs); !real.empty()) {
+      const std::string absolute =
+          dir.empty() || dir[0] != '/' ? cwd + "/" + dir : dir;
+      if (std::string real =
+              IncludeScanner::ForProcess().ToolkitDirOf(absolute, toolkit_dirs);
+          !real.empty()) {
         scan.dirs.push_back({real, true, ""});
       } else {
-        const std::string spelled =
-            dir.empty() || dir[0] != '/' ? cwd + "/" + dir : dir;
-        scan.dirs.push_back({spelled, false, spelled});
+        scan.dirs.push_back({absolute, false, absolute});
       }
     } else if (text::StartsWith(option, kPreIncludeOption)) {
       scan.pre_includes.push_back(option.substr(kPreIncludeOption.size()));

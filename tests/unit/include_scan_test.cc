@@ -212,6 +212,42 @@ TEST_F(IncludeScanTest, AnUnchangedTreeCostsNoStatsAndEveryChangeIsSeen) {
 // A process that compiles a few times checks stamps; it starts watching
 // (whose setting up costs as much as dozens of stats) only once it has
 // checked many.
+// An include directory is resolved once and then remembered, while
+// nothing on the way to it changes: a symbolic link re-pointed out of the
+// toolkit, or back, is seen at the next compile.
+TEST_F(IncludeScanTest, IncludeDirectoriesAreResolvedOnceUntilALinkMoves) {
+  IncludeScanner scanner(0);
+  Write("toolkit/include/a.h", "");
+  Write("mine/include/a.h", "");
+  const std::string toolkit = dir_.Sub("toolkit/include");
+  const std::string link = dir_.Sub("cuda");
+  std::filesystem::create_directory_symlink(dir_.Sub("toolkit"), link);
+  const std::vector<std::string> toolkit_dirs = {toolkit};
+
+  EXPECT_EQ(scanner.ToolkitDirOf(link + "/include", toolkit_dirs), toolkit);
+  EXPECT_EQ(scanner.ToolkitDirOf(link + "/include", toolkit_dirs), toolkit);
+  EXPECT_EQ(scanner.ToolkitDirOf(link + "/include", toolkit_dirs), toolkit);
+  EXPECT_EQ(scanner.dirs_resolved(), 1u) << "remembered after the first";
+  EXPECT_EQ(scanner.ToolkitDirOf(dir_.Sub("mine/include"), toolkit_dirs), "");
+
+  // Re-pointed as `ln -sfn` does: a new link renamed over the old one.
+  std::filesystem::create_directory_symlink(dir_.Sub("mine"),
+                                            dir_.Sub("cuda.new"));
+  std::filesystem::rename(dir_.Sub("cuda.new"), link);
+  EXPECT_EQ(scanner.ToolkitDirOf(link + "/include", toolkit_dirs), "");
+  std::filesystem::remove(link);
+  std::filesystem::create_directory_symlink(dir_.Sub("toolkit"), link);
+  EXPECT_EQ(scanner.ToolkitDirOf(link + "/include", toolkit_dirs), toolkit);
+  // A spelling with ".." is never remembered: after a link, ".." is not
+  // what it reads lexically.
+  const uint64_t before = scanner.dirs_resolved();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(scanner.ToolkitDirOf(link + "/include/../include", toolkit_dirs),
+              toolkit);
+  }
+  EXPECT_EQ(scanner.dirs_resolved(), before + 2);
+}
+
 TEST_F(IncludeScanTest, DirectoriesAreWatchedOnlyOnceStampChecksAddUp) {
   Write("u/a.h", "#include \"c.h\"\n");
   Write("u/c.h", "#define C 3\n");
