@@ -35,6 +35,16 @@
 //                                                  lacks the included files'
 //                                                  bytes: the caller sends
 //                                                  them and asks again
+//   kCompileShared, then a CompileRequest       -> as kCompile, but a hit at
+//                                                  least as large as the
+//                                                  daemon's
+//                                                  --shared_answer_size may
+//                                                  come as a sealed memory
+//                                                  file (status byte 3, an
+//                                                  empty frame, the file's
+//                                                  descriptor on the first
+//                                                  byte): its content is the
+//                                                  CompileResponse
 // The kind bytes are protobuf tags of wire type 7, which does not exist, so
 // no serialized message starts with one: a bare CompileRequest (all that
 // clients before kinds sent) is still understood.
@@ -46,6 +56,7 @@ inline constexpr char kPtxas = 0x17;
 inline constexpr char kLink = 0x1F;
 inline constexpr char kNvvm = 0x27;
 inline constexpr char kCompile = 0x2F;
+inline constexpr char kCompileShared = 0x37;
 
 // At most this many requests in one batch; a batch's answer holds at most
 // kMaxBatchAnswerBytes of answers (the requests past those are answered

@@ -152,6 +152,7 @@ void Daemon::MakeService(const DaemonOptions& options, AdminPolicy admin,
   service.compile_time_limit = options.compile_time_limit;
   service.kept_file_sets = options.kept_file_sets;
   service.hot_cache_size = options.hot_cache_size;
+  service.shared_answer_size = options.shared_answer_size;
   service.store_path = options.store_path;
   service.janitor = janitor_.get();
   service.admin = admin;

@@ -64,6 +64,8 @@ struct DaemonOptions {
   absl::Duration compile_time_limit = absl::Minutes(10);
   size_t kept_file_sets = 8;
   uint64_t hot_cache_size = uint64_t{256} << 20;  // see HotAnswers
+  // ServiceOptions::shared_answer_size.
+  uint64_t shared_answer_size = uint64_t{256} << 10;
   // Also answer hits on socket_path + ".hit" (see FramedSocket).
   bool hit_socket = true;
   RequestLimits limits;

@@ -133,6 +133,10 @@ ABSL_FLAG(std::string, hot_cache_size, "256M",
           "next hit on them reads nothing from the store, e.g. 64M, 1G; 0: "
           "none. An answer is served from it only while the store still "
           "holds what it was built from");
+ABSL_FLAG(std::string, shared_answer_size, "256K",
+          "Answers at least this large go to libnvrtc.so.13 as a sealed "
+          "memory file, its descriptor passed over the framed socket, "
+          "instead of copied through it, e.g. 1M; 0: never");
 ABSL_FLAG(int, max_included_files, 16384,
           "Most files one request may carry for the compile to read (each "
           "at most --max_header_bytes)");
@@ -314,6 +318,7 @@ absl::Status ParseOptions(jitcache::DaemonOptions& options) {
        {std::pair{&FLAGS_max_size, &options.janitor.max_size},
         std::pair{&FLAGS_compile_memory_limit, &options.compile_memory_limit},
         std::pair{&FLAGS_hot_cache_size, &options.hot_cache_size},
+        std::pair{&FLAGS_shared_answer_size, &options.shared_answer_size},
         std::pair{&FLAGS_remote_max_object, &options.remote.max_object}}) {
     absl::StatusOr<uint64_t> size = jitcache::ParseSize(absl::GetFlag(*flag));
     if (!size.ok()) return size.status();

@@ -126,11 +126,11 @@ Daemon* Daemon::Connect(std::string* why) {
 bool Daemon::Ask(const compile_wire::Request& request, Answer& answer) {
   // The thread's: a warm one costs no allocation.
   thread_local std::string payload;
-  payload.assign(1, framed_protocol::kCompile);
+  payload.assign(1, framed_protocol::kCompileShared);
   compile_wire::EncodeTo(request, payload);
   answer.refusal = {};
-  const std::optional<std::string_view> bytes =
-      channel_.Ask(payload, answer.buffer, kCompileTimeout, &answer.refusal);
+  const std::optional<std::string_view> bytes = channel_.Ask(
+      payload, answer.buffer, kCompileTimeout, &answer.refusal, &answer.mapped);
   if (!bytes.has_value()) {
     answer.why = answer.refusal.code != 0
                      ? "the daemon refused it: " + answer.refusal.message

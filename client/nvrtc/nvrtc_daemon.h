@@ -2,7 +2,7 @@
 #define JITCACHE_CLIENT_NVRTC_NVRTC_DAEMON_H_
 
 // The node's daemon as libnvrtc.so.13 asks it: over the framed socket
-// (kCompile), with hand-written messages (client/wire/compile_wire.h) and
+// (kCompileShared), with hand-written messages (client/wire/compile_wire.h) and
 // the plain C++ include scan, so that a process that preloads the library
 // loads nothing but the C and C++ runtimes. A hit is one round trip; a miss
 // is the same request, answered when its compile (or the one it joins) is
@@ -44,6 +44,9 @@ struct Answer {
   // daemon's code and message when it refused.
   bool answered = false;
   std::string buffer;  // from TakeBuffer; give it back with GiveBuffer
+  // A large hit the daemon handed over as a sealed memory file: `response`
+  // views it here instead of `buffer` (no copy through the socket).
+  MappedAnswer mapped;
   compile_wire::ResponseView response;
   FramedChannel::Refusal refusal;
   std::string why;

@@ -129,10 +129,14 @@ struct Object {
       jitcache::nvrtc::GiveBuffer(std::move(buffer));
     }
   }
-  std::string_view bytes() const { return {buffer.data() + offset, size}; }
+  std::string_view bytes() const {
+    const char* base = mapped.empty() ? buffer.data() : mapped.bytes().data();
+    return {base + offset, size};
+  }
 
   bool exists = false;  // NVRTC makes none of this kind for these options
   std::string buffer;   // the answer as read
+  jitcache::MappedAnswer mapped;  // or as handed over in a sealed file
   size_t offset = 0, size = 0;
 };
 
@@ -225,10 +229,13 @@ bool AskDaemon(Shim& p, CodeType target) {
     }
     Object& object = p.objects[target];
     object.exists = true;
-    object.offset =
-        static_cast<size_t>(code.object.data() - answer.buffer.data());
+    const char* base = answer.mapped.empty() ? answer.buffer.data()
+                                             : answer.mapped.bytes().data();
+    object.offset = static_cast<size_t>(code.object.data() - base);
     object.size = code.object.size();
-    object.buffer = std::move(answer.buffer);  // `code` views it no more
+    // `code` views them no more.
+    object.buffer = std::move(answer.buffer);
+    object.mapped = std::move(answer.mapped);
   }
   p.compiled = true;
   return true;

@@ -131,6 +131,8 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"hot_bytes", &DaemonStats::hot_bytes},
       {"hot_max_bytes", &DaemonStats::hot_max_bytes},
       {"socket_hits", &DaemonStats::socket_hits},
+      {"shared_answers", &DaemonStats::shared_answers},
+      {"shared_answer_bytes", &DaemonStats::shared_answer_bytes},
       {"socket_batches", &DaemonStats::socket_batches},
       {"place_proofs", &DaemonStats::place_proofs},
       {"place_shared", &DaemonStats::place_shared},

@@ -1,8 +1,11 @@
 #include "client/wire/framed_channel.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -10,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "client/wire/proto_wire.h"
 #include "common/fd_io.h"
@@ -40,15 +44,52 @@ int ConnectTo(const std::string& path) {
 
 using Clock = std::chrono::steady_clock;
 
+// One read of what has arrived: a descriptor sent with it goes to `*fd`
+// (one at most: any other is closed, and makes `*fd` -2, a stream out of
+// step).
+ssize_t Receive(int socket, char* p, size_t n, int* fd) {
+  iovec part{p, n};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  const ssize_t got =
+      recvmsg(socket, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (got < 0) return got;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr;
+       c = CMSG_NXTHDR(&message, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int received;
+      std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (*fd == -1) {
+        *fd = received;
+      } else {
+        close(received);
+        if (*fd >= 0) close(*fd);
+        *fd = -2;
+      }
+    }
+  }
+  if ((message.msg_flags & MSG_CTRUNC) != 0) {
+    if (*fd >= 0) close(*fd);
+    *fd = -2;
+  }
+  return got;
+}
+
 // Reads what has arrived into [p, p + n), at least one byte: without
 // blocking while `spin_until` lies ahead (on a quiet machine, waking a
 // sleeping thread can cost more than the daemon takes to answer), then
 // waiting in poll until `deadline`. The bytes read; 0 at the end of the
 // stream; -1 on an error or at the deadline.
 ssize_t ReadSome(int fd, char* p, size_t n, Clock::time_point spin_until,
-                 Clock::time_point deadline) {
+                 Clock::time_point deadline, int* passed) {
   for (;;) {
-    const ssize_t got = recv(fd, p, n, MSG_DONTWAIT);
+    const ssize_t got = Receive(fd, p, n, passed);
     if (got >= 0) return got;
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
@@ -71,6 +112,7 @@ ssize_t ReadSome(int fd, char* p, size_t n, Clock::time_point spin_until,
 
 enum class Exchanged {
   kHit,       // the answer is in the buffer
+  kShared,    // the answer is the content of the file passed
   kRefused,   // why it was refused (a FramedRefusal) is in the buffer
   kNotAHit,   // "ask gRPC"; the connection is still good
   kNoAnswer,  // the daemon had closed the connection before answering
@@ -81,19 +123,23 @@ enum class Exchanged {
 constexpr char kAnswered = 0;
 constexpr char kNotAnswered = 1;
 constexpr char kRefusedHere = 2;
+constexpr char kSharedFile = 3;
 
 // Most answers arrive whole in the first read into this much.
 constexpr size_t kFirstRead = size_t{64} << 10;
 
+// `*passed`: a descriptor that came with the answer (-1: none); closed
+// here unless the answer is kShared.
 Exchanged Exchange(int fd, std::string_view payload, std::string& buffer,
                    Clock::duration timeout, Clock::duration spin,
-                   std::string_view* answer) {
+                   std::string_view* answer, int* passed) {
   if (!frame::Write(fd, payload)) return Exchanged::kNoAnswer;
   const Clock::time_point now = Clock::now();
   const Clock::time_point spin_until = now + spin;
   const Clock::time_point deadline = now + timeout;
   if (buffer.size() < kFirstRead) buffer.resize(kFirstRead);
-  ssize_t n = ReadSome(fd, buffer.data(), buffer.size(), spin_until, deadline);
+  ssize_t n =
+      ReadSome(fd, buffer.data(), buffer.size(), spin_until, deadline, passed);
   if (n == 0) return Exchanged::kNoAnswer;
   if (n < 0) return Exchanged::kBroken;
   size_t have = static_cast<size_t>(n);
@@ -101,7 +147,8 @@ Exchanged Exchange(int fd, std::string_view payload, std::string& buffer,
   if (buffer[0] == kNotAnswered) {
     return have == 1 ? Exchanged::kNotAHit : Exchanged::kBroken;
   }
-  if (buffer[0] != kAnswered && buffer[0] != kRefusedHere) {
+  if (buffer[0] != kAnswered && buffer[0] != kRefusedHere &&
+      buffer[0] != kSharedFile) {
     return Exchanged::kBroken;
   }
   constexpr size_t kHead = 1 + frame::kHeaderBytes;
@@ -114,13 +161,18 @@ Exchanged Exchange(int fd, std::string_view payload, std::string& buffer,
     }
     if (sized && have >= total) break;
     n = ReadSome(fd, buffer.data() + have, buffer.size() - have, spin_until,
-                 deadline);
+                 deadline, passed);
     if (n <= 0) return Exchanged::kBroken;
     have += static_cast<size_t>(n);
   }
   // One answer per request: anything more is a stream out of step.
   if (have != total) return Exchanged::kBroken;
   *answer = std::string_view(buffer.data() + kHead, total - kHead);
+  if (buffer[0] == kSharedFile) {
+    // An empty frame, the file on its first byte.
+    return total == kHead && *passed >= 0 ? Exchanged::kShared
+                                          : Exchanged::kBroken;
+  }
   return buffer[0] == kAnswered ? Exchanged::kHit : Exchanged::kRefused;
 }
 
@@ -164,6 +216,44 @@ Clock::duration SpinFromEnvironment() {
 
 }  // namespace
 
+MappedAnswer::~MappedAnswer() {
+  if (data_ != nullptr) munmap(data_, size_);
+}
+
+MappedAnswer::MappedAnswer(MappedAnswer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+MappedAnswer& MappedAnswer::operator=(MappedAnswer&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) munmap(data_, size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+MappedAnswer MappedAnswer::Of(int fd) {
+  MappedAnswer mapped;
+  // Only a file nobody can write, shrink or grow is taken: its bytes can
+  // then change under no one.
+  constexpr int kNeeded = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+  const int seals = fcntl(fd, F_GET_SEALS);
+  struct stat st;
+  if (seals >= 0 && (seals & kNeeded) == kNeeded && fstat(fd, &st) == 0 &&
+      st.st_size > 0) {
+    const size_t size = static_cast<size_t>(st.st_size);
+    void* data =
+        mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (data != MAP_FAILED) {
+      mapped.data_ = data;
+      mapped.size_ = size;
+    }
+  }
+  close(fd);
+  return mapped;
+}
+
 FramedChannel::FramedChannel(std::string socket)
     : path_(std::move(socket) + ".hit"),
       spin_(SpinFromEnvironment()),
@@ -204,7 +294,7 @@ void FramedChannel::Keep(int fd) {
 
 std::optional<std::string_view> FramedChannel::Ask(
     std::string_view payload, std::string& buffer,
-    std::chrono::milliseconds timeout, Refusal* refused) {
+    std::chrono::milliseconds timeout, Refusal* refused, MappedAnswer* mapped) {
   if (refused != nullptr) *refused = Refusal{};
   int fd = Take();
   const bool kept = fd >= 0;
@@ -216,10 +306,21 @@ std::optional<std::string_view> FramedChannel::Ask(
     // daemon's accept, and a process asking once gains nothing from it.
     const Clock::duration spin =
         kept && attempt == 0 ? spin_ : Clock::duration::zero();
-    switch (Exchange(fd, payload, buffer, timeout, spin, &answer)) {
+    int passed = -1;
+    const Exchanged exchanged =
+        Exchange(fd, payload, buffer, timeout, spin, &answer, &passed);
+    if (exchanged != Exchanged::kShared && passed >= 0) close(passed);
+    switch (exchanged) {
       case Exchanged::kHit:
         Keep(fd);
         return answer;
+      case Exchanged::kShared: {
+        Keep(fd);
+        MappedAnswer file = MappedAnswer::Of(passed);
+        if (mapped == nullptr || file.empty()) return std::nullopt;
+        *mapped = std::move(file);
+        return mapped->bytes();
+      }
       case Exchanged::kRefused:
         Keep(fd);
         if (refused != nullptr) *refused = RefusalFrom(answer);

@@ -25,6 +25,34 @@ namespace jitcache {
 // Thread-safety: Ask from any number of threads; each ask uses a connection
 // no other thread is using (a kept one, else a new one). Safe across
 // fork(): a child never uses its parent's connections.
+// An answer the daemon handed over as a sealed memory file (a large hit
+// asked with kCompileShared), mapped read-only: its bytes stay valid, and
+// the same, for as long as this lives, whatever any other process does
+// with its own descriptor (the file is sealed against writing, shrinking
+// and growing before it leaves the daemon, and this mapping checks so).
+class MappedAnswer {
+ public:
+  MappedAnswer() = default;
+  ~MappedAnswer();
+  MappedAnswer(MappedAnswer&& other) noexcept;
+  MappedAnswer& operator=(MappedAnswer&& other) noexcept;
+  MappedAnswer(const MappedAnswer&) = delete;
+  MappedAnswer& operator=(const MappedAnswer&) = delete;
+
+  // Maps the file behind `fd` (which it closes); empty when the file is
+  // not sealed so, or cannot be mapped.
+  static MappedAnswer Of(int fd);
+
+  bool empty() const { return data_ == nullptr; }
+  std::string_view bytes() const {
+    return {static_cast<const char*>(data_), size_};
+  }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 class FramedChannel {
  public:
   // Why the daemon refused a request (FramedRefusal): a google.rpc.Code
@@ -48,10 +76,12 @@ class FramedChannel {
   // message go to `refused` when given (its code stays 0 otherwise). A
   // kept connection the daemon has closed meanwhile (idle, restarted) is
   // replaced once, unseen.
+  // With `mapped` given (a kCompileShared request), an answer the daemon
+  // hands over as a sealed file is mapped there and viewed in it.
   std::optional<std::string_view> Ask(
       std::string_view payload, std::string& buffer,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(500),
-      Refusal* refused = nullptr);
+      Refusal* refused = nullptr, MappedAnswer* mapped = nullptr);
 
  private:
   int Take();

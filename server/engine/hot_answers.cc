@@ -4,6 +4,15 @@
 
 namespace jitcache {
 
+std::shared_ptr<const SealedFile> HotAnswer::SharedFile() const {
+  absl::MutexLock lock(&file_mu_);
+  if (!file_tried_) {
+    file_tried_ = true;
+    file_ = SealedFile::Create(serialized);
+  }
+  return file_;
+}
+
 HotAnswers::HotAnswers(uint64_t max_bytes) : max_bytes_(max_bytes) {}
 
 HotAnswers::Shard& HotAnswers::ShardOf(const Digest& key) {

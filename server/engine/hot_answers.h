@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/digest.h"
 #include "jitcache/v1/jitcache.pb.h"
+#include "server/engine/sealed_file.h"
 
 namespace jitcache {
 
@@ -30,6 +31,17 @@ struct HotAnswer {
   // (PreparedCompile::placed_key).
   bool place_marker = false;
   bool marker_working_directory_only = false;  // where to look
+
+  // `serialized` as a sealed memory file (sealed_file.h), made on first
+  // need and kept as long as the answer: what the framed socket hands a
+  // caller that takes large answers that way. nullptr when the kernel
+  // refuses one. Thread-safe.
+  std::shared_ptr<const SealedFile> SharedFile() const;
+
+ private:
+  mutable absl::Mutex file_mu_;
+  mutable std::shared_ptr<const SealedFile> file_ ABSL_GUARDED_BY(file_mu_);
+  mutable bool file_tried_ ABSL_GUARDED_BY(file_mu_) = false;
 };
 
 // The most recently hit answers, bounded in bytes (their serialized size),

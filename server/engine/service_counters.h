@@ -37,6 +37,7 @@ struct ServiceCounters {
   std::atomic<uint64_t> place_proofs_running{0};
   std::atomic<uint64_t> hot_hits{0};        // hits answered from HotAnswers
   std::atomic<uint64_t> socket_hits{0};     // on the framed socket
+  std::atomic<uint64_t> shared_answers{0};  // of those, as sealed files
   std::atomic<uint64_t> socket_batches{0};  // of the framed socket's requests
   std::atomic<int64_t> compile_us_spent{0};
   std::atomic<int64_t> compile_us_saved{0};
@@ -88,11 +89,26 @@ struct ServiceCounters {
   // Back to zero (an administrator's `jitcache stats --zero`). The
   // histograms are not: Prometheus reads them as ever-growing.
   void Zero() {
-    for (auto* c : {&requests, &hits, &misses, &joins, &compile_errors,
-                    &compiles, &link_requests, &link_errors, &ptxas_requests,
-                    &nvvm_requests, &records_disproved, &disproofs_refuted,
-                    &hot_hits, &socket_hits, &socket_batches, &place_proofs,
-                    &place_shared, &place_kept, &place_answered_before_proof}) {
+    for (auto* c : {&requests,
+                    &hits,
+                    &misses,
+                    &joins,
+                    &compile_errors,
+                    &compiles,
+                    &link_requests,
+                    &link_errors,
+                    &ptxas_requests,
+                    &nvvm_requests,
+                    &records_disproved,
+                    &disproofs_refuted,
+                    &hot_hits,
+                    &socket_hits,
+                    &shared_answers,
+                    &socket_batches,
+                    &place_proofs,
+                    &place_shared,
+                    &place_kept,
+                    &place_answered_before_proof}) {
       c->store(0);
     }
     compile_us_spent = 0;
@@ -120,6 +136,7 @@ struct ServiceCounters {
     out->set_place_proofs_running(place_proofs_running);
     out->set_hot_hits(hot_hits);
     out->set_socket_hits(socket_hits);
+    out->set_shared_answers(shared_answers);
     out->set_socket_batches(socket_batches);
     out->set_compile_seconds_spent(compile_us_spent / 1e6);
     out->set_compile_seconds_saved(compile_us_saved / 1e6);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "common/length_frame.h"
@@ -15,6 +16,7 @@ namespace {
 constexpr char kHit = 0;
 constexpr char kAskGrpc = 1;
 constexpr char kRefused = 2;
+constexpr char kShared = 3;
 }  // namespace
 
 void LaterAnswers::Give(Given given) {
@@ -63,6 +65,19 @@ void KeptConnection::StartAnswer(std::shared_ptr<const std::string> response,
   deadline_ = now + serving_.io_timeout;
 }
 
+void KeptConnection::StartFileAnswer(int file_fd,
+                                     std::shared_ptr<const void> file,
+                                     absl::Time now) {
+  head_[0] = kShared;
+  frame::PutHeader(head_ + 1, 0);
+  head_bytes_ = sizeof(head_);
+  out_ = nullptr;
+  out_fd_ = file_fd;
+  out_file_ = std::move(file);
+  sent_ = 0;
+  deadline_ = now + serving_.io_timeout;
+}
+
 bool KeptConnection::Flush() {
   while (Sending()) {
     const size_t body = out_ == nullptr ? 0 : out_->size();
@@ -78,12 +93,29 @@ bool KeptConnection::Flush() {
     msghdr message{};
     message.msg_iov = parts;
     message.msg_iovlen = count;
+    // The descriptor rides on the head's first byte: the caller's read of
+    // that byte receives it.
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    if (out_fd_ >= 0 && sent_ == 0) {
+      message.msg_control = control;
+      message.msg_controllen = sizeof(control);
+      cmsghdr* c = CMSG_FIRSTHDR(&message);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(c), &out_fd_, sizeof(int));
+    }
     const ssize_t n = sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno == EAGAIN || errno == EWOULDBLOCK;
     }
     sent_ += static_cast<size_t>(n);
+    if (n > 0 && out_fd_ >= 0) {
+      // Sent: the kernel holds the file for the caller now.
+      out_fd_ = -1;
+      out_file_ = nullptr;
+    }
     if (sent_ == head_bytes_ + body) {
       head_bytes_ = 0;
       out_ = nullptr;
@@ -121,7 +153,11 @@ size_t KeptConnection::AnswerWhole(absl::string_view bytes, absl::Time now,
         reply.later(AnswerLater(later_, fd_, *awaited_));
         break;
       }
-      StartAnswer(std::move(reply.now), now, reply.refused);
+      if (reply.file_fd >= 0) {
+        StartFileAnswer(reply.file_fd, std::move(reply.file), now);
+      } else {
+        StartAnswer(std::move(reply.now), now, reply.refused);
+      }
     }
     if (!Flush()) {
       *close = true;

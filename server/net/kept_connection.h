@@ -89,10 +89,15 @@ class KeptConnection {
   // `refused`: `now` is not the answer but why the request was refused (a
   // serialized FramedRefusal, which the caller reads instead of asking
   // gRPC, which it may not be able to).
+  // `file_fd` (with `now` null): the answer is the whole content of this
+  // sealed memory file, sent as its descriptor (SCM_RIGHTS) with an empty
+  // frame of status kShared; `file` keeps it open until it is sent.
   struct Reply {
     std::shared_ptr<const std::string> now;
     std::function<void(AnswerLater)> later = nullptr;
     bool refused = false;
+    int file_fd = -1;
+    std::shared_ptr<const void> file = nullptr;
   };
   using Answer = std::function<Reply(absl::string_view request,
                                      const PeerCredentials& peer)>;
@@ -150,6 +155,9 @@ class KeptConnection {
   bool Sending() const { return head_bytes_ != 0; }
   void StartAnswer(std::shared_ptr<const std::string> response, absl::Time now,
                    bool refused = false);
+  // An answer that is the content of a sealed file, sent as its descriptor.
+  void StartFileAnswer(int file_fd, std::shared_ptr<const void> file,
+                       absl::Time now);
   // Sends what the socket takes of the answer; false when the peer has
   // gone.
   bool Flush();
@@ -165,6 +173,9 @@ class KeptConnection {
   std::optional<uint64_t> awaited_;  // the ticket of a promised answer
   std::string in_;  // the start of a request, while the rest is awaited
   std::shared_ptr<const std::string> out_;  // an answer being sent
+  // A descriptor to send with the head's first byte, and what keeps it open.
+  int out_fd_ = -1;
+  std::shared_ptr<const void> out_file_;
   char head_[5] = {0};        // its status byte, then its length if a hit
   size_t head_bytes_ = 0;     // of head_ in use; 0: no answer under way
   size_t sent_ = 0;           // of head_ then *out_

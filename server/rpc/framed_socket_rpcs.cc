@@ -127,7 +127,7 @@ KeptConnection::Reply JitCacheService::AnswerPtxas(
 }
 
 KeptConnection::Reply JitCacheService::AnswerCompile(
-    absl::string_view bytes, const PeerCredentials& peer) {
+    absl::string_view bytes, const PeerCredentials& peer, bool shared) {
   const absl::Time start = absl::Now();
   auto request = std::make_shared<v1::CompileRequest>();
   if (!request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
@@ -146,6 +146,16 @@ KeptConnection::Reply JitCacheService::AnswerCompile(
     hit = kinds_.CompileHit(call->prepared, &level);
   } else {
     hit = prepared.status();
+  }
+  if (shared && hit.ok() && *hit != nullptr &&
+      options_.shared_answer_size > 0 &&
+      (*hit)->serialized.size() >= options_.shared_answer_size) {
+    if (std::shared_ptr<const SealedFile> file = (*hit)->SharedFile()) {
+      CountHit(user, **hit, start);
+      ++counters_.socket_hits;
+      ++counters_.shared_answers;
+      return {nullptr, nullptr, false, file->fd(), file};
+    }
   }
   if (std::optional<KeptConnection::Reply> now =
           AnswerNow(hit, user, peer.uid, start, "compile")) {
@@ -392,7 +402,10 @@ KeptConnection::Reply JitCacheService::AnswerFramed(
     return AnswerNvvm(payload.substr(1), peer);
   }
   if (!payload.empty() && payload.front() == framed_protocol::kCompile) {
-    return AnswerCompile(payload.substr(1), peer);
+    return AnswerCompile(payload.substr(1), peer, /*shared=*/false);
+  }
+  if (!payload.empty() && payload.front() == framed_protocol::kCompileShared) {
+    return AnswerCompile(payload.substr(1), peer, /*shared=*/true);
   }
   const absl::Time start = absl::Now();
   v1::CompileRequest request;

@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/wire_constants.h"
 #include "server/build/toolkit_library.h"
+#include "server/engine/sealed_file.h"
 #include "server/rpc/grpc_status.h"
 
 namespace jitcache {
@@ -126,6 +127,7 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
   response->set_hot_entries(hot.entries);
   response->set_hot_bytes(hot.bytes);
   response->set_hot_max_bytes(engine_.hot_answers().max_bytes());
+  response->set_shared_answer_bytes(SealedFile::LiveBytes());
   const StoreStats store = options_.store->Stats();
   response->set_store_entries(store.actions);
   response->set_store_bytes(store.bytes);

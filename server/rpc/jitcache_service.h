@@ -54,6 +54,9 @@ struct ServiceOptions : EngineOptions {
   // answer depends on the place (place_proof.h). Without, every compile
   // is kept for its own place.
   bool proves_places = true;
+  // A hit at least this large goes to a caller that takes them that way
+  // (kCompileShared) as a sealed memory file (sealed_file.h); 0: never.
+  uint64_t shared_answer_size = uint64_t{256} << 10;
 };
 
 // The JitCache gRPC service (callback API). A handler validates, computes the
@@ -250,8 +253,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // gRPC): its answer now on a hit, else promised for when its compile (or
   // the one it joins) is done; NOT_FOUND when the daemon lacks the included
   // files' bytes (the caller sends them and asks again).
+  // `shared`: the caller takes a large hit as a sealed file
+  // (kCompileShared).
   KeptConnection::Reply AnswerCompile(absl::string_view request,
-                                      const PeerCredentials& peer);
+                                      const PeerCredentials& peer, bool shared);
   // The promise of AnswerCompile, under the key of `level`: a place-free
   // build whose answer turns out to depend on another place is built again
   // under this caller's place, as ServeTakenUnderPlace does for gRPC.

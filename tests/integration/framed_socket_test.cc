@@ -1,5 +1,7 @@
 // The daemon's framed socket and the `jitcache` front end that uses it.
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -15,6 +17,9 @@
 #include "absl/time/clock.h"
 #include "client/cli/direct_memo.h"
 #include "client/wire/compile_wire.h"
+#include "client/wire/framed_channel.h"
+#include "common/framed_protocol.h"
+#include "common/length_frame.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -547,6 +552,111 @@ TEST_F(FrontEndMemoTest, ARelativeIncludeDirectoryThroughALinkDoesNotMove) {
   auto full = run(testing::CliBinary(), "two");
   EXPECT_NE(full.exit_code, 0) << full.output;
   EXPECT_THAT(full.output, HasSubstr("not the toolkit's header"));
+}
+
+// Sends `payload` framed on a new connection and reads the answer's head
+// (status byte and length); a descriptor that came with it goes to `*fd`.
+bool AskForFile(const std::string& path, const std::string& payload,
+                char* status, int* fd) {
+  const int s = Connect(path);
+  if (s < 0 || !frame::Write(s, payload)) return false;
+  char head[5];
+  iovec part{head, sizeof(head)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  const ssize_t n = recvmsg(s, &message, MSG_WAITALL);
+  close(s);
+  *fd = -1;
+  if (cmsghdr* c = CMSG_FIRSTHDR(&message);
+      c != nullptr && c->cmsg_type == SCM_RIGHTS) {
+    std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+  }
+  *status = head[0];
+  return n == static_cast<ssize_t>(sizeof(head)) &&
+         frame::LengthOf(head + 1) == 0;
+}
+
+// A large hit asked with kCompileShared comes as a sealed memory file. A
+// client that holds its descriptor can neither write, shrink, grow nor
+// unseal it, nor map it writable, so what every other client (and the
+// framed socket's own copy) gets stays the same bytes; one that asks and
+// goes away leaves the daemon serving.
+TEST(FramedSocket, ASharedAnswerCannotBeChangedByWhoeverHoldsIt) {
+  testing::TempDir dir;
+  testing::DaemonProcess daemon(dir.Sub("s.sock"),
+                                ":memory:", {"--shared_answer_size=1"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  compile_wire::Request request;
+  request.source = kernels::kSaxpy;
+  request.program_name = "saxpy.cu";
+  request.options = {"-arch=sm_90"};
+  request.target = compile_wire::kTargetCubin;
+  const std::string asked = compile_wire::Encode(request);
+  FramedChannel channel(dir.Sub("s.sock"));
+  std::string buffer;
+  std::optional<std::string_view> miss = channel.Ask(
+      framed_protocol::kCompile + asked, buffer, std::chrono::minutes(5));
+  ASSERT_TRUE(miss.has_value());
+  std::optional<compile_wire::Response> built = compile_wire::Decode(*miss);
+  ASSERT_TRUE(built.has_value());
+  ASSERT_EQ(built->outcome, 1) << built->log;
+
+  char status = 0;
+  int fd = -1;
+  ASSERT_TRUE(AskForFile(dir.Sub("s.sock.hit"),
+                         framed_protocol::kCompileShared + asked, &status,
+                         &fd));
+  ASSERT_EQ(status, 3);
+  ASSERT_GE(fd, 0);
+  const int seals = fcntl(fd, F_GET_SEALS);
+  EXPECT_EQ(seals & (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+            F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+  EXPECT_NE(ftruncate(fd, 0), 0);
+  EXPECT_NE(ftruncate(fd, 1 << 20), 0);
+  EXPECT_NE(pwrite(fd, "x", 1, 0), 1);
+  EXPECT_NE(write(fd, "x", 1), 1);
+  EXPECT_EQ(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
+            MAP_FAILED);
+  EXPECT_NE(fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE), 0);
+  // A private writable mapping is the holder's own copy.
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  void* own =
+      mmap(nullptr, st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  ASSERT_NE(own, MAP_FAILED);
+  std::memset(own, 0, st.st_size);
+  munmap(own, st.st_size);
+  std::string content(st.st_size, '\0');
+  ASSERT_EQ(pread(fd, content.data(), content.size(), 0), st.st_size);
+  close(fd);
+  std::optional<compile_wire::Response> in_file = compile_wire::Decode(content);
+  ASSERT_TRUE(in_file.has_value());
+  EXPECT_EQ(in_file->object, built->object);
+
+  // A client that asks and goes away before reading.
+  const int gone = Connect(dir.Sub("s.sock.hit"));
+  ASSERT_TRUE(frame::Write(gone, framed_protocol::kCompileShared + asked));
+  close(gone);
+
+  // Everyone else still gets the very bytes, shared or through the socket.
+  MappedAnswer mapped;
+  std::optional<std::string_view> shared =
+      channel.Ask(framed_protocol::kCompileShared + asked, buffer,
+                  std::chrono::seconds(30), nullptr, &mapped);
+  ASSERT_TRUE(shared.has_value());
+  ASSERT_FALSE(mapped.empty());
+  EXPECT_EQ(compile_wire::Decode(*shared)->object, built->object);
+  std::optional<std::string_view> copied = channel.Ask(
+      framed_protocol::kCompile + asked, buffer, std::chrono::seconds(30));
+  ASSERT_TRUE(copied.has_value());
+  EXPECT_EQ(compile_wire::Decode(*copied)->object, built->object);
+  const DaemonStats stats = testing::StatsOf(daemon.socket());
+  EXPECT_GE(stats.shared_answers, 3u);
+  EXPECT_GT(stats.shared_answer_bytes, built->object.size());
 }
 
 TEST(FramedSocket, WithoutItTheFrontEndUsesGrpc) {

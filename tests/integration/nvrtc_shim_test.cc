@@ -133,6 +133,27 @@ TEST_F(NvrtcShim, LoadsNothingButTheCAndCxxRuntimesHitOrMiss) {
   EXPECT_EQ(stats.hits, 4u) << "the second process's were hits";
 }
 
+// Hits handed over as sealed memory files (every one, here) give the real
+// NVRTC's bytes, names and logs, as those copied through the socket do.
+TEST_F(NvrtcShim, HitsHandedOverAsSealedFilesAreTheRealNvrtcsToo) {
+  ProcessResult real = Run("real", std::nullopt);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  testing::DaemonProcess daemon(dir_.Sub("jc.sock"),
+                                ":memory:", {"--shared_answer_size=1"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  absl::StatusOr<Client> client =
+      Client::Connect({.socket_path = daemon.socket()});
+  ProcessResult first = Run("first", daemon.socket());
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ProcessResult second = Run("second", daemon.socket());
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(second.output, real.output);
+  ExpectSameOutputs("real", "second");
+  const DaemonStats stats = *client->Stats();
+  EXPECT_EQ(stats.hits, 4u);
+  EXPECT_EQ(stats.shared_answers, 4u) << "every hit went as a file";
+}
+
 // A process whose real NVRTC would be another file than the daemon's
 // (another toolkit, another copy) never takes the daemon's answers: they
 // are that other NVRTC's.

@@ -117,6 +117,9 @@ struct DaemonStats {
   uint64_t hot_hits = 0, hot_entries = 0, hot_bytes = 0, hot_max_bytes = 0;
   // Hits answered on the framed socket (no gRPC), and batches of them.
   uint64_t socket_hits = 0, socket_batches = 0;
+  // Of those hits, how many went as a sealed memory file (libnvrtc.so.13's
+  // large answers), and the bytes of such files the daemon holds now.
+  uint64_t shared_answers = 0, shared_answer_bytes = 0;
   // Compiles run a second time elsewhere to tell whether their answer
   // depends on the caller's place, and how many did not (shared by every
   // place) and did (kept for their place).
