@@ -16,6 +16,10 @@
 //       first hit (a new connection, the toolkit check, the include scan).
 //   jitcache_nvrtc_floor loop LIB CASEFILE SECONDS OPTION...
 //       Warm hits for SECONDS; prints how many.
+//   jitcache_nvrtc_floor miss LIB CASEFILE COUNT SEED OPTION...
+//       COUNT misses: the case's source under a first line no compile has
+//       seen ("// SEED i"), each compiled by the daemon; the whole call
+//       sequence's time.
 // CASEFILE: the source, a line "--", then one name expression a line
 // (`jitcache_bench case NAME`). Each prints one JSON object.
 #include <dlfcn.h>
@@ -277,6 +281,25 @@ int Loop(const char* lib, const char* case_file, double seconds,
   return 0;
 }
 
+int Miss(const char* lib, const char* case_file, int count, const char* seed,
+         const std::vector<const char*>& options) {
+  Nvrtc api;
+  if (!Load(lib, &api)) return 1;
+  const Case base = ReadCase(case_file);
+  std::string out;
+  std::vector<double> us;
+  for (int i = 0; i < count; ++i) {
+    Case c = base;
+    c.source =
+        "// " + std::string(seed) + " " + std::to_string(i) + "\n" + c.source;
+    const Clock::time_point t = Clock::now();
+    if (!Sequence(api, c, options, out, nullptr)) return 1;
+    us.push_back(Us(Clock::now() - t));
+  }
+  std::printf("{\"miss\": %s, \"n\": %d}\n", Stats(us).c_str(), count);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -292,6 +315,10 @@ int main(int argc, char** argv) {
   }
   if (mode == "first" && argc >= 4) {
     return First(argv[2], argv[3], OptionsFrom(argc, argv, 4), start);
+  }
+  if (mode == "miss" && argc >= 6) {
+    return Miss(argv[2], argv[3], std::atoi(argv[4]), argv[5],
+                OptionsFrom(argc, argv, 6));
   }
   if (mode == "loop" && argc >= 5) {
     return Loop(argv[2], argv[3], std::atof(argv[4]),

@@ -12,7 +12,9 @@ jitcache's) measures, alternating the sides, each measured --rounds times:
   * the floor beside it: a Unix-socket round trip to another process
     carrying the same request and answer sizes, read into a buffer;
   * a fresh process: dlopen of the library, then its first hit;
-  * hits per second from 1 and --procs processes (small kernel).
+  * hits per second from 1 and --procs processes (small kernel);
+  * --misses misses of the small kernel (each a source no compile has
+    seen), the whole call sequence's time.
 
   python3 bench/nvrtc_floor.py --bindir build --lib after=PATH \
       [--lib before=PATH] [--iters 2000] [--procs 16] [--seconds 3]
@@ -58,6 +60,7 @@ def main():
     ap.add_argument("--procs", type=int, default=16)
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--misses", type=int, default=10)
     ap.add_argument("--arch", default=os.environ.get("JC_ARCH", "sm_90"))
     ap.add_argument("--cuda", default=os.environ.get("CUDA_HOME",
                                                      "/usr/local/cuda"))
@@ -139,6 +142,11 @@ def main():
                     hits = sum(json.loads(c.communicate()[0])["hits"]
                                for c in children)
                     r[f"hits_per_s_{procs}"] = round(hits / args.seconds)
+                if args.misses > 0:
+                    r["miss"] = run_json(
+                        [floor, "miss", lib, cases["small"], str(args.misses),
+                         f"{side}-{rnd}-{time.time_ns()}", *options],
+                        env)["miss"]
                 got["rounds"].append(r)
     finally:
         daemon.terminate()
