@@ -1,4 +1,3 @@
-#include "common/plain_status.h"
 #ifndef JITCACHE_COMMON_OPTION_PARSER_H_
 #define JITCACHE_COMMON_OPTION_PARSER_H_
 
@@ -9,6 +8,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "common/plain_status.h"
 
 namespace jitcache {
 

@@ -8,6 +8,7 @@
 // that preloads libnvrtc.so.13. Each function says which absl::StatusCode
 // its errors stand for; ToAbsl (plain_status_absl.h) converts at the
 // boundary. Value types.
+#include <cassert>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -44,9 +45,11 @@ template <typename T>
 class PlainStatusOr {
  public:
   PlainStatusOr(T value) : value_(std::move(value)) {}  // NOLINT: as StatusOr
-  // `status` must not be ok.
+  // `status` must not be ok (as absl::StatusOr, which aborts).
   PlainStatusOr(PlainStatus status)  // NOLINT: as StatusOr
-      : value_(std::move(status)) {}
+      : value_(std::move(status)) {
+    assert(!std::get<PlainStatus>(value_).ok());
+  }
 
   bool ok() const { return std::holds_alternative<T>(value_); }
   PlainStatus status() const {

@@ -79,20 +79,30 @@ bool ChangeWatch::Add(const std::string& dir, const std::string& name) {
       return true;
     }
     // Now wanted whole: the same watch, with the wider mask.
-    if (inotify_add_watch(fd_, dir.c_str(), kWhole) != w.wd) return false;
+    if (inotify_add_watch(fd_, dir.c_str(), kWhole | IN_MASK_ADD) != w.wd) {
+      return false;
+    }
     w.whole = true;
     return true;
   }
   if (!ReportsEveryChange(dir)) return false;
-  const int wd =
-      inotify_add_watch(fd_, dir.c_str(), name.empty() ? kWhole : kOnTheWay);
+  // IN_MASK_ADD: the same directory may be watched already by another
+  // name (through a symbolic link), whose mask must not narrow.
+  const int wd = inotify_add_watch(
+      fd_, dir.c_str(), (name.empty() ? kWhole : kOnTheWay) | IN_MASK_ADD);
   if (wd < 0) return false;
   Watched w;
   w.wd = wd;
   w.whole = name.empty();
   if (!name.empty()) w.names.insert(name);
   if (auto old = by_wd_.find(wd); old != by_wd_.end()) {
-    by_dir_.erase(old->second);  // the same directory by another name
+    // The same directory by another name: one watch, wanted for what
+    // either name wanted.
+    if (auto other = by_dir_.find(old->second); other != by_dir_.end()) {
+      w.whole = w.whole || other->second.whole;
+      w.names.merge(other->second.names);
+      by_dir_.erase(other);
+    }
   }
   by_dir_[dir] = std::move(w);
   by_wd_[wd] = dir;

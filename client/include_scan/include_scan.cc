@@ -172,16 +172,28 @@ bool IncludeScanner::StillValid(const Memo& memo) {
 
 namespace {
 
-// The toolkit directory `dir` is, or lies in, by its real path; "" if none.
-std::string InToolkit(const std::string& dir,
+// How the kernel resolves an include directory, and whether that is the
+// toolkit's.
+struct DirResolution {
+  bool ok = false;
+  std::string real;
+  std::vector<PathLink> links;  // every symbolic link met, in order
+  std::string toolkit_dir;      // `real` when it is, or lies in, a toolkit dir
+  bool operator==(const DirResolution&) const = default;
+};
+
+DirResolution Resolve(const std::string& dir,
                       const std::vector<std::string>& toolkit_dirs) {
-  std::error_code ec;
-  const std::string real = std::filesystem::weakly_canonical(dir, ec).string();
-  if (ec) return "";
+  DirResolution out;
+  std::string error;
+  std::optional<std::string> real = ResolvePath(dir, &out.links, &error);
+  if (!real.has_value()) return out;
+  out.ok = true;
+  out.real = *std::move(real);
   for (const std::string& t : toolkit_dirs) {
-    if (IsUnder(real, t, true)) return real;
+    if (IsUnder(out.real, t, true)) out.toolkit_dir = out.real;
   }
-  return "";
+  return out;
 }
 
 }  // namespace
@@ -192,34 +204,41 @@ std::string IncludeScanner::ToolkitDirOf(
   // what it reads lexically: such a spelling is resolved every time.
   if (!IsNormalAbsolutePath(dir)) {
     dirs_resolved_.fetch_add(1);
-    return InToolkit(dir, toolkit_dirs);
+    return Resolve(dir, toolkit_dirs).toolkit_dir;
   }
+  // The same spelling answers differently for another toolkit.
+  std::string key = dir;
+  for (const std::string& t : toolkit_dirs) key.append(1, '\0').append(t);
+  std::optional<ResolvedDir> known;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = resolved_dirs_.find(dir);
-    if (it != resolved_dirs_.end()) {
-      const ResolvedDir known = it->second;
-      if (watch_.Changes() == known.changes) return known.toolkit_dir;
-      resolved_dirs_.erase(it);
+    if (auto it = resolved_dirs_.find(key); it != resolved_dirs_.end()) {
+      known = it->second;
     }
   }
+  if (known.has_value() && watch_.Changes() == known->changes) {
+    return known->toolkit_dir;
+  }
   dirs_resolved_.fetch_add(1);
-  // Watched first, then resolved: a change after the resolution is an
-  // event, one before it is in the answer. The real path is watched too
-  // (a directory renamed on the way a link leads).
-  bool watched = watch_.Watch({}, {dir});
-  uint64_t changes = watch_.Changes();
-  const std::string toolkit_dir = InToolkit(dir, toolkit_dirs);
-  std::error_code ec;
-  const std::string real = std::filesystem::weakly_canonical(dir, ec).string();
-  if (!ec && real != dir) {
-    watched = watched && watch_.Watch({}, {real});
+  // Resolved, then watched where anything could change the answer (the
+  // directory of every link met, for the link; both ends, and every
+  // directory above them for the name that leads on), the count of changes
+  // read, and resolved again: kept only when both resolutions agree, so
+  // that a change before the count is in the second and one after it is
+  // an event.
+  const DirResolution first = Resolve(dir, toolkit_dirs);
+  std::vector<std::string> link_paths;
+  for (const auto& [path, target] : first.links) link_paths.push_back(path);
+  const bool watched = first.ok && watch_.Watch(link_paths, {dir, first.real});
+  const uint64_t changes = watch_.Changes();
+  const DirResolution second = Resolve(dir, toolkit_dirs);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (watched && second == first) {
+    resolved_dirs_[key] = {second.toolkit_dir, changes};
+  } else {
+    resolved_dirs_.erase(key);
   }
-  if (watched) {
-    std::lock_guard<std::mutex> lock(mu_);
-    resolved_dirs_[dir] = {toolkit_dir, changes};
-  }
-  return toolkit_dir;
+  return second.toolkit_dir;
 }
 
 bool IncludeScanner::UnchangedSinceChecked(const Digest& key) {

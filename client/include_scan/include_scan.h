@@ -150,11 +150,13 @@ class IncludeScanner {
   // The real path of the include directory `dir` (absolute) when it is, or
   // lies in, one of `toolkit_dirs` (real paths): the daemon's own headers;
   // "" when it is not. Resolving it costs a system call per component (a
-  // dozen for the toolkit's own spelling), so the answer is remembered
-  // while the change watch says nothing on the way to it, spelled or
-  // resolved, was created, removed or renamed (a symbolic link re-pointed
-  // is one of those): a warm process's compile then resolves it without
-  // a system call. Where the watch refuses, it is resolved every time.
+  // dozen for the toolkit's own spelling), so the answer is remembered, for
+  // these toolkit directories, while the change watch says nothing was
+  // created, removed or renamed in the directory of any symbolic link met
+  // on the way (a link re-pointed is one of those: /usr/local/cuda,
+  // /etc/alternatives/cuda) or on the way to either end: a warm process's
+  // compile then costs one read of the watch's events. Where the watch
+  // refuses, it is resolved every time.
   std::string ToolkitDirOf(const std::string& dir,
                            const std::vector<std::string>& toolkit_dirs);
   // Include directories resolved rather than remembered.

@@ -43,9 +43,11 @@ compile_wire::Request RequestFor(const CompileCall& call) {
 // The buffers TakeBuffer hands out again.
 struct BufferPool {
   static constexpr size_t kKept = 8;
-  static constexpr size_t kLargest = size_t{64} << 20;
+  static constexpr size_t kLargest = size_t{16} << 20;
+  static constexpr size_t kMostBytes = size_t{32} << 20;
   std::mutex mu;
   std::vector<std::string> idle;  // guarded by mu
+  size_t bytes = 0;               // guarded by mu: their capacities
 };
 
 BufferPool& Pool() {
@@ -61,6 +63,7 @@ std::string TakeBuffer() {
   if (pool.idle.empty()) return std::string();
   std::string buffer = std::move(pool.idle.back());
   pool.idle.pop_back();
+  pool.bytes -= buffer.capacity();
   return buffer;
 }
 
@@ -68,7 +71,9 @@ void GiveBuffer(std::string buffer) {
   if (buffer.capacity() > BufferPool::kLargest) return;
   BufferPool& pool = Pool();
   std::lock_guard<std::mutex> lock(pool.mu);
-  if (pool.idle.size() < BufferPool::kKept) {
+  if (pool.idle.size() < BufferPool::kKept &&
+      pool.bytes + buffer.capacity() <= BufferPool::kMostBytes) {
+    pool.bytes += buffer.capacity();
     pool.idle.push_back(std::move(buffer));
   }
 }
@@ -131,6 +136,8 @@ bool Daemon::Ask(const compile_wire::Request& request, Answer& answer) {
   answer.refusal = {};
   const std::optional<std::string_view> bytes = channel_.Ask(
       payload, answer.buffer, kCompileTimeout, &answer.refusal, &answer.mapped);
+  // A request that carried included files is not kept a thread's lifetime.
+  if (payload.capacity() > (size_t{1} << 20)) std::string().swap(payload);
   if (!bytes.has_value()) {
     answer.why = answer.refusal.code != 0
                      ? "the daemon refused it: " + answer.refusal.message

@@ -55,7 +55,7 @@ struct Answer {
 // Answer buffers are reused, so that a warm process's hits cost no
 // allocation (and no page faults) for objects of any size: a program takes
 // one for each answer it keeps and gives it back when destroyed. At most a
-// few, of at most 64 MiB, are kept. Thread-safe.
+// few (32 MiB in all, 16 MiB each at most) are kept. Thread-safe.
 std::string TakeBuffer();
 void GiveBuffer(std::string buffer);
 

@@ -229,12 +229,14 @@ bool AskDaemon(Shim& p, CodeType target) {
     }
     Object& object = p.objects[target];
     object.exists = true;
-    const char* base = answer.mapped.empty() ? answer.buffer.data()
-                                             : answer.mapped.bytes().data();
-    object.offset = static_cast<size_t>(code.object.data() - base);
-    object.size = code.object.size();
-    // `code` views them no more.
-    object.buffer = std::move(answer.buffer);
+    if (!code.object.empty()) {
+      const char* base = answer.mapped.empty() ? answer.buffer.data()
+                                               : answer.mapped.bytes().data();
+      object.offset = static_cast<size_t>(code.object.data() - base);
+      object.size = code.object.size();
+    }
+    // `code` views them no more. A mapped answer needs no buffer.
+    if (answer.mapped.empty()) object.buffer = std::move(answer.buffer);
     object.mapped = std::move(answer.mapped);
   }
   p.compiled = true;

@@ -16,15 +16,6 @@
 
 namespace jitcache {
 
-// A process's connections to the framed socket next to the gRPC socket
-// `socket`, kept between requests: a hit then costs one write and one read,
-// not a connect, an accept and a close.
-// An ask on a kept connection polls for its answer for a moment before it
-// sleeps (JITCACHE_HIT_SPIN_US, 50 by default): on a quiet machine a
-// sleeping thread's wake-up costs more than the daemon takes to answer.
-// Thread-safety: Ask from any number of threads; each ask uses a connection
-// no other thread is using (a kept one, else a new one). Safe across
-// fork(): a child never uses its parent's connections.
 // An answer the daemon handed over as a sealed memory file (a large hit
 // asked with kCompileShared), mapped read-only: its bytes stay valid, and
 // the same, for as long as this lives, whatever any other process does
@@ -53,6 +44,15 @@ class MappedAnswer {
   size_t size_ = 0;
 };
 
+// A process's connections to the framed socket next to the gRPC socket
+// `socket`, kept between requests: a hit then costs one write and one read,
+// not a connect, an accept and a close.
+// An ask on a kept connection polls for its answer for a moment before it
+// sleeps (JITCACHE_HIT_SPIN_US, 50 by default): on a quiet machine a
+// sleeping thread's wake-up costs more than the daemon takes to answer.
+// Thread-safety: Ask from any number of threads; each ask uses a connection
+// no other thread is using (a kept one, else a new one). Safe across
+// fork(): a child never uses its parent's connections.
 class FramedChannel {
  public:
   // Why the daemon refused a request (FramedRefusal): a google.rpc.Code

@@ -4,11 +4,13 @@
 
 namespace jitcache {
 
-std::shared_ptr<const SealedFile> HotAnswer::SharedFile() const {
+std::shared_ptr<const SealedFile> HotAnswer::SharedFile(
+    uint64_t max_live_bytes) const {
   absl::MutexLock lock(&file_mu_);
-  if (!file_tried_) {
-    file_tried_ = true;
-    file_ = SealedFile::Create(serialized);
+  if (file_ == nullptr && !file_refused_) {
+    bool at_limit = false;
+    file_ = SealedFile::Create(serialized, max_live_bytes, &at_limit);
+    file_refused_ = file_ == nullptr && !at_limit;
   }
   return file_;
 }

@@ -35,13 +35,14 @@ struct HotAnswer {
   // `serialized` as a sealed memory file (sealed_file.h), made on first
   // need and kept as long as the answer: what the framed socket hands a
   // caller that takes large answers that way. nullptr when the kernel
-  // refuses one. Thread-safe.
-  std::shared_ptr<const SealedFile> SharedFile() const;
+  // refuses one (not asked again for this answer), or while the files
+  // alive hold `max_live_bytes` (asked again later). Thread-safe.
+  std::shared_ptr<const SealedFile> SharedFile(uint64_t max_live_bytes) const;
 
  private:
   mutable absl::Mutex file_mu_;
   mutable std::shared_ptr<const SealedFile> file_ ABSL_GUARDED_BY(file_mu_);
-  mutable bool file_tried_ ABSL_GUARDED_BY(file_mu_) = false;
+  mutable bool file_refused_ ABSL_GUARDED_BY(file_mu_) = false;
 };
 
 // The most recently hit answers, bounded in bytes (their serialized size),

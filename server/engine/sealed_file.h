@@ -19,9 +19,16 @@ namespace jitcache {
 
 class SealedFile {
  public:
-  // nullptr when the kernel refuses (no memfd, no memory): the caller
-  // sends the bytes instead.
-  static std::shared_ptr<const SealedFile> Create(std::string_view bytes);
+  // At most this many live at once: each holds a descriptor of the
+  // daemon's (as does every caller's copy in flight).
+  static constexpr uint64_t kMaxLiveFiles = 256;
+
+  // nullptr when the kernel refuses (no memfd, no memory), or when the
+  // files alive would pass kMaxLiveFiles or `max_live_bytes` in all
+  // (`*at_limit` then true): the caller sends the bytes instead.
+  static std::shared_ptr<const SealedFile> Create(std::string_view bytes,
+                                                  uint64_t max_live_bytes,
+                                                  bool* at_limit);
   ~SealedFile();
   SealedFile(const SealedFile&) = delete;
   SealedFile& operator=(const SealedFile&) = delete;
@@ -37,6 +44,7 @@ class SealedFile {
   const int fd_;
   const size_t size_;
   static std::atomic<uint64_t> live_bytes_;
+  static std::atomic<uint64_t> live_files_;
 };
 
 }  // namespace jitcache

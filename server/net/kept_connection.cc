@@ -1,5 +1,7 @@
 #include "server/net/kept_connection.h"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -67,6 +69,7 @@ void KeptConnection::StartAnswer(std::shared_ptr<const std::string> response,
 
 void KeptConnection::StartFileAnswer(int file_fd,
                                      std::shared_ptr<const void> file,
+                                     std::shared_ptr<const std::string> bytes,
                                      absl::Time now) {
   head_[0] = kShared;
   frame::PutHeader(head_ + 1, 0);
@@ -74,8 +77,14 @@ void KeptConnection::StartFileAnswer(int file_fd,
   out_ = nullptr;
   out_fd_ = file_fd;
   out_file_ = std::move(file);
+  out_bytes_ = std::move(bytes);
   sent_ = 0;
   deadline_ = now + serving_.io_timeout;
+}
+
+bool KeptConnection::Unread() const {
+  int queued = 0;
+  return ioctl(fd_, SIOCOUTQ, &queued) != 0 || queued > 0;
 }
 
 bool KeptConnection::Flush() {
@@ -106,6 +115,13 @@ bool KeptConnection::Flush() {
       std::memcpy(CMSG_DATA(c), &out_fd_, sizeof(int));
     }
     const ssize_t n = sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == ETOOMANYREFS && out_fd_ >= 0 && out_bytes_) {
+      // Too many descriptors in flight for this user: the bytes instead.
+      out_fd_ = -1;
+      out_file_ = nullptr;
+      StartAnswer(std::move(out_bytes_), absl::Now());
+      continue;
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno == EAGAIN || errno == EWOULDBLOCK;
@@ -115,6 +131,7 @@ bool KeptConnection::Flush() {
       // Sent: the kernel holds the file for the caller now.
       out_fd_ = -1;
       out_file_ = nullptr;
+      out_bytes_ = nullptr;
     }
     if (sent_ == head_bytes_ + body) {
       head_bytes_ = 0;
@@ -153,8 +170,9 @@ size_t KeptConnection::AnswerWhole(absl::string_view bytes, absl::Time now,
         reply.later(AnswerLater(later_, fd_, *awaited_));
         break;
       }
-      if (reply.file_fd >= 0) {
-        StartFileAnswer(reply.file_fd, std::move(reply.file), now);
+      if (reply.file_fd >= 0 && !Unread()) {
+        StartFileAnswer(reply.file_fd, std::move(reply.file),
+                        std::move(reply.now), now);
       } else {
         StartAnswer(std::move(reply.now), now, reply.refused);
       }

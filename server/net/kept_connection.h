@@ -89,9 +89,12 @@ class KeptConnection {
   // `refused`: `now` is not the answer but why the request was refused (a
   // serialized FramedRefusal, which the caller reads instead of asking
   // gRPC, which it may not be able to).
-  // `file_fd` (with `now` null): the answer is the whole content of this
-  // sealed memory file, sent as its descriptor (SCM_RIGHTS) with an empty
-  // frame of status kShared; `file` keeps it open until it is sent.
+  // `file_fd`: the answer is the whole content of this sealed memory file,
+  // sent as its descriptor (SCM_RIGHTS) with an empty frame of status
+  // kShared; `file` keeps it open until it is sent. `now` holds the same
+  // bytes, sent instead while an earlier answer on the connection is
+  // unread (so that a peer that asks and never reads holds one descriptor
+  // in flight at most) or when the kernel refuses more in flight.
   struct Reply {
     std::shared_ptr<const std::string> now;
     std::function<void(AnswerLater)> later = nullptr;
@@ -157,7 +160,11 @@ class KeptConnection {
                    bool refused = false);
   // An answer that is the content of a sealed file, sent as its descriptor.
   void StartFileAnswer(int file_fd, std::shared_ptr<const void> file,
+                       std::shared_ptr<const std::string> bytes,
                        absl::Time now);
+  // Whether the peer has yet to read an earlier answer (or the kernel
+  // will not say).
+  bool Unread() const;
   // Sends what the socket takes of the answer; false when the peer has
   // gone.
   bool Flush();
@@ -176,6 +183,7 @@ class KeptConnection {
   // A descriptor to send with the head's first byte, and what keeps it open.
   int out_fd_ = -1;
   std::shared_ptr<const void> out_file_;
+  std::shared_ptr<const std::string> out_bytes_;  // the file's content
   char head_[5] = {0};        // its status byte, then its length if a hit
   size_t head_bytes_ = 0;     // of head_ in use; 0: no answer under way
   size_t sent_ = 0;           // of head_ then *out_

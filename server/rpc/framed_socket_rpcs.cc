@@ -150,11 +150,15 @@ KeptConnection::Reply JitCacheService::AnswerCompile(
   if (shared && hit.ok() && *hit != nullptr &&
       options_.shared_answer_size > 0 &&
       (*hit)->serialized.size() >= options_.shared_answer_size) {
-    if (std::shared_ptr<const SealedFile> file = (*hit)->SharedFile()) {
+    // At most as many bytes in sealed files as the hot answers hold.
+    if (std::shared_ptr<const SealedFile> file =
+            (*hit)->SharedFile(options_.hot_cache_size)) {
       CountHit(user, **hit, start);
       ++counters_.socket_hits;
       ++counters_.shared_answers;
-      return {nullptr, nullptr, false, file->fd(), file};
+      // The bytes too, for a connection that cannot take a descriptor now.
+      return {std::shared_ptr<const std::string>(*hit, &(*hit)->serialized),
+              nullptr, false, file->fd(), file};
     }
   }
   if (std::optional<KeptConnection::Reply> now =
@@ -213,13 +217,17 @@ void JitCacheService::PromiseUnderPlace(std::shared_ptr<CompileCall> call,
     hit = absl::NotFoundError(kSendIncludedFiles);
   }
   if (!hit.ok()) {
-    counters_.Rejected(hit.status().code());
-    ++user.rejected;
+    // NOT_FOUND asks for the files, as AnswerCompile does: not a rejection.
+    if (!absl::IsNotFound(hit.status())) {
+      counters_.Rejected(hit.status().code());
+      ++user.rejected;
+    }
     later(RefusalOf(hit.status()), /*refused=*/true);
     return;
   }
   if (*hit != nullptr) {
     CountHit(user, **hit, start);
+    ++counters_.socket_hits;
     later(std::shared_ptr<const std::string>(*hit, &(*hit)->serialized));
     return;
   }

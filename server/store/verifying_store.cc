@@ -239,8 +239,9 @@ absl::Status VerifyingStore::WriteUploads(std::span<const ObjectRef> uploaded) {
   // upload of them, whatever kind it claims, changes nothing.
   std::vector<ObjectRef> objects;
   for (const ObjectRef& object : uploaded) {
-    if (!index_.HasObject(AbslView(object.digest.AsBytes())))
+    if (!index_.HasObject(AbslView(object.digest.AsBytes()))) {
       objects.push_back(object);
+    }
   }
   std::vector<v1::UploadRecord> uploads(objects.size());
   std::vector<std::string> values;

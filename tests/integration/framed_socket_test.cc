@@ -654,6 +654,45 @@ TEST(FramedSocket, ASharedAnswerCannotBeChangedByWhoeverHoldsIt) {
       framed_protocol::kCompile + asked, buffer, std::chrono::seconds(30));
   ASSERT_TRUE(copied.has_value());
   EXPECT_EQ(compile_wire::Decode(*copied)->object, built->object);
+  // A peer that asks again and again and reads nothing holds one
+  // descriptor in flight: the rest of its answers come as bytes.
+  const int greedy = Connect(dir.Sub("s.sock.hit"));
+  ASSERT_GE(greedy, 0);
+  constexpr int kAsks = 20;
+  for (int i = 0; i < kAsks; ++i) {
+    ASSERT_TRUE(frame::Write(greedy, framed_protocol::kCompileShared + asked));
+  }
+  absl::SleepFor(absl::Milliseconds(500));
+  int files = 0, inline_answers = 0;
+  for (int i = 0; i < kAsks; ++i) {
+    char head[5];
+    iovec part{head, sizeof(head)};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    msghdr message{};
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+    ASSERT_EQ(recvmsg(greedy, &message, MSG_WAITALL), 5);
+    if (cmsghdr* c = CMSG_FIRSTHDR(&message);
+        c != nullptr && c->cmsg_type == SCM_RIGHTS) {
+      int passed;
+      std::memcpy(&passed, CMSG_DATA(c), sizeof(int));
+      close(passed);
+      ++files;
+    }
+    if (head[0] == 3) continue;
+    ASSERT_EQ(head[0], 0);
+    ++inline_answers;
+    std::string body(frame::LengthOf(head + 1), '\0');
+    ASSERT_EQ(recv(greedy, body.data(), body.size(), MSG_WAITALL),
+              static_cast<ssize_t>(body.size()));
+    EXPECT_EQ(compile_wire::Decode(body)->object, built->object);
+  }
+  close(greedy);
+  EXPECT_EQ(files, 1);
+  EXPECT_EQ(inline_answers, kAsks - 1);
+
   const DaemonStats stats = testing::StatsOf(daemon.socket());
   EXPECT_GE(stats.shared_answers, 3u);
   EXPECT_GT(stats.shared_answer_bytes, built->object.size());

@@ -246,6 +246,25 @@ TEST_F(IncludeScanTest, IncludeDirectoriesAreResolvedOnceUntilALinkMoves) {
               toolkit);
   }
   EXPECT_EQ(scanner.dirs_resolved(), before + 2);
+
+  // A link in the middle of a chain (as update-alternatives keeps them:
+  // cuda -> alternatives/cuda -> toolkit), re-pointed.
+  std::filesystem::remove(link);
+  std::filesystem::create_directories(dir_.Sub("alternatives"));
+  std::filesystem::create_directory_symlink(dir_.Sub("toolkit"),
+                                            dir_.Sub("alternatives/cuda"));
+  std::filesystem::create_directory_symlink(dir_.Sub("alternatives/cuda"),
+                                            link);
+  EXPECT_EQ(scanner.ToolkitDirOf(link + "/include", toolkit_dirs), toolkit);
+  EXPECT_EQ(scanner.ToolkitDirOf(link + "/include", toolkit_dirs), toolkit);
+  std::filesystem::create_directory_symlink(dir_.Sub("mine"),
+                                            dir_.Sub("alternatives/cuda.new"));
+  std::filesystem::rename(dir_.Sub("alternatives/cuda.new"),
+                          dir_.Sub("alternatives/cuda"));
+  EXPECT_EQ(scanner.ToolkitDirOf(link + "/include", toolkit_dirs), "");
+  // The same spelling for another daemon's toolkit is answered for it.
+  EXPECT_EQ(scanner.ToolkitDirOf(link + "/include", {dir_.Sub("mine/include")}),
+            dir_.Sub("mine/include"));
 }
 
 TEST_F(IncludeScanTest, DirectoriesAreWatchedOnlyOnceStampChecksAddUp) {

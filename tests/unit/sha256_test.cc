@@ -1,5 +1,8 @@
 #include "common/sha256.h"
 
+#include <openssl/evp.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -60,6 +63,40 @@ TEST(Sha256, LongAndSplitInputsMatchOneShot) {
   }
   // 200,000 bytes of this generator, hashed by sha256sum.
   EXPECT_EQ(Digest{Sha256::Hash(data)}.Hex(), kRandomDigest);
+}
+
+// libcrypto's SHA-256 of `data`: the oracle.
+Sha256::Digest OpenSsl(std::string_view data) {
+  Sha256::Digest out;
+  unsigned int length = 0;
+  EVP_Digest(data.data(), data.size(), out.data(), &length, EVP_sha256(),
+             nullptr);
+  return out;
+}
+
+// Every length across the block and padding boundaries, random bytes, fed
+// in random pieces, by both compressors (the CPU's SHA instructions where
+// it has them, and plain C++): libcrypto's digest each time.
+TEST(Sha256, EqualsOpenSslForEveryLengthAndSplitOnBothPaths) {
+  std::mt19937 random(7);
+  std::string bytes(300 + 70000, '\0');
+  for (char& c : bytes) c = static_cast<char>(random());
+  std::vector<size_t> sizes;
+  for (size_t n = 0; n <= 300; ++n) sizes.push_back(n);
+  for (size_t n : {1023u, 4096u, 65535u, 70300u}) sizes.push_back(n);
+  for (size_t n : sizes) {
+    const std::string_view data(bytes.data(), n);
+    const Sha256::Digest want = OpenSsl(data);
+    EXPECT_EQ(Sha256::HashForTest(data, false), want) << n;
+    EXPECT_EQ(Sha256::HashForTest(data, true), want) << n;
+    Sha256 pieces;
+    for (size_t at = 0; at < n;) {
+      const size_t take = std::min<size_t>(n - at, random() % 130);
+      pieces.Update(data.substr(at, take));
+      at += take;
+    }
+    EXPECT_EQ(pieces.Finish(), want) << n << " in pieces";
+  }
 }
 
 TEST(Digest, HexRoundTripAndErrors) {
