@@ -554,13 +554,9 @@ TEST_F(FrontEndMemoTest, ARelativeIncludeDirectoryThroughALinkDoesNotMove) {
   EXPECT_THAT(full.output, HasSubstr("not the toolkit's header"));
 }
 
-// Sends `payload` framed on a new connection and reads the answer's head
-// (status byte and length); a descriptor that came with it goes to `*fd`.
-bool AskForFile(const std::string& path, const std::string& payload,
-                char* status, int* fd) {
-  const int s = Connect(path);
-  if (s < 0 || !frame::Write(s, payload)) return false;
-  char head[5];
+// Reads an answer's head (status byte and length) from `s`; a descriptor
+// that came with it goes to `*fd` (-1: none).
+bool ReadHead(int s, char (&head)[5], int* fd) {
   iovec part{head, sizeof(head)};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
   msghdr message{};
@@ -569,15 +565,26 @@ bool AskForFile(const std::string& path, const std::string& payload,
   message.msg_control = control;
   message.msg_controllen = sizeof(control);
   const ssize_t n = recvmsg(s, &message, MSG_WAITALL);
-  close(s);
   *fd = -1;
   if (cmsghdr* c = CMSG_FIRSTHDR(&message);
       c != nullptr && c->cmsg_type == SCM_RIGHTS) {
     std::memcpy(fd, CMSG_DATA(c), sizeof(int));
   }
+  return n == static_cast<ssize_t>(sizeof(head));
+}
+
+// Sends `payload` framed on a new connection and reads the answer's head,
+// which must have an empty frame; its status to `*status`, a descriptor
+// that came with it to `*fd`.
+bool AskForFile(const std::string& path, const std::string& payload,
+                char* status, int* fd) {
+  const int s = Connect(path);
+  if (s < 0 || !frame::Write(s, payload)) return false;
+  char head[5];
+  const bool read = ReadHead(s, head, fd);
+  close(s);
   *status = head[0];
-  return n == static_cast<ssize_t>(sizeof(head)) &&
-         frame::LengthOf(head + 1) == 0;
+  return read && frame::LengthOf(head + 1) == 0;
 }
 
 // A large hit asked with kCompileShared comes as a sealed memory file. A
@@ -666,18 +673,9 @@ TEST(FramedSocket, ASharedAnswerCannotBeChangedByWhoeverHoldsIt) {
   int files = 0, inline_answers = 0;
   for (int i = 0; i < kAsks; ++i) {
     char head[5];
-    iovec part{head, sizeof(head)};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    msghdr message{};
-    message.msg_iov = &part;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof(control);
-    ASSERT_EQ(recvmsg(greedy, &message, MSG_WAITALL), 5);
-    if (cmsghdr* c = CMSG_FIRSTHDR(&message);
-        c != nullptr && c->cmsg_type == SCM_RIGHTS) {
-      int passed;
-      std::memcpy(&passed, CMSG_DATA(c), sizeof(int));
+    int passed = -1;
+    ASSERT_TRUE(ReadHead(greedy, head, &passed));
+    if (passed >= 0) {
       close(passed);
       ++files;
     }
