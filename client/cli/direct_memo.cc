@@ -12,7 +12,7 @@
 #include <map>
 
 #include "client/wire/proto_wire.h"
-#include "common/hex_sha256.h"
+#include "common/digest.h"
 #include "common/place_anchor.h"
 
 namespace jitcache::cli {
@@ -127,7 +127,7 @@ std::string DigestOfFile(const std::string& path) {
   while ((n = read(fd, buffer, sizeof(buffer))) > 0) data.append(buffer, n);
   close(fd);
   if (n < 0) return "";
-  return HexSha256(data);
+  return Digest::Of(data).Hex();
 }
 
 // Whether `spelled` leads to its lexical path with no symbolic link on the

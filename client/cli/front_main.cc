@@ -56,7 +56,10 @@ std::optional<std::string> DaemonToolkit(jitcache::FramedChannel& channel) {
   std::optional<std::string_view> toolkit = channel.Ask(
       std::string_view(&jitcache::framed_protocol::kToolkit, 1), answer);
   if (!toolkit) return std::nullopt;
-  return jitcache::compile_wire::DecodeToolkitFingerprint(*toolkit);
+  std::optional<jitcache::compile_wire::Toolkit> decoded =
+      jitcache::compile_wire::DecodeToolkit(*toolkit);
+  if (!decoded) return std::nullopt;
+  return std::move(decoded->fingerprint);
 }
 
 // The memo of `asked` taken here from `moved`, kept without its place, when

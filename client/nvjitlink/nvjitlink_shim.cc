@@ -50,10 +50,10 @@
 #include "client/wire/framed_channel.h"
 #include "client/wire/link_wire.h"
 #include "client/wire/real_library.h"
+#include "common/digest.h"
 #include "common/fd_io.h"
 #include "common/file_stamp.h"
 #include "common/framed_protocol.h"
-#include "common/hex_sha256.h"
 #include "common/paths.h"
 #include "common/ptx_sources.h"
 #include "common/sized_read.h"
@@ -522,7 +522,7 @@ nvJitLinkResult AddInput(Link& link, nvJitLinkInputType type, const void* data,
   input.name = name;
   input.bytes.assign(static_cast<const char*>(data), size);
   if (link.eligible && TheDaemon() != nullptr) {
-    input.digest = jitcache::HexSha256(input.bytes);
+    input.digest = jitcache::Digest::Of(input.bytes).Hex();
   }
   link.inputs.push_back(std::move(input));
   if (link.real == nullptr) {

@@ -44,9 +44,9 @@
 #include "client/wire/link_wire.h"
 #include "client/wire/nvvm_wire.h"
 #include "client/wire/real_library.h"
+#include "common/digest.h"
 #include "common/file_stamp.h"
 #include "common/framed_protocol.h"
-#include "common/hex_sha256.h"
 #include "common/paths.h"
 
 // libNVVM's C API (nvvm.h), spelled here: the build has no nvvm.h.
@@ -354,7 +354,8 @@ nvvmResult AddModule(nvvmProgram handle, CallKind kind, const char* buffer,
   // libNVVM copies the bytes when the module is added (a buffer changed
   // afterwards compiles as it was), and takes any bytes.
   call.module.assign(buffer, size);
-  if (TheDaemon() != nullptr) call.digest = jitcache::HexSha256(call.module);
+  if (TheDaemon() != nullptr)
+    call.digest = jitcache::Digest::Of(call.module).Hex();
   program.answered.reset();
   return kSuccess;
 }

@@ -152,18 +152,4 @@ std::optional<Toolkit> DecodeToolkit(std::string_view bytes) {
   return toolkit;
 }
 
-std::optional<std::string> DecodeToolkitFingerprint(std::string_view bytes) {
-  std::string fingerprint;
-  const bool ok = ForEachField(
-      bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
-        if (type == kBytes &&
-            field == wire::PingResponse::kToolchainFingerprint) {
-          return in.Bytes(&fingerprint);
-        }
-        return std::nullopt;
-      });
-  if (!ok) return std::nullopt;
-  return fingerprint;
-}
-
 }  // namespace jitcache::compile_wire

@@ -80,9 +80,6 @@ struct Toolkit {
   std::string fingerprint;
 };
 std::optional<Toolkit> DecodeToolkit(std::string_view bytes);
-// The toolchain_fingerprint of a PingResponse (the framed socket's answer to
-// kToolkit); nullopt when the bytes are not a well-formed one.
-std::optional<std::string> DecodeToolkitFingerprint(std::string_view bytes);
 
 }  // namespace jitcache::compile_wire
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/hex_sha256.h"
+#include "common/digest.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
 
@@ -147,7 +147,7 @@ TEST(MovableDirectMemo, MovesToTheSameFilesElsewhereOnly) {
   memo.toolkit_fingerprint = "abc";
   memo.files = {{a + "/inc/h.cuh", StampAt(a + "/inc/h.cuh")}};
   memo.absent = {a + "/h.cuh"};
-  const std::string digest = HexSha256("#define A 1\n");
+  const std::string digest = Digest::Of("#define A 1\n").Hex();
   std::optional<MovableDirectMemo> movable =
       TakeOutPlace(memo, "k.cu", {{a + "/inc/h.cuh", digest}},
                    {a + "/inc/h.cuh"}, {{"inc"}, {}}, "req");

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "common/digest.h"
-#include "common/hex_sha256.h"
+#include "common/sha256.h"
 #include "gtest/gtest.h"
 #include "jitcache/v1/jitcache.pb.h"
 
@@ -173,11 +173,11 @@ TEST(InputDigest, IsTheSha256OpenSslComputes) {
   for (size_t n : sizes) {
     const std::string_view in(bytes.data(), n);
     const std::string want = OpenSslHex(in);
-    EXPECT_EQ(HexSha256(in), want) << n;
-    EXPECT_EQ(HexSha256ForTest(in, true), want) << n;
-    EXPECT_EQ(HexSha256ForTest(in, false), want) << n;
+    EXPECT_EQ(Digest::Of(in).Hex(), want) << n;
+    EXPECT_EQ(Digest{Sha256::HashForTest(in, true)}.Hex(), want) << n;
+    EXPECT_EQ(Digest{Sha256::HashForTest(in, false)}.Hex(), want) << n;
   }
-  EXPECT_EQ(HexSha256(""),
+  EXPECT_EQ(Digest::Of("").Hex(),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
