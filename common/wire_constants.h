@@ -5,7 +5,7 @@
 
 namespace jitcache {
 
-// Trailing metadata of a FAILED_PRECONDITION Compile answer: the request
+// Trailing metadata of a NOT_FOUND Compile answer: the request
 // missed, and its included files must come with their contents to be
 // compiled (jitcache.proto, CompileRequest.includes_resolved).
 inline constexpr std::string_view kSendIncludedMetadata =

@@ -27,6 +27,25 @@ const Digest& ActionKinds::LinkKeyAt(const PreparedLink& link, bool named) {
   return named && link.named_key.has_value() ? *link.named_key : link.key;
 }
 
+bool ActionKinds::AnsweredForAnotherPlace(const v1::CompileResponse& answer,
+                                          const PreparedCompile& prepared) {
+  return answer.place_matters() &&
+         answer.cache_key() != prepared.placed_key.Hex() &&
+         answer.cache_key() != prepared.working_directory_key.Hex();
+}
+
+absl::StatusOr<std::shared_ptr<const HotAnswer>>
+ActionKinds::CompileHitForOwnPlace(const PreparedCompile& prepared,
+                                   KeyLevel* level) {
+  *level = KeyLevel::kPlaceFree;
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      CompileHit(prepared, level);
+  if (hit.ok() && *hit == nullptr && *level == KeyLevel::kPlaceFree) {
+    *level = KeyLevel::kPlace;
+  }
+  return hit;
+}
+
 absl::StatusOr<std::shared_ptr<const HotAnswer>> ActionKinds::CompileHit(
     const PreparedCompile& prepared, KeyLevel* level) {
   // Without proofs nothing is shared between places: each place's key

@@ -50,6 +50,16 @@ class ActionKinds {
   // `level` (optional) says which key answered or is to be run.
   absl::StatusOr<std::shared_ptr<const HotAnswer>> CompileHit(
       const PreparedCompile& prepared, KeyLevel* level = nullptr);
+  // Whether `answer`, of a place-free build, was kept for another place
+  // than `prepared`'s (it depends on its place): the caller is then served
+  // under its own place's key (CompileHitForOwnPlace), on either door.
+  static bool AnsweredForAnotherPlace(const v1::CompileResponse& answer,
+                                      const PreparedCompile& prepared);
+  // After such an answer: the place-free key says now which key holds this
+  // place's answer, and where it says nothing the build kept it for its own
+  // place alone (kPlace). `level` receives the key to run on a miss.
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> CompileHitForOwnPlace(
+      const PreparedCompile& prepared, KeyLevel* level);
   // An as-called link's stored answer: under its key without names, or
   // under its names' key where the record there says the names show (or
   // no proof could run); null on a miss. `named` says which key answered

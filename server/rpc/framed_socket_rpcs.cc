@@ -30,11 +30,6 @@ KeptConnection::Reply Refuse(const absl::Status& status) {
   return {RefusalOf(status), nullptr, /*refused=*/true};
 }
 
-// What a compile that needs the included files' bytes is told (both doors).
-constexpr absl::string_view kSendIncludedFiles =
-    "a miss: the daemon lacks the included files' contents: send them with "
-    "the request";
-
 absl::Status NotWellFormed(absl::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrCat("the request is not a well-formed ", what));
@@ -166,7 +161,7 @@ KeptConnection::Reply JitCacheService::AnswerCompile(
     return *std::move(now);
   }
   if (request->includes_resolved() && !FindIncludedFiles(*call)) {
-    return Refuse(absl::NotFoundError(kSendIncludedFiles));
+    return Refuse(SendIncludedFiles());
   }
   return {nullptr, [this, call, level, uid = peer.uid, user = &user,
                     start](AnswerLater later) {
@@ -183,10 +178,8 @@ void JitCacheService::PromiseCompile(std::shared_ptr<CompileCall> call,
     answer = [this, call, later, uid, user = &user, start,
               built = std::move(answer)](const SharedResult& result,
                                          bool is_leader) {
-      const PreparedCompile& p = call->prepared;
-      if (result.ok() && (*result)->place_matters() &&
-          (*result)->cache_key() != p.placed_key.Hex() &&
-          (*result)->cache_key() != p.working_directory_key.Hex()) {
+      if (result.ok() &&
+          ActionKinds::AnsweredForAnotherPlace(**result, call->prepared)) {
         PromiseUnderPlace(call, later, uid, *user, start);
         return;
       }
@@ -204,17 +197,12 @@ void JitCacheService::PromiseUnderPlace(std::shared_ptr<CompileCall> call,
                                         AnswerLater later, uid_t uid,
                                         UserStats::Counters& user,
                                         absl::Time start) {
-  // The place-free key says now which key holds this place's answer (when
-  // it says nothing, the build kept it for its own place alone).
-  KeyLevel level = KeyLevel::kPlaceFree;
+  KeyLevel level;
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      kinds_.CompileHit(call->prepared, &level);
-  if (hit.ok() && *hit == nullptr && level == KeyLevel::kPlaceFree) {
-    level = KeyLevel::kPlace;
-  }
+      kinds_.CompileHitForOwnPlace(call->prepared, &level);
   if (hit.ok() && *hit == nullptr && call->request->includes_resolved() &&
       !FindIncludedFiles(*call)) {
-    hit = absl::NotFoundError(kSendIncludedFiles);
+    hit = SendIncludedFiles();
   }
   if (!hit.ok()) {
     // NOT_FOUND asks for the files, as AnswerCompile does: not a rejection.

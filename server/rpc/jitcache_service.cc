@@ -195,6 +195,12 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
   return ServeCompile(uid, response, reactor, std::move(call), level);
 }
 
+absl::Status JitCacheService::SendIncludedFiles() {
+  return absl::NotFoundError(
+      "a miss: the daemon lacks the included files' contents: send them with "
+      "the request");
+}
+
 bool JitCacheService::FindIncludedFiles(CompileCall& call) {
   call.kept = kinds_.KeptFiles(call.prepared);
   // A request that named its files by digest gives their times apart, one
@@ -229,9 +235,7 @@ grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
   if (level == KeyLevel::kPlaceFree) {
     taken_elsewhere = [this, uid, response, reactor,
                        call](const v1::CompileResponse& answer) {
-      const PreparedCompile& p = call->prepared;
-      if (!answer.place_matters() || answer.cache_key() == p.placed_key.Hex() ||
-          answer.cache_key() == p.working_directory_key.Hex()) {
+      if (!ActionKinds::AnsweredForAnotherPlace(answer, call->prepared)) {
         return false;
       }
       ServeTakenUnderPlace(uid, response, reactor, call);
@@ -252,14 +256,9 @@ void JitCacheService::ServeTakenUnderPlace(uid_t uid,
                                            v1::CompileResponse* response,
                                            AnswerReactor* reactor,
                                            std::shared_ptr<CompileCall> call) {
-  // The place-free key says now which key holds this place's answer (when
-  // it says nothing, the build kept it for its own place alone).
-  KeyLevel level = KeyLevel::kPlaceFree;
+  KeyLevel level;
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      kinds_.CompileHit(call->prepared, &level);
-  if (hit.ok() && *hit == nullptr && level == KeyLevel::kPlaceFree) {
-    level = KeyLevel::kPlace;
-  }
+      kinds_.CompileHitForOwnPlace(call->prepared, &level);
   const Digest& key = ActionKinds::KeyAt(call->prepared, level);
   if (!hit.ok()) {
     reactor->FinishClaimed(ToGrpcStatus(hit.status()));
@@ -269,13 +268,9 @@ void JitCacheService::ServeTakenUnderPlace(uid_t uid,
     FinishWithHit(**hit, response, reactor, /*claimed=*/true);
     return;
   }
-  if (call->request->includes_resolved()) {
-    if (!FindIncludedFiles(*call)) {
-      reactor->FinishClaimedToResend(
-          grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                       "a miss: send the included files' contents to compile"));
-      return;
-    }
+  if (call->request->includes_resolved() && !FindIncludedFiles(*call)) {
+    reactor->FinishClaimedToResend(ToGrpcStatus(SendIncludedFiles()));
+    return;
   }
   engine_.Join(uid, reactor->user(), key,
                FinishClaimedWhenBuilt(reactor, response), [this, call, level] {
@@ -401,10 +396,7 @@ grpc::ServerUnaryReactor* JitCacheService::ServeMiss(
     const std::function<bool()>& ask_for_inputs,
     std::function<bool(const v1::CompileResponse&)> taken_elsewhere) {
   if (ask_for_inputs && ask_for_inputs()) {
-    reactor->FinishToResend(grpc::Status(
-        grpc::StatusCode::NOT_FOUND,
-        "a miss: the daemon lacks the included files' contents: send them "
-        "with the request"));
+    reactor->FinishToResend(ToGrpcStatus(SendIncludedFiles()));
     return reactor;
   }
 

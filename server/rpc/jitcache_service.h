@@ -177,6 +177,9 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // request, or the request's own. False when it has neither (a gRPC
   // client is told, in the trailing metadata, to send them).
   bool FindIncludedFiles(CompileCall& call);
+  // What a compile that lacks its included files' bytes is told, on either
+  // door: NOT_FOUND, to send them with the same request.
+  static absl::Status SendIncludedFiles();
   // A connection whose user the kernel did not tell (an in-process channel).
   static constexpr uid_t kUnknownUser = static_cast<uid_t>(-1);
   std::optional<PeerCredentials> PeerOfCall(
