@@ -18,6 +18,15 @@ constexpr char kRestrict[] =
     "  for (int i = 0; i < n; ++i) a[i] += b[i] * b[i + 1];\n"
     "}\n";
 
+// Arithmetic in __float128, which device code has only with
+// -device-float128 (from sm_100 on).
+constexpr char kFloat128[] =
+    "extern \"C\" __global__ void q(double* x) {\n"
+    "  __float128 v = x[threadIdx.x];\n"
+    "  v = v * v + 1;\n"
+    "  x[threadIdx.x] = (double)v;\n"
+    "}\n";
+
 // A template, a name expression, and __FILE__ in the object.
 constexpr char kTemplate[] =
     "extern \"C\" __device__ const char kWhere[] = __FILE__;\n"
@@ -205,6 +214,19 @@ void OptionSpellings(Builder& b) {
                {"-no-cache"},
                {"--no-cache"},
                {"--no-lineinfo-inlined-at", "-lineinfo"},
+               // Their other spellings: the values NVRTC lists, a value as
+               // the next word, the other dash, a value it must refuse.
+               {"-Ofc=min"},
+               {"-Ofc=mid"},
+               {"-Ofc", "max"},
+               {"-frandom-seed", "5"},
+               {"--fassociative-math"},
+               {"-jump-table-density=50"},
+               {"--jump-table-density", "50"},
+               {"--jump-table-density=dense"},
+               {"--modify-stack-limit", "false"},
+               {"--no-lineinfo-inlined-at"},
+               {"-no-lineinfo-inlined-at", "-lineinfo"},
                {"-device-float128"},
                {"-no-source-include"},
                {"--brief-diagnostics=true"},
@@ -215,10 +237,16 @@ void OptionSpellings(Builder& b) {
                {"", "-w"}});
   b.Spellings("error", kError, {{}, {"-w"}, {"-err-no"}});
   // -device-float128 is taken from sm_100 on (NVRTC refuses it for
-  // sm_90, above): __float128 in device code there.
+  // sm_90, above); these compile a kernel without __float128.
   b.Spellings("float128", kRestrict,
               {{"-arch=sm_100", "-device-float128"},
                {"-arch=sm_100a", "--device-float128"}},
+              /*with_arch=*/false);
+  // A kernel that computes in __float128, with and without the option.
+  b.Spellings("float128-used", kFloat128,
+              {{"-arch=sm_100", "-device-float128"},
+               {"-arch=sm_100a", "--device-float128"},
+               {"-arch=sm_100"}},
               /*with_arch=*/false);
 }
 
