@@ -490,6 +490,17 @@ void PlaceVariants(Builder& b, int generation, const std::string& shared) {
             {"-arch=compute_90", "-I" + CudaHome() + "/include/cccl"});
   cub.name = "kern.cu";
   cub.exprs = {"red<128>"};
+  // The toolkit through a link of the place's own: an include directory
+  // the front end must tell is the toolkit's (and remember so), in each
+  // place, where the real NVRTC reads the same headers.
+  std::error_code ec;
+  std::filesystem::create_directory_symlink(CudaHome() + "/include/cccl",
+                                            b.root() + "/tk", ec);
+  const std::string cub_source = cub.source;  // Add may move `cub`
+  Variant& linked =
+      b.Add("place-cub-toolkit-link", cub_source, {"-arch=compute_90", "-Itk"});
+  linked.name = "kern.cu";
+  linked.exprs = {"red<128>"};
   if (shared.empty()) return;
   Write(std::filesystem::path(shared) / "pl_shared.h",
         "__device__ int pl_sub(int a) { return a - " + value + "; }\n");
