@@ -80,6 +80,8 @@ constexpr Spec kNvrtcSpecs[] = {
     // Taken from sm_100 on: NVRTC itself refuses it for older
     // architectures, and that refusal is what the caller gets.
     {"device-float128", "", Arg::kNone, Check::kAny, Group::kFlag},
+    // OptiX IR instead of PTX, cubin or LTO-IR: target optixir.
+    {"optix-ir", "", Arg::kNone, Check::kAny, Group::kFlag},
     // Refused: they write files or read files the key does not cover.
     {"time", "", Arg::kValue, Check::kAny, Group::kSingle,
      "it writes a timing file, which a cached compile cannot reproduce"},
@@ -125,9 +127,11 @@ PlainStatusOr<CanonicalOptions> CanonicalizeCompileOptions(
       break;
     case ObjectKind::kPtx:
     case ObjectKind::kLtoir:
+    case ObjectKind::kOptixIr:
       break;
     default:
-      return PlainStatus::Error("NVRTC compiles to ptx, cubin or ltoir only");
+      return PlainStatus::Error(
+          "NVRTC compiles to ptx, cubin, ltoir or optixir only");
   }
   // NVRTC reads the options itself, exactly as given: two spellings are two
   // keys, and a spelling NVRTC refuses is refused by NVRTC.
@@ -138,6 +142,12 @@ PlainStatusOr<CanonicalOptions> CanonicalizeCompileOptions(
 bool AsksForLtoIr(std::span<const std::string> options) {
   return std::any_of(options.begin(), options.end(), [](const std::string& o) {
     return o == "-dlto" || o == "--dlink-time-opt";
+  });
+}
+
+bool AsksForOptixIr(std::span<const std::string> options) {
+  return std::any_of(options.begin(), options.end(), [](const std::string& o) {
+    return o == "-optix-ir" || o == "--optix-ir";
   });
 }
 

@@ -41,6 +41,10 @@ PlainStatusOr<CanonicalOptions> CanonicalizeCompileOptions(
 // tries the others, which it refuses).
 bool AsksForLtoIr(std::span<const std::string> options);
 
+// Whether NVRTC makes OptiX IR (and no PTX, cubin or LTO-IR) for these
+// options: they hold -optix-ir or --optix-ir.
+bool AsksForOptixIr(std::span<const std::string> options);
+
 // The options whose order matters (-D, -U, -I, -include, ...), each in its
 // canonical spelling ("--include-path=DIR", "--pre-include=FILE",
 // "--define-macro=X=1"), in their order: what a scan of the files a

@@ -51,6 +51,11 @@ absl::StatusOr<std::string> ReadObject(const NvrtcApi& api, nvrtcProgram prog,
       out.resize(size);
       if (r == NVRTC_SUCCESS) r = api.GetLTOIR(prog, out.data());
       break;
+    case ObjectKind::kOptixIr:
+      r = api.GetOptiXIRSize(prog, &size);
+      out.resize(size);
+      if (r == NVRTC_SUCCESS) r = api.GetOptiXIR(prog, out.data());
+      break;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("NVRTC does not produce ", ObjectKindName(target)));

@@ -28,6 +28,8 @@ struct NvrtcApi {
   decltype(&nvrtcGetCUBIN) GetCUBIN = nullptr;
   decltype(&nvrtcGetLTOIRSize) GetLTOIRSize = nullptr;
   decltype(&nvrtcGetLTOIR) GetLTOIR = nullptr;
+  decltype(&nvrtcGetOptiXIRSize) GetOptiXIRSize = nullptr;
+  decltype(&nvrtcGetOptiXIR) GetOptiXIR = nullptr;
   decltype(&nvrtcGetProgramLogSize) GetProgramLogSize = nullptr;
   decltype(&nvrtcGetProgramLog) GetProgramLog = nullptr;
   decltype(&nvrtcAddNameExpression) AddNameExpression = nullptr;

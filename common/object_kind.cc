@@ -18,16 +18,20 @@ absl::string_view ObjectKindName(ObjectKind kind) {
       return "object";
     case ObjectKind::kLibrary:
       return "library";
+    case ObjectKind::kOptixIr:
+      return "optixir";
   }
   return "unknown";
 }
 
 std::optional<ObjectKind> ObjectKindFromNumber(int number) {
   if (number < static_cast<int>(ObjectKind::kPtx) ||
-      number > static_cast<int>(ObjectKind::kLibrary)) {
+      number > static_cast<int>(ObjectKind::kOptixIr)) {
     return std::nullopt;
   }
   return static_cast<ObjectKind>(number);
 }
+
+bool IsLinkInput(ObjectKind kind) { return kind != ObjectKind::kOptixIr; }
 
 }  // namespace jitcache

@@ -46,7 +46,7 @@ absl::string_view CodeTypeName(CodeType type) {
 std::optional<CodeType> ParseCodeType(absl::string_view name) {
   for (CodeType t :
        {CodeType::kPtx, CodeType::kCubin, CodeType::kLtoir, CodeType::kFatbin,
-        CodeType::kObject, CodeType::kLibrary}) {
+        CodeType::kObject, CodeType::kLibrary, CodeType::kOptixIr}) {
     if (name == CodeTypeName(t)) return t;
   }
   return std::nullopt;

@@ -35,8 +35,10 @@ bool ParseCompileFlags(const std::vector<std::string>& args,
         start = end + 1;
       }
     } else if (TakeValue(args, i, "--target", &value)) {
-      if (value != "ptx" && value != "cubin" && value != "ltoir") {
-        *error = "unknown target '" + value + "' (ptx, cubin or ltoir)";
+      if (value != "ptx" && value != "cubin" && value != "ltoir" &&
+          value != "optixir") {
+        *error =
+            "unknown target '" + value + "' (ptx, cubin, ltoir or optixir)";
         return false;
       }
       flags->target = value;

@@ -35,8 +35,8 @@ struct CompileFlags {
 };
 
 // Parses `args`; false with `error` set for a usage error (a flag without
-// its value, --header without '=', a target other than ptx, cubin or
-// ltoir, no FILE).
+// its value, --header without '=', a target other than ptx, cubin, ltoir
+// or optixir, no FILE).
 bool ParseCompileFlags(const std::vector<std::string>& args,
                        CompileFlags* flags, std::string* error);
 

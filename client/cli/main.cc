@@ -48,7 +48,7 @@ Commands:
   compile FILE.cu [flags] [NVRTC options]
       Compile FILE.cu through jitcached and write the object.
         --arch ARCH            target architecture, e.g. sm_90 (same as -arch=ARCH)
-        --target KIND          ptx (default), cubin or ltoir
+        --target KIND          ptx (default), cubin, ltoir or optixir
         --name-expression EXPR ask for the lowered name of EXPR, e.g.
                                'my_kernel<float>' (repeatable)
         --header NAME=FILE     serve FILE to #include "NAME" (repeatable)
@@ -103,7 +103,7 @@ Commands:
       --zero (admin) sets the counters to zero after showing them.
       --json prints them as one JSON object instead: each number under its
       name, and "users", a list of objects.
-  ls [--arch ARCH] [--kind ptx|cubin|ltoir] [--sort used|size] [--limit N]
+  ls [--arch ARCH] [--kind ptx|cubin|ltoir|optixir] [--sort used|size] [--limit N]
      [--json]
       List the store's entries, most recently used (or largest) first.
   show KEY_PREFIX [--ptx | -o FILE | --json]

@@ -225,6 +225,11 @@ absl::StatusOr<Library> Library::Load(const ObjectCode& code) {
         "LTO-IR cannot be loaded: link it first (jitcache::Linker) into a "
         "cubin or PTX");
   }
+  if (code.code_type == CodeType::kOptixIr) {
+    return absl::FailedPreconditionError(
+        "OptiX IR is loaded by OptiX (optixModuleCreate), not by the CUDA "
+        "driver");
+  }
   if (code.code_type == CodeType::kObject ||
       code.code_type == CodeType::kLibrary) {
     return absl::FailedPreconditionError(

@@ -75,6 +75,8 @@ Loaded Load() {
   resolve("nvrtcGetCUBIN", &a.GetCUBIN);
   resolve("nvrtcGetLTOIRSize", &a.GetLTOIRSize);
   resolve("nvrtcGetLTOIR", &a.GetLTOIR);
+  resolve("nvrtcGetOptiXIRSize", &a.GetOptiXIRSize);
+  resolve("nvrtcGetOptiXIR", &a.GetOptiXIR);
   resolve("nvrtcGetProgramLogSize", &a.GetProgramLogSize);
   resolve("nvrtcGetProgramLog", &a.GetProgramLog);
   resolve("nvrtcAddNameExpression", &a.AddNameExpression);
@@ -110,8 +112,9 @@ absl::StatusOr<ObjectCode> CompileLocally(const Program& program,
   static const Loaded* loaded = new Loaded(Load());
   if (!loaded->status.ok()) return loaded->status;
   if (target != CodeType::kPtx && target != CodeType::kCubin &&
-      target != CodeType::kLtoir) {
-    return absl::InvalidArgumentError("NVRTC compiles to ptx, cubin or ltoir");
+      target != CodeType::kLtoir && target != CodeType::kOptixIr) {
+    return absl::InvalidArgumentError(
+        "NVRTC compiles to ptx, cubin, ltoir or optixir");
   }
   const std::vector<std::string> raw = NvrtcOptionsFor(options, target);
   absl::StatusOr<CanonicalOptions> canonical = ToAbsl(

@@ -40,6 +40,7 @@ enum class CodeType {
   kPtx = compile_wire::kTargetPtx,
   kCubin = compile_wire::kTargetCubin,
   kLtoir = compile_wire::kTargetLtoir,
+  kOptixIr = compile_wire::kTargetOptixIr,
 };
 
 const char* NameOf(CodeType kind) {
@@ -48,6 +49,8 @@ const char* NameOf(CodeType kind) {
       return "cubin";
     case CodeType::kLtoir:
       return "ltoir";
+    case CodeType::kOptixIr:
+      return "optixir";
     default:
       return "ptx";
   }
@@ -163,6 +166,8 @@ Shim* Of(nvrtcProgram prog) { return reinterpret_cast<Shim*>(prog); }
 
 // What the options make NVRTC produce first.
 CodeType PrimaryTarget(const std::vector<std::string>& options) {
+  // With both, NVRTC refuses the options, and the compile's log says so.
+  if (jitcache::AsksForOptixIr(options)) return CodeType::kOptixIr;
   if (jitcache::AsksForLtoIr(options)) return CodeType::kLtoir;
   bool real_arch = false;
   for (size_t i = 0; i < options.size(); ++i) {
@@ -417,6 +422,13 @@ nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t* size) {
 nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char* out) {
   return Get(prog, out, CodeType::kLtoir, &Real::nvrtcGetLTOIR, false);
 }
+nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog, size_t* size) {
+  return GetSize(prog, size, CodeType::kOptixIr, &Real::nvrtcGetOptiXIRSize,
+                 false);
+}
+nvrtcResult nvrtcGetOptiXIR(nvrtcProgram prog, char* out) {
+  return Get(prog, out, CodeType::kOptixIr, &Real::nvrtcGetOptiXIR, false);
+}
 
 nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t* size) {
   if (prog == nullptr || size == nullptr) return NVRTC_ERROR_INVALID_INPUT;
@@ -469,10 +481,6 @@ nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char* expr,
     if (p.real == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;   \
     return real.name args;                                       \
   }
-JITCACHE_REAL_PROGRAM(nvrtcGetOptiXIRSize, (nvrtcProgram prog, size_t* size),
-                      (p.real, size))
-JITCACHE_REAL_PROGRAM(nvrtcGetOptiXIR, (nvrtcProgram prog, char* out),
-                      (p.real, out))
 JITCACHE_REAL_PROGRAM(nvrtcGetPCHCreateStatus, (nvrtcProgram prog), (p.real))
 JITCACHE_REAL_PROGRAM(nvrtcGetPCHHeapSizeRequired,
                       (nvrtcProgram prog, size_t* size), (p.real, size))

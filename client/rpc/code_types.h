@@ -22,6 +22,8 @@ static_assert(static_cast<int>(CodeType::kObject) ==
               static_cast<int>(ObjectKind::kObject));
 static_assert(static_cast<int>(CodeType::kLibrary) ==
               static_cast<int>(ObjectKind::kLibrary));
+static_assert(static_cast<int>(CodeType::kOptixIr) ==
+              static_cast<int>(ObjectKind::kOptixIr));
 
 constexpr ObjectKind ToObjectKind(CodeType type) {
   return static_cast<ObjectKind>(type);

@@ -21,6 +21,10 @@ std::vector<std::string> NvrtcOptionsFor(const ProgramOptions& options,
       !AsksForLtoIr(out)) {
     out.push_back("-dlto");
   }
+  // NVRTC makes OptiX IR only when asked to, and then nothing else.
+  if (target == CodeType::kOptixIr && !AsksForOptixIr(out)) {
+    out.push_back("-optix-ir");
+  }
   return out;
 }
 

@@ -40,6 +40,7 @@ struct Request {
 inline constexpr int kTargetPtx = 1;
 inline constexpr int kTargetCubin = 2;
 inline constexpr int kTargetLtoir = 3;
+inline constexpr int kTargetOptixIr = 7;
 inline constexpr int kServedHit = 1;
 inline constexpr int kServedMiss = 2;
 inline constexpr int kServedJoined = 3;

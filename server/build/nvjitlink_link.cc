@@ -148,6 +148,8 @@ nvJitLinkInputType InputType(ObjectKind kind) {
       return NVJITLINK_INPUT_OBJECT;
     case ObjectKind::kLibrary:
       return NVJITLINK_INPUT_LIBRARY;
+    case ObjectKind::kOptixIr:
+      break;  // no link input (refused before a link is prepared)
   }
   return NVJITLINK_INPUT_NONE;
 }

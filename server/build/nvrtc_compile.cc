@@ -46,6 +46,8 @@ const NvrtcApi& LinkedNvrtc() {
     a.GetCUBIN = &nvrtcGetCUBIN;
     a.GetLTOIRSize = &nvrtcGetLTOIRSize;
     a.GetLTOIR = &nvrtcGetLTOIR;
+    a.GetOptiXIRSize = &nvrtcGetOptiXIRSize;
+    a.GetOptiXIR = &nvrtcGetOptiXIR;
     a.GetProgramLogSize = &nvrtcGetProgramLogSize;
     a.GetProgramLog = &nvrtcGetProgramLog;
     a.AddNameExpression = &nvrtcAddNameExpression;

@@ -79,7 +79,7 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
     const v1::LinkInput& in = request.inputs(i);
     const std::string label = absl::StrCat("input ", i);
     std::optional<ObjectKind> kind = FromWireKind(in.kind());
-    if (!kind) {
+    if (!kind || !IsLinkInput(*kind)) {
       return absl::InvalidArgumentError(
           absl::StrCat("link ", label, " has no valid kind"));
     }
@@ -193,7 +193,7 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
     const std::string label =
         in.name().empty() ? absl::StrCat("input ", i) : in.name();
     std::optional<ObjectKind> kind = FromWireKind(in.kind());
-    if (!kind) {
+    if (!kind || !IsLinkInput(*kind)) {
       return absl::InvalidArgumentError(
           absl::StrCat("link ", label, " has no valid kind"));
     }

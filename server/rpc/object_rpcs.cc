@@ -36,7 +36,8 @@ grpc::ServerUnaryReactor* JitCacheService::UploadObject(
   absl::StatusOr<Digest> claimed = Digest::FromHex(request->digest());
   if (!claimed.ok()) return Finish(context, claimed.status());
   std::optional<ObjectKind> kind = FromWireKind(request->kind());
-  if (!kind) {
+  // Uploads are link inputs.
+  if (!kind || !IsLinkInput(*kind)) {
     return Finish(
         context, absl::InvalidArgumentError("upload has no valid object kind"));
   }

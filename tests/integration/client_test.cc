@@ -2,6 +2,8 @@
 // handles, batch precompile, the in-process fallback.
 #include "jitcache/client.h"
 
+#include <nvrtc.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +32,62 @@ std::string Kernel(int i) {
 }
 
 using ClientTest = testing::DaemonFixture;
+
+// What the real NVRTC makes of `source` named `name` with `options`: its
+// OptiX IR, or "" when it did not compile.
+std::string RealOptixIr(const std::string& source, const char* name,
+                        const std::vector<const char*>& options) {
+  nvrtcProgram prog = nullptr;
+  if (nvrtcCreateProgram(&prog, source.c_str(), name, 0, nullptr, nullptr) !=
+      NVRTC_SUCCESS) {
+    return "";
+  }
+  std::string out;
+  size_t size = 0;
+  if (nvrtcCompileProgram(prog, static_cast<int>(options.size()),
+                          options.data()) == NVRTC_SUCCESS &&
+      nvrtcGetOptiXIRSize(prog, &size) == NVRTC_SUCCESS) {
+    out.resize(size);
+    if (nvrtcGetOptiXIR(prog, out.data()) != NVRTC_SUCCESS) out.clear();
+  }
+  nvrtcDestroyProgram(&prog);
+  return out;
+}
+
+// OptiX IR through the API: the real NVRTC's bytes for the same program
+// and options (the client adds -optix-ir), a hit the second time, and the
+// same bytes compiled in the process when the daemon is away. The CUDA
+// driver cannot load it, and says so.
+TEST_F(ClientTest, OptixIrIsTheRealNvrtcsAndIsCached) {
+  const std::string source = Kernel(7);
+  const std::string real =
+      RealOptixIr(source, "k7.cu", {"-arch=sm_90", "-optix-ir"});
+  ASSERT_FALSE(real.empty());
+  ProgramOptions options;
+  options.arch = "sm_90";
+  auto first =
+      client_->Compile(Program(source, "k7.cu"), options, CodeType::kOptixIr);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(first->compiled) << first->log;
+  EXPECT_EQ(first->served, Served::kMiss);
+  EXPECT_TRUE(first->bytes == real)
+      << first->bytes.size() << " bytes, not " << real.size();
+  auto second =
+      client_->Compile(Program(source, "k7.cu"), options, CodeType::kOptixIr);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->served, Served::kHit);
+  EXPECT_TRUE(second->bytes == real);
+  auto offline = Client::Connect({.socket_path = dir_.Sub("nobody.sock")});
+  auto local =
+      offline->Compile(Program(source, "k7.cu"), options, CodeType::kOptixIr);
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_EQ(local->served, Served::kLocal);
+  EXPECT_TRUE(local->bytes == real);
+  auto library = second->Load();
+  ASSERT_FALSE(library.ok());
+  EXPECT_EQ(library.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(library.status().message()), HasSubstr("OptiX"));
+}
 
 TEST_F(ClientTest, HundredAsyncCompilesFromOneThread) {
   constexpr int kCalls = 100;

@@ -258,6 +258,21 @@ TEST_F(LinkTest, BadLinkRequestsAreInvalidArgument) {
               HasSubstr("refused"));
   EXPECT_EQ(Linker(*client_).Link(Sm90()).status().code(),
             absl::StatusCode::kInvalidArgument);  // no inputs
+  // OptiX IR is no input nvJitLink takes: refused as a link input and as
+  // an upload, by name, before anything runs.
+  ObjectCode optix = b;
+  optix.code_type = CodeType::kOptixIr;
+  Linker with_optix(*client_);
+  with_optix.Add(optix);
+  auto refused = with_optix.Link(Sm90());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("no valid kind"));
+  const std::string bytes = "optix ir";
+  EXPECT_EQ(
+      client_->UploadObject(Digest::Of(bytes).Hex(), CodeType::kOptixIr, bytes)
+          .code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(LinkTest, SixteenProcessesAskingForTheSameLinkGetOneLink) {

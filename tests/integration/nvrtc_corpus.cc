@@ -162,6 +162,18 @@ void OptionSpellings(Builder& b) {
   b.Spellings(
       "dlto", kRestrict,
       {{"-dlto"}, {"--dlto"}, {"--dlink-time-opt"}, {"-dlink-time-opt"}});
+  // OptiX IR and nothing else (PTX "", no cubin, no LTO-IR); with -dlto,
+  // or given a value, NVRTC refuses it.
+  b.Spellings("optix-ir", kTemplate,
+              {{"-optix-ir"},
+               {"--optix-ir"},
+               {"-optix-ir", "-rdc=true"},
+               {"-optix-ir", "-lineinfo"},
+               {"-optix-ir", "-dlto"},
+               {"-optix-ir=true"}});
+  b.Spellings("optix-ir-virtual", kRestrict,
+              {{"-arch=compute_90", "-optix-ir"}, {"-optix-ir"}},
+              /*with_arch=*/false);
   b.Spellings("rdc", kTemplate,
               {{"-rdc=true"},
                {"--relocatable-device-code=true"},

@@ -1,8 +1,8 @@
 // The NVRTC-compatible library against the real NVRTC: the same C program
 // (tests/testing/nvrtc_user.c), run once with the toolkit's libnvrtc and
-// then with ours in front (LD_LIBRARY_PATH), must write the same PTX, cubin
-// and LTO-IR and print the same lowered names, whether the daemon answers
-// or not.
+// then with ours in front (LD_LIBRARY_PATH), must write the same PTX, cubin,
+// LTO-IR and OptiX IR and print the same lowered names, whether the daemon
+// answers or not.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -22,7 +22,7 @@ namespace {
 using testing::ProcessResult;
 
 const char* const kOutputs[] = {"sm90.cubin", "sm90.ptx", "compute90.ptx",
-                                "lto.ltoir"};
+                                "lto.ltoir", "optix.optixir"};
 
 class NvrtcShim : public ::testing::Test {
  protected:
@@ -77,8 +77,9 @@ TEST_F(NvrtcShim, SameBytesAsNvrtcTheSecondProcessHitsAndNoDaemonStillWorks) {
   EXPECT_EQ(first.output, real.output);
   ExpectSameOutputs("real", "first");
   DaemonStats after_first = *client->Stats();
-  // cubin (then its PTX), PTX, LTO-IR: four compiles, nothing refused.
-  EXPECT_EQ(after_first.misses, 4u);
+  // cubin (then its PTX), PTX, LTO-IR, OptiX IR: five compiles, nothing
+  // refused.
+  EXPECT_EQ(after_first.misses, 5u);
   EXPECT_EQ(after_first.hits, 0u);
 
   ProcessResult second = Run("second", daemon.socket());
@@ -86,8 +87,8 @@ TEST_F(NvrtcShim, SameBytesAsNvrtcTheSecondProcessHitsAndNoDaemonStillWorks) {
   EXPECT_EQ(second.output, real.output);
   ExpectSameOutputs("real", "second");
   DaemonStats after_second = *client->Stats();
-  EXPECT_EQ(after_second.hits, 4u);
-  EXPECT_EQ(after_second.misses, 4u);
+  EXPECT_EQ(after_second.hits, 5u);
+  EXPECT_EQ(after_second.misses, 5u);
 
   daemon.Stop();
   ProcessResult alone = Run("alone", "");
@@ -129,8 +130,8 @@ TEST_F(NvrtcShim, LoadsNothingButTheCAndCxxRuntimesHitOrMiss) {
     }
   }
   DaemonStats stats = *client->Stats();
-  EXPECT_EQ(stats.misses, 4u) << "the first process's compiles ran";
-  EXPECT_EQ(stats.hits, 4u) << "the second process's were hits";
+  EXPECT_EQ(stats.misses, 5u) << "the first process's compiles ran";
+  EXPECT_EQ(stats.hits, 5u) << "the second process's were hits";
 }
 
 // Hits handed over as sealed memory files (every one, here) give the real
@@ -150,8 +151,8 @@ TEST_F(NvrtcShim, HitsHandedOverAsSealedFilesAreTheRealNvrtcsToo) {
   EXPECT_EQ(second.output, real.output);
   ExpectSameOutputs("real", "second");
   const DaemonStats stats = *client->Stats();
-  EXPECT_EQ(stats.hits, 4u);
-  EXPECT_EQ(stats.shared_answers, 4u) << "every hit went as a file";
+  EXPECT_EQ(stats.hits, 5u);
+  EXPECT_EQ(stats.shared_answers, 5u) << "every hit went as a file";
 }
 
 // A process whose real NVRTC would be another file than the daemon's
@@ -224,12 +225,12 @@ TEST_F(NvrtcShim, IncludeDirectoriesAreKeyedByTheFilesIncluded) {
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_EQ(first.output, real.output);
   ExpectSameOutputs("real", "first");
-  EXPECT_EQ(client->Stats()->misses, 4u) << "none went to the real NVRTC";
+  EXPECT_EQ(client->Stats()->misses, 5u) << "none went to the real NVRTC";
 
   ProcessResult second = Run("second", daemon.socket(), include);
   ASSERT_EQ(second.exit_code, 0) << second.output;
   ExpectSameOutputs("real", "second");
-  EXPECT_EQ(client->Stats()->hits, 4u);
+  EXPECT_EQ(client->Stats()->hits, 5u);
 
   // Files the program does not include, changed or new, change nothing.
   testing::WriteFile(inc + "/unrelated.h", "#error still never included\n");
@@ -237,8 +238,8 @@ TEST_F(NvrtcShim, IncludeDirectoriesAreKeyedByTheFilesIncluded) {
   ProcessResult unrelated = Run("unrelated", daemon.socket(), include);
   ASSERT_EQ(unrelated.exit_code, 0) << unrelated.output;
   ExpectSameOutputs("real", "unrelated");
-  EXPECT_EQ(client->Stats()->hits, 8u);
-  EXPECT_EQ(client->Stats()->misses, 4u);
+  EXPECT_EQ(client->Stats()->hits, 10u);
+  EXPECT_EQ(client->Stats()->misses, 5u);
 
   // One byte in a header reached only through a macro #include.
   testing::WriteFile(inc + "/lib/factor.h", "#define BASE_FACTOR 4\n");
@@ -246,7 +247,7 @@ TEST_F(NvrtcShim, IncludeDirectoriesAreKeyedByTheFilesIncluded) {
   ASSERT_EQ(real_changed.exit_code, 0) << real_changed.output;
   ProcessResult changed = Run("changed", daemon.socket(), include);
   ASSERT_EQ(changed.exit_code, 0) << changed.output;
-  EXPECT_EQ(client->Stats()->misses, 8u);
+  EXPECT_EQ(client->Stats()->misses, 10u);
   ExpectSameOutputs("real_changed", "changed");
   EXPECT_NE(testing::ReadFile(dir_.Sub("real/sm90.cubin")),
             testing::ReadFile(dir_.Sub("changed/sm90.cubin")));

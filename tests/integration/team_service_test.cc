@@ -334,8 +334,8 @@ TEST(SocketActivation, RestartsUnderLoadRefuseNoRequest) {
            "JITCACHE_SCAN_CACHE=" + dir.Sub("scans"),
            "JITCACHE_SOCKET=" + socket, JITCACHE_NVRTC_USER, out});
       bool same = r.exit_code == 0 && r.output == real.output;
-      for (const char* name :
-           {"sm90.cubin", "sm90.ptx", "compute90.ptx", "lto.ltoir"}) {
+      for (const char* name : {"sm90.cubin", "sm90.ptx", "compute90.ptx",
+                               "lto.ltoir", "optix.optixir"}) {
         same = same && testing::ReadFile(real_out + "/" + name) ==
                            testing::ReadFile(out + "/" + name);
       }

@@ -17,8 +17,8 @@
      pause PATH       creates PATH.ready, then waits until PATH exists (the
                       caller changes files meanwhile)
    The result file has, in order: the create and compile results, the log,
-   each kind's size result and bytes (PTX, cubin, LTO-IR), and each name
-   expression's lowered name. */
+   each kind's size result and bytes (PTX, cubin, LTO-IR, OptiX IR), and
+   each name expression's lowered name. */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +117,7 @@ static int Run(const struct Case* c, const char* outdir) {
     Output(out, prog, "ptx", nvrtcGetPTXSize, nvrtcGetPTX);
     Output(out, prog, "cubin", nvrtcGetCUBINSize, nvrtcGetCUBIN);
     Output(out, prog, "ltoir", nvrtcGetLTOIRSize, nvrtcGetLTOIR);
+    Output(out, prog, "optixir", nvrtcGetOptiXIRSize, nvrtcGetOptiXIR);
     for (int i = 0; i < c->num_exprs; ++i) {
       const char* lowered = NULL;
       nvrtcResult r = nvrtcGetLoweredName(prog, c->exprs[i], &lowered);

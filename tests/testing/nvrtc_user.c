@@ -1,14 +1,14 @@
 /* A C program that uses NVRTC the way JIT libraries do, for the
    NVRTC-compatible library's tests:
      jitcache_nvrtc_user OUTDIR [-I DIR]
-   compiles a templated kernel (with a name expression) three ways: cubin
-   for sm_90 (then also reads its PTX), PTX for compute_90, and LTO-IR with
-   -dlto; writes OUTDIR/sm90.cubin, sm90.ptx, compute90.ptx, lto.ltoir and
-   prints each lowered name and log size. Exit status 1 on any NVRTC
-   error. With -I DIR the source includes <lib/api.h> from DIR, and
-   compiles with -lineinfo, so that file names show in the output.
-   $JC_PROGRAM_NAME names the program (default scale.cu). With $JC_MAPS
-   set, OUTDIR/maps receives /proc/self/maps at the end: every library
+   compiles a templated kernel (with a name expression) four ways: cubin
+   for sm_90 (then also reads its PTX), PTX for compute_90, LTO-IR with
+   -dlto, and OptiX IR with -optix-ir; writes OUTDIR/sm90.cubin, sm90.ptx,
+   compute90.ptx, lto.ltoir, optix.optixir and prints each lowered name and log
+   size. Exit status 1 on any NVRTC error. With -I DIR the source includes
+   <lib/api.h> from DIR, and compiles with -lineinfo, so that file names show in
+   the output. $JC_PROGRAM_NAME names the program (default scale.cu). With
+   $JC_MAPS set, OUTDIR/maps receives /proc/self/maps at the end: every library
    the process had mapped by then. */
 #include <nvrtc.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ static int Save(const char* dir, const char* name, const char* data,
   return 1;
 }
 
-/* kind: 0 cubin (+ptx), 1 ptx, 2 ltoir */
+/* kind: 0 cubin (+ptx), 1 ptx, 2 ltoir, 3 optixir */
 static int Compile(const char* dir, int kind, const char* include_option) {
   nvrtcProgram prog;
   const char* source = include_option ? kSourceWithHeader : kSource;
@@ -62,6 +62,7 @@ static int Compile(const char* dir, int kind, const char* include_option) {
     options[n++] = "-dlto";
     options[n++] = "-rdc=true";
   }
+  if (kind == 3) options[n++] = "-optix-ir";
   if (include_option) {
     options[n++] = include_option;
     options[n++] = "-lineinfo";
@@ -103,6 +104,13 @@ static int Compile(const char* dir, int kind, const char* include_option) {
     Save(dir, "lto.ltoir", data, size);
     free(data);
   }
+  if (kind == 3) {
+    if (!Check(nvrtcGetOptiXIRSize(prog, &size), "optixir size")) return 0;
+    data = malloc(size);
+    if (!Check(nvrtcGetOptiXIR(prog, data), "optixir")) return 0;
+    Save(dir, "optix.optixir", data, size);
+    free(data);
+  }
   return Check(nvrtcDestroyProgram(&prog), "destroy");
 }
 
@@ -133,7 +141,7 @@ int main(int argc, char** argv) {
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
   printf("nvrtc %d.%d\n", major, minor);
-  for (int kind = 0; kind < 3; ++kind) {
+  for (int kind = 0; kind < 4; ++kind) {
     if (!Compile(argv[1], kind, include)) return 1;
   }
   if (getenv("JC_MAPS") != NULL) SaveMaps(argv[1]);

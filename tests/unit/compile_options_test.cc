@@ -63,6 +63,28 @@ TEST(CompileOptions, NvrtcThirteensFurtherOptionsAreTakenAsSpelled) {
   EXPECT_FALSE(Canon({"-arch=sm_90", "--modify-stack-limit=maybe"}).ok());
 }
 
+// -optix-ir makes NVRTC write OptiX IR and nothing else: a target of its
+// own (number 7 on the wire, in keys and in the store), made by compiles
+// only, never a link input.
+TEST(CompileOptions, OptixIrIsATargetOfItsOwn) {
+  for (const char* option : {"-optix-ir", "--optix-ir"}) {
+    PlainStatusOr<CanonicalOptions> taken =
+        Canon({"-arch=sm_90", option}, ObjectKind::kOptixIr);
+    ASSERT_TRUE(taken.ok()) << option << ": " << taken.status();
+    EXPECT_THAT(taken->options, ElementsAre("-arch=sm_90", option));
+    EXPECT_TRUE(AsksForOptixIr(taken->options));
+  }
+  EXPECT_FALSE(AsksForOptixIr(std::vector<std::string>{"-dlto", "-optix"}));
+  EXPECT_FALSE(Canon({"-optix-ir=true"}, ObjectKind::kOptixIr).ok())
+      << "NVRTC takes no value for it";
+  EXPECT_FALSE(Canon({"-arch=sm_90"}, ObjectKind::kFatbin).ok());
+  EXPECT_EQ(ObjectKindFromNumber(7), ObjectKind::kOptixIr);
+  EXPECT_EQ(ObjectKindFromNumber(8), std::nullopt);
+  EXPECT_EQ(ObjectKindName(ObjectKind::kOptixIr), "optixir");
+  EXPECT_FALSE(IsLinkInput(ObjectKind::kOptixIr));
+  EXPECT_TRUE(IsLinkInput(ObjectKind::kLibrary));
+}
+
 TEST(CompileOptions, TheArchitectureIsRead) {
   EXPECT_EQ(Canon({"-arch=sm_90a"})->arch, "sm_90a");
   EXPECT_EQ(Canon({"-arch", "compute_80"})->arch, "compute_80");

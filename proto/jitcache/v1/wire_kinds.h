@@ -20,6 +20,9 @@ static_assert(static_cast<int>(ObjectKind::kFatbin) == v1::OBJECT_KIND_FATBIN);
 static_assert(static_cast<int>(ObjectKind::kObject) == v1::OBJECT_KIND_OBJECT);
 static_assert(static_cast<int>(ObjectKind::kLibrary) ==
               v1::OBJECT_KIND_LIBRARY);
+static_assert(static_cast<int>(ObjectKind::kOptixIr) ==
+              v1::OBJECT_KIND_OPTIXIR);
+static_assert(static_cast<int>(ObjectKind::kOptixIr) == v1::TARGET_OPTIXIR);
 
 inline v1::ObjectKind ToWireKind(ObjectKind kind) {
   return static_cast<v1::ObjectKind>(kind);
@@ -40,6 +43,8 @@ inline v1::Target ToWireTarget(ObjectKind kind) {
       return v1::TARGET_CUBIN;
     case ObjectKind::kLtoir:
       return v1::TARGET_LTOIR;
+    case ObjectKind::kOptixIr:
+      return v1::TARGET_OPTIXIR;
     default:
       return v1::TARGET_UNSPECIFIED;
   }
@@ -53,6 +58,8 @@ inline std::optional<ObjectKind> FromWireTarget(int target) {
       return ObjectKind::kCubin;
     case v1::TARGET_LTOIR:
       return ObjectKind::kLtoir;
+    case v1::TARGET_OPTIXIR:
+      return ObjectKind::kOptixIr;
     default:
       return std::nullopt;
   }
