@@ -45,6 +45,11 @@
 //                                                  descriptor on the first
 //                                                  byte): its content is the
 //                                                  CompileResponse
+//   kHitShared, then a CompileRequest           -> as a bare CompileRequest
+//     (libjitcache's)                              (a hit or nothing), but a
+//                                                  large hit may come as a
+//                                                  sealed memory file, as
+//                                                  for kCompileShared
 // The kind bytes are protobuf tags of wire type 7, which does not exist, so
 // no serialized message starts with one: a bare CompileRequest (all that
 // clients before kinds sent) is still understood.
@@ -57,6 +62,7 @@ inline constexpr char kLink = 0x1F;
 inline constexpr char kNvvm = 0x27;
 inline constexpr char kCompile = 0x2F;
 inline constexpr char kCompileShared = 0x37;
+inline constexpr char kHitShared = 0x3F;
 
 // At most this many requests in one batch; a batch's answer holds at most
 // kMaxBatchAnswerBytes of answers (the requests past those are answered

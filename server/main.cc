@@ -134,9 +134,9 @@ ABSL_FLAG(std::string, hot_cache_size, "256M",
           "none. An answer is served from it only while the store still "
           "holds what it was built from");
 ABSL_FLAG(std::string, shared_answer_size, "256K",
-          "Answers at least this large go to libnvrtc.so.13 as a sealed "
-          "memory file, its descriptor passed over the framed socket, "
-          "instead of copied through it, e.g. 1M; 0: never");
+          "Hits at least this large go to libnvrtc.so.13 and libjitcache "
+          "as a sealed memory file, its descriptor passed over the framed "
+          "socket, instead of copied through it, e.g. 1M; 0: never");
 ABSL_FLAG(int, max_included_files, 16384,
           "Most files one request may carry for the compile to read (each "
           "at most --max_header_bytes)");

@@ -415,23 +415,36 @@ absl::StatusOr<ObjectCode> Client::CompileRecorded(
   // gRPC call costs HTTP/2 framing, thread hand-offs and copies. Anything
   // but a hit (a miss, an error, no framed socket) goes on to gRPC, which
   // answers it (and says why).
+  // A large hit comes as the daemon's sealed answer file (kHitShared),
+  // mapped: the object is never copied, whatever its size.
   // The buffers are the thread's: a warm one costs no allocation.
   thread_local std::string request_bytes;
   thread_local std::string answer_buffer;
-  request.SerializeToString(&request_bytes);
+  request_bytes.assign(1, framed_protocol::kHitShared);
+  request.AppendToString(&request_bytes);
   if (asked != nullptr) {
-    asked->request = request_bytes;
+    asked->request = request_bytes.substr(1);
     asked->toolkit_fingerprint = made->toolkit->fingerprint;
     asked->depends_on =
         made->included != nullptr ? made->included->depends_on : nullptr;
     asked->included = made->included;
   }
-  if (std::optional<std::string_view> hit =
-          impl_->hits->Ask(request_bytes, answer_buffer);
-      hit.has_value() &&
-      response.ParseFromArray(hit->data(), static_cast<int>(hit->size()))) {
-    impl_->reached.store(true);
-    return ToObjectCode(response, target, program.name());
+  MappedAnswer mapped;
+  if (std::optional<std::string_view> hit = impl_->hits->Ask(
+          request_bytes, answer_buffer, std::chrono::milliseconds(500), nullptr,
+          &mapped);
+      hit.has_value()) {
+    if (!mapped.empty()) {
+      if (std::optional<ObjectCode> code =
+              ToObjectCode(std::move(mapped), target, program.name())) {
+        impl_->reached.store(true);
+        return *std::move(code);
+      }
+    } else if (response.ParseFromArray(hit->data(),
+                                       static_cast<int>(hit->size()))) {
+      impl_->reached.store(true);
+      return ToObjectCode(response, target, program.name());
+    }
   }
   response.Clear();
   grpc::ClientContext context;

@@ -41,7 +41,7 @@ std::vector<std::string> LinkerOptions::AsNvJitLinkOptions() const {
 
 Linker& Linker::Add(const ObjectCode& code) {
   inputs_.push_back(
-      {code.code_type, code.name, code.object_digest, code.bytes});
+      {code.code_type, code.name, code.object_digest, code.bytes.str()});
   return *this;
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -35,7 +36,7 @@ inline int UsageError(absl::string_view message) {
 
 // Writes an object to `path` (common/fd_io.h: WriteOutputFile); false
 // (having said why on stderr) when it cannot.
-inline bool WriteOutput(const std::string& path, const std::string& bytes) {
+inline bool WriteOutput(const std::string& path, std::string_view bytes) {
   if (WriteOutputFile(path.c_str(), bytes.data(), bytes.size())) return true;
   std::cerr << "jitcache: cannot write " << path << "\n";
   return false;

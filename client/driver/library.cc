@@ -240,11 +240,12 @@ absl::StatusOr<Library> Library::Load(const ObjectCode& code) {
         absl::StrCat("'", code.name, "' has no object to load (it did not ",
                      "compile); its log:\n", code.log));
   }
-  // PTX must be NUL-terminated for the driver's JIT.
+  // Read where they lie (a large hit's, in the daemon's sealed file). PTX
+  // must be NUL-terminated for the driver's JIT.
   std::string ptx;
   const void* image = code.bytes.data();
   if (code.code_type == CodeType::kPtx) {
-    ptx = code.bytes + '\0';
+    ptx = code.bytes.str() + '\0';
     image = ptx.data();
   }
   CUlibrary library = nullptr;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/rpc/code_types.h"
+#include "client/wire/compile_wire.h"
 #include "common/compile_options.h"
 #include "jitcache/v1/wire_kinds.h"
 
@@ -87,6 +88,30 @@ ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
   code.compile_time_us = response.compile_time_us();
   code.served_remotely = response.served_remotely();
   code.proof_pending = response.proof_pending();
+  return code;
+}
+
+std::optional<ObjectCode> ToObjectCode(MappedAnswer answer, CodeType target,
+                                       const std::string& name) {
+  auto mapped = std::make_shared<const MappedAnswer>(std::move(answer));
+  std::optional<compile_wire::ResponseView> view =
+      compile_wire::DecodeView(mapped->bytes());
+  if (!view.has_value()) return std::nullopt;
+  ObjectCode code;
+  code.compiled = view->outcome == v1::OUTCOME_OK;
+  code.bytes = ObjectBytes(mapped, view->object);
+  code.code_type = target;
+  code.name = name;
+  code.log = view->log;
+  for (const auto& [expr, lowered] : view->lowered_names) {
+    code.symbol_mapping[std::string(expr)] = lowered;
+  }
+  code.served = FromWire(static_cast<v1::Served>(view->served));
+  code.cache_key = view->cache_key;
+  code.object_digest = view->object_digest;
+  code.compile_time_us = view->compile_time_us;
+  code.served_remotely = view->served_remotely;
+  code.proof_pending = view->proof_pending;
   return code;
 }
 

@@ -2,12 +2,14 @@
 #define JITCACHE_CLIENT_RPC_MESSAGES_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "client/wire/framed_channel.h"
 #include "jitcache/client.h"
 #include "jitcache/object_code.h"
 #include "jitcache/program.h"
@@ -21,8 +23,9 @@ namespace jitcache {
 
 namespace internal {
 // The NVRTC options for `target`: the options' own, and -dlto for LTO-IR
-// unless they ask for it already (NVRTC makes LTO-IR only then). What the
-// daemon is sent and what a local compile runs.
+// unless they ask for it already (NVRTC makes LTO-IR only then), and
+// -optix-ir for OptiX IR likewise. What the daemon is sent and what a local
+// compile runs.
 std::vector<std::string> NvrtcOptionsFor(const ProgramOptions& options,
                                          CodeType target);
 }  // namespace internal
@@ -37,6 +40,11 @@ v1::CompileRequest CompileRequestFor(const Program& program,
 // `response` rather than copying them.
 ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
                         const std::string& name);
+// The answer the daemon handed over as a sealed file: the object stays in
+// the mapping (ObjectBytes shares it), nothing is copied; nullopt when the
+// file is not a well-formed CompileResponse.
+std::optional<ObjectCode> ToObjectCode(MappedAnswer answer, CodeType target,
+                                       const std::string& name);
 
 namespace internal {
 // A member of a public struct and the field of the wire message it holds:

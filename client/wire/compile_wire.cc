@@ -84,6 +84,7 @@ bool DecodeLoweredName(std::string_view bytes, ResponseView& r) {
 std::optional<ResponseView> DecodeView(std::string_view bytes) {
   using F = wire::CompileResponse;
   const auto as_int64 = [](uint64_t v) { return static_cast<int64_t>(v); };
+  const auto as_bool = [](uint64_t v) { return v != 0; };
   ResponseView r;
   const bool ok = ForEachField(
       bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
@@ -95,6 +96,10 @@ std::optional<ResponseView> DecodeView(std::string_view bytes) {
               return proto_wire::Int32Into(in, &r.served);
             case F::kCompileTimeUs:
               return proto_wire::VarintInto(in, &r.compile_time_us, as_int64);
+            case F::kServedRemotely:
+              return proto_wire::VarintInto(in, &r.served_remotely, as_bool);
+            case F::kProofPending:
+              return proto_wire::VarintInto(in, &r.proof_pending, as_bool);
             default:
               return std::nullopt;
           }
@@ -107,6 +112,8 @@ std::optional<ResponseView> DecodeView(std::string_view bytes) {
             return in.BytesView(&r.log);
           case F::kCacheKey:
             return in.BytesView(&r.cache_key);
+          case F::kObjectDigest:
+            return in.BytesView(&r.object_digest);
           case F::kLoweredNames: {
             std::string_view lowered;
             return in.BytesView(&lowered) && DecodeLoweredName(lowered, r);

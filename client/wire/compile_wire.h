@@ -65,6 +65,9 @@ struct ResponseView {
   std::string_view cache_key;
   int served = 0;
   int64_t compile_time_us = 0;
+  std::string_view object_digest;
+  bool served_remotely = false;
+  bool proof_pending = false;
 };
 
 std::string Encode(const Request& request);

@@ -142,22 +142,8 @@ KeptConnection::Reply JitCacheService::AnswerCompile(
   } else {
     hit = prepared.status();
   }
-  if (shared && hit.ok() && *hit != nullptr &&
-      options_.shared_answer_size > 0 &&
-      (*hit)->serialized.size() >= options_.shared_answer_size) {
-    // At most as many bytes in sealed files as the hot answers hold.
-    if (std::shared_ptr<const SealedFile> file =
-            (*hit)->SharedFile(options_.hot_cache_size)) {
-      CountHit(user, **hit, start);
-      ++counters_.socket_hits;
-      ++counters_.shared_answers;
-      // The bytes too, for a connection that cannot take a descriptor now.
-      return {std::shared_ptr<const std::string>(*hit, &(*hit)->serialized),
-              nullptr, false, file->fd(), file};
-    }
-  }
   if (std::optional<KeptConnection::Reply> now =
-          AnswerNow(hit, user, peer.uid, start, "compile")) {
+          AnswerNow(hit, user, peer.uid, start, "compile", shared)) {
     return *std::move(now);
   }
   if (request->includes_resolved() && !FindIncludedFiles(*call)) {
@@ -263,7 +249,7 @@ KeptConnection::Reply JitCacheService::AnswerNvvm(absl::string_view bytes,
 std::optional<KeptConnection::Reply> JitCacheService::AnswerNow(
     const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
     UserStats::Counters& user, uid_t uid, absl::Time start,
-    absl::string_view what) {
+    absl::string_view what, bool shared) {
   if (!hit.ok()) {
     // The caller runs its own tool, told why.
     counters_.Rejected(hit.status().code());
@@ -275,8 +261,24 @@ std::optional<KeptConnection::Reply> JitCacheService::AnswerNow(
   if (*hit == nullptr) return std::nullopt;
   CountHit(user, **hit, start);
   ++counters_.socket_hits;
-  return KeptConnection::Reply{
-      std::shared_ptr<const std::string>(*hit, &(*hit)->serialized)};
+  return HitReply(*hit, shared);
+}
+
+KeptConnection::Reply JitCacheService::HitReply(
+    const std::shared_ptr<const HotAnswer>& hit, bool shared) {
+  // Shares the answer's ownership; points at its bytes.
+  std::shared_ptr<const std::string> bytes(hit, &hit->serialized);
+  if (!shared || options_.shared_answer_size == 0 ||
+      hit->serialized.size() < options_.shared_answer_size) {
+    return {std::move(bytes)};
+  }
+  // At most as many bytes in sealed files as the hot answers hold.
+  std::shared_ptr<const SealedFile> file =
+      hit->SharedFile(options_.hot_cache_size);
+  if (file == nullptr) return {std::move(bytes)};
+  ++counters_.shared_answers;
+  // The bytes too, for a connection that cannot take a descriptor now.
+  return {std::move(bytes), nullptr, false, file->fd(), file};
 }
 
 CacheEngine::Waiter JitCacheService::AnswerWhenBuilt(AnswerLater later,
@@ -403,6 +405,10 @@ KeptConnection::Reply JitCacheService::AnswerFramed(
   if (!payload.empty() && payload.front() == framed_protocol::kCompileShared) {
     return AnswerCompile(payload.substr(1), peer, /*shared=*/true);
   }
+  // A bare CompileRequest, or kHitShared and one: a hit, or nothing.
+  const bool shared =
+      !payload.empty() && payload.front() == framed_protocol::kHitShared;
+  if (shared) payload.remove_prefix(1);
   const absl::Time start = absl::Now();
   v1::CompileRequest request;
   if (!request.ParseFromArray(payload.data(),
@@ -411,8 +417,7 @@ KeptConnection::Reply JitCacheService::AnswerFramed(
   }
   std::shared_ptr<const HotAnswer> hit = AnswerOne(request, peer, start);
   if (hit == nullptr) return {};
-  // Shares the answer's ownership; points at its bytes.
-  return {std::shared_ptr<const std::string>(hit, &hit->serialized)};
+  return HitReply(hit, shared);
 }
 
 }  // namespace jitcache

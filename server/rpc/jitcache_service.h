@@ -55,7 +55,7 @@ struct ServiceOptions : EngineOptions {
   // is kept for its own place.
   bool proves_places = true;
   // A hit at least this large goes to a caller that takes them that way
-  // (kCompileShared) as a sealed memory file (sealed_file.h); 0: never.
+  // (kCompileShared, kHitShared) as a sealed memory file (sealed_file.h); 0: never.
   uint64_t shared_answer_size = uint64_t{256} << 10;
 };
 
@@ -288,13 +288,18 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // (a hit, or nothing), or the whole link, promised on a miss.
   KeptConnection::Reply AnswerLink(absl::string_view request,
                                    const PeerCredentials& peer);
-  // A framed socket's ptxas run or link whose lookup gave `hit`: answered now
-  // when it is a hit, or "ask gRPC" when it was refused (counted, logged as
-  // `what`); nullopt for a miss, which the caller promises.
+  // A framed socket's request whose lookup gave `hit`: answered now when it
+  // is a hit (HitReply), or "ask gRPC" when it was refused (counted, logged
+  // as `what`); nullopt for a miss, which the caller promises.
   std::optional<KeptConnection::Reply> AnswerNow(
       const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
       UserStats::Counters& user, uid_t uid, absl::Time start,
-      absl::string_view what);
+      absl::string_view what, bool shared = false);
+  // A hit's reply: its bytes, and with `shared` (the caller takes a file),
+  // at least --shared_answer_size of them and room under the bound, its
+  // sealed file too (counted in shared_answers).
+  KeptConnection::Reply HitReply(const std::shared_ptr<const HotAnswer>& hit,
+                                 bool shared);
   // How a promise made at `start` for `user` is kept when the build it
   // joined ends: its answer, or "ask gRPC" for a failed build.
   CacheEngine::Waiter AnswerWhenBuilt(AnswerLater later,

@@ -114,6 +114,28 @@ TEST_F(GpuTest, SaxpyFromPtx) {
       CheckSaxpy(MustCompile(kernels::kSaxpy, CodeType::kPtx)));
 }
 
+// A hit handed over as the daemon's sealed answer file is loaded where it
+// is mapped (cubin), or through a terminated copy (PTX), and runs.
+TEST_F(GpuTest, HitsMappedFromTheDaemonsSealedFileLoadAndRun) {
+  testing::DaemonProcess sharing(dir_.Sub("shared.sock"), ":memory:",
+                                 {"--shared_answer_size=1"});
+  ASSERT_TRUE(sharing.Start().ok()) << sharing.Log();
+  auto client = Client::Connect(
+      {.socket_path = sharing.socket(), .local_fallback = false});
+  ASSERT_TRUE(client.ok());
+  ProgramOptions options;
+  options.arch = arch_;
+  for (CodeType target : {CodeType::kCubin, CodeType::kPtx}) {
+    const Program saxpy(kernels::kSaxpy, "k.cu");
+    ASSERT_TRUE(client->Compile(saxpy, options, target).ok());
+    auto hit = client->Compile(saxpy, options, target);
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    EXPECT_EQ(hit->served, Served::kHit);
+    EXPECT_TRUE(hit->bytes.shared()) << CodeTypeName(target);
+    ASSERT_NO_FATAL_FAILURE(CheckSaxpy(*hit));
+  }
+}
+
 TEST_F(GpuTest, CubRadixSortByNameExpressionMissThenHitInANewProcess) {
   std::vector<std::string> served;
   for (int run = 0; run < 2; ++run) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -295,6 +296,65 @@ TEST_F(ClientTest, APrecompileOfCachedProgramsIsOneBatchOfHits) {
   EXPECT_EQ(after.socket_hits, before.socket_hits + 25);
   EXPECT_EQ(after.misses, before.misses);
   EXPECT_EQ(after.requests, before.requests + 25);
+}
+
+// Whether this process maps a memory file, as a sealed answer is.
+bool MapsAMemoryFile() {
+  return testing::ReadFile("/proc/self/maps").find("/memfd:") !=
+         std::string::npos;
+}
+
+// A hit at least --shared_answer_size large is the daemon's sealed answer
+// file, mapped: the object is not copied, its bytes are the miss's, copies
+// of it share the mapping, and the mapping goes with the last of them.
+// Smaller hits are copied as before.
+TEST(ClientSharedHits, LargeHitsAreTheDaemonsSealedFileMappedNotCopied) {
+  testing::TempDir dir;
+  testing::DaemonProcess daemon(dir.Sub("jc.sock"), ":memory:",
+                                {"--shared_answer_size=4K"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  auto client = Client::Connect({.socket_path = daemon.socket()});
+  ASSERT_TRUE(client.ok());
+  ProgramOptions options;
+  options.arch = "sm_90";
+  options.name_expressions = {"block_sort<128, 4>"};
+  const Program large(kernels::kBlockSort, "sort.cu");  // a cubin over 4K
+  auto miss = client->Compile(large, options, CodeType::kCubin);
+  ASSERT_TRUE(miss.ok()) << miss.status();
+  ASSERT_GT(miss->bytes.size(), 4096u);
+  EXPECT_FALSE(miss->bytes.shared());
+  ASSERT_FALSE(MapsAMemoryFile());
+  std::optional<ObjectCode> copy;
+  {
+    auto hit = client->Compile(large, options, CodeType::kCubin);
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    EXPECT_EQ(hit->served, Served::kHit);
+    EXPECT_TRUE(hit->bytes.shared());
+    EXPECT_TRUE(hit->bytes == miss->bytes);
+    EXPECT_EQ(hit->cache_key, miss->cache_key);
+    EXPECT_EQ(hit->object_digest, miss->object_digest);
+    EXPECT_EQ(hit->symbol_mapping, miss->symbol_mapping);
+    EXPECT_EQ(hit->log, miss->log);
+    EXPECT_TRUE(hit->compiled);
+    EXPECT_TRUE(MapsAMemoryFile());
+    copy = *hit;
+  }
+  EXPECT_TRUE(copy->bytes.shared());
+  EXPECT_TRUE(copy->bytes == miss->bytes) << "the copy outlives the hit";
+  EXPECT_TRUE(MapsAMemoryFile());
+  copy.reset();
+  EXPECT_FALSE(MapsAMemoryFile()) << "unmapped with the last copy";
+
+  const Program small(Kernel(3), "small.cu");
+  ASSERT_TRUE(client->Compile(small, {}, CodeType::kPtx).ok());
+  auto small_hit = client->Compile(small, {}, CodeType::kPtx);  // ~1K
+  ASSERT_TRUE(small_hit.ok()) << small_hit.status();
+  EXPECT_EQ(small_hit->served, Served::kHit);
+  EXPECT_LT(small_hit->bytes.size(), 4096u);
+  EXPECT_FALSE(small_hit->bytes.shared());
+  absl::StatusOr<DaemonStats> stats = client->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->shared_answers, 1u);
 }
 
 TEST_F(ClientTest, FallbackWithoutDaemonMakesTheDaemonsBytes) {

@@ -441,7 +441,7 @@ TEST(CrossPlaceBundle, ABundleFromOneCheckoutHitsInAnotherDirectory) {
       testing::RunEachCase({}, user + "/cli.cases", dir.Sub("real"), {"cli"}),
       "");
   EXPECT_EQ(WithoutRunNoise(PtxOf(testing::ReadFile(dir.Sub("real/cli")))),
-            WithoutRunNoise(std::string(code->bytes.c_str())));
+            WithoutRunNoise(std::string(code->bytes.str().c_str())));
   // The CLI's, the library's and the NVRTC library's PTX: hits. (The NVRTC
   // library also asks for the LTO-IR the real NVRTC has none of for these
   // options: that one compiles, to find out.)

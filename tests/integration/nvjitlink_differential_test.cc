@@ -695,7 +695,7 @@ TEST_F(NvJitLinkDifferential, SourceFilesThePtxNamesAreTheCallers) {
   absl::StatusOr<ObjectCode> code = client_->Compile(
       Program(testing::ReadFile(source), source), options, CodeType::kPtx);
   ASSERT_TRUE(code.ok()) << code.status();
-  ASSERT_TRUE(absl::StrContains(code->bytes, ".file")) << code->bytes;
+  ASSERT_TRUE(absl::StrContains(code->bytes.str(), ".file")) << code->bytes;
   testing::WriteFile(In("lined.ptx"), code->bytes);
   const Case c{"lined",
                {"-o", "-arch=sm_90", "-o", "-lineinfo", "-a",

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "jitcache/code_type.h"
+#include "jitcache/object_bytes.h"
 
 namespace jitcache {
 
@@ -27,7 +28,8 @@ absl::string_view ServedName(Served served);
 // the log that says why there is none. A value type; not synchronised.
 struct ObjectCode {
   bool compiled = false;
-  std::string bytes;
+  // A large hit's are the daemon's sealed answer file, mapped: no copy.
+  ObjectBytes bytes;
   CodeType code_type = CodeType::kPtx;
   std::string name;  // program name
   std::string log;
