@@ -1,6 +1,7 @@
 #include "client/include_scan/change_watch.h"
 
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -69,28 +70,33 @@ bool ChangeWatch::Ready() {
   return fd_ >= 0;
 }
 
-bool ChangeWatch::Add(const std::string& dir, const std::string& name) {
+ChangeWatch::Added ChangeWatch::Add(const std::string& dir,
+                                    const std::string& name) {
   auto it = by_dir_.find(dir);
   if (it != by_dir_.end()) {
     Watched& w = it->second;
-    if (w.whole) return true;
+    if (w.whole) return Added::kWatched;
     if (!name.empty()) {
       w.names.insert(name);
-      return true;
+      return Added::kWatched;
     }
     // Now wanted whole: the same watch, with the wider mask.
     if (inotify_add_watch(fd_, dir.c_str(), kWhole | IN_MASK_ADD) != w.wd) {
-      return false;
+      return Added::kRefused;
     }
     w.whole = true;
-    return true;
+    return Added::kWatched;
   }
-  if (!ReportsEveryChange(dir)) return false;
+  if (struct stat st; stat(dir.c_str(), &st) != 0) {
+    return errno == ENOENT || errno == ENOTDIR ? Added::kMissing
+                                               : Added::kRefused;
+  }
+  if (!ReportsEveryChange(dir)) return Added::kRefused;
   // IN_MASK_ADD: the same directory may be watched already by another
   // name (through a symbolic link), whose mask must not narrow.
   const int wd = inotify_add_watch(
       fd_, dir.c_str(), (name.empty() ? kWhole : kOnTheWay) | IN_MASK_ADD);
-  if (wd < 0) return false;
+  if (wd < 0) return Added::kRefused;
   Watched w;
   w.wd = wd;
   w.whole = name.empty();
@@ -106,7 +112,7 @@ bool ChangeWatch::Add(const std::string& dir, const std::string& name) {
   }
   by_dir_[dir] = std::move(w);
   by_wd_[wd] = dir;
-  return true;
+  return Added::kWatched;
 }
 
 bool ChangeWatch::Watch(const std::vector<std::string>& files,
@@ -117,14 +123,23 @@ bool ChangeWatch::Watch(const std::vector<std::string>& files,
   std::unordered_set<std::string> whole(dirs.begin(), dirs.end());
   for (const std::string& file : files) whole.insert(DirName(file));
   for (const std::string& dir : whole) {
-    if (!Add(dir, "")) return false;
-    // Every directory above, for the one name that leads down.
+    const Added added = Add(dir, "");
+    if (added == Added::kRefused) return false;
+    // Every directory above, for the one name that leads down (those that
+    // do not exist either are watched from above in turn).
     for (std::string below = dir; below != "/";) {
       const std::string above = DirName(below);
-      if (!Add(above, below.substr(above == "/" ? 1 : above.size() + 1))) {
+      if (Add(above, below.substr(above == "/" ? 1 : above.size() + 1)) ==
+          Added::kRefused) {
         return false;
       }
       below = above;
+    }
+    // Made between its check and its parent's watch: what it holds may
+    // have changed unseen. Not watched this time; checked by its stamps.
+    if (struct stat st;
+        added == Added::kMissing && stat(dir.c_str(), &st) == 0) {
+      return false;
     }
   }
   return true;

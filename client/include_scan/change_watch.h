@@ -42,7 +42,10 @@ class ChangeWatch {
 
   // Watches the directories of `files` and the directories `dirs`
   // (absolute, lexically normal) in full, and every directory above them
-  // for the name that leads to them. False when any cannot be watched.
+  // for the name that leads to them. A directory that does not exist (where
+  // a header was found absent) is watched from the nearest one above it
+  // that does: its appearing is a change there. False when any cannot be
+  // watched.
   bool Watch(const std::vector<std::string>& files,
              const std::vector<std::string>& dirs);
   // How many relevant changes have been seen, after reading the events
@@ -55,8 +58,10 @@ class ChangeWatch {
     bool whole = false;                     // every name in it matters
     std::unordered_set<std::string> names;  // else these only
   };
-  // Adds `dir` as a whole directory (`name` empty) or for `name`.
-  bool Add(const std::string& dir, const std::string& name)
+  enum class Added { kWatched, kMissing, kRefused };
+  // Adds `dir` as a whole directory (`name` empty) or for `name`; kMissing
+  // when it does not exist.
+  Added Add(const std::string& dir, const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Forget(int wd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Drain() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -287,6 +287,32 @@ TEST_F(IncludeScanTest, DirectoriesAreWatchedOnlyOnceStampChecksAddUp) {
   EXPECT_EQ(scanner.walks(), 1u);
 }
 
+// Paths found absent where no directory exists (a program named into a
+// directory that is not there, as generated sources are; a moved memo's
+// absences, as CUB's through macro-named directories) are watched from the
+// nearest directory that exists: an unchanged tree then costs no stats,
+// and every absence is counted among the stats that lead to watching.
+TEST_F(IncludeScanTest,
+       AbsencesInDirectoriesThatDoNotExistAreWatchedFromAbove) {
+  Write("u/a.h", "#define A 1\n");
+  ScanInput input = Input("#include <a.h>\n", {"u"});
+  input.program_name = "gen/kernels/prog.cu";  // no such directory
+  IncludeScanner scanner(0, "", /*watch_after_stats=*/0);
+  absl::SleepFor(absl::Milliseconds(30));
+  ASSERT_TRUE(Files(scanner, input).ok());
+  ASSERT_TRUE(Files(scanner, input).ok());  // checked, and watched
+  const uint64_t checks = scanner.stamp_checks();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Files(scanner, input).ok());
+  EXPECT_EQ(scanner.stamp_checks(), checks) << "answered without stats";
+  EXPECT_EQ(scanner.walks(), 1u);
+  // The program's file appears, directories and all: seen.
+  Write("gen/kernels/prog.cu", "#include <a.h>\n");
+  absl::SleepFor(absl::Milliseconds(30));
+  PlainStatusOr<std::vector<ScannedFile>> now = Files(scanner, input);
+  ASSERT_TRUE(now.ok());
+  EXPECT_THAT(Paths(*now), ElementsAre("gen/kernels/prog.cu", "u/a.h"));
+}
+
 // A new process's first scan of a program scanned before is answered from
 // the kept memo (no reading, no hashing) while nothing it depends on moved.
 TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
