@@ -429,7 +429,7 @@ absl::StatusOr<ObjectCode> Client::CompileRecorded(
         made->included != nullptr ? made->included->depends_on : nullptr;
     asked->included = made->included;
   }
-  MappedAnswer mapped;
+  MappedAnswer mapped(/*populate=*/false);  // the driver reads it, later
   if (std::optional<std::string_view> hit = impl_->hits->Ask(
           request_bytes, answer_buffer, std::chrono::milliseconds(500), nullptr,
           &mapped);

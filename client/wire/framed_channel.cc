@@ -222,19 +222,21 @@ MappedAnswer::~MappedAnswer() {
 
 MappedAnswer::MappedAnswer(MappedAnswer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
+      size_(std::exchange(other.size_, 0)),
+      populate_(other.populate_) {}
 
 MappedAnswer& MappedAnswer::operator=(MappedAnswer&& other) noexcept {
   if (this != &other) {
     if (data_ != nullptr) munmap(data_, size_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    populate_ = other.populate_;
   }
   return *this;
 }
 
-MappedAnswer MappedAnswer::Of(int fd) {
-  MappedAnswer mapped;
+MappedAnswer MappedAnswer::Of(int fd, bool populate) {
+  MappedAnswer mapped(populate);
   // Only a file nobody can write, shrink or grow is taken: its bytes can
   // then change under no one.
   constexpr int kNeeded = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
@@ -243,8 +245,8 @@ MappedAnswer MappedAnswer::Of(int fd) {
   if (seals >= 0 && (seals & kNeeded) == kNeeded && fstat(fd, &st) == 0 &&
       st.st_size > 0) {
     const size_t size = static_cast<size_t>(st.st_size);
-    void* data =
-        mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    void* data = mmap(nullptr, size, PROT_READ,
+                      MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
     if (data != MAP_FAILED) {
       mapped.data_ = data;
       mapped.size_ = size;
@@ -316,7 +318,8 @@ std::optional<std::string_view> FramedChannel::Ask(
         return answer;
       case Exchanged::kShared: {
         Keep(fd);
-        MappedAnswer file = MappedAnswer::Of(passed);
+        MappedAnswer file =
+            MappedAnswer::Of(passed, mapped == nullptr || mapped->populate());
         if (mapped == nullptr || file.empty()) return std::nullopt;
         *mapped = std::move(file);
         return mapped->bytes();

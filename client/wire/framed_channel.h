@@ -24,6 +24,11 @@ namespace jitcache {
 class MappedAnswer {
  public:
   MappedAnswer() = default;
+  // `populate`: map every page at once, for a caller that reads them all
+  // right away (libnvrtc.so.13 copies them out); without it a page is
+  // mapped when first read (libjitcache hands them to the driver, which
+  // may read them much later, or never).
+  explicit MappedAnswer(bool populate) : populate_(populate) {}
   ~MappedAnswer();
   MappedAnswer(MappedAnswer&& other) noexcept;
   MappedAnswer& operator=(MappedAnswer&& other) noexcept;
@@ -32,7 +37,8 @@ class MappedAnswer {
 
   // Maps the file behind `fd` (which it closes); empty when the file is
   // not sealed so, or cannot be mapped.
-  static MappedAnswer Of(int fd);
+  static MappedAnswer Of(int fd, bool populate = true);
+  bool populate() const { return populate_; }
 
   bool empty() const { return data_ == nullptr; }
   std::string_view bytes() const {
@@ -42,6 +48,7 @@ class MappedAnswer {
  private:
   void* data_ = nullptr;
   size_t size_ = 0;
+  bool populate_ = true;
 };
 
 // A process's connections to the framed socket next to the gRPC socket
@@ -76,8 +83,9 @@ class FramedChannel {
   // message go to `refused` when given (its code stays 0 otherwise). A
   // kept connection the daemon has closed meanwhile (idle, restarted) is
   // replaced once, unseen.
-  // With `mapped` given (a kCompileShared request), an answer the daemon
-  // hands over as a sealed file is mapped there and viewed in it.
+  // With `mapped` given (a kCompileShared or kHitShared request), an answer
+  // the daemon hands over as a sealed file is mapped there (populated as
+  // `mapped` says) and viewed in it.
   std::optional<std::string_view> Ask(
       std::string_view payload, std::string& buffer,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(500),
