@@ -73,9 +73,12 @@ ABSL_FLAG(std::string, metrics_address, "",
           "Serve Prometheus metrics on http://HOST:PORT/metrics, e.g. "
           "127.0.0.1:9464; empty: off");
 ABSL_FLAG(std::string, remote, "",
-          "A Redis server shared by the team's nodes, behind this node's "
-          "store: redis://HOST:PORT[/DB] or unix:///PATH[?db=N]. A local miss "
-          "asks it (values are checked, never trusted); a compile's result is "
+          "A Redis server or Redis Cluster shared by the team's nodes, behind "
+          "this node's store: redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB] "
+          "(TLS), unix:///PATH[?db=N], redis-cluster://HOST:PORT[,HOST:PORT"
+          "...] (the cluster is found from these seeds and followed through "
+          "failovers and resharding) or redis-cluster+tls://HOST:PORT[,...]. "
+          "A local miss asks it (values are checked, never trusted); a compile's result is "
           "written to it in the background; one node compiles a key while the "
           "others wait for its result. Redis down or slow: the node serves and "
           "compiles locally. Empty: none");
@@ -92,6 +95,21 @@ ABSL_FLAG(std::string, remote_key_file, "",
           "Redis; any verifies (rotation: add the new key first, drop the "
           "old one once every node has it). Values and leases that no key "
           "verifies are ignored");
+ABSL_FLAG(std::string, remote_tls_ca_file, "",
+          "With rediss:// or redis-cluster+tls://: the CA certificate(s) "
+          "that signed the Redis servers' certificates (PEM). Every server's "
+          "certificate is verified, and must name the host it is reached at "
+          "(or --remote_tls_server_name)");
+ABSL_FLAG(std::string, remote_tls_cert_file, "",
+          "With TLS: this node's certificate (PEM chain), for servers that "
+          "ask clients for one (tls-auth-clients); with --remote_tls_key_file");
+ABSL_FLAG(std::string, remote_tls_key_file, "",
+          "With TLS: the private key of --remote_tls_cert_file (PEM), in a "
+          "file of the daemon's user that no one else can read");
+ABSL_FLAG(std::string, remote_tls_server_name, "",
+          "With TLS: the name every Redis server's certificate must carry "
+          "(and the name sent to it); empty: the host each server is reached "
+          "at, a DNS name or an IP address");
 ABSL_FLAG(std::string, log_level, "info",
           "Least level logged: debug (every request), info (every compile), "
           "warning or error");
@@ -305,6 +323,11 @@ jitcache::DaemonOptions OptionsAsGiven() {
       absl::GetFlag(FLAGS_max_name_expressions);
   options.limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   options.remote.url = absl::GetFlag(FLAGS_remote);
+  options.remote.tls.ca_file = absl::GetFlag(FLAGS_remote_tls_ca_file);
+  options.remote.tls.cert_file = absl::GetFlag(FLAGS_remote_tls_cert_file);
+  options.remote.tls.key_file = absl::GetFlag(FLAGS_remote_tls_key_file);
+  options.remote.tls.server_name =
+      absl::GetFlag(FLAGS_remote_tls_server_name);
   options.janitor.high_watermark = absl::GetFlag(FLAGS_high_watermark);
   options.janitor.low_watermark = absl::GetFlag(FLAGS_low_watermark);
   options.admin_group = absl::GetFlag(FLAGS_admin_group);

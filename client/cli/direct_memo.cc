@@ -12,6 +12,7 @@
 #include <map>
 
 #include "client/wire/proto_wire.h"
+#include "common/compile_options.h"
 #include "common/digest.h"
 #include "common/place_anchor.h"
 
@@ -144,7 +145,10 @@ compile_wire::Request FrontRequest(
     const CompileFlags& flags, std::string source,
     std::vector<std::pair<std::string, std::string>> headers) {
   static const std::map<std::string, int> kTargets = {
-      {"ptx", 1}, {"cubin", 2}, {"ltoir", 3}};
+      {"ptx", compile_wire::kTargetPtx},
+      {"cubin", compile_wire::kTargetCubin},
+      {"ltoir", compile_wire::kTargetLtoir},
+      {"optixir", compile_wire::kTargetOptixIr}};
   compile_wire::Request request;
   request.source = std::move(source);
   request.headers = std::move(headers);
@@ -159,6 +163,16 @@ compile_wire::Request FrontRequest(
                          flags.nvrtc_options.end());
   const auto target = kTargets.find(flags.target);
   request.target = target == kTargets.end() ? 0 : target->second;
+  // What libjitcache adds for these targets (NvrtcOptionsFor), so that the
+  // front end asks the key jitcache-full would.
+  if (request.target == compile_wire::kTargetLtoir &&
+      !AsksForLtoIr(request.options)) {
+    request.options.push_back("-dlto");
+  }
+  if (request.target == compile_wire::kTargetOptixIr &&
+      !AsksForOptixIr(request.options)) {
+    request.options.push_back("-optix-ir");
+  }
   return request;
 }
 

@@ -53,7 +53,7 @@ Commands:
                                'my_kernel<float>' (repeatable)
         --header NAME=FILE     serve FILE to #include "NAME" (repeatable)
         --program-name NAME    name of the program in diagnostics (default: FILE's name)
-        -o OUT                 output file (default: FILE with .ptx/.cubin/.ltoir)
+        -o OUT                 output file (default: FILE with .ptx/.cubin/.ltoir/.optixir)
         --wait-for-proof       on a miss, answer only once the key is final: the
                                daemon proves beside each miss whether the answer
                                depends on the working directory and file names,

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_set>
+#include <vector>
 
 namespace jitcache::internal {
 namespace {
@@ -87,7 +88,9 @@ ChangeWatch::Added ChangeWatch::Add(const std::string& dir,
     w.whole = true;
     return Added::kWatched;
   }
-  if (struct stat st; stat(dir.c_str(), &st) != 0) {
+  // Missing: nothing at all by that name (lstat: a dangling link is
+  // something, whose target could appear where no watch would see it).
+  if (struct stat st; lstat(dir.c_str(), &st) != 0) {
     return errno == ENOENT || errno == ENOTDIR ? Added::kMissing
                                                : Added::kRefused;
   }
@@ -122,25 +125,27 @@ bool ChangeWatch::Watch(const std::vector<std::string>& files,
   if (!Ready()) return false;
   std::unordered_set<std::string> whole(dirs.begin(), dirs.end());
   for (const std::string& file : files) whole.insert(DirName(file));
+  std::vector<std::string> missing;
   for (const std::string& dir : whole) {
     const Added added = Add(dir, "");
     if (added == Added::kRefused) return false;
+    if (added == Added::kMissing) missing.push_back(dir);
     // Every directory above, for the one name that leads down (those that
     // do not exist either are watched from above in turn).
     for (std::string below = dir; below != "/";) {
       const std::string above = DirName(below);
-      if (Add(above, below.substr(above == "/" ? 1 : above.size() + 1)) ==
-          Added::kRefused) {
-        return false;
-      }
+      const Added on_the_way =
+          Add(above, below.substr(above == "/" ? 1 : above.size() + 1));
+      if (on_the_way == Added::kRefused) return false;
+      if (on_the_way == Added::kMissing) missing.push_back(above);
       below = above;
     }
-    // Made between its check and its parent's watch: what it holds may
-    // have changed unseen. Not watched this time; checked by its stamps.
-    if (struct stat st;
-        added == Added::kMissing && stat(dir.c_str(), &st) == 0) {
-      return false;
-    }
+  }
+  // One made between its check and the watch of the directory above it
+  // (they are watched from the bottom up): what it holds may have changed
+  // unseen. Not watched this time; the stamps are checked instead.
+  for (const std::string& dir : missing) {
+    if (struct stat st; lstat(dir.c_str(), &st) == 0) return false;
   }
   return true;
 }

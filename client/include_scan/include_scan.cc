@@ -271,9 +271,9 @@ bool IncludeScanner::CheckAndWatch(const Digest& key, const Memo& memo) {
     changes = watch_.Changes();
   }
   stamp_checks_.fetch_add(1);
-  // Every stat StillValid makes counts, the absent files' too: a program
-  // whose includes are found past directories that lack them (CUB's,
-  // through the toolkit) checks hundreds of absences per compile.
+  // Every stat StillValid makes counts, the absent files' too: a memo moved
+  // from another place, or kept on disk, lists each absence one by one
+  // (hundreds for a CUB program).
   stats_done_.fetch_add(memo.depends_on->files.size() +
                         memo.depends_on->dirs.size() +
                         memo.depends_on->absent_files.size());

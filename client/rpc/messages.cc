@@ -1,5 +1,6 @@
 #include "client/rpc/messages.h"
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <utility>
@@ -91,6 +92,34 @@ ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
   return code;
 }
 
+namespace {
+
+// The bytes of hits this process keeps mapped, and the most it may: the
+// daemon's memory holds them for as long as the process does.
+std::atomic<uint64_t> live_mapped_bytes{0};
+constexpr uint64_t kMostMappedBytes = uint64_t{256} << 20;
+
+// The object's bytes: shared with the mapping when it is binary and the
+// process's budget allows, else copied (and the mapping let go).
+ObjectBytes BytesOf(std::shared_ptr<const MappedAnswer> mapped,
+                    std::string_view object, CodeType target) {
+  const uint64_t size = mapped->bytes().size();
+  if (target == CodeType::kPtx ||
+      live_mapped_bytes.fetch_add(size) + size > kMostMappedBytes) {
+    if (target != CodeType::kPtx) live_mapped_bytes.fetch_sub(size);
+    return ObjectBytes(std::string(object));
+  }
+  // Counted until the last copy of the ObjectCode lets the mapping go.
+  std::shared_ptr<const void> owner(
+      mapped.get(), [mapped, size](const void*) mutable {
+        mapped.reset();
+        live_mapped_bytes.fetch_sub(size);
+      });
+  return ObjectBytes(std::move(owner), object);
+}
+
+}  // namespace
+
 std::optional<ObjectCode> ToObjectCode(MappedAnswer answer, CodeType target,
                                        const std::string& name) {
   auto mapped = std::make_shared<const MappedAnswer>(std::move(answer));
@@ -99,7 +128,7 @@ std::optional<ObjectCode> ToObjectCode(MappedAnswer answer, CodeType target,
   if (!view.has_value()) return std::nullopt;
   ObjectCode code;
   code.compiled = view->outcome == v1::OUTCOME_OK;
-  code.bytes = ObjectBytes(mapped, view->object);
+  code.bytes = BytesOf(mapped, view->object, target);
   code.code_type = target;
   code.name = name;
   code.log = view->log;
@@ -162,6 +191,8 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"socket_hits", &DaemonStats::socket_hits},
       {"shared_answers", &DaemonStats::shared_answers},
       {"shared_answer_bytes", &DaemonStats::shared_answer_bytes},
+      {"remote_redirects", &DaemonStats::remote_redirects},
+      {"remote_cluster_refreshes", &DaemonStats::remote_cluster_refreshes},
       {"socket_batches", &DaemonStats::socket_batches},
       {"place_proofs", &DaemonStats::place_proofs},
       {"place_shared", &DaemonStats::place_shared},

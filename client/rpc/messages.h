@@ -40,9 +40,10 @@ v1::CompileRequest CompileRequestFor(const Program& program,
 // `response` rather than copying them.
 ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
                         const std::string& name);
-// The answer the daemon handed over as a sealed file: the object stays in
-// the mapping (ObjectBytes shares it), nothing is copied; nullopt when the
-// file is not a well-formed CompileResponse.
+// The answer the daemon handed over as a sealed file: a binary object
+// stays in the mapping (ObjectBytes shares it) while the process keeps
+// under 256 MiB of them mapped, else it and PTX are copied; nullopt when
+// the file is not a well-formed CompileResponse.
 std::optional<ObjectCode> ToObjectCode(MappedAnswer answer, CodeType target,
                                        const std::string& name);
 

@@ -277,7 +277,8 @@ absl::StatusOr<PreparedCompile> PrepareCompile(
   if (absl::Status s = CheckSources(request, limits); !s.ok()) return s;
   const std::optional<ObjectKind> target = FromWireTarget(request.target());
   if (!target) {
-    return absl::InvalidArgumentError("target must be PTX, CUBIN or LTOIR");
+    return absl::InvalidArgumentError(
+        "target must be PTX, CUBIN, LTOIR or OPTIXIR");
   }
   PreparedCompile out;
   out.target = *target;

@@ -14,6 +14,21 @@
 namespace jitcache {
 namespace {
 
+// A link input's kind: one nvJitLink takes.
+absl::Status CheckLinkInputKind(const std::optional<ObjectKind>& kind,
+                                const std::string& label) {
+  if (!kind) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("link ", label, " has no valid kind"));
+  }
+  if (!IsLinkInput(*kind)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("link ", label, " is ", ObjectKindName(*kind),
+                     ", which nvJitLink does not take (no valid kind)"));
+  }
+  return absl::OkStatus();
+}
+
 // Where the input's bytes come from: the digest named, or inline data
 // (kept like an upload).
 absl::Status ReadSource(const v1::LinkInput& in, ObjectKind kind,
@@ -79,10 +94,7 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
     const v1::LinkInput& in = request.inputs(i);
     const std::string label = absl::StrCat("input ", i);
     std::optional<ObjectKind> kind = FromWireKind(in.kind());
-    if (!kind || !IsLinkInput(*kind)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("link ", label, " has no valid kind"));
-    }
+    if (absl::Status s = CheckLinkInputKind(kind, label); !s.ok()) return s;
     if (absl::Status s =
             ToAbsl(option_parser::CheckCString(label + "'s name", in.name()),
                    absl::StatusCode::kInvalidArgument);
@@ -193,10 +205,7 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
     const std::string label =
         in.name().empty() ? absl::StrCat("input ", i) : in.name();
     std::optional<ObjectKind> kind = FromWireKind(in.kind());
-    if (!kind || !IsLinkInput(*kind)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("link ", label, " has no valid kind"));
-    }
+    if (absl::Status s = CheckLinkInputKind(kind, label); !s.ok()) return s;
     PreparedLink::Input input{Digest{}, *kind, label};
     if (absl::Status s = ReadSource(in, *kind, label, &out, &input.digest);
         !s.ok()) {

@@ -20,64 +20,6 @@ namespace {
 
 constexpr char kMagic[] = "JCR2";
 
-struct ReplyDeleter {
-  void operator()(redisReply* r) const {
-    if (r != nullptr) freeReplyObject(r);
-  }
-};
-using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
-
-struct Endpoint {
-  std::string host;
-  int port = 6379;
-  std::string unix_path;
-  int db = 0;
-};
-
-absl::StatusOr<Endpoint> ParseUrl(absl::string_view url) {
-  Endpoint e;
-  absl::string_view rest = url;
-  if (absl::ConsumePrefix(&rest, "unix://")) {
-    const size_t q = rest.find("?db=");
-    e.unix_path = std::string(rest.substr(0, q));
-    if (q != absl::string_view::npos &&
-        !absl::SimpleAtoi(rest.substr(q + 4), &e.db)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--remote=", url, ": bad ?db="));
-    }
-    if (e.unix_path.empty() || e.unix_path[0] != '/') {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--remote=", url,
-                       ": give an absolute path, unix:///path/redis.sock"));
-    }
-    return e;
-  }
-  if (!absl::ConsumePrefix(&rest, "redis://")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--remote=", url,
-        ": expected redis://HOST:PORT[/DB] or unix:///PATH[?db=N]"));
-  }
-  const size_t slash = rest.find('/');
-  absl::string_view hostport = rest.substr(0, slash);
-  if (slash != absl::string_view::npos &&
-      !absl::SimpleAtoi(rest.substr(slash + 1), &e.db)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--remote=", url, ": bad database number"));
-  }
-  const size_t colon = hostport.rfind(':');
-  e.host = std::string(hostport.substr(0, colon));
-  if (colon != absl::string_view::npos &&
-      !absl::SimpleAtoi(hostport.substr(colon + 1), &e.port)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--remote=", url, ": bad port"));
-  }
-  if (e.host.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--remote=", url, ": no host"));
-  }
-  return e;
-}
-
 }  // namespace
 
 namespace {
@@ -112,121 +54,36 @@ std::optional<std::string> UnframeRemoteValue(
   return std::string(payload);
 }
 
-// A Redis connection that reconnects on demand, with backoff after a
-// failure. Run() answers nullptr when Redis cannot be used now.
-class RedisTier::Connection {
- public:
-  Connection(Endpoint endpoint, const RemoteOptions& options,
-             std::atomic<uint64_t>* errors)
-      : endpoint_(std::move(endpoint)),
-        timeout_(options.timeout),
-        user_(options.user),
-        password_(options.password),
-        errors_(errors) {}
-  ~Connection() {
-    if (ctx_ != nullptr) redisFree(ctx_);
-  }
-
-  // One command (printf-style, see redisCommand); nullptr on any failure,
-  // including an error reply.
-  template <typename... Args>
-  Reply Run(const char* format, Args... args) {
-    absl::MutexLock lock(&mu_);
-    if (!Connected()) return nullptr;
-    Reply reply(static_cast<redisReply*>(redisCommand(ctx_, format, args...)));
-    if (reply == nullptr || reply->type == REDIS_REPLY_ERROR) {
-      Fail(reply == nullptr ? ctx_->errstr
-                            : std::string(reply->str, reply->len));
-      return nullptr;
-    }
-    return reply;
-  }
-
- private:
-  bool Connected() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (ctx_ != nullptr) return true;
-    if (absl::Now() < retry_at_) return false;
-    const timeval tv = ToTimeval(timeout_);
-    ctx_ = endpoint_.unix_path.empty()
-               ? redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port,
-                                         tv)
-               : redisConnectUnixWithTimeout(endpoint_.unix_path.c_str(), tv);
-    if (ctx_ == nullptr || ctx_->err != 0) {
-      Fail(ctx_ != nullptr ? ctx_->errstr : "out of memory");
-      return false;
-    }
-    redisSetTimeout(ctx_, tv);
-    if (!password_.empty()) {
-      Reply r(static_cast<redisReply*>(
-          user_.empty()
-              ? redisCommand(ctx_, "AUTH %b", password_.data(),
-                             password_.size())
-              : redisCommand(ctx_, "AUTH %b %b", user_.data(), user_.size(),
-                             password_.data(), password_.size())));
-      if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
-        Fail(r == nullptr
-                 ? "AUTH: no answer"
-                 : absl::StrCat("AUTH: ", std::string(r->str, r->len)));
-        return false;
-      }
-    }
-    if (endpoint_.db != 0) {
-      Reply r(static_cast<redisReply*>(
-          redisCommand(ctx_, "SELECT %d", endpoint_.db)));
-      if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
-        Fail("SELECT failed");
-        return false;
-      }
-    }
-    if (down_) {
-      JITCACHE_LOG(Info) << "remote tier: connected again";
-      down_ = false;
-    }
-    backoff_ = absl::Milliseconds(100);
-    return true;
-  }
-
-  void Fail(const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    ++*errors_;
-    if (!down_) {
-      JITCACHE_LOG(Warning) << "remote tier unusable (" << why
-                            << "); serving and compiling locally, retrying "
-                               "with backoff";
-      down_ = true;
-    }
-    if (ctx_ != nullptr) redisFree(ctx_);
-    ctx_ = nullptr;
-    retry_at_ = absl::Now() + backoff_;
-    backoff_ = std::min(backoff_ * 2, absl::Seconds(5));
-  }
-
-  const Endpoint endpoint_;
-  const absl::Duration timeout_;
-  const std::string user_;
-  const std::string password_;
-  std::atomic<uint64_t>* const errors_;
-  absl::Mutex mu_;
-  redisContext* ctx_ ABSL_GUARDED_BY(mu_) = nullptr;
-  absl::Time retry_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
-  absl::Duration backoff_ ABSL_GUARDED_BY(mu_) = absl::Milliseconds(100);
-  bool down_ ABSL_GUARDED_BY(mu_) = false;
-};
-
 absl::StatusOr<std::unique_ptr<RedisTier>> RedisTier::Create(
     RemoteOptions options) {
-  absl::StatusOr<Endpoint> endpoint = ParseUrl(options.url);
-  if (!endpoint.ok()) return endpoint.status();
+  absl::StatusOr<RedisTarget> target = ParseRedisUrl(options.url);
+  if (!target.ok()) return target.status();
   if (options.keys.empty()) {
     return absl::InvalidArgumentError(
         "--remote needs --remote_key_file: the team key that signs what "
         "daemons write to Redis, so that no one else can make a node serve "
         "their kernel");
   }
+  RedisLinkOptions link;
+  link.timeout = options.timeout;
+  link.user = options.user;
+  link.password = options.password;
+  link.db = target->db;
+  if (target->tls) {
+    absl::StatusOr<std::shared_ptr<const TlsContext>> tls =
+        TlsContext::Create(options.tls);
+    if (!tls.ok()) return tls.status();
+    link.tls = *std::move(tls);
+  } else if (!options.tls.ca_file.empty() || !options.tls.cert_file.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--remote=", options.url,
+                     " is not TLS, but TLS files are given: use rediss:// or "
+                     "redis-cluster+tls://"));
+  }
   auto tier = std::unique_ptr<RedisTier>(new RedisTier(std::move(options)));
-  tier->foreground_ =
-      std::make_unique<Connection>(*endpoint, tier->options_, &tier->errors_);
-  tier->background_ =
-      std::make_unique<Connection>(*endpoint, tier->options_, &tier->errors_);
+  tier->cluster_ = target->cluster;
+  tier->foreground_ = MakeRedisClient(*target, link, &tier->counters_);
+  tier->background_ = MakeRedisClient(*target, link, &tier->counters_);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   tier->node_ = absl::StrCat(host, ":", getpid(), ":", std::random_device()());
@@ -244,11 +101,15 @@ RedisTier::~RedisTier() {
   if (thread_.joinable()) thread_.join();
 }
 
+// On a cluster the key's digest is a hash tag: an entry and its lease live
+// in one slot, on one node, moved together.
 std::string RedisTier::EntryKey(const Digest& key) const {
-  return absl::StrCat("jitcache:v2:entry:", key.Hex());
+  return cluster_ ? absl::StrCat("jitcache:v2:{", key.Hex(), "}:entry")
+                  : absl::StrCat("jitcache:v2:entry:", key.Hex());
 }
 std::string RedisTier::LeaseKey(const Digest& key) const {
-  return absl::StrCat("jitcache:v2:lease:", key.Hex());
+  return cluster_ ? absl::StrCat("jitcache:v2:{", key.Hex(), "}:lease")
+                  : absl::StrCat("jitcache:v2:lease:", key.Hex());
 }
 
 std::string RedisTier::LeaseValue(const std::string& name,
@@ -286,7 +147,7 @@ bool RedisTier::LeaseValid(const std::string& name,
 RedisTier::Read RedisTier::Get(const Digest& key) {
   using Outcome = Read::Outcome;
   const std::string name = EntryKey(key);
-  Reply reply = foreground_->Run("GET %b", name.data(), name.size());
+  RedisReply reply = foreground_->Run(name, {"GET", name});
   if (reply == nullptr) return {Outcome::kUnreachable, {}};
   if (reply->type == REDIS_REPLY_NIL) {
     ++misses_;
@@ -328,11 +189,11 @@ RedisTier::Lease RedisTier::TryLease(const Digest& key) {
   const std::string ttl_ms =
       absl::StrCat(absl::ToInt64Milliseconds(options_.lease_ttl));
   const std::string value = LeaseValue(name, absl::Now() + options_.lease_ttl);
-  Reply reply = foreground_->Run("SET %b %b NX PX %s", name.data(), name.size(),
-                                 value.data(), value.size(), ttl_ms.c_str());
+  RedisReply reply =
+      foreground_->Run(name, {"SET", name, value, "NX", "PX", ttl_ms});
   if (reply == nullptr) return Lease::kUnavailable;
   if (reply->type == REDIS_REPLY_NIL) {
-    Reply held = foreground_->Run("GET %b", name.data(), name.size());
+    RedisReply held = foreground_->Run(name, {"GET", name});
     if (held == nullptr) return Lease::kUnavailable;
     const std::string seen = held->type == REDIS_REPLY_STRING
                                  ? std::string(held->str, held->len)
@@ -340,9 +201,8 @@ RedisTier::Lease RedisTier::TryLease(const Digest& key) {
     if (held->type == REDIS_REPLY_STRING && LeaseValid(name, seen)) {
       return Lease::kHeldByOther;
     }
-    Reply taken = foreground_->Run(
-        "EVAL %s 1 %b %b %b %s", kTakeOverScript, name.data(), name.size(),
-        seen.data(), seen.size(), value.data(), value.size(), ttl_ms.c_str());
+    RedisReply taken = foreground_->Run(
+        name, {"EVAL", kTakeOverScript, "1", name, seen, value, ttl_ms});
     if (taken == nullptr) return Lease::kUnavailable;
     if (taken->type != REDIS_REPLY_INTEGER || taken->integer != 1) {
       return Lease::kHeldByOther;  // someone else took it meanwhile
@@ -355,7 +215,7 @@ RedisTier::Lease RedisTier::TryLease(const Digest& key) {
 
 bool RedisTier::LeaseHeld(const Digest& key) {
   const std::string name = LeaseKey(key);
-  Reply reply = foreground_->Run("GET %b", name.data(), name.size());
+  RedisReply reply = foreground_->Run(name, {"GET", name});
   return reply != nullptr && reply->type == REDIS_REPLY_STRING &&
          LeaseValid(name, absl::string_view(reply->str, reply->len));
 }
@@ -403,13 +263,12 @@ void RedisTier::Background() {
     RenewLeases(work->renew);
     if (work->forget.has_value()) {
       const std::string name = EntryKey(*work->forget);
-      background_->Run("DEL %b", name.data(), name.size());
+      background_->Run(name, {"DEL", name});
     }
     if (work->publish.has_value()) {
       const std::string name = EntryKey(work->publish->first);
-      if (background_->Run("SET %b %b", name.data(), name.size(),
-                           work->publish->second.data(),
-                           work->publish->second.size()) != nullptr) {
+      if (background_->Run(name, {"SET", name, work->publish->second}) !=
+          nullptr) {
         bytes_up_ += work->publish->second.size();
       }
       work->release = work->publish->first;
@@ -457,10 +316,8 @@ void RedisTier::RenewLeases(
     const std::string name = LeaseKey(key);
     const std::string value =
         LeaseValue(name, absl::Now() + options_.lease_ttl);
-    Reply r =
-        background_->Run("EVAL %s 1 %b %b %b %s", kRenewScript, name.data(),
-                         name.size(), old_value.data(), old_value.size(),
-                         value.data(), value.size(), ttl_ms.c_str());
+    RedisReply r = background_->Run(
+        name, {"EVAL", kRenewScript, "1", name, old_value, value, ttl_ms});
     if (r == nullptr) continue;  // Redis away: try again next round
     absl::MutexLock lock(&mu_);
     auto it = leases_.find(key);
@@ -484,15 +341,16 @@ void RedisTier::ReleaseLease(const Digest& key) {
   }
   if (held.empty()) return;
   const std::string name = LeaseKey(key);
-  background_->Run("EVAL %s 1 %b %b", kReleaseScript, name.data(), name.size(),
-                   held.data(), held.size());
+  background_->Run(name, {"EVAL", kReleaseScript, "1", name, held});
 }
 
 RemoteStats RedisTier::stats() const {
   RemoteStats s;
   s.hits = hits_;
   s.misses = misses_;
-  s.errors = errors_.load();
+  s.errors = counters_.errors.load();
+  s.redirects = counters_.redirects.load();
+  s.cluster_refreshes = counters_.refreshes.load();
   s.corrupt = corrupt_;
   s.leases_waited = leases_waited_;
   s.bytes_up = bytes_up_;

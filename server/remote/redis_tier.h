@@ -15,15 +15,16 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/digest.h"
+#include "server/remote/redis_client.h"
+#include "server/remote/tls_context.h"
 #include "server/store/remote_tier.h"
-
-struct redisContext;
 
 namespace jitcache {
 
 struct RemoteOptions {
-  // redis://HOST:PORT[/DB] or unix:///PATH[?db=N]
+  // One server or a cluster, plain or TLS (server/remote/redis_url.h).
   std::string url;
+  TlsOptions tls;  // with rediss:// and redis-cluster+tls://
   uint64_t max_object = uint64_t{64} << 20;  // larger entries stay local
   absl::Duration timeout = absl::Milliseconds(500);  // connect and each command
   absl::Duration lease_ttl = absl::Seconds(10);      // renewed while held
@@ -36,8 +37,9 @@ struct RemoteOptions {
   std::string password;
 };
 
-// The cluster tier: a Redis server shared by every node of a team. The node's
-// store stays in front; this is asked only on a local miss. Whoever can
+// The cluster tier: a Redis server, or a Redis Cluster, shared by every
+// node of a team, plain or over TLS (redis_client.h). The node's store
+// stays in front; this is asked only on a local miss. Whoever can
 // write to Redis is not trusted: every value and lease carries an
 // HMAC-SHA-256, under a team key only the daemons hold, over its Redis key
 // name and contents, so a value cannot be forged, altered or moved to
@@ -51,9 +53,10 @@ struct RemoteOptions {
 // because of this tier.
 //
 // Keys: jitcache:v2:entry:HEX (a signed frame of a BundleEntry) and
-// jitcache:v2:lease:HEX (who compiles the key now, until when, signed:
-// SET NX with an expiry, re-signed with a later one while the compile
-// runs, deleted when its result is published; a lease that does not
+// jitcache:v2:lease:HEX (on a cluster jitcache:v2:{HEX}:entry and
+// jitcache:v2:{HEX}:lease, one slot for both) (who compiles the key now, until
+// when, signed: SET NX with an expiry, re-signed with a later one while the
+// compile runs, deleted when its result is published; a lease that does not
 // verify or has expired is taken over).
 // Thread-safety: every method from any thread.
 class RedisTier final : public RemoteTier {
@@ -77,8 +80,6 @@ class RedisTier final : public RemoteTier {
   RemoteStats stats() const override;
 
  private:
-  // One connection with its own lock, reconnecting with backoff.
-  class Connection;
   explicit RedisTier(RemoteOptions options);
   // The background thread: publishes, releases, forgets and renews, one
   // piece of work at a time, until Stop and the queues are empty.
@@ -107,8 +108,11 @@ class RedisTier final : public RemoteTier {
 
   const RemoteOptions options_;
   std::string node_;  // this node's lease token: host:pid:random
-  std::unique_ptr<Connection> foreground_;
-  std::unique_ptr<Connection> background_;
+  bool cluster_ = false;
+  RedisCounters counters_;
+  // Requests' reads and leases; the background thread's writes.
+  std::unique_ptr<RedisClient> foreground_;
+  std::unique_ptr<RedisClient> background_;
 
   absl::Mutex mu_;
   std::deque<std::pair<Digest, std::string>> to_publish_ ABSL_GUARDED_BY(mu_);
@@ -119,7 +123,6 @@ class RedisTier final : public RemoteTier {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 
-  std::atomic<uint64_t> errors_{0};  // the connections count these
   std::atomic<uint64_t> hits_{0}, misses_{0}, corrupt_{0}, leases_waited_{0};
   std::atomic<uint64_t> bytes_up_{0}, bytes_down_{0};
 };

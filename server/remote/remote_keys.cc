@@ -42,9 +42,8 @@ namespace {
 
 // The contents of a file that must be this user's and readable by no one
 // else (it holds a secret); `flag` names it in errors.
-absl::StatusOr<std::string> ReadPrivateFile(absl::string_view flag,
-                                            const std::string& path,
-                                            absl::string_view why) {
+absl::Status CheckPrivate(absl::string_view flag, const std::string& path,
+                          absl::string_view why) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     return absl::FailedPreconditionError(
@@ -57,6 +56,13 @@ absl::StatusOr<std::string> ReadPrivateFile(absl::string_view flag,
         "(chmod 600)",
         why));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadPrivateFile(absl::string_view flag,
+                                            const std::string& path,
+                                            absl::string_view why) {
+  if (absl::Status s = CheckPrivate(flag, path, why); !s.ok()) return s;
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -68,6 +74,10 @@ absl::StatusOr<std::string> ReadPrivateFile(absl::string_view flag,
 }
 
 }  // namespace
+
+absl::Status CheckPrivateFile(absl::string_view flag, const std::string& path) {
+  return CheckPrivate(flag, path, "");
+}
 
 absl::StatusOr<std::vector<std::string>> LoadRemoteKeys(
     const std::string& path) {

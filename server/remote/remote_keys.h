@@ -29,6 +29,10 @@ struct RedisCredentials {
 // (a password on the command line would be in every process listing).
 absl::StatusOr<RedisCredentials> LoadRedisCredentials(const std::string& path);
 
+// OK when the file at `path` is this user's and readable by no one else (it
+// holds a secret); FAILED_PRECONDITION naming `--flag=path` otherwise.
+absl::Status CheckPrivateFile(absl::string_view flag, const std::string& path);
+
 // HMAC-SHA-256 under `key` of the concatenation of `parts`, each preceded
 // by its length (so that no two lists of parts give the same input).
 std::string RemoteMac(absl::string_view key,

@@ -122,6 +122,8 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
     response->set_remote_leases_waited(remote.leases_waited);
     response->set_remote_bytes_up(remote.bytes_up);
     response->set_remote_bytes_down(remote.bytes_down);
+    response->set_remote_redirects(remote.redirects);
+    response->set_remote_cluster_refreshes(remote.cluster_refreshes);
   }
   const HotAnswers::Stats hot = engine_.hot_answers().stats();
   response->set_hot_entries(hot.entries);

@@ -11,19 +11,28 @@
 namespace jitcache {
 
 // An object's bytes, read like a string. They are the value's own, or, for
-// a large hit, the daemon's answer file mapped read-only into this process
-// (sealed by the daemon against any change, so no process can alter them):
-// then a hit costs no copy whatever the object's size, and a copy of this
-// value shares the mapping, which lives as long as any copy does. Loading
-// (Library::Load) reads them where they are.
+// a large binary hit (cubin, LTO-IR, OptiX IR), the daemon's answer file
+// mapped read-only into this process (sealed by the daemon against any
+// change, so no process can alter them): then a hit costs no copy whatever
+// the object's size, and a copy of this value shares the mapping, which
+// lives as long as any copy does. Library::Load hands the driver the mapped
+// bytes. A process keeps at most 256 MiB of hits mapped; past that they are
+// copied. PTX, which callers hand on as a C string, is always the value's
+// own.
+// Unlike std::string's, data() is not followed by a NUL when shared().
+// The conversion to std::string copies (as binding to a const
+// std::string& does): read through view() to avoid it.
 // Thread-safety: like std::string; reading from many threads is safe.
 class ObjectBytes {
  public:
   ObjectBytes() = default;
   explicit ObjectBytes(std::string bytes) : owned_(std::move(bytes)) {}
-  // `view` lies in memory that `owner` keeps alive and unchanged.
+  // `view` lies in memory that `owner` keeps alive and unchanged (no
+  // owner: the bytes are copied).
   ObjectBytes(std::shared_ptr<const void> owner, std::string_view view)
-      : owner_(std::move(owner)), view_(view) {}
+      : owned_(owner == nullptr ? std::string(view) : std::string()),
+        owner_(std::move(owner)),
+        view_(view) {}
 
   ObjectBytes& operator=(std::string bytes) {
     owned_ = std::move(bytes);

@@ -1,0 +1,44 @@
+#ifndef JITCACHE_SERVER_REMOTE_REDIS_CLIENT_H_
+#define JITCACHE_SERVER_REMOTE_REDIS_CLIENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/remote/redis_link.h"
+#include "server/remote/redis_url.h"
+
+namespace jitcache {
+
+// What the remote tier's Redis clients count, shared by a tier's clients.
+struct RedisCounters {
+  std::atomic<uint64_t> errors{0};     // commands that could not be done
+  std::atomic<uint64_t> redirects{0};  // MOVED and ASK followed
+  std::atomic<uint64_t> refreshes{0};  // cluster slot maps read
+};
+
+// Runs one command on the Redis server, or the Redis Cluster node, that
+// holds its key. A failure of any kind (the server away, slow, refusing,
+// answering with an error, the cluster failing over or resharding) is
+// nullptr: counted, logged once per outage, retried later with backoff,
+// and the caller goes on without the tier.
+// Thread-safety: Run from any thread.
+class RedisClient {
+ public:
+  virtual ~RedisClient() = default;
+  // `key`: the key the command reads or writes (it picks the cluster node).
+  virtual RedisReply Run(std::string_view key,
+                         std::vector<std::string_view> argv) = 0;
+};
+
+// A client for `target`: one server, or a cluster found from its seeds.
+std::unique_ptr<RedisClient> MakeRedisClient(const RedisTarget& target,
+                                             const RedisLinkOptions& options,
+                                             RedisCounters* counters);
+
+}  // namespace jitcache
+
+#endif  // JITCACHE_SERVER_REMOTE_REDIS_CLIENT_H_

@@ -1,0 +1,294 @@
+// The team tier on a Redis Cluster: six real redis-server processes (three
+// masters, three replicas) on loopback ports, made with `redis-cli --cluster
+// create`, shared by four daemons found from one seed. What one node
+// compiles the others hit; a cold start compiles each kernel once; a master
+// killed, a slot moved or a master stopped fails no request and serves no
+// wrong byte; forged values are never served.
+#include "tests/testing/redis_cluster.h"
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "server/remote/redis_slot.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/daemon_stats.h"
+#include "tests/testing/kernels.h"
+#include "tests/testing/redis_server.h"
+#include "tests/testing/team_nodes.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_env.h"
+
+namespace jitcache {
+namespace {
+
+using testing::DaemonProcess;
+
+std::string Kernel(int n, int unroll = 1) {
+  return kernels::UnrolledKernel(n, unroll);
+}
+
+DaemonStats Stats(const DaemonProcess& node) {
+  return testing::StatsOf(node.socket());
+}
+
+// The key a compile's first output line names.
+std::string KeyOf(const std::string& line) {
+  const size_t at = line.find("key ");
+  return at == std::string::npos ? "" : line.substr(at + 4, 64);
+}
+
+class RedisClusterTier : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::RedisServer::Available()) {
+      GTEST_SKIP() << "redis-server and redis-cli are not installed (Debian: "
+                      "redis-server); deploy/install-deps.sh installs them";
+    }
+    cluster_ = std::make_unique<testing::RedisClusterProcess>(dir_.Sub("rc"));
+    ASSERT_TRUE(cluster_->Start().ok());
+    team_ = std::make_unique<testing::TeamNodes>(dir_, cluster_->url());
+  }
+
+  std::vector<DaemonProcess*> FourNodes() {
+    std::vector<DaemonProcess*> nodes;
+    for (int n = 0; n < 4; ++n) {
+      nodes.push_back(&team_->Node(absl::StrCat("n", n)));
+    }
+    return nodes;
+  }
+
+  // Load from every node (hits, new keys, failing programs, bad requests:
+  // tests/testing/load_client.cc) for about `seconds`; the clients' pids.
+  std::vector<pid_t> Load(const std::vector<DaemonProcess*>& nodes,
+                          int seconds) {
+    std::vector<pid_t> clients;
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      clients.push_back(testing::SpawnProcess(
+          {.argv = {JITCACHE_LOAD_CLIENT_BINARY, nodes[n]->socket(),
+                    absl::StrCat(100 + n), "100000", absl::StrCat(seconds)},
+           .env = {"JITCACHE_NO_FALLBACK=1"},
+           .output_path = dir_.Sub(absl::StrCat("load", n))}));
+    }
+    return clients;
+  }
+
+  // Every client ended well: no request failed.
+  void ExpectNoFailure(const std::vector<pid_t>& clients) {
+    for (size_t n = 0; n < clients.size(); ++n) {
+      EXPECT_EQ(testing::WaitProcess(clients[n], absl::Minutes(5)), 0);
+      const std::string out =
+          testing::ReadFile(dir_.Sub(absl::StrCat("load", n)));
+      EXPECT_TRUE(absl::StrContains(out, " unexpected=0 ")) << out;
+    }
+  }
+
+  // A kernel compiled on `from` is a remote hit on `to`, byte for byte
+  // (retrying while the cluster settles: meanwhile `to` compiles alone,
+  // which is also right).
+  void ExpectRemoteHit(const DaemonProcess& from, const DaemonProcess& to,
+                       int kernel) {
+    const std::string a = absl::StrCat("from", kernel);
+    const std::string b = absl::StrCat("to", kernel);
+    team_->Compile(from, Kernel(kernel), a);
+    std::string line;
+    EXPECT_TRUE(testing::WaitFor(
+        [&] {
+          line = team_->Compile(to, Kernel(kernel), b);
+          return absl::StartsWith(line, "MISS (remote)") ||
+                 absl::StartsWith(line, "HIT");
+        },
+        absl::Seconds(30)))
+        << line;
+    EXPECT_EQ(testing::ReadFile(dir_.Sub(a + ".cubin")),
+              testing::ReadFile(dir_.Sub(b + ".cubin")));
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<testing::RedisClusterProcess> cluster_;
+  std::unique_ptr<testing::TeamNodes> team_;
+};
+
+// The slot a key lands in is the cluster's own: every key the tier
+// writes, against CLUSTER KEYSLOT of a real node; a value and its lease
+// share a slot.
+TEST_F(RedisClusterTier, KeySlotsAreTheClustersAndAValueSharesItsLeasesSlot) {
+  for (const std::string& key :
+       {std::string("foo"), std::string("{user1000}.following"),
+        std::string("a{}b"), std::string("{}{x}"), std::string("x{y"),
+        std::string("jitcache:v2:{0123abcd}:entry"), std::string(""),
+        std::string("\xff\xfe binary")}) {
+    int slot = -1;
+    const std::string answer = cluster_->Cli(0, {"CLUSTER", "KEYSLOT", key});
+    ASSERT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(answer), &slot))
+        << key << ": " << answer;
+    EXPECT_EQ(RedisKeySlot(key), slot) << key;
+  }
+  for (int i = 0; i < 200; ++i) {
+    const std::string hex =
+        absl::StrCat(absl::Hex(i * 7919 + 13, absl::kZeroPad16));
+    EXPECT_EQ(RedisKeySlot("jitcache:v2:{" + hex + "}:entry"),
+              RedisKeySlot("jitcache:v2:{" + hex + "}:lease"));
+  }
+}
+
+TEST_F(RedisClusterTier, AKernelCompiledOnOneNodeIsARemoteHitOnTheOthers) {
+  std::vector<DaemonProcess*> nodes = FourNodes();
+  const std::string first = team_->Compile(*nodes[0], Kernel(1), "a");
+  EXPECT_TRUE(absl::StartsWith(first, "MISS key")) << first;
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return Stats(*nodes[0]).remote_bytes_up > 0; }));
+  for (int n = 1; n < 4; ++n) {
+    const std::string out = absl::StrCat("n", n);
+    const std::string line = team_->Compile(*nodes[n], Kernel(1), out);
+    EXPECT_TRUE(absl::StartsWith(line, "MISS (remote) key")) << line;
+    EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),
+              testing::ReadFile(dir_.Sub(out + ".cubin")));
+    EXPECT_EQ(Stats(*nodes[n]).compiles, 0u);
+  }
+  // The entry lives where the cluster says its slot is, under its tag.
+  const std::string key = KeyOf(first);
+  const std::string name = "jitcache:v2:{" + key + "}:entry";
+  EXPECT_NE(cluster_->Cli(0, {"EXISTS", name}), "0\n");
+  EXPECT_EQ(cluster_->Cli(0, {"EXISTS", "jitcache:v2:{" + key + "}:lease"}),
+            "0\n")
+      << "the lease is let go once the result is published";
+}
+
+TEST_F(RedisClusterTier, AColdStartOfFiftyKernelsOnFourNodesCompilesEachOnce) {
+  std::vector<DaemonProcess*> nodes = FourNodes();
+  std::string manifest;
+  for (int k = 0; k < 50; ++k) {
+    const std::string path = dir_.Sub(absl::StrCat("k", k, ".cu"));
+    testing::WriteFile(path, Kernel(300 + k));
+    absl::StrAppend(&manifest, path, " --arch sm_90 --target cubin\n");
+  }
+  testing::WriteFile(dir_.Sub("manifest"), manifest);
+  std::vector<pid_t> clients;
+  for (int n = 0; n < 4; ++n) {
+    clients.push_back(testing::SpawnProcess(
+        {.argv = {testing::CliBinary() + "-full", "--socket",
+                  nodes[n]->socket(), "precompile", dir_.Sub("manifest")},
+         .env = {"JITCACHE_NO_FALLBACK=1"},
+         .output_path = dir_.Sub(absl::StrCat("client", n))}));
+  }
+  for (int n = 0; n < 4; ++n) {
+    EXPECT_EQ(testing::WaitProcess(clients[n], absl::Minutes(10)), 0)
+        << testing::ReadFile(dir_.Sub(absl::StrCat("client", n)));
+  }
+  uint64_t compiles = 0, remote_hits = 0;
+  for (DaemonProcess* node : nodes) {
+    const DaemonStats stats = Stats(*node);
+    compiles += stats.compiles;
+    remote_hits += stats.remote_hits;
+    EXPECT_EQ(stats.store_entries, 50u);
+    EXPECT_EQ(stats.remote_errors, 0u);
+  }
+  EXPECT_EQ(compiles, 50u);
+  EXPECT_EQ(remote_hits, 150u);
+}
+
+// A master killed under load: its replica takes over; no request fails
+// meanwhile (the nodes compile alone), and remote hits resume without a
+// restart of any daemon.
+TEST_F(RedisClusterTier, AMasterKilledUnderLoadFailsNoRequestAndHitsResume) {
+  std::vector<DaemonProcess*> nodes = FourNodes();
+  ExpectRemoteHit(*nodes[0], *nodes[1], 10);
+  std::vector<pid_t> clients = Load(nodes, 8);
+  absl::SleepFor(absl::Seconds(1));
+  const int victim = cluster_->MasterOf(0);
+  ASSERT_GE(victim, 0);
+  cluster_->Kill(victim);
+  ASSERT_TRUE(cluster_->WaitUntilSettled().ok());
+  EXPECT_NE(cluster_->MasterOf(0), victim);
+  ExpectNoFailure(clients);
+  // Kernels whose keys lie in every slot range, the failed-over one too.
+  for (int k = 0; k < 12; ++k)
+    ExpectRemoteHit(*nodes[k % 4], *nodes[(k + 1) % 4], 20 + k);
+}
+
+// Slots moved from one master to another under load (`redis-cli --cluster
+// reshard`): MOVED and ASK are followed; no request fails.
+TEST_F(RedisClusterTier, SlotsMovedUnderLoadAreFollowed) {
+  std::vector<DaemonProcess*> nodes = FourNodes();
+  for (int k = 0; k < 8; ++k) ExpectRemoteHit(*nodes[0], *nodes[1], 40 + k);
+  std::vector<pid_t> clients = Load(nodes, 8);
+  const int from = cluster_->MasterOf(0);
+  const int to = cluster_->MasterOf(kRedisSlots - 1);
+  ASSERT_NE(from, to);
+  testing::ProcessResult moved = testing::RunProcess(
+      {*testing::FindProgram("redis-cli"), "--cluster", "reshard",
+       absl::StrCat("127.0.0.1:", cluster_->port(0)), "--cluster-from",
+       cluster_->Id(from), "--cluster-to", cluster_->Id(to), "--cluster-slots",
+       "3000", "--cluster-yes"});
+  ASSERT_EQ(moved.exit_code, 0) << moved.output;
+  ExpectNoFailure(clients);
+  EXPECT_EQ(cluster_->MasterOf(0), to);
+  // What was written before the move is read where it is now.
+  for (int k = 0; k < 8; ++k) {
+    const std::string line =
+        team_->Compile(*nodes[2], Kernel(40 + k), absl::StrCat("after", k));
+    EXPECT_TRUE(absl::StartsWith(line, "MISS (remote)")) << line;
+  }
+  uint64_t redirects_followed = 0;
+  for (DaemonProcess* node : nodes)
+    redirects_followed += Stats(*node).remote_redirects;
+  EXPECT_GT(redirects_followed, 0u);
+}
+
+// A master that neither answers nor closes (SIGSTOP): every request is
+// still answered, each within its deadline (a command to it times out
+// once; the node is then left alone while it backs off).
+TEST_F(RedisClusterTier, AStoppedMasterDelaysNoRequestPastItsDeadline) {
+  std::vector<DaemonProcess*> nodes = FourNodes();
+  const int victim = cluster_->MasterOf(0);
+  cluster_->Stop(victim);
+  for (int k = 0; k < 12; ++k) {
+    const absl::Time start = absl::Now();
+    const std::string line = team_->Compile(*nodes[k % 4], Kernel(60 + k),
+                                            absl::StrCat("stopped", k));
+    EXPECT_TRUE(absl::StartsWith(line, "MISS")) << line;
+    EXPECT_LT(absl::Now() - start, absl::Seconds(20)) << line;
+  }
+  cluster_->Continue(victim);
+}
+
+// What anyone who can write to the cluster puts there is never served: a
+// value not signed by a team key, moved from another key, or changed.
+TEST_F(RedisClusterTier, ForgedValuesAreNeverServed) {
+  std::vector<DaemonProcess*> nodes = FourNodes();
+  const std::string first = team_->Compile(*nodes[0], Kernel(70), "a");
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return Stats(*nodes[0]).remote_bytes_up > 0; }));
+  const std::string name = "jitcache:v2:{" + KeyOf(first) + "}:entry";
+  // One byte changed inside the object.
+  const std::string length = cluster_->Cli(0, {"STRLEN", name});
+  EXPECT_EQ(cluster_->Cli(0, {"SETRANGE", name, "2000", "X"}), length);
+  const std::string line = team_->Compile(*nodes[1], Kernel(70), "b");
+  EXPECT_TRUE(absl::StartsWith(line, "MISS key")) << line;
+  EXPECT_GE(Stats(*nodes[1]).remote_corrupt, 1u);
+  EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),
+            testing::ReadFile(dir_.Sub("b.cubin")));
+  // Another key's value under this key's name.
+  const std::string other = team_->Compile(*nodes[0], Kernel(71), "c");
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return cluster_->Cli(0, {"EXISTS", "jitcache:v2:{" + KeyOf(other) +
+                                           "}:entry"}) == "1\n";
+  }));
+  const std::string victim = "jitcache:v2:{" + KeyOf(other) + "}:entry";
+  EXPECT_EQ(cluster_->Cli(0, {"DEL", victim}), "1\n");
+  EXPECT_EQ(cluster_->Cli(0, {"SET", victim, "JCR2 forged"}), "OK\n");
+  const std::string forged = team_->Compile(*nodes[2], Kernel(71), "d");
+  EXPECT_TRUE(absl::StartsWith(forged, "MISS key")) << forged;
+  EXPECT_EQ(testing::ReadFile(dir_.Sub("c.cubin")),
+            testing::ReadFile(dir_.Sub("d.cubin")));
+}
+
+}  // namespace
+}  // namespace jitcache

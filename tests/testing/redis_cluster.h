@@ -1,0 +1,215 @@
+#ifndef JITCACHE_TESTS_TESTING_REDIS_CLUSTER_H_
+#define JITCACHE_TESTS_TESTING_REDIS_CLUSTER_H_
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/test_env.h"
+
+namespace jitcache::testing {
+
+// A Redis Cluster of real redis-server processes on loopback TCP ports,
+// each in a private directory, made with `redis-cli --cluster create`:
+// `masters` masters, each with `replicas` replicas. Nodes can be killed,
+// stopped (SIGSTOP) and continued; a failover takes about a second
+// (cluster-node-timeout 1000). Not thread-safe.
+class RedisClusterProcess {
+ public:
+  RedisClusterProcess(std::string dir, int masters = 3, int replicas = 1)
+      : dir_(std::move(dir)), masters_(masters), replicas_(replicas) {}
+  ~RedisClusterProcess() {
+    for (size_t i = 0; i < pids_.size(); ++i) Kill(static_cast<int>(i));
+  }
+
+  absl::Status Start() {
+    const int n = masters_ * (1 + replicas_);
+    std::vector<std::string> addresses;
+    for (int i = 0; i < n; ++i) {
+      const int port = FreePortPair();
+      if (port < 0) return absl::UnavailableError("no free ports");
+      ports_.push_back(port);
+      const std::string dir = absl::StrCat(dir_, "/node", i);
+      std::filesystem::create_directories(dir);
+      pids_.push_back(SpawnProcess(
+          {.argv = {*FindProgram("redis-server"), "--port",
+                    std::to_string(port), "--bind", "127.0.0.1",
+                    "--cluster-enabled", "yes", "--cluster-config-file",
+                    dir + "/nodes.conf", "--cluster-node-timeout", "1000",
+                    "--dir", dir, "--save", "", "--appendonly", "no",
+                    "--protected-mode", "no"},
+           .output_path = dir + "/redis.log"}));
+      addresses.push_back(absl::StrCat("127.0.0.1:", port));
+    }
+    stopped_.assign(pids_.size(), false);
+    for (int i = 0; i < n; ++i) {
+      if (absl::Status s = WaitFor(i, "PING", "PONG"); !s.ok()) return s;
+    }
+    std::vector<std::string> create = {*FindProgram("redis-cli"), "--cluster",
+                                       "create"};
+    create.insert(create.end(), addresses.begin(), addresses.end());
+    create.insert(create.end(), {"--cluster-replicas",
+                                 std::to_string(replicas_), "--cluster-yes"});
+    ProcessResult made = RunProcess(create);
+    if (made.exit_code != 0) {
+      return absl::InternalError("redis-cli --cluster create: " + made.output);
+    }
+    return WaitUntilSettled();
+  }
+
+  // Until every live node says the cluster is ok and agrees on which
+  // nodes are masters.
+  absl::Status WaitUntilSettled(absl::Duration within = absl::Seconds(60)) {
+    const absl::Time deadline = absl::Now() + within;
+    while (absl::Now() < deadline) {
+      bool ok = true;
+      for (size_t i = 0; i < pids_.size() && ok; ++i) {
+        if (pids_[i] <= 0 || stopped_[i]) continue;
+        ok = absl::StrContains(Cli(static_cast<int>(i), {"CLUSTER", "INFO"}),
+                               "cluster_state:ok");
+      }
+      if (ok) return absl::OkStatus();
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return absl::DeadlineExceededError("the cluster did not settle");
+  }
+
+  void Kill(int i) {
+    if (pids_[i] <= 0) return;
+    if (stopped_[i]) kill(pids_[i], SIGCONT);
+    kill(pids_[i], SIGKILL);
+    WaitProcess(pids_[i], absl::Minutes(1));
+    pids_[i] = -1;
+  }
+  void Stop(int i) {
+    kill(pids_[i], SIGSTOP);
+    stopped_[i] = true;
+  }
+  void Continue(int i) {
+    kill(pids_[i], SIGCONT);
+    stopped_[i] = false;
+  }
+
+  std::string Cli(int i, const std::vector<std::string>& command) const {
+    std::vector<std::string> argv = {*FindProgram("redis-cli"), "-p",
+                                     std::to_string(ports_[i]), "-c"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    return RunProcess(argv).output;
+  }
+
+  // The node that is the master of `slot` now, as node `asked` sees it;
+  // -1 when none.
+  int MasterOf(int slot, int asked = -1) const {
+    for (size_t i = 0; i < ports_.size(); ++i) {
+      if (asked < 0 && (pids_[i] <= 0 || stopped_[i])) continue;
+      const int from = asked < 0 ? static_cast<int>(i) : asked;
+      for (absl::string_view line :
+           absl::StrSplit(Cli(from, {"CLUSTER", "NODES"}), '\n')) {
+        const std::vector<std::string> f = absl::StrSplit(line, ' ');
+        if (f.size() < 9 || !absl::StrContains(f[2], "master") ||
+            absl::StrContains(f[2], "fail")) {
+          continue;
+        }
+        for (size_t k = 8; k < f.size(); ++k) {
+          const std::vector<std::string> range = absl::StrSplit(f[k], '-');
+          int first = 0, last = 0;
+          if (!absl::SimpleAtoi(range[0], &first)) continue;
+          last = first;
+          if (range.size() == 2 && !absl::SimpleAtoi(range[1], &last)) continue;
+          if (slot >= first && slot <= last) return IndexOfPort(f[1]);
+        }
+      }
+      return -1;
+    }
+    return -1;
+  }
+
+  // The node id of node `i`.
+  std::string Id(int i) const {
+    std::string id = Cli(i, {"CLUSTER", "MYID"});
+    while (!id.empty() && id.back() == '\n') id.pop_back();
+    return id;
+  }
+
+  int port(int i) const { return ports_[i]; }
+  int size() const { return static_cast<int>(ports_.size()); }
+
+  // redis-cluster://127.0.0.1:P (one seed: the rest is found from it).
+  std::string url() const {
+    return absl::StrCat("redis-cluster://127.0.0.1:", ports_[0]);
+  }
+
+ private:
+  absl::Status WaitFor(int i, const std::string& command,
+                       const std::string& answer) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (absl::Now() < deadline) {
+      if (absl::StartsWith(Cli(i, {command}), answer)) return absl::OkStatus();
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return absl::DeadlineExceededError(
+        absl::StrCat("redis-server on port ", ports_[i], " did not start: ",
+                     ReadFile(absl::StrCat(dir_, "/node", i, "/redis.log"))));
+  }
+
+  int IndexOfPort(absl::string_view address) const {
+    // "127.0.0.1:PORT@BUSPORT"
+    const size_t colon = address.find(':');
+    const size_t at = address.find('@');
+    int port = 0;
+    if (colon == absl::string_view::npos ||
+        !absl::SimpleAtoi(address.substr(colon + 1, at - colon - 1), &port)) {
+      return -1;
+    }
+    for (size_t i = 0; i < ports_.size(); ++i) {
+      if (ports_[i] == port) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  // A port whose cluster bus port (port + 10000) is free too.
+  static int FreePortPair() {
+    static std::mt19937 random(std::random_device{}());
+    for (int tries = 0; tries < 200; ++tries) {
+      const int port = 20000 + static_cast<int>(random() % 20000);
+      if (Bindable(port) && Bindable(port + 10000)) return port;
+    }
+    return -1;
+  }
+  static bool Bindable(int port) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr = {};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    const bool ok =
+        bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    close(fd);
+    return ok;
+  }
+
+  const std::string dir_;
+  const int masters_;
+  const int replicas_;
+  std::vector<int> ports_;
+  std::vector<pid_t> pids_;
+  std::vector<bool> stopped_;
+};
+
+}  // namespace jitcache::testing
+
+#endif  // JITCACHE_TESTS_TESTING_REDIS_CLUSTER_H_
