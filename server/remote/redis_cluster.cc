@@ -87,15 +87,39 @@ RedisReply RedisCluster::Ask(Node& node, std::span<const std::string_view> argv,
 }
 
 void RedisCluster::MaybeRefresh() {
+  const absl::Time asked = absl::Now();
+  bool known = false;
   {
     absl::MutexLock lock(&mu_);
-    if (!refresh_due_ || absl::Now() - last_refresh_ < kLeastBetweenRefreshes) {
+    if (!refresh_due_) return;
+    known = known_;
+    if (known && asked - last_refresh_ < kLeastBetweenRefreshes) return;
+  }
+  if (known) {
+    // Another thread reads it now: this one goes on with the map it has.
+    if (!refresh_mu_.TryLock()) return;
+  } else {
+    // No map yet (the first requests after start): every thread waits for
+    // the one read rather than fail for want of it, and reads it itself
+    // only if no read started while it waited.
+    refresh_mu_.Lock();
+    bool done = false;
+    {
+      absl::MutexLock lock(&mu_);
+      done = known_ || last_refresh_ >= asked;
+    }
+    if (done) {
+      refresh_mu_.Unlock();
       return;
     }
   }
-  if (!refresh_mu_.TryLock()) return;  // another thread reads it now
   Refresh();
   refresh_mu_.Unlock();
+}
+
+bool RedisCluster::IsKnown() {
+  absl::MutexLock lock(&mu_);
+  return known_;
 }
 
 bool RedisCluster::Refresh() {
@@ -158,6 +182,7 @@ bool RedisCluster::Refresh() {
     absl::MutexLock lock(&mu_);
     slots_ = map;
     refresh_due_ = false;
+    known_ = true;
     return true;
   }
   return false;

@@ -60,6 +60,7 @@ class RedisCluster final : public RedisClient {
   // old; one thread at a time, the others go on with the map they have.
   void MaybeRefresh() ABSL_LOCKS_EXCLUDED(mu_);
   bool Refresh();
+  bool IsKnown() ABSL_LOCKS_EXCLUDED(mu_);
   RedisReply Fail(const std::string& why);
   void Answered();
 
@@ -69,6 +70,7 @@ class RedisCluster final : public RedisClient {
   std::vector<std::unique_ptr<Node>> nodes_ ABSL_GUARDED_BY(mu_);
   std::array<Node*, kRedisSlots> slots_ ABSL_GUARDED_BY(mu_) = {};
   bool refresh_due_ ABSL_GUARDED_BY(mu_) = true;
+  bool known_ ABSL_GUARDED_BY(mu_) = false;  // a map was read once
   absl::Time last_refresh_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   absl::Mutex refresh_mu_;
   absl::Mutex log_mu_;

@@ -50,8 +50,12 @@ class RedisClusterProcess {
                     std::to_string(port), "--bind", "127.0.0.1",
                     "--cluster-enabled", "yes", "--cluster-config-file",
                     dir + "/nodes.conf", "--cluster-node-timeout", "1000",
-                    "--dir", dir, "--save", "", "--appendonly", "no",
-                    "--protected-mode", "no"},
+                    // A replica takes over however long since it last
+                    // heard from its master (an idle test cluster's
+                    // replicas hear little).
+                    "--cluster-replica-validity-factor", "0", "--dir", dir,
+                    "--save", "", "--appendonly", "no", "--protected-mode",
+                    "no"},
            .output_path = dir + "/redis.log"}));
       addresses.push_back(absl::StrCat("127.0.0.1:", port));
     }
