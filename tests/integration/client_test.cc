@@ -310,8 +310,8 @@ bool MapsAMemoryFile() {
 // Smaller hits are copied as before.
 TEST(ClientSharedHits, LargeHitsAreTheDaemonsSealedFileMappedNotCopied) {
   testing::TempDir dir;
-  testing::DaemonProcess daemon(dir.Sub("jc.sock"), ":memory:",
-                                {"--shared_answer_size=4K"});
+  testing::DaemonProcess daemon(dir.Sub("jc.sock"),
+                                ":memory:", {"--shared_answer_size=4K"});
   ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
   auto client = Client::Connect({.socket_path = daemon.socket()});
   ASSERT_TRUE(client.ok());
@@ -345,6 +345,15 @@ TEST(ClientSharedHits, LargeHitsAreTheDaemonsSealedFileMappedNotCopied) {
   copy.reset();
   EXPECT_FALSE(MapsAMemoryFile()) << "unmapped with the last copy";
 
+  // PTX, which callers hand on as a C string, is always the value's own.
+  ASSERT_TRUE(client->Compile(large, options, CodeType::kPtx).ok());
+  auto ptx = client->Compile(large, options, CodeType::kPtx);
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  EXPECT_EQ(ptx->served, Served::kHit);
+  ASSERT_GT(ptx->bytes.size(), 4096u);
+  EXPECT_FALSE(ptx->bytes.shared());
+  EXPECT_EQ(ptx->bytes.data()[ptx->bytes.size()], '\0');
+
   const Program small(Kernel(3), "small.cu");
   ASSERT_TRUE(client->Compile(small, {}, CodeType::kPtx).ok());
   auto small_hit = client->Compile(small, {}, CodeType::kPtx);  // ~1K
@@ -354,7 +363,7 @@ TEST(ClientSharedHits, LargeHitsAreTheDaemonsSealedFileMappedNotCopied) {
   EXPECT_FALSE(small_hit->bytes.shared());
   absl::StatusOr<DaemonStats> stats = client->Stats();
   ASSERT_TRUE(stats.ok());
-  EXPECT_EQ(stats->shared_answers, 1u);
+  EXPECT_EQ(stats->shared_answers, 2u) << "the cubin's, and the PTX's";
 }
 
 TEST_F(ClientTest, FallbackWithoutDaemonMakesTheDaemonsBytes) {

@@ -313,6 +313,49 @@ TEST_F(IncludeScanTest,
   EXPECT_THAT(Paths(*now), ElementsAre("gen/kernels/prog.cu", "u/a.h"));
 }
 
+// A dangling link on the way is no directory that does not exist: what its
+// target becomes could not be seen from above. The scan keeps checking its
+// stamps, and sees the program's file appear behind it (a file it then
+// refuses, as any read through a link).
+TEST_F(IncludeScanTest, ADanglingLinkOnTheWayIsCheckedNotWatched) {
+  Write("u/a.h", "#define A 1\n");
+  std::filesystem::create_symlink(dir_.Sub("scratch/gen"), dir_.Sub("gen"));
+  ScanInput input = Input("#include <a.h>\n", {"u"});
+  input.program_name = "gen/kernels/prog.cu";
+  IncludeScanner scanner(0, "", /*watch_after_stats=*/0);
+  absl::SleepFor(absl::Milliseconds(30));
+  ASSERT_TRUE(Files(scanner, input).ok());
+  ASSERT_TRUE(Files(scanner, input).ok());
+  Write("scratch/gen/kernels/prog.cu", "#include <a.h>\n");
+  absl::SleepFor(absl::Milliseconds(30));
+  PlainStatusOr<std::vector<ScannedFile>> now = Files(scanner, input);
+  ASSERT_FALSE(now.ok()) << "the memo from before the file was answered";
+  EXPECT_THAT(now.status().message(), HasSubstr("through a symbolic link"));
+}
+
+// Directories made one at a time under a program named into directories
+// that do not exist, with scans between: each step is seen, and so is the
+// file at the end.
+TEST_F(IncludeScanTest, DirectoriesMadeOneAtATimeAreFollowedDown) {
+  Write("u/a.h", "#define A 1\n");
+  ScanInput input = Input("#include <a.h>\n", {"u"});
+  input.program_name = "x/y/z/prog.cu";
+  IncludeScanner scanner(0, "", /*watch_after_stats=*/0);
+  absl::SleepFor(absl::Milliseconds(30));
+  for (const char* dir : {"x", "x/y", "x/y/z"}) {
+    ASSERT_TRUE(Files(scanner, input).ok());
+    ASSERT_TRUE(Files(scanner, input).ok());
+    std::filesystem::create_directory(dir_.Sub(dir));
+    absl::SleepFor(absl::Milliseconds(30));
+  }
+  ASSERT_TRUE(Files(scanner, input).ok());
+  Write("x/y/z/prog.cu", "#include <a.h>\n");
+  absl::SleepFor(absl::Milliseconds(30));
+  PlainStatusOr<std::vector<ScannedFile>> now = Files(scanner, input);
+  ASSERT_TRUE(now.ok());
+  EXPECT_THAT(Paths(*now), ElementsAre("u/a.h", "x/y/z/prog.cu"));
+}
+
 // A new process's first scan of a program scanned before is answered from
 // the kept memo (no reading, no hashing) while nothing it depends on moved.
 TEST_F(IncludeScanTest, ScansAreKeptForTheNextProcess) {
