@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "tests/testing/daemon_process.h"
+#include "tests/testing/redis_server.h"
 #include "tests/testing/test_env.h"
 
 namespace jitcache::testing {
@@ -40,7 +41,7 @@ class RedisClusterProcess {
     const int n = masters_ * (1 + replicas_);
     std::vector<std::string> addresses;
     for (int i = 0; i < n; ++i) {
-      const int port = FreePortPair();
+      const int port = FreeLoopbackPort(/*with_bus=*/true);
       if (port < 0) return absl::UnavailableError("no free ports");
       ports_.push_back(port);
       const std::string dir = absl::StrCat(dir_, "/node", i);
@@ -183,27 +184,6 @@ class RedisClusterProcess {
       if (ports_[i] == port) return static_cast<int>(i);
     }
     return -1;
-  }
-
-  // A port whose cluster bus port (port + 10000) is free too.
-  static int FreePortPair() {
-    static std::mt19937 random(std::random_device{}());
-    for (int tries = 0; tries < 200; ++tries) {
-      const int port = 20000 + static_cast<int>(random() % 20000);
-      if (Bindable(port) && Bindable(port + 10000)) return port;
-    }
-    return -1;
-  }
-  static bool Bindable(int port) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr = {};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    const bool ok =
-        bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    close(fd);
-    return ok;
   }
 
   const std::string dir_;

@@ -1,12 +1,14 @@
 #ifndef JITCACHE_TESTS_TESTING_REDIS_SERVER_H_
 #define JITCACHE_TESTS_TESTING_REDIS_SERVER_H_
 
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,33 @@
 #include "tests/testing/test_env.h"
 
 namespace jitcache::testing {
+
+// Whether `port` on the loopback address can be bound now.
+inline bool LoopbackPortFree(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok =
+      bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+// A loopback port that is free now, and (`with_bus`) port + 10000 too,
+// which a Redis Cluster node takes for its bus; -1 when none is found.
+inline int FreeLoopbackPort(bool with_bus = false) {
+  static std::mt19937 random(std::random_device{}());
+  for (int tries = 0; tries < 200; ++tries) {
+    const int port = 20000 + static_cast<int>(random() % 20000);
+    if (LoopbackPortFree(port) &&
+        (!with_bus || LoopbackPortFree(port + 10000))) {
+      return port;
+    }
+  }
+  return -1;
+}
 
 // A private redis-server (Debian's) on a Unix socket, with no persistence.
 // Start, Kill (SIGKILL, as a crash) and Start again on the same socket.
