@@ -16,6 +16,7 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/daemon_stats.h"
 #include "tests/testing/kernels.h"
+#include "tests/testing/redis_cluster.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/team_nodes.h"
 #include "tests/testing/temp_dir.h"
@@ -138,6 +139,37 @@ TEST_F(RedisTlsTier, AServerThatAsksForClientCertificatesTakesANodes) {
   team.Compile(without, kernels::UnrolledKernel(3, 1), "without");
   EXPECT_GT(Stats(without).remote_errors, 0u);
   EXPECT_EQ(Stats(without).remote_bytes_up, 0u);
+}
+
+// A Redis Cluster that speaks TLS only (clients, bus and replication):
+// found from one seed, followed, shared.
+TEST_F(RedisTlsTier, ATlsClusterIsFoundAndShared) {
+  testing::RedisClusterProcess cluster(dir_.Sub("rc"));
+  cluster.UseTls(ca_.Path("server.crt"), ca_.Path("server.key"),
+                 ca_.Path("ca.crt"));
+  ASSERT_TRUE(cluster.Start().ok());
+  testing::TeamNodes team(dir_, cluster.url());
+  const std::string ca = "--remote_tls_ca_file=" + ca_.Path("ca.crt");
+  DaemonProcess& a = team.Node("a", {ca});
+  DaemonProcess& b = team.Node("b", {ca});
+  for (int k = 0; k < 6; ++k) {
+    team.Compile(a, kernels::UnrolledKernel(10 + k, 1), absl::StrCat("a", k));
+  }
+  // Published in the background: until the bytes written stop growing.
+  ASSERT_TRUE(testing::WaitFor([&] {
+    uint64_t up = Stats(a).remote_bytes_up;
+    absl::SleepFor(absl::Milliseconds(200));
+    return Stats(a).remote_bytes_up == up;
+  }));
+  for (int k = 0; k < 6; ++k) {
+    const std::string line = team.Compile(b, kernels::UnrolledKernel(10 + k, 1),
+                                          absl::StrCat("b", k));
+    EXPECT_TRUE(absl::StartsWith(line, "MISS (remote) key")) << line;
+    EXPECT_EQ(testing::ReadFile(dir_.Sub(absl::StrCat("a", k, ".cubin"))),
+              testing::ReadFile(dir_.Sub(absl::StrCat("b", k, ".cubin"))));
+  }
+  EXPECT_EQ(Stats(b).remote_errors, 0u);
+  EXPECT_GT(Stats(b).remote_cluster_refreshes, 0u);
 }
 
 // Files that cannot serve refuse the start, naming the flag: a key others

@@ -33,6 +33,17 @@ class RedisClusterProcess {
  public:
   RedisClusterProcess(std::string dir, int masters = 3, int replicas = 1)
       : dir_(std::move(dir)), masters_(masters), replicas_(replicas) {}
+
+  // TLS between clients and nodes, and between nodes (bus, replication):
+  // the certificate and key every node presents, and the CA that signed
+  // it, which redis-cli trusts. Before Start.
+  void UseTls(const std::string& cert, const std::string& key,
+              const std::string& ca) {
+    tls_server_ = {"--tls-cert-file",    cert,  "--tls-key-file",     key,
+                   "--tls-ca-cert-file", ca,    "--tls-auth-clients", "no",
+                   "--tls-cluster",      "yes", "--tls-replication",  "yes"};
+    tls_cli_ = {"--tls", "--cacert", ca};
+  }
   ~RedisClusterProcess() {
     for (size_t i = 0; i < pids_.size(); ++i) Kill(static_cast<int>(i));
   }
@@ -46,26 +57,34 @@ class RedisClusterProcess {
       ports_.push_back(port);
       const std::string dir = absl::StrCat(dir_, "/node", i);
       std::filesystem::create_directories(dir);
-      pids_.push_back(SpawnProcess(
-          {.argv = {*FindProgram("redis-server"), "--port",
-                    std::to_string(port), "--bind", "127.0.0.1",
-                    "--cluster-enabled", "yes", "--cluster-config-file",
-                    dir + "/nodes.conf", "--cluster-node-timeout", "1000",
-                    // A replica takes over however long since it last
-                    // heard from its master (an idle test cluster's
-                    // replicas hear little).
-                    "--cluster-replica-validity-factor", "0", "--dir", dir,
-                    "--save", "", "--appendonly", "no", "--protected-mode",
-                    "no"},
-           .output_path = dir + "/redis.log"}));
+      std::vector<std::string> ports = {"--port", std::to_string(port)};
+      if (!tls_server_.empty()) {
+        ports = {"--port", "0", "--tls-port", std::to_string(port)};
+        ports.insert(ports.end(), tls_server_.begin(), tls_server_.end());
+      }
+      std::vector<std::string> argv = {*FindProgram("redis-server")};
+      argv.insert(argv.end(), ports.begin(), ports.end());
+      argv.insert(
+          argv.end(),
+          {"--bind", "127.0.0.1", "--cluster-enabled", "yes",
+           "--cluster-config-file", dir + "/nodes.conf",
+           "--cluster-node-timeout", "1000",
+           // A replica takes over however long since it last
+           // heard from its master (an idle test cluster's
+           // replicas hear little).
+           "--cluster-replica-validity-factor", "0", "--dir", dir, "--save", "",
+           "--appendonly", "no", "--protected-mode", "no"});
+      pids_.push_back(
+          SpawnProcess({.argv = argv, .output_path = dir + "/redis.log"}));
       addresses.push_back(absl::StrCat("127.0.0.1:", port));
     }
     stopped_.assign(pids_.size(), false);
     for (int i = 0; i < n; ++i) {
       if (absl::Status s = WaitFor(i, "PING", "PONG"); !s.ok()) return s;
     }
-    std::vector<std::string> create = {*FindProgram("redis-cli"), "--cluster",
-                                       "create"};
+    std::vector<std::string> create = {*FindProgram("redis-cli")};
+    create.insert(create.end(), tls_cli_.begin(), tls_cli_.end());
+    create.insert(create.end(), {"--cluster", "create"});
     create.insert(create.end(), addresses.begin(), addresses.end());
     create.insert(create.end(), {"--cluster-replicas",
                                  std::to_string(replicas_), "--cluster-yes"});
@@ -112,6 +131,7 @@ class RedisClusterProcess {
   std::string Cli(int i, const std::vector<std::string>& command) const {
     std::vector<std::string> argv = {*FindProgram("redis-cli"), "-p",
                                      std::to_string(ports_[i]), "-c"};
+    argv.insert(argv.end(), tls_cli_.begin(), tls_cli_.end());
     argv.insert(argv.end(), command.begin(), command.end());
     return RunProcess(argv).output;
   }
@@ -153,9 +173,12 @@ class RedisClusterProcess {
   int port(int i) const { return ports_[i]; }
   int size() const { return static_cast<int>(ports_.size()); }
 
-  // redis-cluster://127.0.0.1:P (one seed: the rest is found from it).
+  // redis-cluster://127.0.0.1:P, or redis-cluster+tls://, (one seed: the
+  // rest is found from it).
   std::string url() const {
-    return absl::StrCat("redis-cluster://127.0.0.1:", ports_[0]);
+    return absl::StrCat(
+        tls_cli_.empty() ? "redis-cluster" : "redis-cluster+tls",
+        "://127.0.0.1:", ports_[0]);
   }
 
  private:
@@ -192,6 +215,8 @@ class RedisClusterProcess {
   std::vector<int> ports_;
   std::vector<pid_t> pids_;
   std::vector<bool> stopped_;
+  std::vector<std::string> tls_server_;
+  std::vector<std::string> tls_cli_;
 };
 
 }  // namespace jitcache::testing
