@@ -4,7 +4,8 @@
 // stores and serves an entry from Redis (the local store write and the client's
 // round trip come on top). Prints one JSON object on stdout.
 //
-//   jitcache_remote_bench REDIS_URL ITERATIONS
+//   jitcache_remote_bench REDIS_URL ITERATIONS [CA_FILE]
+// (CA_FILE: for rediss:// and redis-cluster+tls://, the servers' CA.)
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -27,19 +28,24 @@ double Percentile(std::vector<double> v, double p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s REDIS_URL ITERATIONS\n", argv[0]);
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: %s REDIS_URL ITERATIONS [CA_FILE]\n",
+                 argv[0]);
     return 2;
   }
   jitcache::RemoteOptions options;
   options.url = argv[1];
+  if (argc == 4) options.tls.ca_file = argv[3];
   // A team key as a daemon has one: every value is signed and verified.
   std::mt19937_64 key_random(7);
   std::string team_key(32, '\0');
   for (char& c : team_key) c = static_cast<char>(key_random());
   options.keys = {team_key};
   auto tier = jitcache::RedisTier::Create(options);
-  if (!tier.ok()) return 3;
+  if (!tier.ok()) {
+    std::fprintf(stderr, "%s\n", tier.status().ToString().c_str());
+    return 3;
+  }
   const int iterations = std::atoi(argv[2]);
   std::mt19937_64 random(42);
   std::string json = "{";
