@@ -246,6 +246,7 @@ def main():
     ap.add_argument("--nodes", type=int, default=8)
     ap.add_argument("--kernels", type=int, default=24)
     ap.add_argument("--iterations", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--label", default="local")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
@@ -256,15 +257,20 @@ def main():
         tls = make_ca(work)
         servers = Servers()
         try:
-            hits = {}
-            for name, url, ca in [
-                    ("one server, Unix socket", single(work, servers, unix=True), None),
-                    ("one server, TCP", single(work, servers), None),
-                    ("one server, TLS", single(work, servers, tls=tls), tls),
-                    ("cluster, TCP", cluster(work, servers)[0], None),
-                    ("cluster, TLS", cluster(work, servers, tls=tls)[0], tls)]:
-                hits[name] = remote_hits(args.build, url, args.iterations, ca)
-                print(name, hits[name], flush=True)
+            tiers = [
+                ("one server, Unix socket", single(work, servers, unix=True), None),
+                ("one server, TCP", single(work, servers), None),
+                ("one server, TLS", single(work, servers, tls=tls), tls),
+                ("cluster, TCP", cluster(work, servers)[0], None),
+                ("cluster, TLS", cluster(work, servers, tls=tls)[0], tls)]
+            hits = {name: [] for name, _, _ in tiers}
+            # Rounds, the tiers alternating within each: the spread between
+            # rounds is the machine's.
+            for _ in range(args.rounds):
+                for name, url, ca in tiers:
+                    hits[name].append(
+                        remote_hits(args.build, url, args.iterations, ca))
+                    print(name, hits[name][-1], flush=True)
             out["remote_hit"] = hits
             url, ports = cluster(work, servers)
             base = sent_bytes(ports)
@@ -289,27 +295,37 @@ def main():
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
     if args.write:
-        write_results(out)
+        # Every run kept in bench/ (this machine's and the GPU host's).
+        runs = []
+        for label in ("h200", "local"):
+            kept = os.path.join(ROOT, "bench", f"redis_cluster_{label}.json")
+            if os.path.exists(kept):
+                with open(kept) as f:
+                    runs.append((label, json.load(f)))
+        lines = ["## The team tier at cluster scale (issue 37)", ""]
+        for label, run in runs:
+            lines += run_lines(label, run)
+        write_section("redis-cluster-bench", lines)
 
 
-def write_results(out):
+def run_lines(label, out):
     lines = [
-        "## The team tier at cluster scale (issue 37)",
+        f"### {label}: {out['cpus']} cores, {out['machine']}, {out['date']}",
         "",
         f"Command: `python3 bench/redis_cluster_bench.py --nodes {out['nodes']} "
-        f"--kernels {out['kernels']} --write`  ",
-        f"Machine: {out['cpus']} cores, {out['machine']}; redis-server and every "
-        "node on this one machine, on loopback  ",
-        f"Date: {out['date']}",
+        f"--kernels {out['kernels']} --label {label}` (`bench/redis_cluster_"
+        f"{label}.json`); every redis-server and node on this one machine, "
+        "on loopback.",
         "",
         "The tier's share of a remote hit (GET, frame and MAC check, parse, "
-        "SHA-256 of the object), p50 / p99 in ms:",
+        "SHA-256 of the object), p50 in ms, one figure per round (the tiers "
+        "alternate within each round):",
         "",
         "| tier | 4 KiB | 150 KiB | 1.3 MiB |",
         "|---|---|---|---|",
     ]
-    for name, r in out["remote_hit"].items():
-        cells = [f"{r[s]['p50_us'] / 1000:.3f} / {r[s]['p99_us'] / 1000:.3f}"
+    for name, rounds in out["remote_hit"].items():
+        cells = [" / ".join(f"{r[s]['p50_us'] / 1000:.3f}" for r in rounds)
                  for s in ("4KiB", "150KiB", "1.3MiB")]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     a, c = out["cold_start"]["alone"], out["cold_start"]["cluster"]
@@ -340,7 +356,8 @@ def write_results(out):
                   f"({m['used_bytes'] // m['keys']:,} bytes each; the cubins "
                   "are about 20 KiB, each stored with its signed frame). "
                   "Replicas hold as much again."]
-    write_section("redis-cluster-bench", lines)
+    lines.append("")
+    return lines
 
 
 if __name__ == "__main__":
