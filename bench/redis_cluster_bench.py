@@ -353,8 +353,8 @@ def run_lines(label, out):
     if m["keys"]:
         lines += ["", f"Memory: the masters' used_memory grew by "
                   f"{m['used_bytes']:,} bytes for {m['keys']} entries "
-                  f"({m['used_bytes'] // m['keys']:,} bytes each; the cubins "
-                  "are about 20 KiB, each stored with its signed frame). "
+                  f"({m['used_bytes'] // m['keys']:,} bytes each: the cubin, "
+                  "its record and the signed frame, in Redis's allocator). "
                   "Replicas hold as much again."]
     lines.append("")
     return lines
