@@ -25,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "client/api/asked_compile.h"
 #include "client/api/compile_includes.h"
+#include "client/api/mapped_hit.h"
 #include "client/local/local_compiler.h"
 #include "client/rpc/code_types.h"
 #include "client/rpc/messages.h"
@@ -430,13 +431,13 @@ absl::StatusOr<ObjectCode> Client::CompileRecorded(
     asked->included = made->included;
   }
   MappedAnswer mapped(/*populate=*/false);  // the driver reads it, later
-  if (std::optional<std::string_view> hit = impl_->hits->Ask(
-          request_bytes, answer_buffer, std::chrono::milliseconds(500), nullptr,
-          &mapped);
+  if (std::optional<std::string_view> hit =
+          impl_->hits->Ask(request_bytes, answer_buffer,
+                           std::chrono::milliseconds(500), nullptr, &mapped);
       hit.has_value()) {
     if (!mapped.empty()) {
-      if (std::optional<ObjectCode> code =
-              ToObjectCode(std::move(mapped), target, program.name())) {
+      if (std::optional<ObjectCode> code = internal::ObjectCodeFromMapped(
+              std::move(mapped), target, program.name())) {
         impl_->reached.store(true);
         return *std::move(code);
       }

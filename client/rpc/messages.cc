@@ -1,6 +1,5 @@
 #include "client/rpc/messages.h"
 
-#include <atomic>
 #include <map>
 #include <string>
 #include <utility>
@@ -8,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/rpc/code_types.h"
-#include "client/wire/compile_wire.h"
 #include "common/compile_options.h"
 #include "jitcache/v1/wire_kinds.h"
 
@@ -32,8 +30,6 @@ std::vector<std::string> NvrtcOptionsFor(const ProgramOptions& options,
 
 }  // namespace internal
 
-namespace {
-
 Served FromWire(v1::Served served) {
   switch (served) {
     case v1::SERVED_HIT:
@@ -46,8 +42,6 @@ Served FromWire(v1::Served served) {
       return Served::kMiss;
   }
 }
-
-}  // namespace
 
 v1::CompileRequest CompileRequestFor(const Program& program,
                                      const ProgramOptions& options,
@@ -89,58 +83,6 @@ ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
   code.compile_time_us = response.compile_time_us();
   code.served_remotely = response.served_remotely();
   code.proof_pending = response.proof_pending();
-  return code;
-}
-
-namespace {
-
-// The bytes of hits this process keeps mapped, and the most it may: the
-// daemon's memory holds them for as long as the process does.
-std::atomic<uint64_t> live_mapped_bytes{0};
-constexpr uint64_t kMostMappedBytes = uint64_t{256} << 20;
-
-// The object's bytes: shared with the mapping when it is binary and the
-// process's budget allows, else copied (and the mapping let go).
-ObjectBytes BytesOf(std::shared_ptr<const MappedAnswer> mapped,
-                    std::string_view object, CodeType target) {
-  const uint64_t size = mapped->bytes().size();
-  if (target == CodeType::kPtx ||
-      live_mapped_bytes.fetch_add(size) + size > kMostMappedBytes) {
-    if (target != CodeType::kPtx) live_mapped_bytes.fetch_sub(size);
-    return ObjectBytes(std::string(object));
-  }
-  // Counted until the last copy of the ObjectCode lets the mapping go.
-  std::shared_ptr<const void> owner(
-      mapped.get(), [mapped, size](const void*) mutable {
-        mapped.reset();
-        live_mapped_bytes.fetch_sub(size);
-      });
-  return ObjectBytes(std::move(owner), object);
-}
-
-}  // namespace
-
-std::optional<ObjectCode> ToObjectCode(MappedAnswer answer, CodeType target,
-                                       const std::string& name) {
-  auto mapped = std::make_shared<const MappedAnswer>(std::move(answer));
-  std::optional<compile_wire::ResponseView> view =
-      compile_wire::DecodeView(mapped->bytes());
-  if (!view.has_value()) return std::nullopt;
-  ObjectCode code;
-  code.compiled = view->outcome == v1::OUTCOME_OK;
-  code.bytes = BytesOf(mapped, view->object, target);
-  code.code_type = target;
-  code.name = name;
-  code.log = view->log;
-  for (const auto& [expr, lowered] : view->lowered_names) {
-    code.symbol_mapping[std::string(expr)] = lowered;
-  }
-  code.served = FromWire(static_cast<v1::Served>(view->served));
-  code.cache_key = view->cache_key;
-  code.object_digest = view->object_digest;
-  code.compile_time_us = view->compile_time_us;
-  code.served_remotely = view->served_remotely;
-  code.proof_pending = view->proof_pending;
   return code;
 }
 

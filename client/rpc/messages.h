@@ -2,14 +2,12 @@
 #define JITCACHE_CLIENT_RPC_MESSAGES_H_
 
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
-#include "client/wire/framed_channel.h"
 #include "jitcache/client.h"
 #include "jitcache/object_code.h"
 #include "jitcache/program.h"
@@ -36,16 +34,14 @@ v1::CompileRequest CompileRequestFor(const Program& program,
                                      const ProgramOptions& options,
                                      CodeType target);
 
+// How a response was served, as the API says it (an unknown number: a
+// miss).
+Served FromWire(v1::Served served);
+
 // The answer as the API gives it; takes the object and log out of
 // `response` rather than copying them.
 ObjectCode ToObjectCode(v1::CompileResponse& response, CodeType target,
                         const std::string& name);
-// The answer the daemon handed over as a sealed file: a binary object
-// stays in the mapping (ObjectBytes shares it) while the process keeps
-// under 256 MiB of them mapped, else it and PTX are copied; nullopt when
-// the file is not a well-formed CompileResponse.
-std::optional<ObjectCode> ToObjectCode(MappedAnswer answer, CodeType target,
-                                       const std::string& name);
 
 namespace internal {
 // A member of a public struct and the field of the wire message it holds:
