@@ -88,38 +88,27 @@ RedisReply RedisCluster::Ask(Node& node, std::span<const std::string_view> argv,
 
 void RedisCluster::MaybeRefresh() {
   const absl::Time asked = absl::Now();
-  bool known = false;
   {
     absl::MutexLock lock(&mu_);
     if (!refresh_due_) return;
-    known = known_;
-    if (known && asked - last_refresh_ < kLeastBetweenRefreshes) return;
-  }
-  if (known) {
-    // Another thread reads it now: this one goes on with the map it has.
-    if (!refresh_mu_.TryLock()) return;
-  } else {
-    // No map yet (the first requests after start): every thread waits for
-    // the one read rather than fail for want of it, and reads it itself
-    // only if no read started while it waited.
-    refresh_mu_.Lock();
-    bool done = false;
-    {
-      absl::MutexLock lock(&mu_);
-      done = known_ || last_refresh_ >= asked;
-    }
-    if (done) {
-      refresh_mu_.Unlock();
+    if (refreshing_) {
+      // Another thread reads it now. With no map yet (the first requests
+      // after start), wait for that read, one timeout at most, rather than
+      // fail for want of it; with one, go on with it.
+      if (!known_) {
+        auto over = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return !refreshing_;
+        };
+        mu_.AwaitWithDeadline(absl::Condition(&over), asked + options_.timeout);
+      }
       return;
     }
+    if (asked - last_refresh_ < kLeastBetweenRefreshes) return;
+    refreshing_ = true;
   }
   Refresh();
-  refresh_mu_.Unlock();
-}
-
-bool RedisCluster::IsKnown() {
   absl::MutexLock lock(&mu_);
-  return known_;
+  refreshing_ = false;
 }
 
 bool RedisCluster::Refresh() {
@@ -142,50 +131,63 @@ bool RedisCluster::Refresh() {
     }
   }
   const std::string_view argv[] = {"CLUSTER", "SLOTS"};
+  // A node that is not in the cluster yet (or was reset) knows no slots, or
+  // only some: the next one is asked; the fullest map serves if none knows
+  // them all (and is read again soon).
+  std::array<Node*, kRedisSlots> best = {};
+  int best_covered = 0;
   for (Node* asked : candidates) {
     std::string why;
     RedisReply reply = Ask(*asked, argv, false, &why);
     if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY) continue;
     std::array<Node*, kRedisSlots> map = {};
-    bool whole = true;
-    for (size_t i = 0; i < reply->elements; ++i) {
-      const redisReply* range = reply->element[i];
-      if (range->type != REDIS_REPLY_ARRAY || range->elements < 3 ||
-          range->element[0]->type != REDIS_REPLY_INTEGER ||
-          range->element[1]->type != REDIS_REPLY_INTEGER ||
-          range->element[2]->type != REDIS_REPLY_ARRAY ||
-          range->element[2]->elements < 2 ||
-          range->element[2]->element[1]->type != REDIS_REPLY_INTEGER) {
-        whole = false;
-        break;
-      }
-      const long long first = range->element[0]->integer;
-      const long long last = range->element[1]->integer;
-      const redisReply* master = range->element[2];
-      RedisEndpoint endpoint;
-      endpoint.host = std::string(StringOf(master->element[0]));
-      endpoint.port = static_cast<int>(master->element[1]->integer);
-      // No name ("" or "?"): the node asked knows it by the address it
-      // was asked at.
-      if (endpoint.host.empty() || endpoint.host == "?") {
-        endpoint.host = asked->endpoint.host;
-      }
-      if (first < 0 || last >= kRedisSlots || first > last) {
-        whole = false;
-        break;
-      }
-      Node* node = NodeAt(endpoint);
-      for (long long s = first; s <= last; ++s) map[s] = node;
+    if (!ReadSlotMap(*reply, asked->endpoint.host, map)) continue;
+    const int covered = static_cast<int>(std::count_if(
+        map.begin(), map.end(), [](const Node* n) { return n != nullptr; }));
+    if (covered > best_covered) {
+      best = map;
+      best_covered = covered;
     }
-    if (!whole) continue;
-    ++counters_->refreshes;
-    absl::MutexLock lock(&mu_);
-    slots_ = map;
-    refresh_due_ = false;
-    known_ = true;
-    return true;
+    if (covered == kRedisSlots) break;
   }
-  return false;
+  if (best_covered == 0) return false;
+  ++counters_->refreshes;
+  absl::MutexLock lock(&mu_);
+  slots_ = best;
+  refresh_due_ = best_covered < kRedisSlots;
+  known_ = true;
+  return !refresh_due_;
+}
+
+bool RedisCluster::ReadSlotMap(const redisReply& reply,
+                               const std::string& asked_host,
+                               std::array<Node*, kRedisSlots>& map) {
+  for (size_t i = 0; i < reply.elements; ++i) {
+    const redisReply* range = reply.element[i];
+    if (range->type != REDIS_REPLY_ARRAY || range->elements < 3 ||
+        range->element[0]->type != REDIS_REPLY_INTEGER ||
+        range->element[1]->type != REDIS_REPLY_INTEGER ||
+        range->element[2]->type != REDIS_REPLY_ARRAY ||
+        range->element[2]->elements < 2 ||
+        range->element[2]->element[1]->type != REDIS_REPLY_INTEGER) {
+      return false;
+    }
+    const long long first = range->element[0]->integer;
+    const long long last = range->element[1]->integer;
+    if (first < 0 || last >= kRedisSlots || first > last) return false;
+    const redisReply* master = range->element[2];
+    RedisEndpoint endpoint;
+    endpoint.host = std::string(StringOf(master->element[0]));
+    endpoint.port = static_cast<int>(master->element[1]->integer);
+    // No name ("" or "?"): the node asked knows it by the address it was
+    // asked at.
+    if (endpoint.host.empty() || endpoint.host == "?") {
+      endpoint.host = asked_host;
+    }
+    Node* node = NodeAt(endpoint);
+    for (long long s = first; s <= last; ++s) map[s] = node;
+  }
+  return true;
 }
 
 RedisReply RedisCluster::Fail(const std::string& why) {

@@ -57,10 +57,15 @@ class RedisCluster final : public RedisClient {
   Node* NodeForSlot(int slot) ABSL_LOCKS_EXCLUDED(mu_);
   void RefreshSoon() ABSL_LOCKS_EXCLUDED(mu_);
   // Reads the slot map again when it is due and the last read is 100 ms
-  // old; one thread at a time, the others go on with the map they have.
+  // old; one thread at a time, the others go on with the map they have
+  // (with none yet, they wait for the read, one timeout at most).
   void MaybeRefresh() ABSL_LOCKS_EXCLUDED(mu_);
-  bool Refresh();
-  bool IsKnown() ABSL_LOCKS_EXCLUDED(mu_);
+  // Reads the map from the nodes; false when no node gave all of it.
+  bool Refresh() ABSL_LOCKS_EXCLUDED(mu_);
+  // One CLUSTER SLOTS reply into `map`; false when it is not one.
+  bool ReadSlotMap(const redisReply& reply, const std::string& asked_host,
+                   std::array<Node*, kRedisSlots>& map)
+      ABSL_LOCKS_EXCLUDED(mu_);
   RedisReply Fail(const std::string& why);
   void Answered();
 
@@ -71,8 +76,8 @@ class RedisCluster final : public RedisClient {
   std::array<Node*, kRedisSlots> slots_ ABSL_GUARDED_BY(mu_) = {};
   bool refresh_due_ ABSL_GUARDED_BY(mu_) = true;
   bool known_ ABSL_GUARDED_BY(mu_) = false;  // a map was read once
+  bool refreshing_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time last_refresh_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
-  absl::Mutex refresh_mu_;
   absl::Mutex log_mu_;
   bool down_ ABSL_GUARDED_BY(log_mu_) = false;
 };

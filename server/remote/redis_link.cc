@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -50,17 +51,18 @@ void RedisLink::Close() {
 
 RedisReply RedisLink::Command(std::span<const std::string_view> argv,
                               std::string* error) {
-  const absl::Time deadline = absl::Now() + options_.timeout;
+  absl::Time deadline = absl::Now() + options_.timeout;
   if (fd_ < 0 && !Open(deadline, error)) {
     Close();
     return nullptr;
   }
+  deadline = absl::Now() + options_.timeout;
   RedisReply reply = Exchange(argv, deadline, error);
   if (reply == nullptr) Close();
   return reply;
 }
 
-bool RedisLink::Open(absl::Time deadline, std::string* error) {
+bool RedisLink::Open(absl::Time& deadline, std::string* error) {
   reader_ = redisReaderCreate();
   if (reader_ == nullptr) {
     *error = "out of memory";
@@ -68,7 +70,7 @@ bool RedisLink::Open(absl::Time deadline, std::string* error) {
   }
   return Connect(deadline, error) &&
          (options_.tls == nullptr || Handshake(deadline, error)) &&
-         Login(error);
+         Login(deadline, error);
 }
 
 bool RedisLink::Connect(absl::Time deadline, std::string* error) {
@@ -138,6 +140,7 @@ bool RedisLink::Handshake(absl::Time deadline, std::string* error) {
     return false;
   }
   while (true) {
+    ERR_clear_error();  // SSL_get_error reads this thread's queue
     const int r = SSL_connect(ssl_);
     if (r == 1) return true;
     const int e = SSL_get_error(ssl_, r);
@@ -161,8 +164,7 @@ bool RedisLink::Handshake(absl::Time deadline, std::string* error) {
   }
 }
 
-bool RedisLink::Login(std::string* error) {
-  const absl::Time deadline = absl::Now() + options_.timeout;
+bool RedisLink::Login(absl::Time& deadline, std::string* error) {
   if (!options_.password.empty()) {
     std::vector<std::string_view> auth = {"AUTH"};
     if (!options_.user.empty()) auth.push_back(options_.user);
@@ -186,7 +188,7 @@ bool RedisLink::Login(std::string* error) {
 }
 
 RedisReply RedisLink::Exchange(std::span<const std::string_view> argv,
-                               absl::Time deadline, std::string* error) {
+                               absl::Time& deadline, std::string* error) {
   std::vector<const char*> args;
   std::vector<size_t> lengths;
   for (std::string_view a : argv) {
@@ -216,11 +218,16 @@ RedisReply RedisLink::Exchange(std::span<const std::string_view> argv,
   }
 }
 
-bool RedisLink::WriteAll(std::string_view bytes, absl::Time deadline,
+void RedisLink::Progressed(absl::Time& deadline) const {
+  deadline = std::max(deadline, absl::Now() + options_.timeout);
+}
+
+bool RedisLink::WriteAll(std::string_view bytes, absl::Time& deadline,
                          std::string* error) {
   while (!bytes.empty()) {
     ssize_t n;
     if (ssl_ != nullptr) {
+      ERR_clear_error();  // SSL_get_error reads this thread's queue
       const int r =
           SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size()));
       if (r <= 0) {
@@ -250,15 +257,17 @@ bool RedisLink::WriteAll(std::string_view bytes, absl::Time deadline,
       }
     }
     bytes.remove_prefix(static_cast<size_t>(n));
+    Progressed(deadline);
   }
   return true;
 }
 
-bool RedisLink::ReadSome(absl::Time deadline, std::string* error) {
+bool RedisLink::ReadSome(absl::Time& deadline, std::string* error) {
   char buffer[64 << 10];
   while (true) {
     ssize_t n;
     if (ssl_ != nullptr) {
+      ERR_clear_error();  // SSL_get_error reads this thread's queue
       const int r = SSL_read(ssl_, buffer, sizeof(buffer));
       if (r <= 0) {
         const int e = SSL_get_error(ssl_, r);
@@ -294,6 +303,7 @@ bool RedisLink::ReadSome(absl::Time deadline, std::string* error) {
       *error = "out of memory";
       return false;
     }
+    Progressed(deadline);
     return true;
   }
 }

@@ -35,8 +35,9 @@ struct RedisLinkOptions {
 // One connection to one Redis server, over TCP, TLS or a Unix socket,
 // opened when first used and again after a failure: commands are written
 // with hiredis's encoder and replies parsed with its reader, on a socket
-// of our own (hiredis 0.14, Debian's, has no TLS). Every command has the
-// timeout in all, connect included.
+// of our own (hiredis 0.14, Debian's, has no TLS). Connecting (TLS and
+// login included) has the timeout in all; a command then fails when no
+// byte moves for the timeout.
 // Thread-safety: none; one user at a time.
 class RedisLink {
  public:
@@ -56,16 +57,19 @@ class RedisLink {
   void Close();
 
  private:
-  bool Open(absl::Time deadline, std::string* error);
+  bool Open(absl::Time& deadline, std::string* error);
   bool Connect(absl::Time deadline, std::string* error);
   bool Handshake(absl::Time deadline, std::string* error);
-  bool Login(std::string* error);
+  bool Login(absl::Time& deadline, std::string* error);
+  // `deadline` moves on by the timeout whenever bytes move: a large value
+  // that keeps arriving is not cut off, a server that stalls is.
   RedisReply Exchange(std::span<const std::string_view> argv,
-                      absl::Time deadline, std::string* error);
-  bool WriteAll(std::string_view bytes, absl::Time deadline,
+                      absl::Time& deadline, std::string* error);
+  bool WriteAll(std::string_view bytes, absl::Time& deadline,
                 std::string* error);
   // Some bytes into the reader; false on end of stream, error or timeout.
-  bool ReadSome(absl::Time deadline, std::string* error);
+  bool ReadSome(absl::Time& deadline, std::string* error);
+  void Progressed(absl::Time& deadline) const;
   // Waits until the socket is readable (`events` POLLIN) or writable
   // (POLLOUT), or the deadline passes.
   bool Wait(short events, absl::Time deadline, std::string* error);

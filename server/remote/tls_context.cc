@@ -88,6 +88,9 @@ SSL* TlsContext::NewSession(int fd, const std::string& host) const {
     ok = ok &&
          X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name.c_str()) == 1;
   } else {
+    // The name must be one of the certificate's DNS names (never its
+    // subject's common name, which clients no longer trust).
+    SSL_set_hostflags(ssl, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
     ok = ok && SSL_set_tlsext_host_name(ssl, name.c_str()) == 1 &&
          SSL_set1_host(ssl, name.c_str()) == 1;
   }

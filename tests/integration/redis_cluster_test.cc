@@ -38,11 +38,7 @@ DaemonStats Stats(const DaemonProcess& node) {
   return testing::StatsOf(node.socket());
 }
 
-// The key a compile's first output line names.
-std::string KeyOf(const std::string& line) {
-  const size_t at = line.find("key ");
-  return at == std::string::npos ? "" : line.substr(at + 4, 64);
-}
+std::string KeyOf(const std::string& line) { return testing::KeyOfLine(line); }
 
 class RedisClusterTier : public ::testing::Test {
  protected:
@@ -110,9 +106,31 @@ class RedisClusterTier : public ::testing::Test {
               testing::ReadFile(dir_.Sub(b + ".cubin")));
   }
 
+  // `count` kernels (numbered from `first` on) whose entries lie in slots
+  // that node `master` serves now: their keys from a node without the tier.
+  std::vector<int> KernelsOn(int master, int count, int first) {
+    if (finder_ == nullptr) {
+      finder_ =
+          std::make_unique<DaemonProcess>(dir_.Sub("finder.sock"), ":memory:");
+      EXPECT_TRUE(finder_->Start().ok()) << finder_->Log();
+    }
+    std::vector<int> kernels;
+    for (int n = first;
+         static_cast<int>(kernels.size()) < count && n < first + 40 * count;
+         ++n) {
+      const std::string key =
+          KeyOf(team_->Compile(*finder_, Kernel(n), absl::StrCat("find", n)));
+      const int slot = RedisKeySlot("jitcache:v2:{" + key + "}:entry");
+      if (cluster_->MasterOf(slot) == master) kernels.push_back(n);
+    }
+    EXPECT_EQ(static_cast<int>(kernels.size()), count);
+    return kernels;
+  }
+
   testing::TempDir dir_;
   std::unique_ptr<testing::RedisClusterProcess> cluster_;
   std::unique_ptr<testing::TeamNodes> team_;
+  std::unique_ptr<DaemonProcess> finder_;
 };
 
 // The slot a key lands in is the cluster's own: every key the tier
@@ -233,11 +251,13 @@ TEST_F(RedisClusterTier, AMasterKilledUnderLoadFailsNoRequestAndHitsResume) {
 // reshard`): MOVED and ASK are followed; no request fails.
 TEST_F(RedisClusterTier, SlotsMovedUnderLoadAreFollowed) {
   std::vector<DaemonProcess*> nodes = FourNodes();
-  for (int k = 0; k < 8; ++k) ExpectRemoteHit(*nodes[0], *nodes[1], 40 + k);
-  std::vector<pid_t> clients = Load(nodes, 8);
   const int from = cluster_->MasterOf(0);
   const int to = cluster_->MasterOf(kRedisSlots - 1);
   ASSERT_NE(from, to);
+  // Kernels whose entries the move may take along: all on `from`.
+  const std::vector<int> kernels = KernelsOn(from, 8, 40);
+  for (int k : kernels) ExpectRemoteHit(*nodes[0], *nodes[1], k);
+  std::vector<pid_t> clients = Load(nodes, 8);
   testing::ProcessResult moved = testing::RunProcess(
       {*testing::FindProgram("redis-cli"), "--cluster", "reshard",
        absl::StrCat("127.0.0.1:", cluster_->port(0)), "--cluster-from",
@@ -245,16 +265,21 @@ TEST_F(RedisClusterTier, SlotsMovedUnderLoadAreFollowed) {
        "3000", "--cluster-yes"});
   ASSERT_EQ(moved.exit_code, 0) << moved.output;
   ExpectNoFailure(clients);
-  EXPECT_EQ(cluster_->MasterOf(0), to);
   // What was written before the move is read where it is now.
-  for (int k = 0; k < 8; ++k) {
+  int now_elsewhere = 0;
+  for (int k : kernels) {
     const std::string line =
-        team_->Compile(*nodes[2], Kernel(40 + k), absl::StrCat("after", k));
+        team_->Compile(*nodes[2], Kernel(k), absl::StrCat("after", k));
     EXPECT_TRUE(absl::StartsWith(line, "MISS (remote)")) << line;
+    const int slot = RedisKeySlot("jitcache:v2:{" + KeyOf(line) + "}:entry");
+    now_elsewhere += cluster_->MasterOf(slot) == to;
   }
+  EXPECT_GT(now_elsewhere, 0) << "no entry of these moved: the test shows "
+                                 "nothing";
   uint64_t redirects_followed = 0;
-  for (DaemonProcess* node : nodes)
+  for (DaemonProcess* node : nodes) {
     redirects_followed += Stats(*node).remote_redirects;
+  }
   EXPECT_GT(redirects_followed, 0u);
 }
 
@@ -264,14 +289,20 @@ TEST_F(RedisClusterTier, SlotsMovedUnderLoadAreFollowed) {
 TEST_F(RedisClusterTier, AStoppedMasterDelaysNoRequestPastItsDeadline) {
   std::vector<DaemonProcess*> nodes = FourNodes();
   const int victim = cluster_->MasterOf(0);
+  // Kernels whose entries live on the master about to stop.
+  const std::vector<int> kernels = KernelsOn(victim, 6, 60);
   cluster_->Stop(victim);
-  for (int k = 0; k < 12; ++k) {
+  for (size_t i = 0; i < kernels.size(); ++i) {
     const absl::Time start = absl::Now();
-    const std::string line = team_->Compile(*nodes[k % 4], Kernel(60 + k),
-                                            absl::StrCat("stopped", k));
+    const std::string line = team_->Compile(
+        *nodes[i % 4], Kernel(kernels[i]), absl::StrCat("stopped", kernels[i]));
     EXPECT_TRUE(absl::StartsWith(line, "MISS")) << line;
-    EXPECT_LT(absl::Now() - start, absl::Seconds(20)) << line;
+    // A stopped node costs a timeout (0.5 s) or two, not a stall.
+    EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << line;
   }
+  uint64_t errors = 0;
+  for (DaemonProcess* node : nodes) errors += Stats(*node).remote_errors;
+  EXPECT_GT(errors, 0u) << "the stopped master was never asked";
   cluster_->Continue(victim);
 }
 
@@ -291,7 +322,7 @@ TEST_F(RedisClusterTier, ForgedValuesAreNeverServed) {
   EXPECT_GE(Stats(*nodes[1]).remote_corrupt, 1u);
   EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),
             testing::ReadFile(dir_.Sub("b.cubin")));
-  // Another key's value under this key's name.
+  // A value no team key signed under another key's name.
   const std::string other = team_->Compile(*nodes[0], Kernel(71), "c");
   ASSERT_TRUE(testing::WaitFor([&] {
     return cluster_->Cli(0, {"EXISTS", "jitcache:v2:{" + KeyOf(other) +
@@ -304,6 +335,29 @@ TEST_F(RedisClusterTier, ForgedValuesAreNeverServed) {
   EXPECT_TRUE(absl::StartsWith(forged, "MISS key")) << forged;
   EXPECT_EQ(testing::ReadFile(dir_.Sub("c.cubin")),
             testing::ReadFile(dir_.Sub("d.cubin")));
+}
+
+// A lease no team key signed, as anyone who can write to the cluster could
+// set it, does not stall a miss: the node takes it over, compiles, and
+// lets it go once it has published.
+TEST_F(RedisClusterTier, AForgedLeaseDoesNotStallAMiss) {
+  DaemonProcess finder(dir_.Sub("finder.sock"), ":memory:");
+  ASSERT_TRUE(finder.Start().ok()) << finder.Log();
+  const std::string key = KeyOf(team_->Compile(finder, Kernel(80), "probe"));
+  const std::string lease = "jitcache:v2:{" + key + "}:lease";
+  ASSERT_EQ(cluster_->Cli(0, {"SET", lease, "forged"}), "OK\n");
+  DaemonProcess& node = team_->Node("b", {"--compile_time_limit_seconds=300"});
+  const absl::Time start = absl::Now();
+  const std::string line = team_->Compile(node, Kernel(80), "b");
+  EXPECT_TRUE(absl::StartsWith(line, "MISS key")) << line;
+  // Far under the 300 s it would wait for a lease that counted.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(150));
+  EXPECT_EQ(Stats(node).compiles, 1u);
+  EXPECT_EQ(testing::ReadFile(dir_.Sub("probe.cubin")),
+            testing::ReadFile(dir_.Sub("b.cubin")));
+  EXPECT_TRUE(testing::WaitFor([&] {
+    return cluster_->Cli(0, {"EXISTS", lease}) == "0\n";
+  }));
 }
 
 }  // namespace

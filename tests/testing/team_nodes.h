@@ -17,6 +17,12 @@
 
 namespace jitcache::testing {
 
+// The key a compile's first output line names ("MISS key HEX ...").
+inline std::string KeyOfLine(const std::string& line) {
+  const size_t at = line.find("key ");
+  return at == std::string::npos ? "" : line.substr(at + 4, 64);
+}
+
 // Daemons of one team, each with its own socket and store under `dir`,
 // sharing the team tier at `url` and signing with one key file.
 // Not thread-safe.
