@@ -9,6 +9,7 @@
 #include "server/build/toolkit_library.h"
 #include "server/engine/sealed_file.h"
 #include "server/rpc/grpc_status.h"
+#include "server/store/rocksdb_kv.h"
 
 namespace jitcache {
 
@@ -135,6 +136,9 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
   response->set_store_bytes(store.bytes);
   response->set_store_corrupt_removed(store.corrupt_removed);
   response->set_store_write_failures(store.write_failures);
+  const StoreRecoveries recoveries = StoreRecoveryCounts();
+  response->set_store_recovered(recoveries.recovered);
+  response->set_store_quarantined(recoveries.quarantined);
   response->set_store_objects(store.objects);
   response->set_store_uploads(store.uploads);
   response->set_store_live_bytes(store.live_bytes);

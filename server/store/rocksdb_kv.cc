@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "common/log.h"
 #include "server/store/rocksdb_logger.h"
+#include "server/store/store_quarantine.h"
 
 namespace jitcache {
 namespace {
@@ -471,6 +472,53 @@ OpenSpec StoreSpec(const std::string& path, const RocksDbOptions& options) {
   return spec;
 }
 
+std::atomic<uint64_t> recovered_stores{0};
+std::atomic<uint64_t> quarantined_stores{0};
+
+// A store RocksDB cannot open because its files are damaged (a truncated
+// or zeroed table, a damaged MANIFEST or CURRENT, a missing table), as
+// opposed to one that is locked, of a newer format, full or not ours to
+// read: those are refused as before.
+bool IsDamage(const absl::Status& s) {
+  return absl::IsDataLoss(s) ||
+         (absl::IsInternal(s) &&
+          absl::StrContains(s.message(), "No such file or directory"));
+}
+
+// A damaged store: repaired by RocksDB's RepairDB where it can be (what
+// survives is checked entry by entry as it is read: VerifyingStore), else
+// moved aside and replaced by an empty one. Either way the daemon serves,
+// says so at error level, and counts it.
+absl::StatusOr<std::shared_ptr<OpenedDb>> Recover(const OpenSpec& spec,
+                                                  const absl::Status& damage) {
+  JITCACHE_LOG(Error) << "store " << spec.path << " is damaged (" << damage
+                      << "); repairing it";
+  const rocksdb::Status repaired = rocksdb::RepairDB(
+      spec.path, spec.options, spec.families, rocksdb::ColumnFamilyOptions());
+  absl::StatusOr<std::shared_ptr<OpenedDb>> opened =
+      repaired.ok() ? OpenDb(spec, /*read_only=*/false)
+                    : FromRocks(repaired, "repair");
+  if (opened.ok()) {
+    ++recovered_stores;
+    JITCACHE_LOG(Error) << "store " << spec.path
+                        << " repaired; entries that did not survive are "
+                           "misses, compiled again when asked";
+    return opened;
+  }
+  const absl::Status unrepaired = opened.status();
+  absl::StatusOr<std::string> aside = QuarantineStore(spec.path);
+  if (!aside.ok()) return aside.status();
+  if (absl::Status s = PrepareStoreDirectory(spec.path); !s.ok()) return s;
+  opened = OpenDb(spec, /*read_only=*/false);
+  if (!opened.ok()) return opened.status();
+  ++quarantined_stores;
+  JITCACHE_LOG(Error) << "store " << spec.path << " could not be repaired ("
+                      << unrepaired << "); moved aside to " << *aside
+                      << " and started empty (at most "
+                      << kMostQuarantinedStores << " damaged stores are kept)";
+  return opened;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
@@ -487,8 +535,15 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
                            "system has room again";
     opened = OpenDb(spec, /*read_only=*/true);
   }
+  if (!opened.ok() && IsDamage(opened.status())) {
+    opened = Recover(spec, opened.status());
+  }
   if (!opened.ok()) return opened.status();
   return std::make_unique<RocksDbKv>(std::move(spec), *std::move(opened));
+}
+
+StoreRecoveries StoreRecoveryCounts() {
+  return {recovered_stores.load(), quarantined_stores.load()};
 }
 
 absl::Status CheckWriteAheadLog(const std::string& path) {

@@ -30,9 +30,18 @@ struct RocksDbOptions {
 // families "objects", "actions" and "uploads". Fails with FAILED_PRECONDITION
 // naming the path when another process holds the store, and with
 // PERMISSION_DENIED or the RocksDB error, naming the path, when it cannot be
-// created or written.
+// created or written. A store damaged so that RocksDB cannot open it is
+// repaired (RepairDB) or else moved aside (store_quarantine.h) and replaced
+// by an empty one: logged at error level and counted (StoreRecoveryCounts).
 absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
     const std::string& path, const RocksDbOptions& options = {});
+
+// Damaged stores this process repaired, and moved aside for new ones.
+struct StoreRecoveries {
+  uint64_t recovered = 0;
+  uint64_t quarantined = 0;
+};
+StoreRecoveries StoreRecoveryCounts();
 
 // Replays the store's write-ahead log without opening it for writing, and
 // with no tolerance for damage: DATA_LOSS, naming the damage, where a
