@@ -151,6 +151,14 @@ absl::StatusOr<std::shared_ptr<OpenedDb>> OpenDb(const OpenSpec& spec,
   return opened;
 }
 
+// The size of the file system that holds `path` (an existing directory);
+// 0 when it cannot be told.
+uint64_t FileSystemBytes(const std::string& path) {
+  struct statvfs fs;
+  if (statvfs(path.c_str(), &fs) != 0) return 0;
+  return static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize;
+}
+
 uint64_t FreeBytes(const std::string& path) {
   struct statvfs fs;
   if (statvfs(path.c_str(), &fs) != 0) return 0;
@@ -426,8 +434,14 @@ OpenSpec StoreSpec(const std::string& path, const RocksDbOptions& options) {
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = 2;
   db_options.info_log = NewDaemonLogForRocksDb();
+  // Without a cap, the file system's size is the store's bound: on a small
+  // one the memtables, logs and blob files are sized to it, so that a flush
+  // fits (and writes resume) once a little room returns.
+  const uint64_t whole = FileSystemBytes(path);
   const uint64_t cap =
-      options.max_size == 0 ? (uint64_t{1} << 40) : options.max_size;
+      options.max_size != 0
+          ? options.max_size
+          : std::min(uint64_t{1} << 40, whole != 0 ? whole : uint64_t{1} << 40);
   // A WAL lives until every family with data in it has flushed: cap it, so
   // that records waiting in a memtable do not pin the objects logged since.
   db_options.max_total_wal_size = Clamp(cap / 32, 256 << 10, 256 << 20);

@@ -228,11 +228,15 @@ TEST_P(DiskFullWhileServing, TheDaemonServesHitsAnswersMissesAndResumes) {
 
 INSTANTIATE_TEST_SUITE_P(
     CapOrNot, DiskFullWhileServing,
-    ::testing::Values(FullDiskCase{"WithACap", {"--max_size=12M"}, 16, 0},
-                      // Without a cap the objects' memtable is 64 MiB and its
-                      // log (allocated in advance) 70 MiB: an import passes
-                      // them. Writes resume once a flush of the memtable fits.
-                      FullDiskCase{"WithoutACap", {"--max_size=0"}, 192, 80}),
+    ::testing::Values(
+        FullDiskCase{"WithACap", {"--max_size=12M"}, 16, 0},
+        // Without a cap the store's buffers follow the file
+        // system's size (3 MiB here): an import of 80 MiB
+        // passes them. Writes resume once a flush fits.
+        FullDiskCase{"WithoutACap", {"--max_size=0"}, 192, 80},
+        // A small file system without a cap: the store's
+        // buffers follow its size, so writes resume.
+        FullDiskCase{"WithoutACapOnASmallFileSystem", {"--max_size=0"}, 20, 0}),
     [](const ::testing::TestParamInfo<FullDiskCase>& param_info) {
       return std::string(param_info.param.name);
     });
