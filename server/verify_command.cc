@@ -15,7 +15,10 @@ int RunVerify(const std::string& path) {
   // First, before a normal open replays it (and drops what follows any
   // damage): the write-ahead log, with no tolerance.
   const absl::Status wal = CheckWriteAheadLog(path);
-  auto store = OpenRocksDbStore(path);
+  // Damage is reported, not repaired: verifying changes nothing.
+  RocksDbOptions options;
+  options.recover_damage = false;
+  auto store = OpenRocksDbStore(path, options);
   if (!store.ok()) {
     std::fprintf(stderr, "jitcached: %s\n",
                  std::string(store.status().message()).c_str());

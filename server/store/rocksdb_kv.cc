@@ -550,6 +550,14 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
     opened = OpenDb(spec, /*read_only=*/true);
   }
   if (!opened.ok() && IsDamage(opened.status())) {
+    if (!options.recover_damage) {
+      return absl::DataLossError(absl::StrCat(
+          opened.status().message(),
+          "\nThe store is damaged: a start would repair it (RocksDB's "
+          "RepairDB; entries that do not survive are compiled again when "
+          "asked) or, if that fails, move it aside to ",
+          path, ".damaged-TIME-N and start empty."));
+    }
     opened = Recover(spec, opened.status());
   }
   if (!opened.ok()) return opened.status();

@@ -24,6 +24,10 @@ struct RocksDbOptions {
   // are sized from it, so that one flush or one blob file is a small step
   // next to the cap.
   uint64_t max_size = 0;
+  // A store damaged so that RocksDB cannot open it: repaired or moved aside
+  // (true, a daemon's start), or only reported, naming what a start would
+  // do (false: jitcached --verify, which changes nothing).
+  bool recover_damage = true;
 };
 
 // Opens (creating if needed) the RocksDB node store at `path`, with column

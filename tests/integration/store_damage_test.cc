@@ -181,6 +181,27 @@ TEST_F(StoreDamage, EveryDamageStartsServesTheSameBytesAndIsCounted) {
   }
 }
 
+// jitcached --verify says what a start would do with a damaged store, and
+// changes nothing.
+TEST_F(StoreDamage, VerifySaysWhatAStartWouldDoAndChangesNothing) {
+  const std::string store = DamagedCopy("verified", [](const std::string& s) {
+    const std::string current = s + "/CURRENT";
+    Overwrite(current, fs::file_size(current) - 1, "X");
+  });
+  const std::string before = testing::ReadFile(store + "/CURRENT");
+  testing::ProcessResult r = testing::RunProcess(
+      {testing::DaemonBinary(), "--verify", "--store=" + store});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(r.output, "a start would repair it"))
+      << r.output;
+  EXPECT_EQ(testing::ReadFile(store + "/CURRENT"), before);
+  EXPECT_FALSE(fs::exists(store + ".damaged-0"));
+  // And a start does what it said.
+  DaemonProcess daemon(dir_.Sub("verified.sock"), store);
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  EXPECT_EQ(testing::StatsOf(daemon.socket()).store_recovered, 1u);
+}
+
 // A store RocksDB cannot repair (its IDENTITY a directory, CURRENT
 // damaged) is moved aside and the daemon starts empty, ten times over:
 // never more than three damaged stores are kept.
