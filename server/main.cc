@@ -170,8 +170,10 @@ ABSL_FLAG(bool, hit_socket, true,
 ABSL_FLAG(bool, verify, false,
           "Check every entry of --store (frames, SHA-256 of every object, "
           "records and the objects they name), print a report and exit: 0 "
-          "when all is sound, 1 otherwise. The daemon must not be running on "
-          "that store");
+          "when all is sound, 1 otherwise; a store too damaged to open is "
+          "named, with what a start would do (repair it, or move it aside "
+          "and start empty), and left as it is. The daemon must not be "
+          "running on that store");
 ABSL_FLAG(std::string, max_size, "10G",
           "Most bytes the store's directory may take, as du counts them, "
           "e.g. 500M, 20G; 0: no cap. Past "
