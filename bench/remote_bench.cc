@@ -29,8 +29,7 @@ double Percentile(std::vector<double> v, double p) {
 
 int main(int argc, char** argv) {
   if (argc != 3 && argc != 4) {
-    std::fprintf(stderr, "usage: %s REDIS_URL ITERATIONS [CA_FILE]\n",
-                 argv[0]);
+    std::fprintf(stderr, "usage: %s REDIS_URL ITERATIONS [CA_FILE]\n", argv[0]);
     return 2;
   }
   jitcache::RemoteOptions options;

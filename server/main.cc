@@ -78,7 +78,8 @@ ABSL_FLAG(std::string, remote, "",
           "(TLS), unix:///PATH[?db=N], redis-cluster://HOST:PORT[,HOST:PORT"
           "...] (the cluster is found from these seeds and followed through "
           "failovers and resharding) or redis-cluster+tls://HOST:PORT[,...]. "
-          "A local miss asks it (values are checked, never trusted); a compile's result is "
+          "A local miss asks it (values are checked, never trusted); a "
+          "compile's result is "
           "written to it in the background; one node compiles a key while the "
           "others wait for its result. Redis down or slow: the node serves and "
           "compiles locally. Empty: none");
@@ -328,8 +329,7 @@ jitcache::DaemonOptions OptionsAsGiven() {
   options.remote.tls.ca_file = absl::GetFlag(FLAGS_remote_tls_ca_file);
   options.remote.tls.cert_file = absl::GetFlag(FLAGS_remote_tls_cert_file);
   options.remote.tls.key_file = absl::GetFlag(FLAGS_remote_tls_key_file);
-  options.remote.tls.server_name =
-      absl::GetFlag(FLAGS_remote_tls_server_name);
+  options.remote.tls.server_name = absl::GetFlag(FLAGS_remote_tls_server_name);
   options.janitor.high_watermark = absl::GetFlag(FLAGS_high_watermark);
   options.janitor.low_watermark = absl::GetFlag(FLAGS_low_watermark);
   options.admin_group = absl::GetFlag(FLAGS_admin_group);

@@ -55,7 +55,8 @@ struct ServiceOptions : EngineOptions {
   // is kept for its own place.
   bool proves_places = true;
   // A hit at least this large goes to a caller that takes them that way
-  // (kCompileShared, kHitShared) as a sealed memory file (sealed_file.h); 0: never.
+  // (kCompileShared, kHitShared) as a sealed memory file (sealed_file.h); 0:
+  // never.
   uint64_t shared_answer_size = uint64_t{256} << 10;
 };
 

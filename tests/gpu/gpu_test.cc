@@ -117,8 +117,8 @@ TEST_F(GpuTest, SaxpyFromPtx) {
 // A hit handed over as the daemon's sealed answer file is loaded where it
 // is mapped (cubin), or through a terminated copy (PTX), and runs.
 TEST_F(GpuTest, HitsMappedFromTheDaemonsSealedFileLoadAndRun) {
-  testing::DaemonProcess sharing(dir_.Sub("shared.sock"), ":memory:",
-                                 {"--shared_answer_size=1"});
+  testing::DaemonProcess sharing(dir_.Sub("shared.sock"),
+                                 ":memory:", {"--shared_answer_size=1"});
   ASSERT_TRUE(sharing.Start().ok()) << sharing.Log();
   auto client = Client::Connect(
       {.socket_path = sharing.socket(), .local_fallback = false});
