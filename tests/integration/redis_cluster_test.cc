@@ -48,7 +48,8 @@ class RedisClusterTier : public ::testing::Test {
                       "redis-server); deploy/install-deps.sh installs them";
     }
     cluster_ = std::make_unique<testing::RedisClusterProcess>(dir_.Sub("rc"));
-    ASSERT_TRUE(cluster_->Start().ok());
+    const absl::Status started = cluster_->Start();
+    ASSERT_TRUE(started.ok()) << started;
     team_ = std::make_unique<testing::TeamNodes>(dir_, cluster_->url());
   }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -50,16 +51,23 @@ class RedisTlsTier : public ::testing::Test {
   // A redis-server with TLS on a loopback port (no plain TCP port);
   // `client_certificates`: it asks clients for one signed by the CA.
   void StartServer(bool client_certificates = false) {
-    port_ = testing::FreeLoopbackPort();
-    ASSERT_GT(port_, 0);
-    server_ = std::make_unique<testing::RedisServer>(
-        dir_.Sub("redis.sock"),
-        std::vector<std::string>{
-            "--tls-port", absl::StrCat(port_), "--bind", "127.0.0.1",
-            "--tls-cert-file", ca_.Path("server.crt"), "--tls-key-file",
-            ca_.Path("server.key"), "--tls-ca-cert-file", ca_.Path("ca.crt"),
-            "--tls-auth-clients", client_certificates ? "yes" : "no"});
-    ASSERT_TRUE(server_->Start().ok());
+    absl::Status started;
+    // A port another process takes before the server binds it makes the
+    // server exit: then another port.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      port_ = testing::FreeLoopbackPort();
+      ASSERT_GT(port_, 0);
+      server_ = std::make_unique<testing::RedisServer>(
+          dir_.Sub("redis.sock"),
+          std::vector<std::string>{
+              "--tls-port", absl::StrCat(port_), "--bind", "127.0.0.1",
+              "--tls-cert-file", ca_.Path("server.crt"), "--tls-key-file",
+              ca_.Path("server.key"), "--tls-ca-cert-file", ca_.Path("ca.crt"),
+              "--tls-auth-clients", client_certificates ? "yes" : "no"});
+      started = server_->Start();
+      if (started.ok() || !absl::IsUnavailable(started)) break;
+    }
+    ASSERT_TRUE(started.ok()) << started;
   }
 
   std::string Url(const std::string& host = "127.0.0.1") const {
@@ -147,7 +155,8 @@ TEST_F(RedisTlsTier, ATlsClusterIsFoundAndShared) {
   testing::RedisClusterProcess cluster(dir_.Sub("rc"));
   cluster.UseTls(ca_.Path("server.crt"), ca_.Path("server.key"),
                  ca_.Path("ca.crt"));
-  ASSERT_TRUE(cluster.Start().ok());
+  const absl::Status started = cluster.Start();
+  ASSERT_TRUE(started.ok()) << started;
   testing::TeamNodes team(dir_, cluster.url());
   const std::string ca = "--remote_tls_ca_file=" + ca_.Path("ca.crt");
   DaemonProcess& a = team.Node("a", {ca});

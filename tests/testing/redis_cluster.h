@@ -50,37 +50,13 @@ class RedisClusterProcess {
 
   absl::Status Start() {
     const int n = masters_ * (1 + replicas_);
+    ports_.assign(n, -1);
+    pids_.assign(n, -1);
+    stopped_.assign(n, false);
     std::vector<std::string> addresses;
     for (int i = 0; i < n; ++i) {
-      const int port = FreeLoopbackPort(/*with_bus=*/true);
-      if (port < 0) return absl::UnavailableError("no free ports");
-      ports_.push_back(port);
-      const std::string dir = absl::StrCat(dir_, "/node", i);
-      std::filesystem::create_directories(dir);
-      std::vector<std::string> ports = {"--port", std::to_string(port)};
-      if (!tls_server_.empty()) {
-        ports = {"--port", "0", "--tls-port", std::to_string(port)};
-        ports.insert(ports.end(), tls_server_.begin(), tls_server_.end());
-      }
-      std::vector<std::string> argv = {*FindProgram("redis-server")};
-      argv.insert(argv.end(), ports.begin(), ports.end());
-      argv.insert(
-          argv.end(),
-          {"--bind", "127.0.0.1", "--cluster-enabled", "yes",
-           "--cluster-config-file", dir + "/nodes.conf",
-           "--cluster-node-timeout", "1000",
-           // A replica takes over however long since it last
-           // heard from its master (an idle test cluster's
-           // replicas hear little).
-           "--cluster-replica-validity-factor", "0", "--dir", dir, "--save", "",
-           "--appendonly", "no", "--protected-mode", "no"});
-      pids_.push_back(
-          SpawnProcess({.argv = argv, .output_path = dir + "/redis.log"}));
-      addresses.push_back(absl::StrCat("127.0.0.1:", port));
-    }
-    stopped_.assign(pids_.size(), false);
-    for (int i = 0; i < n; ++i) {
-      if (absl::Status s = WaitFor(i, "PING", "PONG"); !s.ok()) return s;
+      if (absl::Status s = StartNode(i); !s.ok()) return s;
+      addresses.push_back(absl::StrCat("127.0.0.1:", ports_[i]));
     }
     std::vector<std::string> create = {*FindProgram("redis-cli")};
     create.insert(create.end(), tls_cli_.begin(), tls_cli_.end());
@@ -182,16 +158,58 @@ class RedisClusterProcess {
   }
 
  private:
-  absl::Status WaitFor(int i, const std::string& command,
-                       const std::string& answer) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    while (absl::Now() < deadline) {
-      if (absl::StartsWith(Cli(i, {command}), answer)) return absl::OkStatus();
-      absl::SleepFor(absl::Milliseconds(20));
+  // Starts node `i` on a free port and waits until it answers. A port
+  // that another process took meanwhile makes the server exit: then it is
+  // started again on another.
+  absl::Status StartNode(int i) {
+    const std::string dir = absl::StrCat(dir_, "/node", i);
+    std::filesystem::create_directories(dir);
+    std::string log;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      const int port = FreeLoopbackPort(/*with_bus=*/true);
+      if (port < 0) return absl::UnavailableError("no free ports");
+      ports_[i] = port;
+      std::vector<std::string> argv = {*FindProgram("redis-server")};
+      if (tls_server_.empty()) {
+        argv.insert(argv.end(), {"--port", std::to_string(port)});
+      } else {
+        argv.insert(argv.end(),
+                    {"--port", "0", "--tls-port", std::to_string(port)});
+        argv.insert(argv.end(), tls_server_.begin(), tls_server_.end());
+      }
+      std::filesystem::remove(dir + "/nodes.conf");
+      argv.insert(
+          argv.end(),
+          {"--bind", "127.0.0.1", "--cluster-enabled", "yes",
+           "--cluster-config-file", dir + "/nodes.conf",
+           "--cluster-node-timeout", "1000",
+           // A replica takes over however long since it last
+           // heard from its master (an idle test cluster's
+           // replicas hear little).
+           "--cluster-replica-validity-factor", "0", "--dir", dir, "--save", "",
+           "--appendonly", "no", "--protected-mode", "no"});
+      pids_[i] =
+          SpawnProcess({.argv = argv, .output_path = dir + "/redis.log"});
+      const absl::Time deadline = absl::Now() + absl::Seconds(30);
+      bool exited = false;
+      while (!exited && absl::Now() < deadline) {
+        // This server, not one of another test that took the port first.
+        if (absl::StrContains(Cli(i, {"INFO", "server"}),
+                              absl::StrCat("process_id:", pids_[i], "\r"))) {
+          return absl::OkStatus();
+        }
+        exited = ChildExited(pids_[i]);
+        if (!exited) absl::SleepFor(absl::Milliseconds(20));
+      }
+      log = ReadFile(dir + "/redis.log");
+      if (!exited) {
+        Kill(i);
+        return absl::DeadlineExceededError(absl::StrCat(
+            "redis-server on port ", port, " did not answer: ", log));
+      }
+      pids_[i] = -1;  // a port taken meanwhile: try another
     }
-    return absl::DeadlineExceededError(
-        absl::StrCat("redis-server on port ", ports_[i], " did not start: ",
-                     ReadFile(absl::StrCat(dir_, "/node", i, "/redis.log"))));
+    return absl::UnavailableError("redis-server did not start: " + log);
   }
 
   int IndexOfPort(absl::string_view address) const {

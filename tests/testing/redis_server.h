@@ -5,8 +5,10 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -33,18 +35,38 @@ inline bool LoopbackPortFree(int port) {
   return ok;
 }
 
-// A loopback port that is free now, and (`with_bus`) port + 10000 too,
-// which a Redis Cluster node takes for its bus; -1 when none is found.
+// The first port the kernel hands out for outgoing connections (32768
+// unless configured otherwise). Ports below it are only taken by bind, so
+// a port found free there is not taken meanwhile by some connection.
+inline int FirstEphemeralPort() {
+  int first = 32768;
+  const std::string range = ReadFile("/proc/sys/net/ipv4/ip_local_port_range");
+  if (!range.empty()) first = std::atoi(range.c_str());
+  return first > 12000 ? first : 32768;
+}
+
+// A loopback port that is free now, below the ephemeral range, and
+// (`with_bus`) port + 10000 too, which a Redis Cluster node takes for its
+// bus; -1 when none is found. Another process may still take it before it
+// is bound: starters retry with another port when theirs exits.
 inline int FreeLoopbackPort(bool with_bus = false) {
   static std::mt19937 random(std::random_device{}());
+  const int end = FirstEphemeralPort() - (with_bus ? 10000 : 0);
+  constexpr int kFirst = 1024;
   for (int tries = 0; tries < 200; ++tries) {
-    const int port = 20000 + static_cast<int>(random() % 20000);
+    const int port = kFirst + static_cast<int>(random() % (end - kFirst));
     if (LoopbackPortFree(port) &&
         (!with_bus || LoopbackPortFree(port + 10000))) {
       return port;
     }
   }
   return -1;
+}
+
+// Whether child `pid` has exited (it is reaped then); false while it runs.
+inline bool ChildExited(pid_t pid) {
+  int status = 0;
+  return pid > 0 && waitpid(pid, &status, WNOHANG) == pid;
 }
 
 // A private redis-server (Debian's) on a Unix socket, with no persistence.
@@ -82,6 +104,11 @@ class RedisServer {
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
     while (absl::Now() < deadline) {
       if (Cli({"PING"}) == "PONG\n") return absl::OkStatus();
+      if (ChildExited(pid_)) {
+        pid_ = -1;
+        return absl::UnavailableError(
+            absl::StrCat("redis-server exited: ", ReadFile(socket_ + ".log")));
+      }
       absl::SleepFor(absl::Milliseconds(20));
     }
     return absl::DeadlineExceededError(absl::StrCat(
