@@ -40,9 +40,21 @@ def kernel(n):
             f'  x[threadIdx.x] = a;\n}}\n')
 
 
+def first_ephemeral_port():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port(with_bus=False):
+    # Below the ephemeral range, where no outgoing connection takes the
+    # port (or the cluster bus port, port + 10000) before redis-server
+    # binds it.
+    end = first_ephemeral_port() - (10000 if with_bus else 0)
     for _ in range(200):
-        port = random.randint(20000, 39999)
+        port = random.randint(1024, end - 1)
         ok = True
         for p in ([port, port + 10000] if with_bus else [port]):
             s = socket.socket()
