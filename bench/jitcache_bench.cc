@@ -1,7 +1,8 @@
 // The measuring half of the benchmarks; bench/run.py drives it and writes
 // RESULTS.md. Each subcommand prints one JSON object on stdout.
 //
-//   jitcache_bench hit-latency SOCKET ITERS
+//   jitcache_bench hit-latency SOCKET ITERS [CASE]   (small, cub, large,
+//                                                    big-table; all)
 //   jitcache_bench hit-loop SOCKET SECONDS
 //   jitcache_bench miss-latency SOCKET COUNT SEED
 //   jitcache_bench batch-hits SOCKET KERNELS ROUNDS
@@ -46,7 +47,8 @@ struct Case {
 std::vector<Case> Cases() {
   return {{"small", kSmall, {}},
           {"cub", kCub, CubNames()},
-          {"large", kCub, LargeNames()}};
+          {"large", kCub, LargeNames()},
+          {"big-table", kBigTable, {}}};
 }
 
 ProgramOptions OptionsFor(const Case& c) {
@@ -68,11 +70,13 @@ std::string Stats(const std::vector<double>& us) {
                       ", \"n\": ", us.size(), "}");
 }
 
-int HitLatency(const std::string& socket, int iters) {
+int HitLatency(const std::string& socket, int iters,
+               const std::string& only = "") {
   auto client =
       Client::Connect({.socket_path = socket, .local_fallback = false});
   std::vector<std::string> rows;
   for (const Case& c : Cases()) {
+    if (!only.empty() && only != c.name) continue;
     const Program program(c.source, "bench.cu");
     auto first = client->Compile(program, OptionsFor(c), CodeType::kCubin);
     if (!first.ok() || !first->compiled) {
@@ -361,8 +365,9 @@ int main(int argc, char** argv) {
     }
     return 2;
   }
-  if (a.size() == 3 && a[0] == "hit-latency")
-    return HitLatency(a[1], std::atoi(a[2].c_str()));
+  if ((a.size() == 3 || a.size() == 4) && a[0] == "hit-latency") {
+    return HitLatency(a[1], std::atoi(a[2].c_str()), a.size() == 4 ? a[3] : "");
+  }
   if (a.size() == 3 && a[0] == "hit-loop")
     return HitLoop(a[1], std::atof(a[2].c_str()));
   if (a.size() == 4 && a[0] == "batch-hits") {

@@ -8,7 +8,8 @@ jitcache's) measures, alternating the sides, each measured --rounds times:
 
   * a warm process's hit of the whole call sequence (create, add name
     expressions, compile, CUBIN size, CUBIN, lowered names, destroy), per
-    step and in total, for the small, CUB and large (1.3 MiB) kernels;
+    step and in total, for the small, CUB and large (1.3 MiB, 54 names)
+    kernels and the big table (1.3 MiB from a two-line source);
   * the floor beside it: a Unix-socket round trip to another process
     carrying the same request and answer sizes, read into a buffer;
   * a fresh process: dlopen of the library, then its first hit;
@@ -83,7 +84,7 @@ def main():
     options = ["-arch=" + args.arch, "-I" + args.cuda + "/include",
                "-I" + args.cuda + "/include/cccl"]
     cases = {}
-    for name in ("small", "cub", "large"):
+    for name in ("small", "cub", "large", "big-table"):
         path = os.path.join(work, name + ".case")
         with open(path, "w") as f:
             f.write(subprocess.run([find(args.bindir, "jitcache_bench"),

@@ -12,6 +12,7 @@
 #include "jitcache/v1/wire_kinds.h"
 #include "server/build/path_stats.h"
 #include "server/engine/link_request.h"
+#include "server/engine/object_last.h"
 #include "server/engine/place_proof.h"
 #include "server/engine/ptxas_request.h"
 
@@ -157,13 +158,13 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> CacheEngine::HitAnswer(
   if (!hit->has_value()) return nullptr;
   (*hit)->set_served(v1::SERVED_HIT);
   auto answer = std::make_shared<HotAnswer>();
-  answer->serialized = (*hit)->SerializeAsString();
   answer->compile_time_us = (*hit)->compile_time_us();
   answer->outcome = (*hit)->outcome();
   answer->place_marker =
       (*hit)->place_matters() && (*hit)->outcome() == v1::OUTCOME_UNSPECIFIED;
   answer->marker_working_directory_only =
       answer->place_marker && (*hit)->working_directory_only();
+  answer->serialized = SerializeObjectLast(std::move(**hit));
   if (version.has_value()) {
     answer->record_version = *version;
     hot_answers_.Keep(key, answer);

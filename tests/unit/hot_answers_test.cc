@@ -2,8 +2,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "server/engine/object_last.h"
 
 namespace jitcache {
 namespace {
@@ -57,6 +59,39 @@ TEST(HotAnswers, ReplacedDroppedTooLargeAndDisabled) {
   none.Keep(key, AnswerOf(10, 'd'));
   EXPECT_EQ(none.Find(key), nullptr);
   EXPECT_EQ(none.stats().entries, 0u);
+}
+
+// A hot answer's object comes last, and the bytes parse as the same
+// response as protobuf's own serialisation, for objects whose size takes
+// one to three varint bytes, and without one.
+TEST(HotAnswers, TheObjectIsTheLastFieldOfTheSameResponse) {
+  for (const size_t size : {size_t{0}, size_t{1}, size_t{127}, size_t{128},
+                            size_t{16383}, size_t{16384}, size_t{1} << 20}) {
+    v1::CompileResponse response;
+    response.set_outcome(v1::OUTCOME_OK);
+    std::string object(size, '\0');
+    for (size_t i = 0; i < size; ++i) object[i] = static_cast<char>(i * 7);
+    response.set_object(object);
+    response.set_log("a log");
+    response.set_cache_key(std::string(64, 'a'));
+    response.set_object_digest(std::string(64, 'b'));
+    auto* name = response.add_lowered_names();
+    name->set_name_expression("k<int>");
+    name->set_lowered_name("_Z1kIiEvv");
+    response.set_served(v1::SERVED_HIT);
+    response.set_compile_time_us(1234);
+
+    const std::string last = SerializeObjectLast(response);
+    EXPECT_EQ(last.size(), response.ByteSizeLong()) << size;
+    if (size > 0) {
+      EXPECT_EQ(last.substr(last.size() - size), object) << size;
+      EXPECT_NE(response.SerializeAsString().substr(last.size() - size), object)
+          << "protobuf puts the object first: the test shows nothing";
+    }
+    v1::CompileResponse parsed;
+    ASSERT_TRUE(parsed.ParseFromString(last)) << size;
+    EXPECT_EQ(parsed.SerializeAsString(), response.SerializeAsString()) << size;
+  }
 }
 
 }  // namespace
