@@ -95,7 +95,11 @@ def cli(port, *args, tls=None):
     cmd = ["redis-cli", "-p", str(port)]
     if tls:
         cmd += ["--tls", "--cacert", tls["ca"]]
-    return subprocess.run(cmd + list(args), capture_output=True, text=True).stdout
+    try:
+        return subprocess.run(cmd + list(args), capture_output=True, text=True,
+                              timeout=10).stdout
+    except subprocess.TimeoutExpired:  # something on the port that never answers
+        return ""
 
 
 class Servers:
@@ -105,9 +109,10 @@ class Servers:
         self.procs = []
 
     def start(self, args, log):
-        self.procs.append(subprocess.Popen(
-            ["redis-server", *args], stdout=open(log, "w"),
-            stderr=subprocess.STDOUT))
+        proc = subprocess.Popen(["redis-server", *args], stdout=open(log, "w"),
+                                stderr=subprocess.STDOUT)
+        self.procs.append(proc)
+        return proc
 
     def stop(self):
         for p in self.procs:
@@ -138,11 +143,14 @@ def single(work, servers, tls=None, unix=False):
     raise RuntimeError("redis-server did not start")
 
 
-def cluster(work, servers, tls=None):
-    ports = [free_port(with_bus=True) for _ in range(6)]
-    for port in ports:
+def started_node(work, servers, tls):
+    """A cluster node on a free port, up and answering as itself: each node
+    is started before the next port is chosen, and one whose port another
+    process took first (it exits) is started again on another."""
+    for _ in range(5):
+        port = free_port(with_bus=True)
         d = os.path.join(work, f"node{port}")
-        os.makedirs(d)
+        os.makedirs(d, exist_ok=True)
         args = ["--bind", "127.0.0.1", "--cluster-enabled", "yes",
                 "--cluster-config-file", os.path.join(d, "nodes.conf"),
                 "--cluster-node-timeout", "1000", "--dir", d, "--save", "",
@@ -152,12 +160,20 @@ def cluster(work, servers, tls=None):
                     "--tls-cluster", "yes", "--tls-replication", "yes"] + args
         else:
             args = ["--port", str(port)] + args
-        servers.start(args, os.path.join(d, "log"))
-    for port in ports:
+        proc = servers.start(args, os.path.join(d, "log"))
         for _ in range(300):
-            if "PONG" in cli(port, "PING", tls=tls):
+            if proc.poll() is not None:
                 break
+            if f"process_id:{proc.pid}" in cli(port, "INFO", "server", tls=tls):
+                return port
             time.sleep(0.02)
+        if proc.poll() is None:
+            raise RuntimeError(f"redis-server on port {port} did not answer")
+    raise RuntimeError("no cluster node could be started")
+
+
+def cluster(work, servers, tls=None):
+    ports = [started_node(work, servers, tls) for _ in range(6)]
     create = ["redis-cli"] + (["--tls", "--cacert", tls["ca"]] if tls else [])
     subprocess.run(create + ["--cluster", "create",
                              *[f"127.0.0.1:{p}" for p in ports],

@@ -6,8 +6,11 @@
 //
 //   jitcache_remote_bench REDIS_URL ITERATIONS [CA_FILE]
 // (CA_FILE: for rediss:// and redis-cluster+tls://, the servers' CA.)
+// JITCACHE_BENCH_REPLY_BUFFER_KEPT=N: the links keep N bytes of reply
+// buffer (RedisLinkOptions::reply_buffer_kept; 16384 is hiredis's own).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,6 +38,10 @@ int main(int argc, char** argv) {
   jitcache::RemoteOptions options;
   options.url = argv[1];
   if (argc == 4) options.tls.ca_file = argv[3];
+  // A link's kept reply buffer, to compare (16384 is hiredis's own).
+  if (const char* kept = std::getenv("JITCACHE_BENCH_REPLY_BUFFER_KEPT")) {
+    options.reply_buffer_kept = std::strtoull(kept, nullptr, 10);
+  }
   // A team key as a daemon has one: every value is signed and verified.
   std::mt19937_64 key_random(7);
   std::string team_key(32, '\0');

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libjitcache's warm hit (jitcache_bench hit-latency: the small kernel, CUB,
-# and a 1.3 MiB cubin) from a daemon that hands large hits over as sealed
+# a 1.3 MiB cubin with 54 names, and the 1.3 MiB big table) from a daemon that hands large hits over as sealed
 # files (the default, --shared_answer_size=256K) and from one that copies
 # every hit through the socket (--shared_answer_size=0), side by side, in
 # alternating rounds on one machine:
@@ -36,7 +36,8 @@ start_daemon shared 256K
 start_daemon copied 0
 for round in $(seq "$rounds"); do
   for name in shared copied; do
-    hits=$("$bindir/jitcache_bench" hit-latency "$dir/$name.sock" "$iters")
+    hits=$("$bindir/jitcache_bench" hit-latency "$dir/$name.sock" "$iters" \
+      small cub large big-table)
     echo "{\"daemon\": \"$name\", \"round\": $round, \"hits\": $hits}"
   done
 done

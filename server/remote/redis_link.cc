@@ -62,22 +62,13 @@ RedisReply RedisLink::Command(std::span<const std::string_view> argv,
   return reply;
 }
 
-// The most a link's reply buffer keeps between replies (hiredis's
-// maxbuf): twice a large entry's size, the buffer growing by doubling.
-constexpr size_t kReaderKeptBytes = size_t{4} << 20;
-
 bool RedisLink::Open(absl::Time& deadline, std::string* error) {
   reader_ = redisReaderCreate();
   if (reader_ == nullptr) {
     *error = "out of memory";
     return false;
   }
-  // hiredis frees its buffer whenever a reply leaves it empty with more
-  // than `maxbuf` (16 KiB) to spare: every large GET then grew a new one,
-  // and over TLS, whose records come 16 KiB at a time, the heap shrank and
-  // grew again on each (about 30 page faults a GET). A buffer of the size
-  // entries have is kept.
-  reader_->maxbuf = kReaderKeptBytes;
+  reader_->maxbuf = options_.reply_buffer_kept;  // see RedisLinkOptions
   return Connect(deadline, error) &&
          (options_.tls == nullptr || Handshake(deadline, error)) &&
          Login(deadline, error);

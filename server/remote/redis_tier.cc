@@ -69,6 +69,7 @@ absl::StatusOr<std::unique_ptr<RedisTier>> RedisTier::Create(
   link.user = options.user;
   link.password = options.password;
   link.db = target->db;
+  link.reply_buffer_kept = options.reply_buffer_kept;
   if (target->tls) {
     absl::StatusOr<std::shared_ptr<const TlsContext>> tls =
         TlsContext::Create(options.tls);

@@ -35,6 +35,8 @@ struct RemoteOptions {
   // and its password; no AUTH when the password is empty.
   std::string user;
   std::string password;
+  // RedisLinkOptions::reply_buffer_kept (benchmarks compare values).
+  size_t reply_buffer_kept = RedisLinkOptions().reply_buffer_kept;
 };
 
 // The cluster tier: a Redis server, or a Redis Cluster, shared by every

@@ -128,9 +128,16 @@ TEST_F(GpuTest, HitsMappedFromTheDaemonsSealedFileLoadAndRun) {
   for (CodeType target : {CodeType::kCubin, CodeType::kPtx}) {
     const Program saxpy(kernels::kSaxpy, "k.cu");
     ASSERT_TRUE(client->Compile(saxpy, options, target).ok());
+    absl::StatusOr<DaemonStats> before = client->Stats();
+    ASSERT_TRUE(before.ok()) << before.status();
     auto hit = client->Compile(saxpy, options, target);
     ASSERT_TRUE(hit.ok()) << hit.status();
     EXPECT_EQ(hit->served, Served::kHit);
+    // The hit came as the sealed file, whatever libjitcache made of it.
+    absl::StatusOr<DaemonStats> after = client->Stats();
+    ASSERT_TRUE(after.ok()) << after.status();
+    EXPECT_EQ(after->shared_answers, before->shared_answers + 1)
+        << CodeTypeName(target);
     // PTX is handed on as a C string: a terminated copy, never the mapping.
     EXPECT_EQ(hit->bytes.shared(), target != CodeType::kPtx)
         << CodeTypeName(target);

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "server/remote/redis_slot.h"
 #include "tests/testing/daemon_process.h"
@@ -90,28 +92,42 @@ class RedisClusterTier : public ::testing::Test {
   // once `from` has uploaded it, `to`'s first compile of it comes from the
   // cluster. An upload lost while the cluster settles (`from` then goes on
   // alone, which is also right) is tried again with another variant of
-  // the kernel, for up to a minute.
+  // the kernel, for up to a minute; then a fatal failure that says what the
+  // sender saw. `variant`: the variant that was shared.
   void ExpectRemoteHit(const DaemonProcess& from, const DaemonProcess& to,
-                       int kernel) {
+                       int kernel, int* variant = nullptr) {
     std::string line;
     const absl::Time deadline = absl::Now() + absl::Seconds(60);
-    for (int variant = 1; absl::Now() < deadline; ++variant) {
-      const std::string a = absl::StrCat("from", kernel, "_", variant);
-      const std::string b = absl::StrCat("to", kernel, "_", variant);
+    for (int v = 1; absl::Now() < deadline; ++v) {
+      const std::string a = absl::StrCat("from", kernel, "_", v);
+      const std::string b = absl::StrCat("to", kernel, "_", v);
       const uint64_t up = Stats(from).remote_bytes_up;
-      team_->Compile(from, Kernel(kernel, variant), a);
+      team_->Compile(from, Kernel(kernel, v), a);
       if (!testing::WaitFor([&] { return Stats(from).remote_bytes_up > up; },
                             absl::Seconds(10))) {
         continue;  // the upload was lost to the cluster's state
       }
-      line = team_->Compile(to, Kernel(kernel, variant), b);
+      line = team_->Compile(to, Kernel(kernel, v), b);
       if (absl::StartsWith(line, "MISS (remote)")) {
         EXPECT_EQ(testing::ReadFile(dir_.Sub(a + ".cubin")),
                   testing::ReadFile(dir_.Sub(b + ".cubin")));
+        if (variant != nullptr) *variant = v;
         return;
       }
     }
-    ADD_FAILURE() << "kernel " << kernel << " was never a remote hit: " << line;
+    const DaemonStats sent = Stats(from), got = Stats(to);
+    FAIL() << "kernel " << kernel << " was never a remote hit: "
+           << (line.empty() ? "nothing was uploaded" : line)
+           << "\nthe sender: remote_bytes_up=" << sent.remote_bytes_up
+           << " remote_errors=" << sent.remote_errors
+           << " remote_cluster_refreshes=" << sent.remote_cluster_refreshes
+           << "\nthe receiver: remote_hits=" << got.remote_hits
+           << " remote_misses=" << got.remote_misses
+           << " remote_errors=" << got.remote_errors
+           << " remote_cluster_refreshes=" << got.remote_cluster_refreshes
+           << "\nthe sender's log:\n"
+           << from.Log() << "\nthe receiver's log:\n"
+           << to.Log();
   }
 
   // `count` kernels (numbered from `first` on) whose entries lie in slots
@@ -232,13 +248,22 @@ TEST_F(RedisClusterTier, AColdStartOfFiftyKernelsOnFourNodesCompilesEachOnce) {
 // meanwhile (the nodes compile alone), and remote hits resume without a
 // restart of any daemon.
 TEST_F(RedisClusterTier, AMasterKilledUnderLoadFailsNoRequestAndHitsResume) {
+  // Where the time goes, in the output of a test that runs long.
+  const absl::Time start = absl::Now();
+  const auto stage = [&](const char* what) {
+    std::printf("%s after %s\n", what,
+                absl::FormatDuration(absl::Now() - start).c_str());
+    std::fflush(stdout);
+  };
   std::vector<DaemonProcess*> nodes = FourNodes();
-  ExpectRemoteHit(*nodes[0], *nodes[1], 10);
+  ASSERT_NO_FATAL_FAILURE(ExpectRemoteHit(*nodes[0], *nodes[1], 10));
+  stage("shared before the failover");
   std::vector<pid_t> clients = Load(nodes, 8);
   absl::SleepFor(absl::Seconds(1));
   const int victim = cluster_->MasterOf(0);
   ASSERT_GE(victim, 0);
   cluster_->Kill(victim);
+  stage("master killed");
   // Its replica is promoted once the others find it failing (about a
   // second).
   ASSERT_TRUE(testing::WaitFor(
@@ -248,11 +273,15 @@ TEST_F(RedisClusterTier, AMasterKilledUnderLoadFailsNoRequestAndHitsResume) {
       },
       absl::Seconds(60)))
       << cluster_->Cli(victim == 0 ? 1 : 0, {"CLUSTER", "NODES"});
+  stage("replica promoted");
   ASSERT_TRUE(cluster_->WaitUntilSettled().ok());
+  stage("cluster settled");
   ExpectNoFailure(clients);
+  stage("load ended");
   // Kernels whose keys lie in every slot range, the failed-over one too.
   for (int k = 0; k < 12; ++k)
-    ExpectRemoteHit(*nodes[k % 4], *nodes[(k + 1) % 4], 20 + k);
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectRemoteHit(*nodes[k % 4], *nodes[(k + 1) % 4], 20 + k));
 }
 
 // Slots moved from one master to another under load (`redis-cli --cluster
@@ -264,7 +293,12 @@ TEST_F(RedisClusterTier, SlotsMovedUnderLoadAreFollowed) {
   ASSERT_NE(from, to);
   // Kernels whose entries the move may take along: all on `from`.
   const std::vector<int> kernels = KernelsOn(from, 8, 40);
-  for (int k : kernels) ExpectRemoteHit(*nodes[0], *nodes[1], k);
+  std::vector<int> variants;
+  for (int k : kernels) {
+    variants.push_back(1);
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectRemoteHit(*nodes[0], *nodes[1], k, &variants.back()));
+  }
   std::vector<pid_t> clients = Load(nodes, 8);
   testing::ProcessResult moved = testing::RunProcess(
       {*testing::FindProgram("redis-cli"), "--cluster", "reshard",
@@ -275,9 +309,10 @@ TEST_F(RedisClusterTier, SlotsMovedUnderLoadAreFollowed) {
   ExpectNoFailure(clients);
   // What was written before the move is read where it is now.
   int now_elsewhere = 0;
-  for (int k : kernels) {
-    const std::string line =
-        team_->Compile(*nodes[2], Kernel(k), absl::StrCat("after", k));
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const int k = kernels[i];
+    const std::string line = team_->Compile(*nodes[2], Kernel(k, variants[i]),
+                                            absl::StrCat("after", k));
     EXPECT_TRUE(absl::StartsWith(line, "MISS (remote)")) << line;
     const int slot = RedisKeySlot("jitcache:v2:{" + KeyOf(line) + "}:entry");
     now_elsewhere += cluster_->MasterOf(slot) == to;

@@ -83,7 +83,7 @@ class RedisTlsTier : public ::testing::Test {
 };
 
 TEST_F(RedisTlsTier, NodesWithTheRightCaShareOthersAreRefusedAndSayWhy) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   testing::TeamNodes team(dir_, Url());
   const std::string ca = "--remote_tls_ca_file=" + ca_.Path("ca.crt");
   DaemonProcess& a = team.Node("a", {ca});
@@ -134,7 +134,7 @@ TEST_F(RedisTlsTier, NodesWithTheRightCaShareOthersAreRefusedAndSayWhy) {
 }
 
 TEST_F(RedisTlsTier, AServerThatAsksForClientCertificatesTakesANodes) {
-  StartServer(/*client_certificates=*/true);
+  ASSERT_NO_FATAL_FAILURE(StartServer(/*client_certificates=*/true));
   testing::TeamNodes team(dir_, Url("localhost"));
   const std::string ca = "--remote_tls_ca_file=" + ca_.Path("ca.crt");
   DaemonProcess& with =
@@ -184,7 +184,7 @@ TEST_F(RedisTlsTier, ATlsClusterIsFoundAndShared) {
 // Files that cannot serve refuse the start, naming the flag: a key others
 // can read, a CA that is no certificate, TLS files with a plain URL.
 TEST_F(RedisTlsTier, BadTlsFilesRefuseTheStartNamingTheFlag) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   const std::string loose = dir_.Sub("loose.key");
   testing::WriteFile(loose, testing::ReadFile(ca_.Path("node.key")));
   chmod(loose.c_str(), 0644);

@@ -89,17 +89,20 @@ class RedisClusterProcess {
   }
 
   void Kill(int i) {
-    if (pids_[i] <= 0) return;
+    if (i < 0 || pids_[i] <= 0) return;
     if (stopped_[i]) kill(pids_[i], SIGCONT);
     kill(pids_[i], SIGKILL);
     WaitProcess(pids_[i], absl::Minutes(1));
     pids_[i] = -1;
   }
+  // Node `i` (a live one: a pid of -1 would signal every process).
   void Stop(int i) {
+    if (i < 0 || pids_[i] <= 0) return;
     kill(pids_[i], SIGSTOP);
     stopped_[i] = true;
   }
   void Continue(int i) {
+    if (i < 0 || pids_[i] <= 0) return;
     kill(pids_[i], SIGCONT);
     stopped_[i] = false;
   }
@@ -178,24 +181,27 @@ class RedisClusterProcess {
         argv.insert(argv.end(), tls_server_.begin(), tls_server_.end());
       }
       std::filesystem::remove(dir + "/nodes.conf");
-      argv.insert(
-          argv.end(),
-          {"--bind", "127.0.0.1", "--cluster-enabled", "yes",
-           "--cluster-config-file", dir + "/nodes.conf",
-           "--cluster-node-timeout", "1000",
-           // A replica takes over however long since it last
-           // heard from its master (an idle test cluster's
-           // replicas hear little).
-           "--cluster-replica-validity-factor", "0", "--dir", dir, "--save", "",
-           "--appendonly", "no", "--protected-mode", "no"});
+      argv.insert(argv.end(),
+                  {"--bind", "127.0.0.1", "--cluster-enabled", "yes",
+                   "--cluster-config-file", dir + "/nodes.conf",
+                   "--cluster-node-timeout", "1000",
+                   // A replica takes over however long since it last
+                   // heard from its master (an idle test cluster's
+                   // replicas hear little).
+                   "--cluster-replica-validity-factor", "0", "--dir", dir,
+                   "--save", "", "--appendonly", "no", "--protected-mode", "no",
+                   "--unixsocket", dir + "/redis.sock"});
       pids_[i] =
           SpawnProcess({.argv = argv, .output_path = dir + "/redis.log"});
       const absl::Time deadline = absl::Now() + absl::Seconds(30);
       bool exited = false;
       while (!exited && absl::Now() < deadline) {
-        // This server, not one of another test that took the port first.
-        if (absl::StrContains(Cli(i, {"INFO", "server"}),
-                              absl::StrCat("process_id:", pids_[i], "\r"))) {
+        // Asked on its own Unix socket (nothing else can answer there, and
+        // a probe cannot hang on whatever else holds the TCP port), then on
+        // the port: this server, not another test's that took it first.
+        const std::string me = absl::StrCat("process_id:", pids_[i], "\r");
+        if (absl::StrContains(Probe({"-s", dir + "/redis.sock"}), me) &&
+            absl::StrContains(Probe({"-p", std::to_string(port)}), me)) {
           return absl::OkStatus();
         }
         exited = ChildExited(pids_[i]);
@@ -210,6 +216,16 @@ class RedisClusterProcess {
       pids_[i] = -1;  // a port taken meanwhile: try another
     }
     return absl::UnavailableError("redis-server did not start: " + log);
+  }
+
+  // INFO server through `where` (-s SOCKET or -p PORT), given 5 s.
+  std::string Probe(const std::vector<std::string>& where) const {
+    std::vector<std::string> argv = {*FindProgram("redis-cli")};
+    argv.insert(argv.end(), where.begin(), where.end());
+    if (where[0] == "-p")
+      argv.insert(argv.end(), tls_cli_.begin(), tls_cli_.end());
+    argv.insert(argv.end(), {"INFO", "server"});
+    return RunProcess(argv, absl::Seconds(5)).output;
   }
 
   int IndexOfPort(absl::string_view address) const {

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -38,6 +39,8 @@ inline bool LoopbackPortFree(int port) {
 // The first port the kernel hands out for outgoing connections (32768
 // unless configured otherwise). Ports below it are only taken by bind, so
 // a port found free there is not taken meanwhile by some connection.
+// A range that leaves less than that (it starts below 12000) is not
+// followed: there is no safe port then, and 32768 is as good as any.
 inline int FirstEphemeralPort() {
   int first = 32768;
   const std::string range = ReadFile("/proc/sys/net/ipv4/ip_local_port_range");
@@ -63,10 +66,13 @@ inline int FreeLoopbackPort(bool with_bus = false) {
   return -1;
 }
 
-// Whether child `pid` has exited (it is reaped then); false while it runs.
+// Whether child `pid` has exited (it is reaped then, or was already: no
+// such child); false while it runs.
 inline bool ChildExited(pid_t pid) {
+  if (pid <= 0) return true;
   int status = 0;
-  return pid > 0 && waitpid(pid, &status, WNOHANG) == pid;
+  const pid_t r = waitpid(pid, &status, WNOHANG);
+  return r == pid || (r < 0 && errno == ECHILD);
 }
 
 // A private redis-server (Debian's) on a Unix socket, with no persistence.

@@ -1,9 +1,11 @@
 #include "server/engine/hot_answers.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "client/wire/compile_wire.h"
 #include "gtest/gtest.h"
 #include "server/engine/object_last.h"
 
@@ -91,6 +93,27 @@ TEST(HotAnswers, TheObjectIsTheLastFieldOfTheSameResponse) {
     v1::CompileResponse parsed;
     ASSERT_TRUE(parsed.ParseFromString(last)) << size;
     EXPECT_EQ(parsed.SerializeAsString(), response.SerializeAsString()) << size;
+
+    // The clients' own decoder (libjitcache, libnvrtc.so.13) reads every
+    // field, the object viewed where it lies: at the end.
+    std::optional<compile_wire::ResponseView> view =
+        compile_wire::DecodeView(last);
+    ASSERT_TRUE(view.has_value()) << size;
+    EXPECT_EQ(view->object, object) << size;
+    if (size > 0) {
+      EXPECT_EQ(view->object.data() + view->object.size(),
+                last.data() + last.size())
+          << size;
+    }
+    EXPECT_EQ(view->log, "a log");
+    EXPECT_EQ(view->cache_key, std::string(64, 'a'));
+    EXPECT_EQ(view->object_digest, std::string(64, 'b'));
+    ASSERT_EQ(view->lowered_names.size(), 1u);
+    EXPECT_EQ(view->lowered_names[0].first, "k<int>");
+    EXPECT_EQ(view->lowered_names[0].second, "_Z1kIiEvv");
+    EXPECT_EQ(view->served, v1::SERVED_HIT);
+    EXPECT_EQ(view->compile_time_us, 1234);
+    EXPECT_EQ(view->outcome, v1::OUTCOME_OK);
   }
 }
 
