@@ -145,6 +145,12 @@ absl::StatusOr<std::shared_ptr<OpenedDb>> OpenDb(const OpenSpec& spec,
           " is locked by another process (is another jitcached using it?): ",
           s.ToString()));
     }
+    // A file the store lists is gone (a table deleted by hand): the store
+    // is damaged, as when a file is cut short.
+    if (s.IsPathNotFound()) {
+      return absl::DataLossError(
+          absl::StrCat("cannot open store ", spec.path, ": ", s.ToString()));
+    }
     return FromRocks(s, absl::StrCat("cannot open store ", spec.path));
   }
   opened->db.reset(raw);
@@ -489,16 +495,6 @@ OpenSpec StoreSpec(const std::string& path, const RocksDbOptions& options) {
 std::atomic<uint64_t> recovered_stores{0};
 std::atomic<uint64_t> quarantined_stores{0};
 
-// A store RocksDB cannot open because its files are damaged (a truncated
-// or zeroed table, a damaged MANIFEST or CURRENT, a missing table), as
-// opposed to one that is locked, of a newer format, full or not ours to
-// read: those are refused as before.
-bool IsDamage(const absl::Status& s) {
-  return absl::IsDataLoss(s) ||
-         (absl::IsInternal(s) &&
-          absl::StrContains(s.message(), "No such file or directory"));
-}
-
 // A damaged store: repaired by RocksDB's RepairDB where it can be (what
 // survives is checked entry by entry as it is read: VerifyingStore), else
 // moved aside and replaced by an empty one. Either way the daemon serves,
@@ -549,7 +545,10 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
                            "system has room again";
     opened = OpenDb(spec, /*read_only=*/true);
   }
-  if (!opened.ok() && IsDamage(opened.status())) {
+  // Damage (a truncated or zeroed table, a damaged MANIFEST or CURRENT, a
+  // missing table), as opposed to a store that is locked, of a newer
+  // format, full or not ours to read: those are refused as before.
+  if (!opened.ok() && absl::IsDataLoss(opened.status())) {
     if (!options.recover_damage) {
       return absl::DataLossError(absl::StrCat(
           opened.status().message(),

@@ -107,12 +107,13 @@ class RedisClusterProcess {
     stopped_[i] = false;
   }
 
-  std::string Cli(int i, const std::vector<std::string>& command) const {
+  std::string Cli(int i, const std::vector<std::string>& command,
+                  absl::Duration timeout = absl::Minutes(2)) const {
     std::vector<std::string> argv = {*FindProgram("redis-cli"), "-p",
                                      std::to_string(ports_[i]), "-c"};
     argv.insert(argv.end(), tls_cli_.begin(), tls_cli_.end());
     argv.insert(argv.end(), command.begin(), command.end());
-    return RunProcess(argv).output;
+    return RunProcess(argv, timeout).output;
   }
 
   // The node that is the master of `slot` now, as node `asked` sees it;
@@ -200,8 +201,14 @@ class RedisClusterProcess {
         // a probe cannot hang on whatever else holds the TCP port), then on
         // the port: this server, not another test's that took it first.
         const std::string me = absl::StrCat("process_id:", pids_[i], "\r");
-        if (absl::StrContains(Probe({"-s", dir + "/redis.sock"}), me) &&
-            absl::StrContains(Probe({"-p", std::to_string(port)}), me)) {
+        const std::string on_socket =
+            RunProcess({*FindProgram("redis-cli"), "-s", dir + "/redis.sock",
+                        "INFO", "server"},
+                       absl::Seconds(5))
+                .output;
+        if (absl::StrContains(on_socket, me) &&
+            absl::StrContains(Cli(i, {"INFO", "server"}, absl::Seconds(5)),
+                              me)) {
           return absl::OkStatus();
         }
         exited = ChildExited(pids_[i]);
@@ -216,16 +223,6 @@ class RedisClusterProcess {
       pids_[i] = -1;  // a port taken meanwhile: try another
     }
     return absl::UnavailableError("redis-server did not start: " + log);
-  }
-
-  // INFO server through `where` (-s SOCKET or -p PORT), given 5 s.
-  std::string Probe(const std::vector<std::string>& where) const {
-    std::vector<std::string> argv = {*FindProgram("redis-cli")};
-    argv.insert(argv.end(), where.begin(), where.end());
-    if (where[0] == "-p")
-      argv.insert(argv.end(), tls_cli_.begin(), tls_cli_.end());
-    argv.insert(argv.end(), {"INFO", "server"});
-    return RunProcess(argv, absl::Seconds(5)).output;
   }
 
   int IndexOfPort(absl::string_view address) const {
