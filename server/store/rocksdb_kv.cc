@@ -2,6 +2,7 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/version.h>
 #include <rocksdb/write_batch.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,6 +27,7 @@
 #include "common/log.h"
 #include "server/store/rocksdb_logger.h"
 #include "server/store/store_quarantine.h"
+#include "server/store/store_release.h"
 
 namespace jitcache {
 namespace {
@@ -549,6 +552,14 @@ absl::StatusOr<std::unique_ptr<KvBackend>> OpenRocksDbKv(
   // missing table), as opposed to a store that is locked, of a newer
   // format, full or not ours to read: those are refused as before.
   if (!opened.ok() && absl::IsDataLoss(opened.status())) {
+    if (std::optional<std::string> newer = NewerRocksDbRelease(path)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          opened.status().message(), "\nThe store ", path,
+          " was written by RocksDB ", *newer, ", newer than this jitcached's (",
+          ROCKSDB_MAJOR, ".", ROCKSDB_MINOR, ".", ROCKSDB_PATCH,
+          "): it is left as it is. Run the jitcached that wrote it, or give "
+          "this one another --store."));
+    }
     if (!options.recover_damage) {
       return absl::DataLossError(absl::StrCat(
           opened.status().message(),

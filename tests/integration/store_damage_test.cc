@@ -202,6 +202,43 @@ TEST_F(StoreDamage, VerifySaysWhatAStartWouldDoAndChangesNothing) {
   EXPECT_EQ(testing::StatsOf(daemon.socket()).store_recovered, 1u);
 }
 
+// A store a newer RocksDB wrote is not damage, though this RocksDB reads a
+// table format it does not know as corruption: the daemon refuses to
+// start, says why, and leaves every file as it was (no repair, nothing
+// moved aside).
+TEST_F(StoreDamage, AStoreANewerRocksDbWroteIsRefusedAndLeftAsItIs) {
+  const std::string store = DamagedCopy("newer", [](const std::string& s) {
+    fs::resize_file(FileEndingWith(s, ".sst"), 10);  // unreadable here
+    for (const std::string& o : FilesStartingWith(s, "OPTIONS-")) {
+      std::string text = testing::ReadFile(o);
+      const size_t at = text.find("rocksdb_version=");
+      ASSERT_NE(at, std::string::npos) << text;
+      text.replace(at, text.find('\n', at) - at, "rocksdb_version=99.0.0");
+      testing::WriteFile(o, text);
+    }
+  });
+  const auto listing = [&] {
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(store)) {
+      files.push_back(
+          absl::StrCat(e.path().filename().string(), " ",
+                       e.is_regular_file() ? fs::file_size(e.path()) : 0));
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+  };
+  const std::vector<std::string> before = listing();
+  DaemonProcess daemon(dir_.Sub("newer.sock"), store);
+  EXPECT_FALSE(daemon.Start().ok());
+  EXPECT_TRUE(absl::StrContains(daemon.Log(), "written by RocksDB 99.0.0"))
+      << daemon.Log();
+  EXPECT_EQ(listing(), before);
+  for (const auto& e : fs::directory_iterator(dir_.path())) {
+    EXPECT_FALSE(absl::StrContains(e.path().filename().string(), ".damaged-"))
+        << e.path();
+  }
+}
+
 // A store RocksDB cannot repair (its IDENTITY a directory, CURRENT
 // damaged) is moved aside and the daemon starts empty, ten times over:
 // never more than three damaged stores are kept.
