@@ -366,6 +366,54 @@ TEST(ClientSharedHits, LargeHitsAreTheDaemonsSealedFileMappedNotCopied) {
   EXPECT_EQ(stats->shared_answers, 2u) << "the cubin's, and the PTX's";
 }
 
+// A process keeps at most 256 MiB of hits mapped (the daemon's memory
+// holds their pages while it does): past that a hit is a copy, the same
+// bytes; once the mapped ones are let go, hits are mapped again.
+TEST(ClientSharedHits, AProcessMapsAtMostItsBudgetThenCopies) {
+  testing::TempDir dir;
+  testing::DaemonProcess daemon(dir.Sub("jc.sock"), ":memory:");
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  auto client = Client::Connect({.socket_path = daemon.socket()});
+  ASSERT_TRUE(client.ok());
+  ProgramOptions options;
+  options.arch = "sm_90";
+  // A ~4 MB cubin from a small source: the table is initialised data.
+  const Program table(
+      "__device__ unsigned char table[4000000] = {1};\n"
+      "extern \"C\" __global__ void big(unsigned char* o, int i) {\n"
+      "  o[0] = table[i];\n}\n",
+      "table.cu");
+  auto miss = client->Compile(table, options, CodeType::kCubin);
+  ASSERT_TRUE(miss.ok()) << miss.status();
+  ASSERT_TRUE(miss->compiled) << miss->log;
+  const size_t size = miss->bytes.size();
+  ASSERT_GT(size, size_t{3} << 20);
+
+  constexpr uint64_t kBudget = uint64_t{256} << 20;
+  std::vector<ObjectCode> held;
+  bool copied = false;
+  while (!copied && held.size() < 200) {
+    auto hit = client->Compile(table, options, CodeType::kCubin);
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    ASSERT_EQ(hit->served, Served::kHit);
+    ASSERT_EQ(hit->bytes.view(), miss->bytes.view());
+    copied = !hit->bytes.shared();
+    held.push_back(*std::move(hit));
+  }
+  ASSERT_TRUE(copied) << held.size() << " hits of " << size
+                      << " bytes were all mapped";
+  // The mapped ones fit the budget, and one more would not have (each
+  // mapping is the whole answer: the object and a few hundred bytes).
+  const uint64_t mapped = held.size() - 1;
+  EXPECT_LE(mapped * size, kBudget);
+  EXPECT_GT((mapped + 1) * (size + 4096), kBudget);
+
+  held.clear();
+  auto again = client->Compile(table, options, CodeType::kCubin);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->bytes.shared()) << "the budget came back";
+}
+
 TEST_F(ClientTest, FallbackWithoutDaemonMakesTheDaemonsBytes) {
   Program program(kernels::kScaleWithHeader, "scale.cu");
   program.AddHeader("scale.h", "#define SCALE 3");

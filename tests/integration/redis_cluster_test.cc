@@ -333,6 +333,47 @@ TEST_F(RedisClusterTier, SlotsMovedUnderLoadAreFollowed) {
   EXPECT_GT(redirects_followed, 0u);
 }
 
+// A slot in the middle of a migration (CLUSTER SETSLOT MIGRATING on its
+// master, IMPORTING on another): the old master answers a key it does not
+// hold with ASK, and the tier asks the new one, after ASKING, for the value
+// and its lease. What one node compiles then lands on the new master, and
+// is a remote hit on another node.
+TEST_F(RedisClusterTier, AKeyInASlotBeingMigratedIsFollowedByAsk) {
+  std::vector<DaemonProcess*> nodes = FourNodes();
+  const int from = cluster_->MasterOf(0);
+  const int to = cluster_->MasterOf(kRedisSlots - 1);
+  ASSERT_GE(from, 0);
+  ASSERT_GE(to, 0);
+  ASSERT_NE(from, to);
+  const std::vector<int> kernels = KernelsOn(from, 1, 200);
+  ASSERT_EQ(kernels.size(), 1u);
+  const int k = kernels[0];
+  const int slot = RedisKeySlot(
+      "jitcache:v2:{" +
+      KeyOf(team_->Compile(*finder_, Kernel(k), "find-again")) + "}:entry");
+  const std::string at = absl::StrCat(slot);
+  ASSERT_EQ(cluster_->Cli(to, {"CLUSTER", "SETSLOT", at, "IMPORTING",
+                               cluster_->Id(from)}),
+            "OK\n");
+  ASSERT_EQ(cluster_->Cli(from, {"CLUSTER", "SETSLOT", at, "MIGRATING",
+                                 cluster_->Id(to)}),
+            "OK\n");
+  uint64_t redirects_before = 0;
+  for (DaemonProcess* node : nodes) {
+    redirects_before += Stats(*node).remote_redirects;
+  }
+
+  ASSERT_NO_FATAL_FAILURE(ExpectRemoteHit(*nodes[0], *nodes[1], k));
+  // The value and its lease went to the new master, none to the old.
+  EXPECT_NE(cluster_->Cli(to, {"CLUSTER", "COUNTKEYSINSLOT", at}), "0\n");
+  EXPECT_EQ(cluster_->Cli(from, {"CLUSTER", "COUNTKEYSINSLOT", at}), "0\n");
+  uint64_t redirects_after = 0;
+  for (DaemonProcess* node : nodes) {
+    redirects_after += Stats(*node).remote_redirects;
+  }
+  EXPECT_GT(redirects_after, redirects_before);
+}
+
 // A master that neither answers nor closes (SIGSTOP): every request is
 // still answered, each within its deadline (a command to it times out
 // once; the node is then left alone while it backs off).
