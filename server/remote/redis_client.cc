@@ -65,14 +65,23 @@ class SingleRedis final : public RedisClient {
 
 }  // namespace
 
-std::unique_ptr<RedisClient> MakeRedisClient(const RedisTarget& target,
-                                             const RedisLinkOptions& options,
-                                             RedisCounters* counters) {
+std::vector<std::unique_ptr<RedisClient>> MakeRedisClients(
+    const RedisTarget& target, const RedisLinkOptions& options,
+    RedisCounters* counters, int count) {
+  std::shared_ptr<RedisClusterMap> map;
   if (target.cluster) {
-    return std::make_unique<RedisCluster>(target.endpoints, options, counters);
+    map = std::make_shared<RedisClusterMap>(target.endpoints);
   }
-  return std::make_unique<SingleRedis>(target.endpoints.front(), options,
-                                       counters);
+  std::vector<std::unique_ptr<RedisClient>> clients;
+  for (int i = 0; i < count; ++i) {
+    if (map != nullptr) {
+      clients.push_back(std::make_unique<RedisCluster>(map, options, counters));
+    } else {
+      clients.push_back(std::make_unique<SingleRedis>(target.endpoints.front(),
+                                                      options, counters));
+    }
+  }
+  return clients;
 }
 
 }  // namespace jitcache

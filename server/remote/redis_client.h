@@ -34,10 +34,11 @@ class RedisClient {
                          std::vector<std::string_view> argv) = 0;
 };
 
-// A client for `target`: one server, or a cluster found from its seeds.
-std::unique_ptr<RedisClient> MakeRedisClient(const RedisTarget& target,
-                                             const RedisLinkOptions& options,
-                                             RedisCounters* counters);
+// `count` clients for `target`, each with its own connections: to one
+// server, or to a cluster found from its seeds, whose map they share.
+std::vector<std::unique_ptr<RedisClient>> MakeRedisClients(
+    const RedisTarget& target, const RedisLinkOptions& options,
+    RedisCounters* counters, int count);
 
 }  // namespace jitcache
 

@@ -15,7 +15,6 @@ namespace jitcache {
 namespace {
 
 constexpr int kMostHops = 5;
-constexpr absl::Duration kLeastBetweenRefreshes = absl::Milliseconds(100);
 
 // The cluster is changing its mind: the command may succeed once it has.
 bool ClusterMoving(absl::string_view error) {
@@ -35,31 +34,19 @@ absl::string_view StringOf(const redisReply* r) {
 
 }  // namespace
 
-RedisCluster::RedisCluster(std::vector<RedisEndpoint> seeds,
+RedisCluster::RedisCluster(std::shared_ptr<RedisClusterMap> map,
                            RedisLinkOptions options, RedisCounters* counters)
-    : options_(std::move(options)), counters_(counters) {
-  for (const RedisEndpoint& seed : seeds) NodeAt(seed);
-}
+    : map_(std::move(map)), options_(std::move(options)), counters_(counters) {}
 
 RedisCluster::~RedisCluster() = default;
 
-RedisCluster::Node* RedisCluster::NodeAt(const RedisEndpoint& endpoint) {
-  absl::MutexLock lock(&mu_);
-  for (const std::unique_ptr<Node>& n : nodes_) {
-    if (n->endpoint == endpoint) return n.get();
+RedisCluster::Node& RedisCluster::NodeNumbered(int number) {
+  absl::MutexLock lock(&nodes_mu_);
+  while (static_cast<int>(nodes_.size()) <= number) {
+    nodes_.push_back(std::make_unique<Node>(
+        map_->EndpointOf(static_cast<int>(nodes_.size())), options_));
   }
-  nodes_.push_back(std::make_unique<Node>(endpoint, options_));
-  return nodes_.back().get();
-}
-
-RedisCluster::Node* RedisCluster::NodeForSlot(int slot) {
-  absl::MutexLock lock(&mu_);
-  return slots_[slot];
-}
-
-void RedisCluster::RefreshSoon() {
-  absl::MutexLock lock(&mu_);
-  refresh_due_ = true;
+  return *nodes_[number];
 }
 
 RedisReply RedisCluster::Ask(Node& node, std::span<const std::string_view> argv,
@@ -87,105 +74,72 @@ RedisReply RedisCluster::Ask(Node& node, std::span<const std::string_view> argv,
 }
 
 void RedisCluster::MaybeRefresh() {
-  const absl::Time asked = absl::Now();
-  {
-    absl::MutexLock lock(&mu_);
-    if (!refresh_due_) return;
-    if (refreshing_) {
-      // Another thread reads it now. With no map yet (the first requests
-      // after start), wait for that read, one timeout at most, rather than
-      // fail for want of it; with one, go on with it.
-      if (!known_) {
-        auto over = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return !refreshing_;
-        };
-        mu_.AwaitWithDeadline(absl::Condition(&over), asked + options_.timeout);
-      }
-      return;
-    }
-    if (asked - last_refresh_ < kLeastBetweenRefreshes) return;
-    refreshing_ = true;
-  }
-  Refresh();
-  absl::MutexLock lock(&mu_);
-  refreshing_ = false;
-}
-
-bool RedisCluster::Refresh() {
-  std::vector<Node*> candidates;
-  {
-    absl::MutexLock lock(&mu_);
-    last_refresh_ = absl::Now();
-    // The masters the map names first, then every node known, seeds too.
-    for (Node* n : slots_) {
-      if (n != nullptr && std::find(candidates.begin(), candidates.end(), n) ==
-                              candidates.end()) {
-        candidates.push_back(n);
-      }
-    }
-    for (const std::unique_ptr<Node>& n : nodes_) {
-      if (std::find(candidates.begin(), candidates.end(), n.get()) ==
-          candidates.end()) {
-        candidates.push_back(n.get());
-      }
-    }
-  }
+  // With no map yet (the first requests after start), wait for another
+  // client's read, one timeout at most, rather than fail for want of it.
+  if (!map_->StartRead(options_.timeout)) return;
   const std::string_view argv[] = {"CLUSTER", "SLOTS"};
   // A node that is not in the cluster yet (or was reset) knows no slots, or
   // only some: the next one is asked; the fullest map serves if none knows
   // them all (and is read again soon).
-  std::array<Node*, kRedisSlots> best = {};
+  RedisClusterMap::Slots best;
+  best.fill(-1);
   int best_covered = 0;
-  for (Node* asked : candidates) {
+  for (int number : map_->Candidates()) {
+    Node& asked = NodeNumbered(number);
     std::string why;
-    RedisReply reply = Ask(*asked, argv, false, &why);
+    RedisReply reply = Ask(asked, argv, false, &why);
     if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY) continue;
-    std::array<Node*, kRedisSlots> map = {};
-    if (!ReadSlotMap(*reply, asked->endpoint.host, map)) continue;
+    RedisClusterMap::Slots slots;
+    slots.fill(-1);
+    if (!ReadSlotMap(*reply, asked.endpoint.host, slots)) continue;
     const int covered = static_cast<int>(std::count_if(
-        map.begin(), map.end(), [](const Node* n) { return n != nullptr; }));
+        slots.begin(), slots.end(), [](int n) { return n >= 0; }));
     if (covered > best_covered) {
-      best = map;
+      best = slots;
       best_covered = covered;
     }
     if (covered == kRedisSlots) break;
   }
-  if (best_covered == 0) return false;
-  ++counters_->refreshes;
-  absl::MutexLock lock(&mu_);
-  slots_ = best;
-  refresh_due_ = best_covered < kRedisSlots;
-  known_ = true;
-  return !refresh_due_;
+  if (best_covered > 0) ++counters_->refreshes;
+  map_->FinishRead(best, best_covered);
 }
 
 bool RedisCluster::ReadSlotMap(const redisReply& reply,
                                const std::string& asked_host,
-                               std::array<Node*, kRedisSlots>& map) {
+                               RedisClusterMap::Slots& slots) {
+  // A node as CLUSTER SLOTS names it: [host, port, id, ...]; no host (""
+  // or "?"): the node asked knows it by the address it was asked at.
+  const auto number_of = [&](const redisReply& node) {
+    RedisEndpoint endpoint;
+    endpoint.host = std::string(StringOf(node.element[0]));
+    endpoint.port = static_cast<int>(node.element[1]->integer);
+    if (endpoint.host.empty() || endpoint.host == "?") {
+      endpoint.host = asked_host;
+    }
+    return map_->NumberOf(endpoint);
+  };
+  const auto is_node = [](const redisReply* r) {
+    return r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
+           r->element[1]->type == REDIS_REPLY_INTEGER;
+  };
   for (size_t i = 0; i < reply.elements; ++i) {
     const redisReply* range = reply.element[i];
     if (range->type != REDIS_REPLY_ARRAY || range->elements < 3 ||
         range->element[0]->type != REDIS_REPLY_INTEGER ||
         range->element[1]->type != REDIS_REPLY_INTEGER ||
-        range->element[2]->type != REDIS_REPLY_ARRAY ||
-        range->element[2]->elements < 2 ||
-        range->element[2]->element[1]->type != REDIS_REPLY_INTEGER) {
+        !is_node(range->element[2])) {
       return false;
     }
     const long long first = range->element[0]->integer;
     const long long last = range->element[1]->integer;
     if (first < 0 || last >= kRedisSlots || first > last) return false;
-    const redisReply* master = range->element[2];
-    RedisEndpoint endpoint;
-    endpoint.host = std::string(StringOf(master->element[0]));
-    endpoint.port = static_cast<int>(master->element[1]->integer);
-    // No name ("" or "?"): the node asked knows it by the address it was
-    // asked at.
-    if (endpoint.host.empty() || endpoint.host == "?") {
-      endpoint.host = asked_host;
+    const int master = number_of(*range->element[2]);
+    for (long long s = first; s <= last; ++s) slots[s] = master;
+    // Replicas are known too: one of them may be the master the next map
+    // names, after its own master and the seeds are gone.
+    for (size_t r = 3; r < range->elements; ++r) {
+      if (is_node(range->element[r])) number_of(*range->element[r]);
     }
-    Node* node = NodeAt(endpoint);
-    for (long long s = first; s <= last; ++s) map[s] = node;
   }
   return true;
 }
@@ -214,17 +168,18 @@ RedisReply RedisCluster::Run(std::string_view key,
                              std::vector<std::string_view> argv) {
   MaybeRefresh();
   const int slot = RedisKeySlot(AbslView(key));
-  Node* node = NodeForSlot(slot);
-  if (node == nullptr) {
-    RefreshSoon();
+  const int master = map_->MasterOf(slot);
+  if (master < 0) {
+    map_->RefreshSoon();
     return Fail(absl::StrCat("no node is known to serve slot ", slot));
   }
+  Node* node = &NodeNumbered(master);
   bool asking = false;
   for (int hop = 0; hop < kMostHops; ++hop) {
     std::string why;
     RedisReply reply = Ask(*node, argv, asking, &why);
     if (reply == nullptr) {
-      RefreshSoon();
+      map_->RefreshSoon();
       return Fail(why);
     }
     if (reply->type != REDIS_REPLY_ERROR) {
@@ -234,7 +189,7 @@ RedisReply RedisCluster::Run(std::string_view key,
     const absl::string_view error = StringOf(reply.get());
     const bool moved = absl::StartsWith(error, "MOVED ");
     if (!moved && !absl::StartsWith(error, "ASK ")) {
-      if (ClusterMoving(error)) RefreshSoon();
+      if (ClusterMoving(error)) map_->RefreshSoon();
       return Fail(std::string(error));
     }
     // "MOVED 3999 127.0.0.1:6381": the slot, and where it is now.
@@ -247,14 +202,10 @@ RedisReply RedisCluster::Run(std::string_view key,
     }
     if (!there.ok()) return Fail(absl::StrCat("unreadable redirect: ", error));
     ++counters_->redirects;
-    Node* target = NodeAt(*there);
-    if (moved) {
-      absl::MutexLock lock(&mu_);
-      slots_[slot] = target;
-      refresh_due_ = true;
-    }
+    const int target = map_->NumberOf(*there);
+    if (moved) map_->Moved(slot, target);
     asking = !moved;
-    node = target;
+    node = &NodeNumbered(target);
   }
   return Fail("redirected too many times");
 }

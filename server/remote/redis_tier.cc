@@ -83,8 +83,12 @@ absl::StatusOr<std::unique_ptr<RedisTier>> RedisTier::Create(
   }
   auto tier = std::unique_ptr<RedisTier>(new RedisTier(std::move(options)));
   tier->cluster_ = target->cluster;
-  tier->foreground_ = MakeRedisClient(*target, link, &tier->counters_);
-  tier->background_ = MakeRedisClient(*target, link, &tier->counters_);
+  // Reads are not queued behind large writes: two clients, each with its
+  // own connections (and, on a cluster, one map).
+  std::vector<std::unique_ptr<RedisClient>> clients =
+      MakeRedisClients(*target, link, &tier->counters_, 2);
+  tier->foreground_ = std::move(clients[0]);
+  tier->background_ = std::move(clients[1]);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   tier->node_ = absl::StrCat(host, ":", getpid(), ":", std::random_device()());

@@ -291,6 +291,41 @@ TEST_F(RedisClusterTier, AMasterKilledUnderLoadFailsNoRequestAndHitsResume) {
         ExpectRemoteHit(*nodes[k % 4], *nodes[(k + 1) % 4], 20 + k));
 }
 
+// The daemons' one seed killed after they found the cluster: every node
+// goes on sharing, what it reads and what it writes. A node that has only
+// read so far has never published: the map its reads found must serve its
+// first upload too, since the seed it was given is gone by then.
+TEST_F(RedisClusterTier, TheOnlySeedGoneEveryNodeStillReadsAndWrites) {
+  std::vector<DaemonProcess*> nodes = FourNodes();
+  for (int n = 1; n < 4; ++n) {
+    ASSERT_NO_FATAL_FAILURE(ExpectRemoteHit(*nodes[0], *nodes[n], 60 + n));
+    ASSERT_EQ(Stats(*nodes[n]).remote_bytes_up, 0u)
+        << "node " << n << " published before the seed went: the test "
+        << "shows nothing";
+  }
+  const int seed = 0;  // cluster_->url() names node 0 only
+  const bool was_master = cluster_->MasterOf(0) == seed ||
+                          cluster_->MasterOf(kRedisSlots / 2) == seed ||
+                          cluster_->MasterOf(kRedisSlots - 1) == seed;
+  cluster_->Kill(seed);
+  if (was_master) {
+    ASSERT_TRUE(testing::WaitFor(
+        [&] {
+          return cluster_->MasterOf(0) >= 0 &&
+                 cluster_->MasterOf(kRedisSlots / 2) >= 0 &&
+                 cluster_->MasterOf(kRedisSlots - 1) >= 0;
+        },
+        absl::Seconds(60)))
+        << cluster_->Cli(1, {"CLUSTER", "NODES"});
+  }
+  ASSERT_TRUE(cluster_->WaitUntilSettled().ok());
+  // Nodes 1-3 publish for the first time, and every other node reads it.
+  for (int n = 1; n < 4; ++n) {
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectRemoteHit(*nodes[n], *nodes[(n + 1) % 4], 70 + n));
+  }
+}
+
 // Slots moved from one master to another under load (`redis-cli --cluster
 // reshard`): MOVED and ASK are followed; no request fails.
 TEST_F(RedisClusterTier, SlotsMovedUnderLoadAreFollowed) {

@@ -1,0 +1,115 @@
+// What the clients of one cluster share: the nodes known by number, the
+// slot map, and who reads it when. The reads themselves, against real
+// clusters, are in tests/integration/redis_cluster_test.cc.
+#include "server/remote/redis_cluster_map.h"
+
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+
+namespace jitcache {
+namespace {
+
+RedisEndpoint At(int port) {
+  RedisEndpoint e;
+  e.host = "127.0.0.1";
+  e.port = port;
+  return e;
+}
+
+RedisClusterMap::Slots AllOn(int node) {
+  RedisClusterMap::Slots slots;
+  slots.fill(node);
+  return slots;
+}
+
+TEST(RedisClusterMap, NodesKeepTheirNumbersSeedsFirst) {
+  RedisClusterMap map({At(7000), At(7001)});
+  EXPECT_EQ(map.NumberOf(At(7001)), 1);
+  EXPECT_EQ(map.NumberOf(At(7000)), 0);
+  EXPECT_EQ(map.NumberOf(At(7005)), 2);
+  EXPECT_EQ(map.NumberOf(At(7005)), 2);
+  EXPECT_EQ(map.EndpointOf(2).port, 7005);
+  EXPECT_EQ(map.MasterOf(0), -1) << "no map read yet";
+}
+
+TEST(RedisClusterMap, OneClientReadsAtATimeAndNotMoreOftenThanItsPace) {
+  RedisClusterMap map({At(7000)});
+  ASSERT_TRUE(map.StartRead(absl::ZeroDuration()));
+  // No map yet: another client waits for the read, then goes on.
+  const absl::Time before = absl::Now();
+  EXPECT_FALSE(map.StartRead(absl::Milliseconds(50)));
+  EXPECT_GE(absl::Now() - before, absl::Milliseconds(50));
+  map.FinishRead(AllOn(0), kRedisSlots);
+  EXPECT_EQ(map.MasterOf(kRedisSlots - 1), 0);
+  EXPECT_FALSE(map.StartRead(absl::ZeroDuration())) << "a whole map: not due";
+
+  map.RefreshSoon();
+  EXPECT_FALSE(map.StartRead(absl::ZeroDuration()))
+      << "due, but read less than 100 ms ago";
+  absl::SleepFor(RedisClusterMap::kLeastBetweenReads);
+  ASSERT_TRUE(map.StartRead(absl::ZeroDuration()));
+  // With a map, a client does not wait for another's read.
+  const absl::Time again = absl::Now();
+  EXPECT_FALSE(map.StartRead(absl::Seconds(30)));
+  EXPECT_LT(absl::Now() - again, absl::Seconds(5));
+  map.FinishRead(AllOn(0), kRedisSlots);
+}
+
+TEST(RedisClusterMap, AClientWaitingForTheFirstMapIsWokenByIt) {
+  RedisClusterMap map({At(7000)});
+  ASSERT_TRUE(map.StartRead(absl::ZeroDuration()));
+  std::thread reader([&] {
+    absl::SleepFor(absl::Milliseconds(20));
+    map.FinishRead(AllOn(0), kRedisSlots);
+  });
+  EXPECT_FALSE(map.StartRead(absl::Minutes(5)));
+  EXPECT_EQ(map.MasterOf(0), 0) << "woken by the read, not by the deadline";
+  reader.join();
+}
+
+TEST(RedisClusterMap, AFailedReadKeepsTheMapAndAPartialOneIsReadAgain) {
+  RedisClusterMap map({At(7000)});
+  ASSERT_TRUE(map.StartRead(absl::ZeroDuration()));
+  RedisClusterMap::Slots half = AllOn(-1);
+  const int other = map.NumberOf(At(7001));
+  for (int s = 0; s < kRedisSlots / 2; ++s) half[s] = other;
+  map.FinishRead(half, kRedisSlots / 2);
+  EXPECT_EQ(map.MasterOf(0), other);
+  EXPECT_EQ(map.MasterOf(kRedisSlots - 1), -1);
+
+  absl::SleepFor(RedisClusterMap::kLeastBetweenReads);
+  ASSERT_TRUE(map.StartRead(absl::ZeroDuration())) << "partial: still due";
+  map.FinishRead(AllOn(-1), 0);  // no node answered
+  EXPECT_EQ(map.MasterOf(0), other) << "the old map stays";
+  absl::SleepFor(RedisClusterMap::kLeastBetweenReads);
+  EXPECT_TRUE(map.StartRead(absl::ZeroDuration())) << "and is still due";
+}
+
+TEST(RedisClusterMap, TheMastersAreAskedFirstThenEveryNodeKnown) {
+  RedisClusterMap map({At(7000), At(7001)});
+  const int a = map.NumberOf(At(7002));
+  const int b = map.NumberOf(At(7003));
+  map.NumberOf(At(7004));  // a replica: known, serving no slot
+  ASSERT_TRUE(map.StartRead(absl::ZeroDuration()));
+  RedisClusterMap::Slots slots = AllOn(b);
+  for (int s = 0; s < 100; ++s) slots[s] = a;
+  map.FinishRead(slots, kRedisSlots);
+  EXPECT_EQ(map.Candidates(), (std::vector<int>{a, b, 0, 1, 4}));
+}
+
+TEST(RedisClusterMap, AMoveIsFollowedAtOnceAndTheMapReadAgain) {
+  RedisClusterMap map({At(7000)});
+  ASSERT_TRUE(map.StartRead(absl::ZeroDuration()));
+  map.FinishRead(AllOn(0), kRedisSlots);
+  const int to = map.NumberOf(At(7001));
+  map.Moved(42, to);
+  EXPECT_EQ(map.MasterOf(42), to);
+  EXPECT_EQ(map.MasterOf(43), 0);
+  absl::SleepFor(RedisClusterMap::kLeastBetweenReads);
+  EXPECT_TRUE(map.StartRead(absl::ZeroDuration()));
+}
+
+}  // namespace
+}  // namespace jitcache
