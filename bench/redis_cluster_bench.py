@@ -188,13 +188,15 @@ def cluster(work, servers, tls=None):
     return f"{scheme}://127.0.0.1:{ports[0]}", ports
 
 
-def remote_hits(build, url, iterations, tls=None):
+def remote_hits(build, url, iterations, tls=None, replica_reads=False):
     cmd = [os.path.join(build, "bench/jitcache_remote_bench"), url,
            str(iterations)]
     if tls:
         cmd.append(tls["ca"])
+    env = dict(os.environ,
+               JITCACHE_BENCH_REPLICA_READS="1" if replica_reads else "0")
     return json.loads(subprocess.run(cmd, capture_output=True, text=True,
-                                     check=True).stdout)
+                                     env=env, check=True).stdout)
 
 
 def sent_bytes(ports):
@@ -215,14 +217,15 @@ def roles(ports):
     return out
 
 
-def cold_start(build, work, nodes, kernels, url, seed):
+def cold_start(build, work, nodes, kernels, url, seed, more_flags=()):
     """`nodes` daemons (on the tier at `url`, or none) precompile the same
     kernels at once; wall time and compiles."""
     keys = os.path.join(work, "team.keys")
     if not os.path.exists(keys):
         with open(os.open(keys, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
             f.write(os.urandom(32).hex() + "\n")
-    flags = ["--remote=" + url, "--remote_key_file=" + keys] if url else []
+    flags = ["--remote=" + url, "--remote_key_file=" + keys,
+             *more_flags] if url else []
     run = os.path.join(work, f"run{seed}")
     os.makedirs(run)
     daemons = [Daemon(build, run, f"n{n}", extra=["--store=:memory:", *flags])
@@ -252,7 +255,11 @@ def cold_start(build, work, nodes, kernels, url, seed):
     return {"wall_s": wall, "failed": failed,
             "compiles": int(sum(s["compiles"] for s in stats)),
             "remote_hits": int(sum(s.get("remote_hits", 0) for s in stats)),
-            "remote_errors": int(sum(s.get("remote_errors", 0) for s in stats))}
+            "remote_errors": int(sum(s.get("remote_errors", 0) for s in stats)),
+            "replica_hits": int(sum(s.get("remote_replica_hits", 0)
+                                    for s in stats)),
+            "replica_misses": int(sum(s.get("remote_replica_misses", 0)
+                                      for s in stats))}
 
 
 def entry_memory(ports):
@@ -285,19 +292,23 @@ def main():
         tls = make_ca(work)
         servers = Servers()
         try:
+            plain_cluster = cluster(work, servers)[0]
             tiers = [
-                ("one server, Unix socket", single(work, servers, unix=True), None),
-                ("one server, TCP", single(work, servers), None),
-                ("one server, TLS", single(work, servers, tls=tls), tls),
-                ("cluster, TCP", cluster(work, servers)[0], None),
-                ("cluster, TLS", cluster(work, servers, tls=tls)[0], tls)]
-            hits = {name: [] for name, _, _ in tiers}
+                ("one server, Unix socket", single(work, servers, unix=True),
+                 None, False),
+                ("one server, TCP", single(work, servers), None, False),
+                ("one server, TLS", single(work, servers, tls=tls), tls, False),
+                ("cluster, TCP", plain_cluster, None, False),
+                ("cluster, TCP, replica reads", plain_cluster, None, True),
+                ("cluster, TLS", cluster(work, servers, tls=tls)[0], tls,
+                 False)]
+            hits = {name: [] for name, _, _, _ in tiers}
             # Rounds, the tiers alternating within each: the spread between
             # rounds is the machine's.
             for _ in range(args.rounds):
-                for name, url, ca in tiers:
-                    hits[name].append(
-                        remote_hits(args.build, url, args.iterations, ca))
+                for name, url, ca, replica_reads in tiers:
+                    hits[name].append(remote_hits(
+                        args.build, url, args.iterations, ca, replica_reads))
                     print(name, hits[name][-1], flush=True)
             out["remote_hit"] = hits
             url, ports = cluster(work, servers)
@@ -309,10 +320,18 @@ def main():
                                 url, 2)
             print(f"{args.nodes} nodes on the cluster", shared, flush=True)
             after = sent_bytes(ports)
+            # The same again, other kernels, reads from the replicas first.
+            replicas = cold_start(args.build, work, args.nodes, args.kernels,
+                                  url, 3, ["--remote_replica_reads"])
+            print(f"{args.nodes} nodes, replica reads", replicas, flush=True)
+            after_replicas = sent_bytes(ports)
             role = roles(ports)
-            out["cold_start"] = {"alone": alone, "cluster": shared}
+            out["cold_start"] = {"alone": alone, "cluster": shared,
+                                 "replica_reads": replicas}
             out["sent_bytes"] = [{"port": p, "role": role.get(p, "?"),
-                                  "bytes": after[p] - base.get(p, 0)}
+                                  "bytes": after[p] - base.get(p, 0),
+                                  "replica_reads_bytes":
+                                      after_replicas[p] - after[p]}
                                  for p in ports]
             used, keys = entry_memory(ports)
             out["memory"] = {"used_bytes": used - used_before, "keys": keys}
@@ -369,14 +388,27 @@ def run_lines(label, out):
         f"| {out['nodes']} nodes on the cluster | {c['compiles']} | "
         f"{c['remote_hits']} | {c['remote_errors']} | {c['wall_s']:.2f} s | "
         f"{c['failed']} |",
+    ]
+    r = out["cold_start"].get("replica_reads")
+    if r:
+        lines.append(
+            f"| {out['nodes']} nodes, `--remote_replica_reads` (other "
+            f"kernels) | {r['compiles']} | {r['remote_hits']} (replicas: "
+            f"{r['replica_hits']}; left to the master: {r['replica_misses']})"
+            f" | {r['remote_errors']} | {r['wall_s']:.2f} s | {r['failed']} |")
+    lines += [
         "",
-        "Bytes each Redis node sent during the cold start:",
+        "Bytes each Redis node sent during the cold start"
+        + (", and during the one with replica reads:" if r else ":"),
         "",
+        "| node | role | bytes sent | with replica reads |" if r else
         "| node | role | bytes sent |",
-        "|---|---|---|",
+        "|---|---|---|---|" if r else "|---|---|---|",
     ]
     for n in out["sent_bytes"]:
-        lines.append(f"| {n['port']} | {n['role']} | {n['bytes']:,} |")
+        more = (f" {n['replica_reads_bytes']:,} |"
+                if r and "replica_reads_bytes" in n else "")
+        lines.append(f"| {n['port']} | {n['role']} | {n['bytes']:,} |{more}")
     m = out["memory"]
     if m["keys"]:
         lines += ["", f"Memory: the masters' used_memory grew by "

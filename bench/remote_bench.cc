@@ -8,6 +8,8 @@
 // (CA_FILE: for rediss:// and redis-cluster+tls://, the servers' CA.)
 // JITCACHE_BENCH_REPLY_BUFFER_KEPT=N: the links keep N bytes of reply
 // buffer (RedisLinkOptions::reply_buffer_kept; 16384 is hiredis's own).
+// JITCACHE_BENCH_REPLICA_READS=1: on a cluster, reads go to replicas first
+// (--remote_replica_reads); "replica_hits" says how many they answered.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +43,9 @@ int main(int argc, char** argv) {
   // A link's kept reply buffer, to compare (16384 is hiredis's own).
   if (const char* kept = std::getenv("JITCACHE_BENCH_REPLY_BUFFER_KEPT")) {
     options.reply_buffer_kept = std::strtoull(kept, nullptr, 10);
+  }
+  if (const char* replicas = std::getenv("JITCACHE_BENCH_REPLICA_READS")) {
+    options.replica_reads = std::string(replicas) == "1";
   }
   // A team key as a daemon has one: every value is signed and verified.
   std::mt19937_64 key_random(7);
@@ -90,6 +95,8 @@ int main(int argc, char** argv) {
                     "\": {\"p50_us\": ", Percentile(us, 0.5),
                     ", \"p99_us\": ", Percentile(us, 0.99), "}");
   }
+  absl::StrAppend(&json, ", \"replica_hits\": ", (*tier)->stats().replica_hits,
+                  ", \"replica_misses\": ", (*tier)->stats().replica_misses);
   std::printf("%s}\n", json.c_str());
   return 0;
 }

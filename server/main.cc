@@ -111,6 +111,12 @@ ABSL_FLAG(std::string, remote_tls_server_name, "",
           "With TLS: the name every Redis server's certificate must carry "
           "(and the name sent to it); empty: the host each server is reached "
           "at, a DNS name or an IP address");
+ABSL_FLAG(bool, remote_replica_reads, false,
+          "With redis-cluster:// or redis-cluster+tls://: read entries from "
+          "the replicas of their slot's master (in turn), so that the reads "
+          "of hot kernels spread over more servers. A replica that has no "
+          "value yet (replication lags) or cannot answer leaves the read to "
+          "the master, so nothing is compiled twice for it");
 ABSL_FLAG(std::string, log_level, "info",
           "Least level logged: debug (every request), info (every compile), "
           "warning or error");
@@ -330,6 +336,7 @@ jitcache::DaemonOptions OptionsAsGiven() {
   options.remote.tls.cert_file = absl::GetFlag(FLAGS_remote_tls_cert_file);
   options.remote.tls.key_file = absl::GetFlag(FLAGS_remote_tls_key_file);
   options.remote.tls.server_name = absl::GetFlag(FLAGS_remote_tls_server_name);
+  options.remote.replica_reads = absl::GetFlag(FLAGS_remote_replica_reads);
   options.janitor.high_watermark = absl::GetFlag(FLAGS_high_watermark);
   options.janitor.low_watermark = absl::GetFlag(FLAGS_low_watermark);
   options.admin_group = absl::GetFlag(FLAGS_admin_group);

@@ -135,6 +135,8 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"shared_answer_bytes", &DaemonStats::shared_answer_bytes},
       {"remote_redirects", &DaemonStats::remote_redirects},
       {"remote_cluster_refreshes", &DaemonStats::remote_cluster_refreshes},
+      {"remote_replica_hits", &DaemonStats::remote_replica_hits},
+      {"remote_replica_misses", &DaemonStats::remote_replica_misses},
       {"store_recovered", &DaemonStats::store_recovered},
       {"store_quarantined", &DaemonStats::store_quarantined},
       {"socket_batches", &DaemonStats::socket_batches},

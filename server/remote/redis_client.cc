@@ -67,7 +67,7 @@ class SingleRedis final : public RedisClient {
 
 std::vector<std::unique_ptr<RedisClient>> MakeRedisClients(
     const RedisTarget& target, const RedisLinkOptions& options,
-    RedisCounters* counters, int count) {
+    RedisCounters* counters, int count, bool replica_reads) {
   std::shared_ptr<RedisClusterMap> map;
   if (target.cluster) {
     map = std::make_shared<RedisClusterMap>(target.endpoints);
@@ -75,7 +75,8 @@ std::vector<std::unique_ptr<RedisClient>> MakeRedisClients(
   std::vector<std::unique_ptr<RedisClient>> clients;
   for (int i = 0; i < count; ++i) {
     if (map != nullptr) {
-      clients.push_back(std::make_unique<RedisCluster>(map, options, counters));
+      clients.push_back(std::make_unique<RedisCluster>(map, options, counters,
+                                                       replica_reads));
     } else {
       clients.push_back(std::make_unique<SingleRedis>(target.endpoints.front(),
                                                       options, counters));

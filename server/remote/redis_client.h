@@ -32,13 +32,23 @@ class RedisClient {
   // `key`: the key the command reads or writes (it picks the cluster node).
   virtual RedisReply Run(std::string_view key,
                          std::vector<std::string_view> argv) = 0;
+  // GET `key` from a replica of its master, where there are replicas and
+  // reads from them are wanted (a cluster with replica reads on); nullptr
+  // otherwise, or when the replica cannot answer now (not an error: the
+  // caller asks the master with Run). A replica may lag behind its
+  // master: take a value from it, never the absence of one.
+  virtual RedisReply GetFromReplica(std::string_view key) {
+    (void)key;
+    return nullptr;
+  }
 };
 
 // `count` clients for `target`, each with its own connections: to one
-// server, or to a cluster found from its seeds, whose map they share.
+// server, or to a cluster found from its seeds, whose map they share (and
+// with `replica_reads`, whose replicas answer GetFromReplica).
 std::vector<std::unique_ptr<RedisClient>> MakeRedisClients(
     const RedisTarget& target, const RedisLinkOptions& options,
-    RedisCounters* counters, int count);
+    RedisCounters* counters, int count, bool replica_reads = false);
 
 }  // namespace jitcache
 

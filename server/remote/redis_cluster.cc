@@ -35,18 +35,27 @@ absl::string_view StringOf(const redisReply* r) {
 }  // namespace
 
 RedisCluster::RedisCluster(std::shared_ptr<RedisClusterMap> map,
-                           RedisLinkOptions options, RedisCounters* counters)
-    : map_(std::move(map)), options_(std::move(options)), counters_(counters) {}
+                           RedisLinkOptions options, RedisCounters* counters,
+                           bool replica_reads)
+    : map_(std::move(map)),
+      options_(std::move(options)),
+      reader_options_(options_),
+      counters_(counters),
+      replica_reads_(replica_reads) {
+  reader_options_.readonly = true;
+}
 
 RedisCluster::~RedisCluster() = default;
 
-RedisCluster::Node& RedisCluster::NodeNumbered(int number) {
+RedisCluster::Node& RedisCluster::NodeNumbered(int number, bool reader) {
   absl::MutexLock lock(&nodes_mu_);
-  while (static_cast<int>(nodes_.size()) <= number) {
-    nodes_.push_back(std::make_unique<Node>(
-        map_->EndpointOf(static_cast<int>(nodes_.size())), options_));
+  std::vector<std::unique_ptr<Node>>& nodes = reader ? readers_ : nodes_;
+  while (static_cast<int>(nodes.size()) <= number) {
+    nodes.push_back(
+        std::make_unique<Node>(map_->EndpointOf(static_cast<int>(nodes.size())),
+                               reader ? reader_options_ : options_));
   }
-  return *nodes_[number];
+  return *nodes[number];
 }
 
 RedisReply RedisCluster::Ask(Node& node, std::span<const std::string_view> argv,
@@ -83,6 +92,7 @@ void RedisCluster::MaybeRefresh() {
   // them all (and is read again soon).
   RedisClusterMap::Slots best;
   best.fill(-1);
+  RedisClusterMap::Replicas best_replicas;
   int best_covered = 0;
   for (int number : map_->Candidates()) {
     Node& asked = NodeNumbered(number);
@@ -91,22 +101,25 @@ void RedisCluster::MaybeRefresh() {
     if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY) continue;
     RedisClusterMap::Slots slots;
     slots.fill(-1);
-    if (!ReadSlotMap(*reply, asked.endpoint.host, slots)) continue;
+    RedisClusterMap::Replicas replicas;
+    if (!ReadSlotMap(*reply, asked.endpoint.host, slots, replicas)) continue;
     const int covered = static_cast<int>(std::count_if(
         slots.begin(), slots.end(), [](int n) { return n >= 0; }));
     if (covered > best_covered) {
       best = slots;
+      best_replicas = std::move(replicas);
       best_covered = covered;
     }
     if (covered == kRedisSlots) break;
   }
   if (best_covered > 0) ++counters_->refreshes;
-  map_->FinishRead(best, best_covered);
+  map_->FinishRead(best, best_covered, std::move(best_replicas));
 }
 
 bool RedisCluster::ReadSlotMap(const redisReply& reply,
                                const std::string& asked_host,
-                               RedisClusterMap::Slots& slots) {
+                               RedisClusterMap::Slots& slots,
+                               RedisClusterMap::Replicas& replicas) {
   // A node as CLUSTER SLOTS names it: [host, port, id, ...]; no host (""
   // or "?"): the node asked knows it by the address it was asked at.
   const auto number_of = [&](const redisReply& node) {
@@ -138,10 +151,37 @@ bool RedisCluster::ReadSlotMap(const redisReply& reply,
     // Replicas are known too: one of them may be the master the next map
     // names, after its own master and the seeds are gone.
     for (size_t r = 3; r < range->elements; ++r) {
-      if (is_node(range->element[r])) number_of(*range->element[r]);
+      if (!is_node(range->element[r])) continue;
+      const int replica = number_of(*range->element[r]);
+      if (static_cast<int>(replicas.size()) <= master) {
+        replicas.resize(master + 1);
+      }
+      std::vector<int>& of = replicas[master];
+      if (std::find(of.begin(), of.end(), replica) == of.end()) {
+        of.push_back(replica);
+      }
     }
   }
   return true;
+}
+
+RedisReply RedisCluster::GetFromReplica(std::string_view key) {
+  if (!replica_reads_) return nullptr;
+  MaybeRefresh();
+  const std::vector<int> replicas =
+      map_->ReplicasOf(map_->MasterOf(RedisKeySlot(AbslView(key))));
+  if (replicas.empty()) return nullptr;
+  const int replica = replicas[next_replica_.fetch_add(1) % replicas.size()];
+  const std::string_view argv[] = {"GET", key};
+  std::string why;
+  RedisReply reply = Ask(NodeNumbered(replica, true), argv, false, &why);
+  if (reply == nullptr || reply->type == REDIS_REPLY_ERROR) {
+    // Away, loading, or no longer a replica of that slot's master (MOVED):
+    // the master answers, and the map is read again.
+    map_->RefreshSoon();
+    return nullptr;
+  }
+  return reply;
 }
 
 RedisReply RedisCluster::Fail(const std::string& why) {

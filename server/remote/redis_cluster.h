@@ -1,6 +1,8 @@
 #ifndef JITCACHE_SERVER_REMOTE_REDIS_CLUSTER_H_
 #define JITCACHE_SERVER_REMOTE_REDIS_CLUSTER_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -20,21 +22,25 @@ namespace jitcache {
 // connection per node, a command sent to the master of its key's slot.
 // MOVED updates the map (and a full read follows), ASK is followed once
 // with ASKING; a node that fails, and TRYAGAIN, CLUSTERDOWN, MASTERDOWN or
-// LOADING, make the map be read again (at most every 100 ms) while the
-// command fails: the caller goes on without the tier until the cluster has
+// LOADING, make the map be read again (at most every 100 ms; and every
+// 10 s regardless, so that replicas added are seen) while the command
+// fails: the caller goes on without the tier until the cluster has
 // settled (a replica promoted, a slot moved). A node that fails is left
 // alone with backoff (100 ms, then doubling to 5 s), so a stopped node
 // costs one timeout, not one per request.
+// With `replica_reads`, GetFromReplica asks the replicas of a key's
+// master in turn, on connections of their own that said READONLY.
 // Thread-safety: Run from any thread; commands to different nodes run at
 // once, those to one node one after another on its connection.
 class RedisCluster final : public RedisClient {
  public:
   RedisCluster(std::shared_ptr<RedisClusterMap> map, RedisLinkOptions options,
-               RedisCounters* counters);
+               RedisCounters* counters, bool replica_reads);
   ~RedisCluster() override;
 
   RedisReply Run(std::string_view key,
                  std::vector<std::string_view> argv) override;
+  RedisReply GetFromReplica(std::string_view key) override;
 
  private:
   struct Node {
@@ -51,23 +57,30 @@ class RedisCluster final : public RedisClient {
   // the node cannot be used now (then it backs off).
   RedisReply Ask(Node& node, std::span<const std::string_view> argv,
                  bool asking, std::string* why);
-  // This client's connection to the map's node `number`.
-  Node& NodeNumbered(int number) ABSL_LOCKS_EXCLUDED(nodes_mu_);
+  // This client's connection to the map's node `number`; with `reader`,
+  // the one that said READONLY.
+  Node& NodeNumbered(int number, bool reader = false)
+      ABSL_LOCKS_EXCLUDED(nodes_mu_);
   // Reads the slot map when the shared map says this client is to.
   void MaybeRefresh();
-  // One CLUSTER SLOTS reply into `slots`; false when it is not one. Every
-  // node it names, replicas too, becomes known.
+  // One CLUSTER SLOTS reply into `slots` and `replicas`; false when it is
+  // not one. Every node it names, replicas too, becomes known.
   bool ReadSlotMap(const redisReply& reply, const std::string& asked_host,
-                   RedisClusterMap::Slots& slots);
+                   RedisClusterMap::Slots& slots,
+                   RedisClusterMap::Replicas& replicas);
   RedisReply Fail(const std::string& why);
   void Answered();
 
   const std::shared_ptr<RedisClusterMap> map_;
   const RedisLinkOptions options_;
+  RedisLinkOptions reader_options_;  // options_ with READONLY
   RedisCounters* const counters_;
+  const bool replica_reads_;
+  std::atomic<uint64_t> next_replica_{0};
   absl::Mutex nodes_mu_;
   // Indexed by the map's node numbers; grown as nodes become known.
   std::vector<std::unique_ptr<Node>> nodes_ ABSL_GUARDED_BY(nodes_mu_);
+  std::vector<std::unique_ptr<Node>> readers_ ABSL_GUARDED_BY(nodes_mu_);
   absl::Mutex log_mu_;
   bool down_ ABSL_GUARDED_BY(log_mu_) = false;
 };

@@ -1,10 +1,13 @@
 #include "server/remote/redis_cluster_map.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace jitcache {
 
-RedisClusterMap::RedisClusterMap(const std::vector<RedisEndpoint>& seeds) {
+RedisClusterMap::RedisClusterMap(const std::vector<RedisEndpoint>& seeds,
+                                 absl::Duration most_between_reads)
+    : most_between_reads_(most_between_reads) {
   slots_.fill(-1);
   for (const RedisEndpoint& seed : seeds) NumberOf(seed);
 }
@@ -28,6 +31,12 @@ int RedisClusterMap::MasterOf(int slot) const {
   return slots_[slot];
 }
 
+std::vector<int> RedisClusterMap::ReplicasOf(int master) const {
+  absl::MutexLock lock(&mu_);
+  if (master < 0 || master >= static_cast<int>(replicas_.size())) return {};
+  return replicas_[master];
+}
+
 void RedisClusterMap::Moved(int slot, int node) {
   absl::MutexLock lock(&mu_);
   slots_[slot] = node;
@@ -42,7 +51,7 @@ void RedisClusterMap::RefreshSoon() {
 bool RedisClusterMap::StartRead(absl::Duration wait) {
   const absl::Time asked = absl::Now();
   absl::MutexLock lock(&mu_);
-  if (!due_) return false;
+  if (!due_ && asked - last_read_ < most_between_reads_) return false;
   if (reading_) {
     if (!known_) {
       auto over = [this]()
@@ -71,11 +80,13 @@ std::vector<int> RedisClusterMap::Candidates() const {
   return candidates;
 }
 
-void RedisClusterMap::FinishRead(const Slots& slots, int covered) {
+void RedisClusterMap::FinishRead(const Slots& slots, int covered,
+                                 Replicas replicas) {
   absl::MutexLock lock(&mu_);
   reading_ = false;
   if (covered == 0) return;
   slots_ = slots;
+  replicas_ = std::move(replicas);
   known_ = true;
   due_ = covered < kRedisSlots;
 }

@@ -27,13 +27,22 @@ class RedisClusterMap {
  public:
   // Slot -> node number, -1 where none is known.
   using Slots = std::array<int, kRedisSlots>;
+  // A master's number -> its replicas' numbers (empty: none known).
+  using Replicas = std::vector<std::vector<int>>;
 
-  explicit RedisClusterMap(const std::vector<RedisEndpoint>& seeds);
+  // A map older than `most_between_reads` is read again even when nothing
+  // failed: what changes without an error (a replica added, for replica
+  // reads) is seen within that time.
+  explicit RedisClusterMap(
+      const std::vector<RedisEndpoint>& seeds,
+      absl::Duration most_between_reads = kMostBetweenReads);
 
   // The number of `endpoint`, which becomes known when new.
   int NumberOf(const RedisEndpoint& endpoint) ABSL_LOCKS_EXCLUDED(mu_);
   RedisEndpoint EndpointOf(int node) const ABSL_LOCKS_EXCLUDED(mu_);
   int MasterOf(int slot) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The replicas the last map named for `master` (none for -1).
+  std::vector<int> ReplicasOf(int master) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // A MOVED: `slot` is served by `node` now; the whole map is read again
   // soon, since one slot seldom moves alone.
@@ -41,8 +50,9 @@ class RedisClusterMap {
   // Something failed that a newer map may mend.
   void RefreshSoon() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Whether the caller is to read the map now: it is due, no other client
-  // reads it, and the last read began at least `kLeastBetweenReads` ago.
+  // Whether the caller is to read the map now: it is due (or old), no
+  // other client reads it, and the last read began at least
+  // `kLeastBetweenReads` ago.
   // With no map yet and another client reading one, waits for that read
   // (`wait` at most) rather than go on with nothing.
   bool StartRead(absl::Duration wait) ABSL_LOCKS_EXCLUDED(mu_);
@@ -50,16 +60,21 @@ class RedisClusterMap {
   // known, seeds and replicas included.
   std::vector<int> Candidates() const ABSL_LOCKS_EXCLUDED(mu_);
   // The read that StartRead began is over: `slots` covers `covered` slots
-  // (0: no node gave a map, and the old one stays). A map that leaves
-  // slots out is used, and read again when next due.
-  void FinishRead(const Slots& slots, int covered) ABSL_LOCKS_EXCLUDED(mu_);
+  // (0: no node gave a map, and the old one stays), with the masters'
+  // `replicas`. A map that leaves slots out is used, and read again when
+  // next due.
+  void FinishRead(const Slots& slots, int covered, Replicas replicas = {})
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   static constexpr absl::Duration kLeastBetweenReads = absl::Milliseconds(100);
+  static constexpr absl::Duration kMostBetweenReads = absl::Seconds(10);
 
  private:
+  const absl::Duration most_between_reads_;
   mutable absl::Mutex mu_;
   std::vector<RedisEndpoint> nodes_ ABSL_GUARDED_BY(mu_);
   Slots slots_ ABSL_GUARDED_BY(mu_);
+  Replicas replicas_ ABSL_GUARDED_BY(mu_);
   bool due_ ABSL_GUARDED_BY(mu_) = true;
   bool known_ ABSL_GUARDED_BY(mu_) = false;  // a map was read once
   bool reading_ ABSL_GUARDED_BY(mu_) = false;

@@ -185,6 +185,14 @@ bool RedisLink::Login(absl::Time& deadline, std::string* error) {
       return false;
     }
   }
+  if (options_.readonly) {
+    const std::string_view readonly[] = {"READONLY"};
+    RedisReply r = Exchange(readonly, deadline, error);
+    if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
+      if (r != nullptr) *error = absl::StrCat("READONLY: ", r->str);
+      return false;
+    }
+  }
   return true;
 }
 

@@ -29,6 +29,9 @@ struct RedisLinkOptions {
   std::string user;
   std::string password;
   int db = 0;  // SELECTed after each connect when not 0
+  // READONLY after each connect: a Redis Cluster replica then answers
+  // reads of its master's slots itself (they may lag behind the master).
+  bool readonly = false;
   std::shared_ptr<const TlsContext> tls;  // null: plain TCP or Unix socket
   // The most spare room the reply buffer keeps between replies (hiredis's
   // maxbuf; its own default is 16 KiB). hiredis frees a buffer that a

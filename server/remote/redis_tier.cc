@@ -64,6 +64,14 @@ absl::StatusOr<std::unique_ptr<RedisTier>> RedisTier::Create(
         "daemons write to Redis, so that no one else can make a node serve "
         "their kernel");
   }
+  if (options.replica_reads && !target->cluster) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--remote_replica_reads reads from a Redis Cluster's "
+                     "replicas, but --remote=",
+                     options.url,
+                     " is one server: use redis-cluster:// or "
+                     "redis-cluster+tls://"));
+  }
   RedisLinkOptions link;
   link.timeout = options.timeout;
   link.user = options.user;
@@ -85,8 +93,8 @@ absl::StatusOr<std::unique_ptr<RedisTier>> RedisTier::Create(
   tier->cluster_ = target->cluster;
   // Reads are not queued behind large writes: two clients, each with its
   // own connections (and, on a cluster, one map).
-  std::vector<std::unique_ptr<RedisClient>> clients =
-      MakeRedisClients(*target, link, &tier->counters_, 2);
+  std::vector<std::unique_ptr<RedisClient>> clients = MakeRedisClients(
+      *target, link, &tier->counters_, 2, tier->options_.replica_reads);
   tier->foreground_ = std::move(clients[0]);
   tier->background_ = std::move(clients[1]);
   char host[256] = {};
@@ -152,6 +160,22 @@ bool RedisTier::LeaseValid(const std::string& name,
 RedisTier::Read RedisTier::Get(const Digest& key) {
   using Outcome = Read::Outcome;
   const std::string name = EntryKey(key);
+  // A replica's value is the value (entries are written once, and signed);
+  // its nil may only be lag, so the master has the last word on absence,
+  // and on damage.
+  if (RedisReply from_replica = foreground_->GetFromReplica(name);
+      from_replica != nullptr) {
+    if (from_replica->type == REDIS_REPLY_STRING) {
+      std::optional<std::string> payload = UnframeRemoteValue(
+          name, absl::string_view(from_replica->str, from_replica->len),
+          options_.keys);
+      if (payload.has_value()) {
+        ++replica_hits_;
+        return {Outcome::kFound, *std::move(payload)};
+      }
+    }
+    ++replica_misses_;
+  }
   RedisReply reply = foreground_->Run(name, {"GET", name});
   if (reply == nullptr) return {Outcome::kUnreachable, {}};
   if (reply->type == REDIS_REPLY_NIL) {
@@ -356,6 +380,8 @@ RemoteStats RedisTier::stats() const {
   s.errors = counters_.errors.load();
   s.redirects = counters_.redirects.load();
   s.cluster_refreshes = counters_.refreshes.load();
+  s.replica_hits = replica_hits_;
+  s.replica_misses = replica_misses_;
   s.corrupt = corrupt_;
   s.leases_waited = leases_waited_;
   s.bytes_up = bytes_up_;

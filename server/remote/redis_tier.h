@@ -37,6 +37,11 @@ struct RemoteOptions {
   std::string password;
   // RedisLinkOptions::reply_buffer_kept (benchmarks compare values).
   size_t reply_buffer_kept = RedisLinkOptions().reply_buffer_kept;
+  // On a cluster: entries are read from a replica of their master first
+  // (one in turn), and from the master where the replica has none (it may
+  // lag) or cannot answer; so the reads of hot entries spread over the
+  // replicas, and a miss is still the master's word.
+  bool replica_reads = false;
 };
 
 // The cluster tier: a Redis server, or a Redis Cluster, shared by every
@@ -126,6 +131,7 @@ class RedisTier final : public RemoteTier {
   std::thread thread_;
 
   std::atomic<uint64_t> hits_{0}, misses_{0}, corrupt_{0}, leases_waited_{0};
+  std::atomic<uint64_t> replica_hits_{0}, replica_misses_{0};
   std::atomic<uint64_t> bytes_up_{0}, bytes_down_{0};
 };
 

@@ -158,6 +158,43 @@ class RedisClusterTier : public ::testing::Test {
     return kernels;
   }
 
+  // Times node `i` ran `command` (INFO commandstats).
+  uint64_t CommandCalls(int i, const std::string& command) {
+    const std::string stats = cluster_->Cli(i, {"INFO", "commandstats"});
+    const std::string field = "cmdstat_" + command + ":calls=";
+    const size_t at = stats.find(field);
+    uint64_t calls = 0;
+    if (at == std::string::npos) return 0;
+    const size_t from = at + field.size();
+    EXPECT_TRUE(absl::SimpleAtoi(
+        stats.substr(from, stats.find(',', from) - from), &calls))
+        << stats;
+    return calls;
+  }
+
+  // Whether `replica` has applied all its master wrote (replication
+  // offsets, INFO replication).
+  bool CaughtUp(int master, int replica) {
+    const auto offset = [&](int i, const std::string& field) {
+      const std::string info = cluster_->Cli(i, {"INFO", "replication"});
+      const size_t at = info.find(field + ":");
+      int64_t value = -1;
+      if (at == std::string::npos) return value;
+      const size_t from = at + field.size() + 1;
+      if (!absl::SimpleAtoi(
+              absl::StripAsciiWhitespace(absl::string_view(info).substr(
+                  from, info.find('\n', from) - from)),
+              &value)) {
+        return int64_t{-1};
+      }
+      return value;
+    };
+    const int64_t wrote = offset(master, "master_repl_offset");
+    return wrote > 0 && offset(replica, "slave_repl_offset") >= wrote &&
+           absl::StrContains(cluster_->Cli(replica, {"INFO", "replication"}),
+                             "master_link_status:up");
+  }
+
   testing::TempDir dir_;
   std::unique_ptr<testing::RedisClusterProcess> cluster_;
   std::unique_ptr<testing::TeamNodes> team_;
@@ -324,6 +361,103 @@ TEST_F(RedisClusterTier, TheOnlySeedGoneEveryNodeStillReadsAndWrites) {
     ASSERT_NO_FATAL_FAILURE(
         ExpectRemoteHit(*nodes[n], *nodes[(n + 1) % 4], 70 + n));
   }
+}
+
+// With --remote_replica_reads a kernel another node compiled is read from
+// a replica of its master, once the replica has it: the replica counts
+// the GET, the node counts a replica hit, the bytes are the compiler's.
+TEST_F(RedisClusterTier, WithReplicaReadsAReplicaAnswersAHit) {
+  DaemonProcess& a = team_->Node("ra", {"--remote_replica_reads"});
+  DaemonProcess& b = team_->Node("rb", {"--remote_replica_reads"});
+  const int master = cluster_->MasterOf(0);
+  ASSERT_GE(master, 0);
+  const std::vector<int> replicas = cluster_->ReplicasOf(master);
+  ASSERT_EQ(replicas.size(), 1u) << cluster_->Cli(master, {"CLUSTER", "NODES"});
+  const int replica = replicas[0];
+  const std::vector<int> kernels = KernelsOn(master, 1, 500);
+  ASSERT_EQ(kernels.size(), 1u);
+
+  EXPECT_TRUE(
+      absl::StartsWith(team_->Compile(a, Kernel(kernels[0]), "a"), "MISS key"));
+  ASSERT_TRUE(testing::WaitFor([&] { return Stats(a).remote_bytes_up > 0; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return CaughtUp(master, replica); }))
+      << cluster_->Cli(replica, {"INFO", "replication"});
+  const uint64_t gets = CommandCalls(replica, "get");
+  const std::string line = team_->Compile(b, Kernel(kernels[0]), "b");
+  EXPECT_TRUE(absl::StartsWith(line, "MISS (remote)")) << line;
+  EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),
+            testing::ReadFile(dir_.Sub("b.cubin")));
+  const DaemonStats stats = Stats(b);
+  EXPECT_EQ(stats.remote_replica_hits, 1u) << b.Log();
+  EXPECT_EQ(stats.remote_replica_misses, 0u);
+  EXPECT_EQ(stats.compiles, 0u);
+  EXPECT_GT(CommandCalls(replica, "get"), gets);
+}
+
+// A replica that lags (its link to its master cut: it keeps serving what
+// it had) has no value for a kernel just published: the read goes on to
+// the master, so the node still hits and nothing is compiled twice. Once
+// the replica has caught up, it answers again.
+TEST_F(RedisClusterTier, AReplicaThatLagsLeavesTheReadToItsMaster) {
+  DaemonProcess& a = team_->Node("la", {"--remote_replica_reads"});
+  DaemonProcess& b = team_->Node("lb", {"--remote_replica_reads"});
+  DaemonProcess& c = team_->Node("lc", {"--remote_replica_reads"});
+  const int master = cluster_->MasterOf(0);
+  ASSERT_GE(master, 0);
+  const std::vector<int> replicas = cluster_->ReplicasOf(master);
+  ASSERT_EQ(replicas.size(), 1u);
+  const int replica = replicas[0];
+  const std::vector<int> kernels = KernelsOn(master, 1, 600);
+  ASSERT_EQ(kernels.size(), 1u);
+  // The replica logs in to its master with a password the master does not
+  // have: replication stops, the cluster still counts it a replica.
+  ASSERT_EQ(cluster_->Cli(replica,
+                          {"CONFIG", "SET", "masterauth", "not-the-masters"}),
+            "OK\n");
+  cluster_->Cli(replica, {"CLIENT", "KILL", "TYPE", "master"});
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return absl::StrContains(cluster_->Cli(replica, {"INFO", "replication"}),
+                             "master_link_status:down");
+  }));
+
+  EXPECT_TRUE(
+      absl::StartsWith(team_->Compile(a, Kernel(kernels[0]), "a"), "MISS key"));
+  ASSERT_TRUE(testing::WaitFor([&] { return Stats(a).remote_bytes_up > 0; }));
+  const std::string line = team_->Compile(b, Kernel(kernels[0]), "b");
+  EXPECT_TRUE(absl::StartsWith(line, "MISS (remote)")) << line;
+  EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),
+            testing::ReadFile(dir_.Sub("b.cubin")));
+  DaemonStats stats = Stats(b);
+  EXPECT_EQ(stats.compiles, 0u) << "a replica's nil taken for a miss";
+  EXPECT_EQ(stats.remote_replica_hits, 0u);
+  EXPECT_GE(stats.remote_replica_misses, 1u) << b.Log();
+
+  ASSERT_EQ(cluster_->Cli(replica, {"CONFIG", "SET", "masterauth", ""}),
+            "OK\n");
+  ASSERT_TRUE(testing::WaitFor([&] { return CaughtUp(master, replica); },
+                               absl::Seconds(30)))
+      << cluster_->Cli(replica, {"INFO", "replication"});
+  const std::string again = team_->Compile(c, Kernel(kernels[0]), "c");
+  EXPECT_TRUE(absl::StartsWith(again, "MISS (remote)")) << again;
+  stats = Stats(c);
+  EXPECT_EQ(stats.remote_replica_hits, 1u) << c.Log();
+  EXPECT_EQ(stats.compiles, 0u);
+}
+
+// Replica reads need a cluster: with one server the start is refused and
+// says why.
+TEST_F(RedisClusterTier, ReplicaReadsWithOneServerRefuseTheStart) {
+  const std::string keys =
+      team_->KeyFile("one.keys", {testing::TeamNodes::kTeamKey});
+  DaemonProcess daemon(
+      dir_.Sub("one.sock"), dir_.Sub("one.store"),
+      {"--remote=redis://127.0.0.1:" + std::to_string(cluster_->port(0)),
+       "--remote_key_file=" + keys, "--remote_replica_reads"});
+  EXPECT_FALSE(daemon.Start().ok());
+  EXPECT_TRUE(absl::StrContains(daemon.Log(), "--remote_replica_reads"))
+      << daemon.Log();
+  EXPECT_TRUE(absl::StrContains(daemon.Log(), "redis-cluster://"))
+      << daemon.Log();
 }
 
 // Slots moved from one master to another under load (`redis-cli --cluster

@@ -68,7 +68,21 @@ class RedisClusterProcess {
     if (made.exit_code != 0) {
       return absl::InternalError("redis-cli --cluster create: " + made.output);
     }
-    return WaitUntilSettled();
+    if (absl::Status s = WaitUntilSettled(); !s.ok()) return s;
+    // Replicas join after the masters: until every node's CLUSTER SLOTS
+    // names them all, a client's first map would leave them out.
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (absl::Now() < deadline) {
+      bool all = true;
+      for (int i = 0; i < n && all; ++i) {
+        all = NamedInSlots(i) == n;
+      }
+      if (all) return absl::OkStatus();
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return absl::DeadlineExceededError(
+        "the replicas never all showed in CLUSTER SLOTS: " +
+        Cli(0, {"CLUSTER", "SLOTS"}));
   }
 
   // Until every live node says the cluster is ok and agrees on which
@@ -141,6 +155,23 @@ class RedisClusterProcess {
       return -1;
     }
     return -1;
+  }
+
+  // The live nodes that replicate node `master`, as node `master` sees it.
+  std::vector<int> ReplicasOf(int master) const {
+    const std::string id = Id(master);
+    std::vector<int> replicas;
+    for (absl::string_view line :
+         absl::StrSplit(Cli(master, {"CLUSTER", "NODES"}), '\n')) {
+      const std::vector<std::string> f = absl::StrSplit(line, ' ');
+      if (f.size() < 8 || !absl::StrContains(f[2], "slave") ||
+          absl::StrContains(f[2], "fail") || f[3] != id) {
+        continue;
+      }
+      const int i = IndexOfPort(f[1]);
+      if (i >= 0 && pids_[i] > 0) replicas.push_back(i);
+    }
+    return replicas;
   }
 
   // The node id of node `i`.
@@ -223,6 +254,17 @@ class RedisClusterProcess {
       pids_[i] = -1;  // a port taken meanwhile: try another
     }
     return absl::UnavailableError("redis-server did not start: " + log);
+  }
+
+  // How many nodes (masters and replicas) node `i`'s CLUSTER SLOTS names.
+  int NamedInSlots(int i) const {
+    // redis-cli prints each field of the reply on a line of its own.
+    const std::string slots = "\n" + Cli(i, {"CLUSTER", "SLOTS"});
+    int named = 0;
+    for (int port : ports_) {
+      named += absl::StrContains(slots, absl::StrCat("\n", port, "\n"));
+    }
+    return named;
   }
 
   int IndexOfPort(absl::string_view address) const {

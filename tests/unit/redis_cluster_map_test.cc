@@ -87,16 +87,32 @@ TEST(RedisClusterMap, AFailedReadKeepsTheMapAndAPartialOneIsReadAgain) {
   EXPECT_TRUE(map.StartRead(absl::ZeroDuration())) << "and is still due";
 }
 
-TEST(RedisClusterMap, TheMastersAreAskedFirstThenEveryNodeKnown) {
+TEST(RedisClusterMap, TheMastersAreAskedFirstThenEveryNodeKnownReplicasToo) {
   RedisClusterMap map({At(7000), At(7001)});
   const int a = map.NumberOf(At(7002));
   const int b = map.NumberOf(At(7003));
-  map.NumberOf(At(7004));  // a replica: known, serving no slot
+  const int replica = map.NumberOf(At(7004));  // known, serving no slot
   ASSERT_TRUE(map.StartRead(absl::ZeroDuration()));
   RedisClusterMap::Slots slots = AllOn(b);
   for (int s = 0; s < 100; ++s) slots[s] = a;
-  map.FinishRead(slots, kRedisSlots);
-  EXPECT_EQ(map.Candidates(), (std::vector<int>{a, b, 0, 1, 4}));
+  RedisClusterMap::Replicas replicas(a + 1);
+  replicas[a] = {replica};
+  map.FinishRead(slots, kRedisSlots, replicas);
+  EXPECT_EQ(map.Candidates(), (std::vector<int>{a, b, 0, 1, replica}));
+  EXPECT_EQ(map.ReplicasOf(a), std::vector<int>{replica});
+  EXPECT_TRUE(map.ReplicasOf(b).empty());
+  EXPECT_TRUE(map.ReplicasOf(-1).empty()) << "no master known";
+}
+
+TEST(RedisClusterMap, AMapIsReadAgainWhenOldThoughNothingFailed) {
+  RedisClusterMap map({At(7000)}, absl::Milliseconds(300));
+  ASSERT_TRUE(map.StartRead(absl::ZeroDuration()));
+  map.FinishRead(AllOn(0), kRedisSlots);
+  EXPECT_FALSE(map.StartRead(absl::ZeroDuration()));
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_TRUE(map.StartRead(absl::ZeroDuration()));
+  map.FinishRead(AllOn(0), kRedisSlots);
+  EXPECT_FALSE(map.StartRead(absl::ZeroDuration())) << "new again";
 }
 
 TEST(RedisClusterMap, AMoveIsFollowedAtOnceAndTheMapReadAgain) {
