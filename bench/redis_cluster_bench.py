@@ -4,18 +4,19 @@
 - the tier's share of a remote hit (bench/remote_bench.cc: GET, frame and
   MAC check, parse, SHA-256 of the object) through one redis-server on a
   Unix socket (the tier as it was), over loopback TCP, over TLS, through a
-  Redis Cluster (3 masters, 3 replicas) and through that cluster over TLS;
+  Redis Cluster (3 masters, 3 replicas), through it reading from replicas
+  (--remote_replica_reads) and through that cluster over TLS;
 - a cold start: N daemons on the cluster precompile the same K kernels at
   once (one process per node): compiles in the whole cluster (goal: exactly
   K), wall time against one node alone without the tier, and the bytes each
-  Redis node sent;
+  Redis node sent; then again, other kernels, with replica reads;
 - what an entry costs Redis (used_memory per key against its value).
 
 Writes bench/redis_cluster_<label>.json and, with --write, a section into
 bench/RESULTS.md between <!-- redis-cluster-bench --> markers.
 
   python3 bench/redis_cluster_bench.py [--build build] [--nodes 8]
-      [--kernels 24] [--label local] [--write]
+      [--kernels 24] [--rounds 2] [--label local] [--write | --write-only]
 """
 import argparse
 import json
@@ -284,7 +285,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--label", default="local")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--write-only", action="store_true",
+                    help="only write RESULTS.md from the runs kept in bench/")
     args = ap.parse_args()
+    if args.write_only:
+        write_results()
+        return
     out = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(),
            "machine": platform.platform(), "nodes": args.nodes,
            "kernels": args.kernels}
@@ -342,17 +348,22 @@ def main():
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
     if args.write:
-        # Every run kept in bench/ (this machine's and the GPU host's).
-        runs = []
-        for label in ("h200", "local"):
-            kept = os.path.join(ROOT, "bench", f"redis_cluster_{label}.json")
-            if os.path.exists(kept):
-                with open(kept) as f:
-                    runs.append((label, json.load(f)))
-        lines = ["## The team tier at cluster scale (issue 37)", ""]
-        for label, run in runs:
-            lines += run_lines(label, run)
-        write_section("redis-cluster-bench", lines)
+        write_results()
+
+
+def write_results():
+    """The RESULTS.md section from every run kept in bench/ (this
+    machine's and the GPU host's)."""
+    runs = []
+    for label in ("h200", "local"):
+        kept = os.path.join(ROOT, "bench", f"redis_cluster_{label}.json")
+        if os.path.exists(kept):
+            with open(kept) as f:
+                runs.append((label, json.load(f)))
+    lines = ["## The team tier at cluster scale (issue 37)", ""]
+    for label, run in runs:
+        lines += run_lines(label, run)
+    write_section("redis-cluster-bench", lines)
 
 
 def run_lines(label, out):
@@ -360,7 +371,9 @@ def run_lines(label, out):
         f"### {label}: {out['cpus']} cores, {out['machine']}, {out['date']}",
         "",
         f"Command: `python3 bench/redis_cluster_bench.py --nodes {out['nodes']} "
-        f"--kernels {out['kernels']} --label {label}` (`bench/redis_cluster_"
+        f"--kernels {out['kernels']} --rounds "
+        f"{len(next(iter(out['remote_hit'].values())))} --label {label}` "
+        f"(`bench/redis_cluster_"
         f"{label}.json`); every redis-server and node on this one machine, "
         "on loopback.",
         "",
@@ -396,6 +409,13 @@ def run_lines(label, out):
             f"kernels) | {r['compiles']} | {r['remote_hits']} (replicas: "
             f"{r['replica_hits']}; left to the master: {r['replica_misses']})"
             f" | {r['remote_errors']} | {r['wall_s']:.2f} s | {r['failed']} |")
+    if r:
+        lines += [
+            "",
+            "With replica reads, \"left to the master\" counts reads a "
+            "replica had no value for, nearly all of them the polls of nodes "
+            "waiting for another node's compile: a replica's nil is never "
+            "taken for a miss, so each such poll asks the master too."]
     lines += [
         "",
         "Bytes each Redis node sent during the cold start"
