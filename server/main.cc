@@ -113,10 +113,11 @@ ABSL_FLAG(std::string, remote_tls_server_name, "",
           "at, a DNS name or an IP address");
 ABSL_FLAG(bool, remote_replica_reads, false,
           "With redis-cluster:// or redis-cluster+tls://: read entries from "
-          "the replicas of their slot's master (in turn), so that the reads "
-          "of hot kernels spread over more servers. A replica that has no "
-          "value yet (replication lags) or cannot answer leaves the read to "
-          "the master, so nothing is compiled twice for it");
+          "the replicas of their slot's master (in turn), so that the bytes "
+          "of hot kernels come from more servers; the master confirms each "
+          "value (its 32-byte MAC). A replica that has no value yet "
+          "(replication lags), holds another, or cannot answer leaves the "
+          "read to the master");
 ABSL_FLAG(std::string, log_level, "info",
           "Least level logged: debug (every request), info (every compile), "
           "warning or error");

@@ -8,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/log.h"
 #include "server/remote/redis_cluster.h"
+#include "server/remote/redis_cluster_map.h"
 
 namespace jitcache {
 namespace {

@@ -33,12 +33,14 @@ class RedisClient {
   virtual RedisReply Run(std::string_view key,
                          std::vector<std::string_view> argv) = 0;
   // GET `key` from a replica of its master, where there are replicas and
-  // reads from them are wanted (a cluster with replica reads on); nullptr
-  // otherwise, or when the replica cannot answer now (not an error: the
-  // caller asks the master with Run). A replica may lag behind its
-  // master: take a value from it, never the absence of one.
-  virtual RedisReply GetFromReplica(std::string_view key) {
-    (void)key;
+  // reads from them are wanted (a cluster with replica reads on), with
+  // `asked` set; nullptr when none was asked, or the one asked cannot
+  // answer now. Not a failure of the tier (neither counted in `errors` nor
+  // logged): the caller asks the master with Run. A replica may lag
+  // behind its master, or hold what the master has since deleted: what it
+  // gives is only a candidate, to be confirmed by the master.
+  virtual RedisReply GetFromReplica(std::string_view /*key*/, bool* asked) {
+    *asked = false;
     return nullptr;
   }
 };

@@ -3,6 +3,7 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -25,6 +26,11 @@ bool ClusterMoving(absl::string_view error) {
   return false;
 }
 
+RedisLinkOptions Readonly(RedisLinkOptions options) {
+  options.readonly = true;
+  return options;
+}
+
 absl::string_view StringOf(const redisReply* r) {
   return r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_ERROR ||
                  r->type == REDIS_REPLY_STATUS
@@ -39,11 +45,9 @@ RedisCluster::RedisCluster(std::shared_ptr<RedisClusterMap> map,
                            bool replica_reads)
     : map_(std::move(map)),
       options_(std::move(options)),
-      reader_options_(options_),
+      reader_options_(Readonly(options_)),
       counters_(counters),
-      replica_reads_(replica_reads) {
-  reader_options_.readonly = true;
-}
+      replica_reads_(replica_reads) {}
 
 RedisCluster::~RedisCluster() = default;
 
@@ -120,39 +124,66 @@ bool RedisCluster::ReadSlotMap(const redisReply& reply,
                                const std::string& asked_host,
                                RedisClusterMap::Slots& slots,
                                RedisClusterMap::Replicas& replicas) {
-  // A node as CLUSTER SLOTS names it: [host, port, id, ...]; no host (""
-  // or "?"): the node asked knows it by the address it was asked at.
-  const auto number_of = [&](const redisReply& node) {
+  // A node as CLUSTER SLOTS names it: [host, port, id, ...]. No host (""
+  // or "?", or NIL): the node asked knows it by the address it was asked
+  // at.
+  const auto endpoint_of =
+      [&](const redisReply* node) -> std::optional<RedisEndpoint> {
+    if (node->type != REDIS_REPLY_ARRAY || node->elements < 2) {
+      return std::nullopt;
+    }
+    const redisReply* host = node->element[0];
+    const redisReply* port = node->element[1];
+    if ((host->type != REDIS_REPLY_STRING && host->type != REDIS_REPLY_NIL) ||
+        port->type != REDIS_REPLY_INTEGER || port->integer < 1 ||
+        port->integer > 65535) {
+      return std::nullopt;
+    }
     RedisEndpoint endpoint;
-    endpoint.host = std::string(StringOf(node.element[0]));
-    endpoint.port = static_cast<int>(node.element[1]->integer);
+    endpoint.host = std::string(StringOf(host));
+    endpoint.port = static_cast<int>(port->integer);
     if (endpoint.host.empty() || endpoint.host == "?") {
       endpoint.host = asked_host;
     }
-    return map_->NumberOf(endpoint);
+    return endpoint;
   };
-  const auto is_node = [](const redisReply* r) {
-    return r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
-           r->element[1]->type == REDIS_REPLY_INTEGER;
+  // The whole reply is checked before any node in it becomes known: the
+  // map's list of nodes is never cut back.
+  struct Range {
+    long long first, last;
+    RedisEndpoint master;
+    std::vector<RedisEndpoint> replicas;
   };
+  std::vector<Range> ranges;
   for (size_t i = 0; i < reply.elements; ++i) {
     const redisReply* range = reply.element[i];
     if (range->type != REDIS_REPLY_ARRAY || range->elements < 3 ||
         range->element[0]->type != REDIS_REPLY_INTEGER ||
-        range->element[1]->type != REDIS_REPLY_INTEGER ||
-        !is_node(range->element[2])) {
+        range->element[1]->type != REDIS_REPLY_INTEGER) {
       return false;
     }
+    std::optional<RedisEndpoint> master = endpoint_of(range->element[2]);
     const long long first = range->element[0]->integer;
     const long long last = range->element[1]->integer;
-    if (first < 0 || last >= kRedisSlots || first > last) return false;
-    const int master = number_of(*range->element[2]);
-    for (long long s = first; s <= last; ++s) slots[s] = master;
+    if (!master.has_value() || first < 0 || last >= kRedisSlots ||
+        first > last) {
+      return false;
+    }
+    Range read{first, last, *std::move(master), {}};
+    for (size_t r = 3; r < range->elements; ++r) {
+      std::optional<RedisEndpoint> replica = endpoint_of(range->element[r]);
+      if (!replica.has_value()) return false;
+      read.replicas.push_back(*std::move(replica));
+    }
+    ranges.push_back(std::move(read));
+  }
+  for (const Range& range : ranges) {
+    const int master = map_->NumberOf(range.master);
+    for (long long s = range.first; s <= range.last; ++s) slots[s] = master;
     // Replicas are known too: one of them may be the master the next map
     // names, after its own master and the seeds are gone.
-    for (size_t r = 3; r < range->elements; ++r) {
-      if (!is_node(range->element[r])) continue;
-      const int replica = number_of(*range->element[r]);
+    for (const RedisEndpoint& endpoint : range.replicas) {
+      const int replica = map_->NumberOf(endpoint);
       if (static_cast<int>(replicas.size()) <= master) {
         replicas.resize(master + 1);
       }
@@ -165,7 +196,8 @@ bool RedisCluster::ReadSlotMap(const redisReply& reply,
   return true;
 }
 
-RedisReply RedisCluster::GetFromReplica(std::string_view key) {
+RedisReply RedisCluster::GetFromReplica(std::string_view key, bool* asked) {
+  *asked = false;
   if (!replica_reads_) return nullptr;
   MaybeRefresh();
   const std::vector<int> replicas =
@@ -174,11 +206,17 @@ RedisReply RedisCluster::GetFromReplica(std::string_view key) {
   const int replica = replicas[next_replica_.fetch_add(1) % replicas.size()];
   const std::string_view argv[] = {"GET", key};
   std::string why;
-  RedisReply reply = Ask(NodeNumbered(replica, true), argv, false, &why);
+  *asked = true;
+  RedisReply reply =
+      Ask(NodeNumbered(replica, /*reader=*/true), argv, false, &why);
   if (reply == nullptr || reply->type == REDIS_REPLY_ERROR) {
-    // Away, loading, or no longer a replica of that slot's master (MOVED):
-    // the master answers, and the map is read again.
-    map_->RefreshSoon();
+    // No longer a replica of that slot's master: the map is read again. A
+    // replica away, or one that answers LOADING or MASTERDOWN, is not
+    // news the map would bring (it backs off, or the map's age brings
+    // what changed).
+    if (reply != nullptr && absl::StartsWith(StringOf(reply.get()), "MOVED ")) {
+      map_->RefreshSoon();
+    }
     return nullptr;
   }
   return reply;

@@ -29,7 +29,8 @@ namespace jitcache {
 // alone with backoff (100 ms, then doubling to 5 s), so a stopped node
 // costs one timeout, not one per request.
 // With `replica_reads`, GetFromReplica asks the replicas of a key's
-// master in turn, on connections of their own that said READONLY.
+// master in turn, on connections of their own that said READONLY (the
+// caller has the master confirm what they give).
 // Thread-safety: Run from any thread; commands to different nodes run at
 // once, those to one node one after another on its connection.
 class RedisCluster final : public RedisClient {
@@ -39,8 +40,10 @@ class RedisCluster final : public RedisClient {
   ~RedisCluster() override;
 
   RedisReply Run(std::string_view key,
-                 std::vector<std::string_view> argv) override;
-  RedisReply GetFromReplica(std::string_view key) override;
+                 std::vector<std::string_view> argv) override
+      ABSL_LOCKS_EXCLUDED(nodes_mu_);
+  RedisReply GetFromReplica(std::string_view key, bool* asked) override
+      ABSL_LOCKS_EXCLUDED(nodes_mu_);
 
  private:
   struct Node {
@@ -59,10 +62,11 @@ class RedisCluster final : public RedisClient {
                  bool asking, std::string* why);
   // This client's connection to the map's node `number`; with `reader`,
   // the one that said READONLY.
+  // Lock order: nodes_mu_, then the map's.
   Node& NodeNumbered(int number, bool reader = false)
       ABSL_LOCKS_EXCLUDED(nodes_mu_);
   // Reads the slot map when the shared map says this client is to.
-  void MaybeRefresh();
+  void MaybeRefresh() ABSL_LOCKS_EXCLUDED(nodes_mu_);
   // One CLUSTER SLOTS reply into `slots` and `replicas`; false when it is
   // not one. Every node it names, replicas too, becomes known.
   bool ReadSlotMap(const redisReply& reply, const std::string& asked_host,
@@ -73,7 +77,7 @@ class RedisCluster final : public RedisClient {
 
   const std::shared_ptr<RedisClusterMap> map_;
   const RedisLinkOptions options_;
-  RedisLinkOptions reader_options_;  // options_ with READONLY
+  const RedisLinkOptions reader_options_;  // options_ with READONLY
   RedisCounters* const counters_;
   const bool replica_reads_;
   std::atomic<uint64_t> next_replica_{0};

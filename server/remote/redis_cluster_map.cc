@@ -5,9 +5,12 @@
 
 namespace jitcache {
 
+RedisClusterMap::RedisClusterMap(const std::vector<RedisEndpoint>& seeds)
+    : RedisClusterMap(seeds, Pace()) {}
+
 RedisClusterMap::RedisClusterMap(const std::vector<RedisEndpoint>& seeds,
-                                 absl::Duration most_between_reads)
-    : most_between_reads_(most_between_reads) {
+                                 Pace pace)
+    : pace_(pace) {
   slots_.fill(-1);
   for (const RedisEndpoint& seed : seeds) NumberOf(seed);
 }
@@ -27,6 +30,7 @@ RedisEndpoint RedisClusterMap::EndpointOf(int node) const {
 }
 
 int RedisClusterMap::MasterOf(int slot) const {
+  if (slot < 0 || slot >= kRedisSlots) return -1;
   absl::MutexLock lock(&mu_);
   return slots_[slot];
 }
@@ -39,19 +43,21 @@ std::vector<int> RedisClusterMap::ReplicasOf(int master) const {
 
 void RedisClusterMap::Moved(int slot, int node) {
   absl::MutexLock lock(&mu_);
-  slots_[slot] = node;
+  if (slot >= 0 && slot < kRedisSlots) slots_[slot] = node;
   due_ = true;
+  ++told_;
 }
 
 void RedisClusterMap::RefreshSoon() {
   absl::MutexLock lock(&mu_);
   due_ = true;
+  ++told_;
 }
 
 bool RedisClusterMap::StartRead(absl::Duration wait) {
   const absl::Time asked = absl::Now();
   absl::MutexLock lock(&mu_);
-  if (!due_ && asked - last_read_ < most_between_reads_) return false;
+  if (!due_ && asked - last_read_ < pace_.most) return false;
   if (reading_) {
     if (!known_) {
       auto over = [this]()
@@ -60,9 +66,10 @@ bool RedisClusterMap::StartRead(absl::Duration wait) {
     }
     return false;
   }
-  if (asked - last_read_ < kLeastBetweenReads) return false;
+  if (asked - last_read_ < pace_.least) return false;
   reading_ = true;
   last_read_ = asked;
+  told_at_read_ = told_;
   return true;
 }
 
@@ -88,7 +95,7 @@ void RedisClusterMap::FinishRead(const Slots& slots, int covered,
   slots_ = slots;
   replicas_ = std::move(replicas);
   known_ = true;
-  due_ = covered < kRedisSlots;
+  due_ = covered < kRedisSlots || told_ != told_at_read_;
 }
 
 }  // namespace jitcache

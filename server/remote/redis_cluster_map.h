@@ -2,6 +2,7 @@
 #define JITCACHE_SERVER_REMOTE_REDIS_CLUSTER_MAP_H_
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -30,16 +31,22 @@ class RedisClusterMap {
   // A master's number -> its replicas' numbers (empty: none known).
   using Replicas = std::vector<std::vector<int>>;
 
-  // A map older than `most_between_reads` is read again even when nothing
-  // failed: what changes without an error (a replica added, for replica
-  // reads) is seen within that time.
-  explicit RedisClusterMap(
-      const std::vector<RedisEndpoint>& seeds,
-      absl::Duration most_between_reads = kMostBetweenReads);
+  // How often the map is read: no sooner than `least` after the last read
+  // began (a failing cluster is not asked for its map on every request),
+  // and once it is `most` old even when nothing failed (what changes
+  // without an error, a replica added, is seen within that time).
+  struct Pace {
+    absl::Duration least = absl::Milliseconds(100);
+    absl::Duration most = absl::Seconds(10);
+  };
+
+  explicit RedisClusterMap(const std::vector<RedisEndpoint>& seeds);
+  RedisClusterMap(const std::vector<RedisEndpoint>& seeds, Pace pace);
 
   // The number of `endpoint`, which becomes known when new.
   int NumberOf(const RedisEndpoint& endpoint) ABSL_LOCKS_EXCLUDED(mu_);
   RedisEndpoint EndpointOf(int node) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The master of `slot` (0 to kRedisSlots - 1); -1 where none is known.
   int MasterOf(int slot) const ABSL_LOCKS_EXCLUDED(mu_);
   // The replicas the last map named for `master` (none for -1).
   std::vector<int> ReplicasOf(int master) const ABSL_LOCKS_EXCLUDED(mu_);
@@ -51,8 +58,7 @@ class RedisClusterMap {
   void RefreshSoon() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Whether the caller is to read the map now: it is due (or old), no
-  // other client reads it, and the last read began at least
-  // `kLeastBetweenReads` ago.
+  // other client reads it, and the last read began long enough ago.
   // With no map yet and another client reading one, waits for that read
   // (`wait` at most) rather than go on with nothing.
   bool StartRead(absl::Duration wait) ABSL_LOCKS_EXCLUDED(mu_);
@@ -61,16 +67,13 @@ class RedisClusterMap {
   std::vector<int> Candidates() const ABSL_LOCKS_EXCLUDED(mu_);
   // The read that StartRead began is over: `slots` covers `covered` slots
   // (0: no node gave a map, and the old one stays), with the masters'
-  // `replicas`. A map that leaves slots out is used, and read again when
-  // next due.
+  // `replicas`. The map is due again when it leaves slots out, or when a
+  // MOVED or a failure came while it was read (the read may predate it).
   void FinishRead(const Slots& slots, int covered, Replicas replicas = {})
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  static constexpr absl::Duration kLeastBetweenReads = absl::Milliseconds(100);
-  static constexpr absl::Duration kMostBetweenReads = absl::Seconds(10);
-
  private:
-  const absl::Duration most_between_reads_;
+  const Pace pace_;
   mutable absl::Mutex mu_;
   std::vector<RedisEndpoint> nodes_ ABSL_GUARDED_BY(mu_);
   Slots slots_ ABSL_GUARDED_BY(mu_);
@@ -79,6 +82,9 @@ class RedisClusterMap {
   bool known_ ABSL_GUARDED_BY(mu_) = false;  // a map was read once
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time last_read_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // Moves and failures told, and how many had been when the read began.
+  uint64_t told_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t told_at_read_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace jitcache

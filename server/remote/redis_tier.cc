@@ -157,22 +157,43 @@ bool RedisTier::LeaseValid(const std::string& name,
   return expiry > now && expiry <= now + options_.lease_ttl + absl::Seconds(5);
 }
 
+std::optional<std::string> RedisTier::ConfirmedByMaster(
+    const std::string& name, const redisReply* from_replica) {
+  if (from_replica == nullptr || from_replica->type != REDIS_REPLY_STRING) {
+    return std::nullopt;
+  }
+  const absl::string_view value(from_replica->str, from_replica->len);
+  std::optional<std::string> payload =
+      UnframeRemoteValue(name, value, options_.keys);
+  if (!payload.has_value()) return std::nullopt;
+  // The value's MAC (its last bytes) against the master's: equal, the
+  // master holds this very value (the MAC covers the name and the payload);
+  // anything else, and the master's own answer decides.
+  const std::string mac_from = absl::StrCat("-", kMacSize);
+  RedisReply tail = foreground_->Run(name, {"GETRANGE", name, mac_from, "-1"});
+  if (tail == nullptr || tail->type != REDIS_REPLY_STRING ||
+      absl::string_view(tail->str, tail->len) !=
+          value.substr(value.size() - kMacSize)) {
+    return std::nullopt;
+  }
+  return payload;
+}
+
 RedisTier::Read RedisTier::Get(const Digest& key) {
   using Outcome = Read::Outcome;
   const std::string name = EntryKey(key);
-  // A replica's value is the value (entries are written once, and signed);
-  // its nil may only be lag, so the master has the last word on absence,
-  // and on damage.
-  if (RedisReply from_replica = foreground_->GetFromReplica(name);
-      from_replica != nullptr) {
-    if (from_replica->type == REDIS_REPLY_STRING) {
-      std::optional<std::string> payload = UnframeRemoteValue(
-          name, absl::string_view(from_replica->str, from_replica->len),
-          options_.keys);
-      if (payload.has_value()) {
-        ++replica_hits_;
-        return {Outcome::kFound, *std::move(payload)};
-      }
+  // A replica may lag behind its master, or still hold a value the master
+  // has deleted (a disproved record) or replaced: its value is taken only
+  // once the master confirms it, and its nil never. The bytes come from
+  // the replica; the master sends a MAC.
+  bool asked = false;
+  RedisReply from_replica = foreground_->GetFromReplica(name, &asked);
+  if (asked) {
+    if (std::optional<std::string> payload =
+            ConfirmedByMaster(name, from_replica.get());
+        payload.has_value()) {
+      ++replica_hits_;
+      return {Outcome::kFound, *std::move(payload)};
     }
     ++replica_misses_;
   }

@@ -38,9 +38,11 @@ struct RemoteOptions {
   // RedisLinkOptions::reply_buffer_kept (benchmarks compare values).
   size_t reply_buffer_kept = RedisLinkOptions().reply_buffer_kept;
   // On a cluster: entries are read from a replica of their master first
-  // (one in turn), and from the master where the replica has none (it may
-  // lag) or cannot answer; so the reads of hot entries spread over the
-  // replicas, and a miss is still the master's word.
+  // (one in turn), and taken once the master confirms the value's MAC
+  // (GETRANGE of its last 32 bytes); from the master where the replica has
+  // none (it may lag), holds another (one since deleted or replaced) or
+  // cannot answer. So the bytes of hot entries come from the replicas, and
+  // the master's word decides what the entry is.
   bool replica_reads = false;
 };
 
@@ -88,6 +90,10 @@ class RedisTier final : public RemoteTier {
 
  private:
   explicit RedisTier(RemoteOptions options);
+  // The payload of `from_replica` (a replica's answer to GET `name`) when
+  // it verifies and the master holds that same value; nullopt otherwise.
+  std::optional<std::string> ConfirmedByMaster(const std::string& name,
+                                               const redisReply* from_replica);
   // The background thread: publishes, releases, forgets and renews, one
   // piece of work at a time, until Stop and the queues are empty.
   void Background();

@@ -12,8 +12,9 @@ struct RemoteStats {
   uint64_t hits = 0, misses = 0, errors = 0, corrupt = 0;
   uint64_t leases_waited = 0, bytes_up = 0, bytes_down = 0;
   uint64_t redirects = 0, cluster_refreshes = 0;  // a Redis Cluster's
-  // Reads a cluster's replica answered with a value, and those it could
-  // not (none there yet, or away), which the master answered.
+  // Reads a cluster's replica answered with the value its master
+  // confirmed, and those it did not (none there yet, another, or away),
+  // which the master answered.
   uint64_t replica_hits = 0, replica_misses = 0;
 };
 

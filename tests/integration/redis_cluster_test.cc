@@ -158,6 +158,20 @@ class RedisClusterTier : public ::testing::Test {
     return kernels;
   }
 
+  // Replica `replica` stops replicating (it logs in to its master with a
+  // password the master does not have) and keeps serving what it has; the
+  // cluster still counts it a replica.
+  void CutOff(int replica) {
+    ASSERT_EQ(cluster_->Cli(replica,
+                            {"CONFIG", "SET", "masterauth", "not-the-masters"}),
+              "OK\n");
+    cluster_->Cli(replica, {"CLIENT", "KILL", "TYPE", "master"});
+    ASSERT_TRUE(testing::WaitFor([&] {
+      return absl::StrContains(cluster_->Cli(replica, {"INFO", "replication"}),
+                               "master_link_status:down");
+    }));
+  }
+
   // Times node `i` ran `command` (INFO commandstats).
   uint64_t CommandCalls(int i, const std::string& command) {
     const std::string stats = cluster_->Cli(i, {"INFO", "commandstats"});
@@ -409,16 +423,7 @@ TEST_F(RedisClusterTier, AReplicaThatLagsLeavesTheReadToItsMaster) {
   const int replica = replicas[0];
   const std::vector<int> kernels = KernelsOn(master, 1, 600);
   ASSERT_EQ(kernels.size(), 1u);
-  // The replica logs in to its master with a password the master does not
-  // have: replication stops, the cluster still counts it a replica.
-  ASSERT_EQ(cluster_->Cli(replica,
-                          {"CONFIG", "SET", "masterauth", "not-the-masters"}),
-            "OK\n");
-  cluster_->Cli(replica, {"CLIENT", "KILL", "TYPE", "master"});
-  ASSERT_TRUE(testing::WaitFor([&] {
-    return absl::StrContains(cluster_->Cli(replica, {"INFO", "replication"}),
-                             "master_link_status:down");
-  }));
+  ASSERT_NO_FATAL_FAILURE(CutOff(replica));
 
   EXPECT_TRUE(
       absl::StartsWith(team_->Compile(a, Kernel(kernels[0]), "a"), "MISS key"));
@@ -442,6 +447,47 @@ TEST_F(RedisClusterTier, AReplicaThatLagsLeavesTheReadToItsMaster) {
   stats = Stats(c);
   EXPECT_EQ(stats.remote_replica_hits, 1u) << c.Log();
   EXPECT_EQ(stats.compiles, 0u);
+}
+
+// A replica cut off from its master still holds an entry the master has
+// since deleted (as a node deletes a link record a caller disproved): the
+// master does not confirm it, so the node compiles, and never takes the
+// replica's value.
+TEST_F(RedisClusterTier, AValueItsMasterNoLongerHoldsIsNotTakenFromAReplica) {
+  DaemonProcess& a = team_->Node("sa", {"--remote_replica_reads"});
+  DaemonProcess& b = team_->Node("sb", {"--remote_replica_reads"});
+  const int master = cluster_->MasterOf(0);
+  ASSERT_GE(master, 0);
+  const std::vector<int> replicas = cluster_->ReplicasOf(master);
+  ASSERT_EQ(replicas.size(), 1u);
+  const int replica = replicas[0];
+  const std::vector<int> kernels = KernelsOn(master, 1, 700);
+  ASSERT_EQ(kernels.size(), 1u);
+
+  const std::string first = team_->Compile(a, Kernel(kernels[0]), "a");
+  EXPECT_TRUE(absl::StartsWith(first, "MISS key")) << first;
+  ASSERT_TRUE(testing::WaitFor([&] { return Stats(a).remote_bytes_up > 0; }));
+  // The entry alone (its lease let go), on the master and the replica.
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return cluster_->Cli(master, {"DBSIZE"}) == "1\n"; }));
+  ASSERT_TRUE(testing::WaitFor([&] { return CaughtUp(master, replica); }));
+  ASSERT_NO_FATAL_FAILURE(CutOff(replica));
+  const std::string entry = "jitcache:v2:{" + KeyOf(first) + "}:entry";
+  ASSERT_EQ(cluster_->Cli(master, {"DEL", entry}), "1\n");
+  ASSERT_EQ(cluster_->Cli(master, {"DBSIZE"}), "0\n");
+  ASSERT_EQ(cluster_->Cli(replica, {"DBSIZE"}), "1\n")
+      << "the replica no longer holds the value: the test shows nothing";
+
+  const uint64_t gets = CommandCalls(replica, "get");
+  const std::string line = team_->Compile(b, Kernel(kernels[0]), "b");
+  EXPECT_TRUE(absl::StartsWith(line, "MISS key")) << line;
+  EXPECT_GT(CommandCalls(replica, "get"), gets) << "the replica was asked";
+  const DaemonStats stats = Stats(b);
+  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(stats.remote_replica_hits, 0u);
+  EXPECT_GE(stats.remote_replica_misses, 1u);
+  EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),
+            testing::ReadFile(dir_.Sub("b.cubin")));
 }
 
 // Replica reads need a cluster: with one server the start is refused and

@@ -258,11 +258,13 @@ class RedisClusterProcess {
 
   // How many nodes (masters and replicas) node `i`'s CLUSTER SLOTS names.
   int NamedInSlots(int i) const {
-    // redis-cli prints each field of the reply on a line of its own.
+    // redis-cli prints each field of the reply on a line of its own: a
+    // node is its host's line, then its port's (not a slot number).
     const std::string slots = "\n" + Cli(i, {"CLUSTER", "SLOTS"});
     int named = 0;
     for (int port : ports_) {
-      named += absl::StrContains(slots, absl::StrCat("\n", port, "\n"));
+      named +=
+          absl::StrContains(slots, absl::StrCat("\n127.0.0.1\n", port, "\n"));
     }
     return named;
   }
