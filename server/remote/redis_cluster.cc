@@ -170,10 +170,11 @@ bool RedisCluster::ReadSlotMap(const redisReply& reply,
       return false;
     }
     Range read{first, last, *std::move(master), {}};
+    // A replica it cannot read is left out (reads go to the master), not
+    // the map.
     for (size_t r = 3; r < range->elements; ++r) {
       std::optional<RedisEndpoint> replica = endpoint_of(range->element[r]);
-      if (!replica.has_value()) return false;
-      read.replicas.push_back(*std::move(replica));
+      if (replica.has_value()) read.replicas.push_back(*std::move(replica));
     }
     ranges.push_back(std::move(read));
   }

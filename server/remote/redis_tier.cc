@@ -158,7 +158,9 @@ bool RedisTier::LeaseValid(const std::string& name,
 }
 
 std::optional<std::string> RedisTier::ConfirmedByMaster(
-    const std::string& name, const redisReply* from_replica) {
+    const std::string& name, const redisReply* from_replica,
+    bool* master_away) {
+  *master_away = false;
   if (from_replica == nullptr || from_replica->type != REDIS_REPLY_STRING) {
     return std::nullopt;
   }
@@ -167,11 +169,16 @@ std::optional<std::string> RedisTier::ConfirmedByMaster(
       UnframeRemoteValue(name, value, options_.keys);
   if (!payload.has_value()) return std::nullopt;
   // The value's MAC (its last bytes) against the master's: equal, the
-  // master holds this very value (the MAC covers the name and the payload);
-  // anything else, and the master's own answer decides.
+  // master holds a value with this MAC, which covers the name and the
+  // payload (a writer to Redis could put an old one back there as well as
+  // here); anything else, and the master's own answer decides.
   const std::string mac_from = absl::StrCat("-", kMacSize);
   RedisReply tail = foreground_->Run(name, {"GETRANGE", name, mac_from, "-1"});
-  if (tail == nullptr || tail->type != REDIS_REPLY_STRING ||
+  if (tail == nullptr) {
+    *master_away = true;
+    return std::nullopt;
+  }
+  if (tail->type != REDIS_REPLY_STRING ||
       absl::string_view(tail->str, tail->len) !=
           value.substr(value.size() - kMacSize)) {
     return std::nullopt;
@@ -189,13 +196,16 @@ RedisTier::Read RedisTier::Get(const Digest& key) {
   bool asked = false;
   RedisReply from_replica = foreground_->GetFromReplica(name, &asked);
   if (asked) {
-    if (std::optional<std::string> payload =
-            ConfirmedByMaster(name, from_replica.get());
-        payload.has_value()) {
+    bool master_away = false;
+    std::optional<std::string> payload =
+        ConfirmedByMaster(name, from_replica.get(), &master_away);
+    if (payload.has_value()) {
       ++replica_hits_;
       return {Outcome::kFound, *std::move(payload)};
     }
     ++replica_misses_;
+    // The master, not the replica, decides: without it, none is read.
+    if (master_away) return {Outcome::kUnreachable, {}};
   }
   RedisReply reply = foreground_->Run(name, {"GET", name});
   if (reply == nullptr) return {Outcome::kUnreachable, {}};

@@ -91,9 +91,11 @@ class RedisTier final : public RemoteTier {
  private:
   explicit RedisTier(RemoteOptions options);
   // The payload of `from_replica` (a replica's answer to GET `name`) when
-  // it verifies and the master holds that same value; nullopt otherwise.
+  // it verifies and the master holds that same value; nullopt otherwise,
+  // with `master_away` when the master could not be asked.
   std::optional<std::string> ConfirmedByMaster(const std::string& name,
-                                               const redisReply* from_replica);
+                                               const redisReply* from_replica,
+                                               bool* master_away);
   // The background thread: publishes, releases, forgets and renews, one
   // piece of work at a time, until Stop and the queues are empty.
   void Background();

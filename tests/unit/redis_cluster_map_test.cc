@@ -73,7 +73,7 @@ TEST(RedisClusterMap, AMapIsReadAgainWhenOldThoughNothingFailed) {
                                    .most = absl::Milliseconds(200)});
   ASSERT_TRUE(map.StartRead(absl::ZeroDuration()));
   map.FinishRead(AllOn(0), kRedisSlots);
-  absl::SleepFor(absl::Milliseconds(200));
+  absl::SleepFor(absl::Milliseconds(400));
   EXPECT_TRUE(map.StartRead(absl::ZeroDuration()));
 }
 
@@ -84,9 +84,20 @@ TEST(RedisClusterMap, AClientWaitingForTheFirstMapIsWokenByIt) {
     absl::SleepFor(absl::Milliseconds(20));
     map.FinishRead(AllOn(0), kRedisSlots);
   });
+  const absl::Time before = absl::Now();
   EXPECT_FALSE(map.StartRead(absl::Minutes(5)));
-  EXPECT_EQ(map.MasterOf(0), 0) << "woken by the read, not by the deadline";
+  EXPECT_LT(absl::Now() - before, absl::Minutes(1))
+      << "woken by the read, not by the deadline";
+  EXPECT_EQ(map.MasterOf(0), 0);
   reader.join();
+}
+
+TEST(RedisClusterMap, AClientWaitsForTheFirstMapNoLongerThanItWasTold) {
+  RedisClusterMap map({At(7000)}, WhenDue());
+  ASSERT_TRUE(map.StartRead(absl::ZeroDuration()));  // and never finished
+  EXPECT_FALSE(map.StartRead(absl::Milliseconds(50)));
+  EXPECT_EQ(map.MasterOf(0), -1);
+  map.FinishRead(AllOn(0), kRedisSlots);
 }
 
 TEST(RedisClusterMap, AFailedReadKeepsTheMapAndAPartialOneIsReadAgain) {
