@@ -158,6 +158,23 @@ class RedisClusterTier : public ::testing::Test {
     return kernels;
   }
 
+  // The master of slot 0, its one replica, and a kernel (numbered from
+  // `first` on) whose entry lies in that master's slots.
+  struct Shard {
+    int master = -1, replica = -1, kernel = -1;
+  };
+  void ShardOfSlotZero(int first, Shard* shard) {
+    shard->master = cluster_->MasterOf(0);
+    ASSERT_GE(shard->master, 0);
+    const std::vector<int> replicas = cluster_->ReplicasOf(shard->master);
+    ASSERT_EQ(replicas.size(), 1u)
+        << cluster_->Cli(shard->master, {"CLUSTER", "NODES"});
+    shard->replica = replicas[0];
+    const std::vector<int> kernels = KernelsOn(shard->master, 1, first);
+    ASSERT_EQ(kernels.size(), 1u);
+    shard->kernel = kernels[0];
+  }
+
   // Replica `replica` stops replicating (it logs in to its master with a
   // password the master does not have) and keeps serving what it has; the
   // cluster still counts it a replica.
@@ -383,21 +400,18 @@ TEST_F(RedisClusterTier, TheOnlySeedGoneEveryNodeStillReadsAndWrites) {
 TEST_F(RedisClusterTier, WithReplicaReadsAReplicaAnswersAHit) {
   DaemonProcess& a = team_->Node("ra", {"--remote_replica_reads"});
   DaemonProcess& b = team_->Node("rb", {"--remote_replica_reads"});
-  const int master = cluster_->MasterOf(0);
-  ASSERT_GE(master, 0);
-  const std::vector<int> replicas = cluster_->ReplicasOf(master);
-  ASSERT_EQ(replicas.size(), 1u) << cluster_->Cli(master, {"CLUSTER", "NODES"});
-  const int replica = replicas[0];
-  const std::vector<int> kernels = KernelsOn(master, 1, 500);
-  ASSERT_EQ(kernels.size(), 1u);
+  Shard shard;
+  ASSERT_NO_FATAL_FAILURE(ShardOfSlotZero(500, &shard));
+  const int master = shard.master, replica = shard.replica;
+  const int kernel = shard.kernel;
 
   EXPECT_TRUE(
-      absl::StartsWith(team_->Compile(a, Kernel(kernels[0]), "a"), "MISS key"));
+      absl::StartsWith(team_->Compile(a, Kernel(kernel), "a"), "MISS key"));
   ASSERT_TRUE(testing::WaitFor([&] { return Stats(a).remote_bytes_up > 0; }));
   ASSERT_TRUE(testing::WaitFor([&] { return CaughtUp(master, replica); }))
       << cluster_->Cli(replica, {"INFO", "replication"});
   const uint64_t gets = CommandCalls(replica, "get");
-  const std::string line = team_->Compile(b, Kernel(kernels[0]), "b");
+  const std::string line = team_->Compile(b, Kernel(kernel), "b");
   EXPECT_TRUE(absl::StartsWith(line, "MISS (remote)")) << line;
   EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),
             testing::ReadFile(dir_.Sub("b.cubin")));
@@ -416,19 +430,16 @@ TEST_F(RedisClusterTier, AReplicaThatLagsLeavesTheReadToItsMaster) {
   DaemonProcess& a = team_->Node("la", {"--remote_replica_reads"});
   DaemonProcess& b = team_->Node("lb", {"--remote_replica_reads"});
   DaemonProcess& c = team_->Node("lc", {"--remote_replica_reads"});
-  const int master = cluster_->MasterOf(0);
-  ASSERT_GE(master, 0);
-  const std::vector<int> replicas = cluster_->ReplicasOf(master);
-  ASSERT_EQ(replicas.size(), 1u);
-  const int replica = replicas[0];
-  const std::vector<int> kernels = KernelsOn(master, 1, 600);
-  ASSERT_EQ(kernels.size(), 1u);
+  Shard shard;
+  ASSERT_NO_FATAL_FAILURE(ShardOfSlotZero(600, &shard));
+  const int master = shard.master, replica = shard.replica;
+  const int kernel = shard.kernel;
   ASSERT_NO_FATAL_FAILURE(CutOff(replica));
 
   EXPECT_TRUE(
-      absl::StartsWith(team_->Compile(a, Kernel(kernels[0]), "a"), "MISS key"));
+      absl::StartsWith(team_->Compile(a, Kernel(kernel), "a"), "MISS key"));
   ASSERT_TRUE(testing::WaitFor([&] { return Stats(a).remote_bytes_up > 0; }));
-  const std::string line = team_->Compile(b, Kernel(kernels[0]), "b");
+  const std::string line = team_->Compile(b, Kernel(kernel), "b");
   EXPECT_TRUE(absl::StartsWith(line, "MISS (remote)")) << line;
   EXPECT_EQ(testing::ReadFile(dir_.Sub("a.cubin")),
             testing::ReadFile(dir_.Sub("b.cubin")));
@@ -442,7 +453,7 @@ TEST_F(RedisClusterTier, AReplicaThatLagsLeavesTheReadToItsMaster) {
   ASSERT_TRUE(testing::WaitFor([&] { return CaughtUp(master, replica); },
                                absl::Seconds(30)))
       << cluster_->Cli(replica, {"INFO", "replication"});
-  const std::string again = team_->Compile(c, Kernel(kernels[0]), "c");
+  const std::string again = team_->Compile(c, Kernel(kernel), "c");
   EXPECT_TRUE(absl::StartsWith(again, "MISS (remote)")) << again;
   stats = Stats(c);
   EXPECT_EQ(stats.remote_replica_hits, 1u) << c.Log();
@@ -456,15 +467,12 @@ TEST_F(RedisClusterTier, AReplicaThatLagsLeavesTheReadToItsMaster) {
 TEST_F(RedisClusterTier, AValueItsMasterNoLongerHoldsIsNotTakenFromAReplica) {
   DaemonProcess& a = team_->Node("sa", {"--remote_replica_reads"});
   DaemonProcess& b = team_->Node("sb", {"--remote_replica_reads"});
-  const int master = cluster_->MasterOf(0);
-  ASSERT_GE(master, 0);
-  const std::vector<int> replicas = cluster_->ReplicasOf(master);
-  ASSERT_EQ(replicas.size(), 1u);
-  const int replica = replicas[0];
-  const std::vector<int> kernels = KernelsOn(master, 1, 700);
-  ASSERT_EQ(kernels.size(), 1u);
+  Shard shard;
+  ASSERT_NO_FATAL_FAILURE(ShardOfSlotZero(700, &shard));
+  const int master = shard.master, replica = shard.replica;
+  const int kernel = shard.kernel;
 
-  const std::string first = team_->Compile(a, Kernel(kernels[0]), "a");
+  const std::string first = team_->Compile(a, Kernel(kernel), "a");
   EXPECT_TRUE(absl::StartsWith(first, "MISS key")) << first;
   ASSERT_TRUE(testing::WaitFor([&] { return Stats(a).remote_bytes_up > 0; }));
   // The entry alone (its lease let go), on the master and the replica.
@@ -479,7 +487,7 @@ TEST_F(RedisClusterTier, AValueItsMasterNoLongerHoldsIsNotTakenFromAReplica) {
       << "the replica no longer holds the value: the test shows nothing";
 
   const uint64_t gets = CommandCalls(replica, "get");
-  const std::string line = team_->Compile(b, Kernel(kernels[0]), "b");
+  const std::string line = team_->Compile(b, Kernel(kernel), "b");
   EXPECT_TRUE(absl::StartsWith(line, "MISS key")) << line;
   EXPECT_GT(CommandCalls(replica, "get"), gets) << "the replica was asked";
   const DaemonStats stats = Stats(b);
