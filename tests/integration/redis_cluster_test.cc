@@ -159,11 +159,14 @@ class RedisClusterTier : public ::testing::Test {
   }
 
   // The master of slot 0, its one replica, and a kernel (numbered from
-  // `first` on) whose entry lies in that master's slots.
+  // `first` on) whose entry lies in that master's slots; once every
+  // replica is in CLUSTER SLOTS (before the nodes read their first map).
   struct Shard {
     int master = -1, replica = -1, kernel = -1;
   };
   void ShardOfSlotZero(int first, Shard* shard) {
+    const absl::Status listed = cluster_->WaitUntilReplicasListed();
+    ASSERT_TRUE(listed.ok()) << listed;
     shard->master = cluster_->MasterOf(0);
     ASSERT_GE(shard->master, 0);
     const std::vector<int> replicas = cluster_->ReplicasOf(shard->master);
