@@ -192,36 +192,36 @@ class RedisClusterTier : public ::testing::Test {
     }));
   }
 
+  // The number after `field` in node `i`'s INFO `section`, up to `end`
+  // ("cmdstat_get:calls=" ... ','); -1 when there is none.
+  int64_t InfoNumber(int i, const std::string& section,
+                     const std::string& field, char end) {
+    const std::string info = cluster_->Cli(i, {"INFO", section});
+    const size_t at = info.find(field);
+    int64_t value = -1;
+    if (at == std::string::npos) return value;
+    const size_t from = at + field.size();
+    if (!absl::SimpleAtoi(
+            absl::StripAsciiWhitespace(absl::string_view(info).substr(
+                from, info.find(end, from) - from)),
+            &value)) {
+      return -1;
+    }
+    return value;
+  }
+
   // Times node `i` ran `command` (INFO commandstats).
   uint64_t CommandCalls(int i, const std::string& command) {
-    const std::string stats = cluster_->Cli(i, {"INFO", "commandstats"});
-    const std::string field = "cmdstat_" + command + ":calls=";
-    const size_t at = stats.find(field);
-    uint64_t calls = 0;
-    if (at == std::string::npos) return 0;
-    const size_t from = at + field.size();
-    EXPECT_TRUE(absl::SimpleAtoi(
-        stats.substr(from, stats.find(',', from) - from), &calls))
-        << stats;
-    return calls;
+    return static_cast<uint64_t>(std::max<int64_t>(
+        0,
+        InfoNumber(i, "commandstats", "cmdstat_" + command + ":calls=", ',')));
   }
 
   // Whether `replica` has applied all its master wrote (replication
   // offsets, INFO replication).
   bool CaughtUp(int master, int replica) {
     const auto offset = [&](int i, const std::string& field) {
-      const std::string info = cluster_->Cli(i, {"INFO", "replication"});
-      const size_t at = info.find(field + ":");
-      int64_t value = -1;
-      if (at == std::string::npos) return value;
-      const size_t from = at + field.size() + 1;
-      if (!absl::SimpleAtoi(
-              absl::StripAsciiWhitespace(absl::string_view(info).substr(
-                  from, info.find('\n', from) - from)),
-              &value)) {
-        return int64_t{-1};
-      }
-      return value;
+      return InfoNumber(i, "replication", field + ":", '\n');
     };
     const int64_t wrote = offset(master, "master_repl_offset");
     return wrote > 0 && offset(replica, "slave_repl_offset") >= wrote &&
