@@ -26,13 +26,51 @@ install(TARGETS jitcached jitcache_worker jitcache jitcache_full jitcache_ptxas
 # a file called ptxas.
 install(PROGRAMS $<TARGET_FILE:jitcache_ptxas>
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/jitcache RENAME ptxas COMPONENT daemon)
-# The NVRTC-compatible library, in a directory of its own: programs opt in
-# with LD_PRELOAD=.../jitcache/libnvrtc.so.13 (README: unmodified programs).
-# The same for nvJitLink: LD_PRELOAD=.../jitcache/libnvJitLink.so.13, and for
-# libNVVM: LD_PRELOAD=.../jitcache/libnvvm.so.4.
-install(TARGETS jitcache_nvrtc jitcache_nvjitlink jitcache_nvvm
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/jitcache NAMELINK_SKIP
+# The drop-in libraries (NVRTC, nvJitLink, libNVVM), in a directory laid out
+# like a CUDA toolkit, .../jitcache/cuda: programs opt in with
+# LD_PRELOAD (`jitcache preload` prints the line; README: unmodified
+# programs). Programs that find the toolkit from where the loaded NVRTC
+# lives (CuPy, cuda.pathfinder: dirname(dirname(realpath(libnvrtc)))) find
+# it there: every other entry of the toolkit is a link (make-cuda-root), made
+# at install time for JITCACHE_TOOLKIT_LINKS_TO, and again by the package on
+# the node it is installed on. The drop-ins are real files in real
+# directories, so that the realpath stays here.
+set(JITCACHE_TOOLKIT_LINKS_TO "/usr/local/cuda" CACHE STRING
+  "The CUDA toolkit the installed drop-ins' directory links to")
+set(JITCACHE_CUDA_ROOT_DIR ${CMAKE_INSTALL_LIBDIR}/jitcache/cuda)
+install(TARGETS jitcache_nvrtc jitcache_nvjitlink
+  LIBRARY DESTINATION ${JITCACHE_CUDA_ROOT_DIR}/lib64 NAMELINK_SKIP
   COMPONENT daemon)
+install(TARGETS jitcache_nvvm
+  LIBRARY DESTINATION ${JITCACHE_CUDA_ROOT_DIR}/nvvm/lib64 NAMELINK_SKIP
+  COMPONENT daemon)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/deploy/make-cuda-root
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/jitcache COMPONENT daemon)
+install(CODE "
+  set(root \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${JITCACHE_CUDA_ROOT_DIR}\")
+  if(EXISTS \"${JITCACHE_TOOLKIT_LINKS_TO}/include/cuda.h\")
+    execute_process(COMMAND sh
+      \"${PROJECT_SOURCE_DIR}/deploy/make-cuda-root\"
+      \"${JITCACHE_TOOLKIT_LINKS_TO}\" \"\${root}\"
+      RESULT_VARIABLE made)
+    if(NOT made EQUAL 0)
+      message(FATAL_ERROR \"make-cuda-root failed for \${root}\")
+    endif()
+  else()
+    message(STATUS \"No CUDA toolkit at ${JITCACHE_TOOLKIT_LINKS_TO}: \"
+      \"\${root} gets its links when the package is installed\")
+  endif()
+  # The drop-ins' earlier place, .../jitcache/NAME: links, so that an
+  # LD_PRELOAD written for it still loads them (through the link CuPy's
+  # realpath leads here, past the link).
+  foreach(lib cuda/lib64/libnvrtc.so.13 cuda/lib64/libnvJitLink.so.13
+      cuda/nvvm/lib64/libnvvm.so.4)
+    get_filename_component(name \${lib} NAME)
+    file(CREATE_LINK \${lib}
+      \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/jitcache/\${name}\"
+      SYMBOLIC)
+  endforeach()
+  " COMPONENT daemon)
 install(FILES ${PROJECT_BINARY_DIR}/deploy/jitcached.service
   ${PROJECT_SOURCE_DIR}/deploy/systemd/jitcached.socket
   DESTINATION lib/systemd/system COMPONENT daemon)

@@ -38,21 +38,6 @@ absl::StatusOr<gid_t> GroupId(const std::string& flag,
   return gr.gr_gid;
 }
 
-// Gives a socket file the group and mode a team needs to connect.
-absl::Status SetSocketAccess(const std::string& path,
-                             std::optional<gid_t> group,
-                             std::optional<mode_t> mode) {
-  if (group.has_value() && chown(path.c_str(), -1, *group) != 0) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "--socket_group: cannot chown ", path, ": ", std::strerror(errno)));
-  }
-  if (mode.has_value() && chmod(path.c_str(), *mode) != 0) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "--socket_mode: cannot chmod ", path, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 namespace {
@@ -71,13 +56,16 @@ absl::StatusOr<AdminPolicy> AdminPolicyOf(const DaemonOptions& options) {
   return admin;
 }
 
-// The group the sockets are given to (--socket_group), if any.
-absl::StatusOr<std::optional<gid_t>> SocketGroupOf(
-    const DaemonOptions& options) {
-  if (options.socket_group.empty()) return std::nullopt;
+// The group and mode the sockets are born with (--socket_group,
+// --socket_mode).
+absl::StatusOr<SocketAccess> SocketAccessOf(const DaemonOptions& options) {
+  SocketAccess access;
+  access.mode = options.socket_mode;
+  if (options.socket_group.empty()) return access;
   absl::StatusOr<gid_t> gid = GroupId("--socket_group", options.socket_group);
   if (!gid.ok()) return gid.status();
-  return std::optional<gid_t>(*gid);
+  access.group = *gid;
+  return access;
 }
 
 // Each compile runs in a view of its own (user and mount namespaces):
@@ -172,22 +160,14 @@ void Daemon::MakeService(const DaemonOptions& options, AdminPolicy admin,
 }
 
 absl::Status Daemon::StartGrpc(const DaemonOptions& options,
-                               std::optional<gid_t> socket_group) {
+                               const SocketAccess& access) {
   // The daemon accepts connections itself, so that it knows each peer's
   // credentials from the kernel; gRPC gets the connected sockets.
   absl::StatusOr<int> listen_fd =
       options.inherited.has_value()
           ? absl::StatusOr<int>(options.inherited->grpc_fd)
-          : ListenUnix(options.socket_path);
+          : ListenUnix(options.socket_path, access);
   if (!listen_fd.ok()) return listen_fd.status();
-  if (!options.inherited.has_value()) {
-    if (absl::Status s = SetSocketAccess(options.socket_path, socket_group,
-                                         options.socket_mode);
-        !s.ok()) {
-      close(*listen_fd);
-      return s;
-    }
-  }
   // grpc.health.v1.Health, for load balancers and probes: SERVING until
   // shutdown starts.
   grpc::EnableDefaultHealthCheckService(true);
@@ -213,7 +193,7 @@ absl::Status Daemon::StartGrpc(const DaemonOptions& options,
 }
 
 void Daemon::StartFramedSocket(const DaemonOptions& options,
-                               std::optional<gid_t> socket_group) {
+                               const SocketAccess& access) {
   JitCacheService* answering = service_.get();
   FramedSocket::Answer answer = [answering](absl::string_view request,
                                             const PeerCredentials& peer) {
@@ -227,14 +207,8 @@ void Daemon::StartFramedSocket(const DaemonOptions& options,
           "the service manager passed no PATH.hit socket; clients use "
           "gRPC for hits");
   if (!options.inherited.has_value()) {
-    hits = FramedSocket::Start(hit_path, std::move(answer), hit_options);
-    if (hits.ok()) {
-      if (absl::Status s =
-              SetSocketAccess(hit_path, socket_group, options.socket_mode);
-          !s.ok()) {
-        hits = s;
-      }
-    }
+    hits =
+        FramedSocket::Start(hit_path, access, std::move(answer), hit_options);
   } else if (options.inherited->hit_fd.has_value()) {
     hits = FramedSocket::Adopt(*options.inherited->hit_fd, std::move(answer),
                                hit_options);
@@ -292,8 +266,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
   if (absl::Status s = daemon->OpenStore(options); !s.ok()) return s;
   absl::StatusOr<AdminPolicy> admin = AdminPolicyOf(options);
   if (!admin.ok()) return admin.status();
-  absl::StatusOr<std::optional<gid_t>> socket_group = SocketGroupOf(options);
-  if (!socket_group.ok()) return socket_group.status();
+  absl::StatusOr<SocketAccess> socket_access = SocketAccessOf(options);
+  if (!socket_access.ok()) return socket_access.status();
   const bool compiles_in_views =
       options.compiler != nullptr || !options.in_process_compiles;
   if (absl::Status s = daemon->StartCompiler(options); !s.ok()) return s;
@@ -321,10 +295,13 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(DaemonOptions options) {
     daemon->remote_ = *std::move(remote);
   }
   daemon->MakeService(options, *admin, workers, compiles_in_views);
-  if (absl::Status s = daemon->StartGrpc(options, *socket_group); !s.ok()) {
+  // Every door is open with its access before the first connection is
+  // accepted: PATH.hit is in place (and answers) before PATH appears, and
+  // each file is born with its final group and mode.
+  if (options.hit_socket) daemon->StartFramedSocket(options, *socket_access);
+  if (absl::Status s = daemon->StartGrpc(options, *socket_access); !s.ok()) {
     return s;
   }
-  if (options.hit_socket) daemon->StartFramedSocket(options, *socket_group);
   if (!options.metrics_address.empty()) {
     if (absl::Status s = daemon->StartMetrics(options.metrics_address);
         !s.ok()) {

@@ -17,6 +17,7 @@
 #include "server/net/framed_socket.h"
 #include "server/net/peer_listener.h"
 #include "server/net/socket_guard.h"
+#include "server/net/unix_listen.h"
 #include "server/remote/redis_tier.h"
 #include "server/rpc/jitcache_service.h"
 #include "server/store/object_store.h"
@@ -108,9 +109,9 @@ class Daemon {
   void MakeService(const DaemonOptions& options, AdminPolicy admin, int workers,
                    bool compiles_in_views);
   absl::Status StartGrpc(const DaemonOptions& options,
-                         std::optional<gid_t> socket_group);
+                         const SocketAccess& access);
   void StartFramedSocket(const DaemonOptions& options,
-                         std::optional<gid_t> socket_group);
+                         const SocketAccess& access);
   absl::Status StartMetrics(const std::string& address);
   void AnnounceReady(const DaemonOptions& options, int workers);
 

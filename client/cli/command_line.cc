@@ -27,6 +27,7 @@ void AddJson(CLI::App* command, CommandLine& out) {
 void AddCommands(CLI::App& app, CommandLine& out) {
   AddJson(Command(app, "ping", out), out);
   Command(app, "health", out);
+  Command(app, "preload", out);
   CLI::App* stats = Command(app, "stats", out);
   stats->add_flag("--zero", out.zero);
   AddJson(stats, out);

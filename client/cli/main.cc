@@ -26,6 +26,7 @@
 #include "client/cli/compile_flags.h"
 #include "client/cli/direct_memo.h"
 #include "client/cli/json_answers.h"
+#include "client/cli/preload_line.h"
 #include "client/cli/progress_bar.h"
 #include "client/cli/store_commands.h"
 #include "client/rpc/rpc_channel.h"
@@ -90,6 +91,15 @@ Commands:
       --json, here and on config, ls and show: the daemon's answer as the
       protobuf JSON mapping of its message (field names as in
       jitcache.proto, 64-bit numbers as strings), one line.
+  preload
+      Print the LD_PRELOAD= line that puts jitcache's drop-in NVRTC,
+      nvJitLink and libNVVM in front of an unmodified program:
+        export $(jitcache preload); python3 my_program.py
+      They live in a directory laid out like the CUDA toolkit
+      (LIBDIR/jitcache/cuda: lib64/, nvvm/lib64/), whose other entries
+      lead to the toolkit, so that a program that finds the toolkit from
+      where its NVRTC lives (CuPy, cuda.pathfinder) finds it there. Asks no
+      daemon. Exit status 3 when no drop-ins are installed beside jitcache.
   health
       The standard gRPC health check (grpc.health.v1): prints SERVING and
       exits 0 while the daemon serves; NOT_SERVING (exit 1) once it is
@@ -737,6 +747,7 @@ int main(int argc, char** argv) {
     }
     return UsageError(absl::StrCat(line.command, " has no --json"));
   }
+  if (line.command == "preload") return jitcache::cli::Preload();
   jitcache::ClientOptions options;
   options.socket_path = line.socket;
   absl::StatusOr<jitcache::Client> client = jitcache::Client::Connect(options);

@@ -21,12 +21,17 @@
 //
 // Like libnvJitLink.so.13 it asks over the daemon's framed socket and loads
 // nothing but libc and libstdc++ (libcrypto once it hashes a module).
+// The environment libNVVM reads is read at every compile, as libNVVM reads
+// it; a program given LLVM's own options (-Xopt, -Xllc, ...), and every
+// later program of its process, goes to the real libNVVM (they are process
+// state there: see SetsProcessState).
 // JITCACHE_NVVM_VERBOSE=1 says on stderr why a program went to the real
 // libNVVM; JITCACHE_NVVM_DISABLE=1 sends every program there.
 #include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
@@ -161,8 +166,11 @@ struct Daemon {
   jitcache::link_wire::Library libnvvm;  // the daemon's account of it
 };
 
-// Why no daemon answers here, or nullptr when one does.
-std::optional<std::string> Unusable(Daemon& d) {
+// Why the environment, as it is now, keeps the daemon from answering
+// (nullopt when it does not). Read at every call that answers, as the real
+// libNVVM reads it at every compile: a program may set NVVM_IR_VER_CHK
+// after its first compile.
+std::optional<std::string> EnvironmentChangesAnswers() {
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view entry = *e;
     for (const char* prefix : kEnvironmentThatChangesAnswers) {
@@ -172,6 +180,45 @@ std::optional<std::string> Unusable(Daemon& d) {
       }
     }
   }
+  return std::nullopt;
+}
+
+// LLVM's own options, given through -Xopt, -Xllc, -Xlnk and the like, are
+// the real libNVVM's process state: they stay set for every later program
+// of the process (-Xopt -unroll-count=4 leaves `.pragma "nounroll"` in a
+// later plain program's PTX), some print to stderr (-Xllc
+// -debug-pass=Structure) and some end the process (-Xopt -help, -Xllc
+// -version). None of that can be answered from a clean worker: such a
+// program, and every program of this process after it, is the real
+// libNVVM's, in this process.
+bool SetsProcessState(const std::string& option) {
+  return option.starts_with("-X");
+}
+std::atomic<bool>& ProcessStateWasSet() {
+  static std::atomic<bool> set{false};
+  return set;
+}
+
+// Why a compile or verify with `options` goes to the real libNVVM, whatever
+// the daemon could say (nullopt: the daemon may answer it).
+std::optional<std::string> RealLibraryMustAnswer(
+    const std::vector<std::string>& options) {
+  if (std::optional<std::string> why = EnvironmentChangesAnswers()) return why;
+  for (const std::string& option : options) {
+    if (SetsProcessState(option)) {
+      return option + " sets the real libNVVM's process state";
+    }
+  }
+  if (ProcessStateWasSet().load()) {
+    return std::string(
+        "an earlier program of this process set the real libNVVM's process "
+        "state (-X options)");
+  }
+  return std::nullopt;
+}
+
+// Why no daemon answers here, or nullptr when one does.
+std::optional<std::string> Unusable(Daemon& d) {
   std::string buffer;
   const std::optional<std::string_view> ping = d.channel.Ask(
       std::string(1, jitcache::framed_protocol::kToolkit), buffer);
@@ -382,6 +429,22 @@ nvvmResult Run(nvvmProgram handle, CallKind kind, int num_options,
       call.options.emplace_back(options[i]);
     }
   }
+  // Whoever answers, options that set the real libNVVM's process state
+  // are seen (a program already with the real libNVVM gives them to it).
+  for (int i = 0; num_options > 0 && options != nullptr && i < num_options;
+       ++i) {
+    if (options[i] != nullptr && SetsProcessState(options[i])) {
+      ProcessStateWasSet().store(true);
+    }
+  }
+  if (!answerable && program.real == nullptr) {
+    Why("options the daemon cannot take (NULL, or a negative count)");
+  } else if (answerable) {
+    if (std::optional<std::string> why = RealLibraryMustAnswer(call.options)) {
+      Why(why->c_str());
+      answerable = false;
+    }
+  }
   if (answerable) {
     program.calls.push_back(std::move(call));
     if (std::optional<Answer> answer = Ask(program)) {
@@ -389,8 +452,6 @@ nvvmResult Run(nvvmProgram handle, CallKind kind, int num_options,
       return program.answered->result;
     }
     program.calls.pop_back();
-  } else if (program.real == nullptr) {
-    Why("options the daemon cannot take (NULL, or a negative count)");
   }
   if (!Materialize(program)) return Unavailable();
   const Real& r = RealNvvm();
@@ -449,9 +510,10 @@ __attribute__((visibility("default"))) const char* nvvmGetErrorString(
 
 __attribute__((visibility("default"))) nvvmResult nvvmVersion(int* major,
                                                               int* minor) {
-  // The daemon loaded the very file the real one would be opened from.
+  // The daemon loaded the very file the real one would be opened from
+  // (and the version it claims can come from the environment).
   if (major != nullptr && minor != nullptr && TheDaemon() != nullptr &&
-      TheDaemon()->libnvvm.major != 0) {
+      TheDaemon()->libnvvm.major != 0 && !EnvironmentChangesAnswers()) {
     *major = static_cast<int>(TheDaemon()->libnvvm.major);
     *minor = static_cast<int>(TheDaemon()->libnvvm.minor);
     return kSuccess;
@@ -463,7 +525,8 @@ __attribute__((visibility("default"))) nvvmResult nvvmIRVersion(
     int* major_ir, int* minor_ir, int* major_dbg, int* minor_dbg) {
   const Daemon* d = TheDaemon();
   if (major_ir != nullptr && minor_ir != nullptr && major_dbg != nullptr &&
-      minor_dbg != nullptr && d != nullptr && d->libnvvm.ir_major != 0) {
+      minor_dbg != nullptr && d != nullptr && d->libnvvm.ir_major != 0 &&
+      !EnvironmentChangesAnswers()) {
     *major_ir = static_cast<int>(d->libnvvm.ir_major);
     *minor_ir = static_cast<int>(d->libnvvm.ir_minor);
     *major_dbg = static_cast<int>(d->libnvvm.debug_major);

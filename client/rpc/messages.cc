@@ -116,6 +116,7 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"store_evicted_bytes", &DaemonStats::store_evicted_bytes},
       {"store_eviction_runs", &DaemonStats::store_eviction_runs},
       {"compiler_crashes", &DaemonStats::compiler_crashes},
+      {"compiler_exits", &DaemonStats::compiler_exits},
       {"compiler_memory_limited", &DaemonStats::compiler_memory_limited},
       {"compiler_time_limited", &DaemonStats::compiler_time_limited},
       {"compile_workers_started", &DaemonStats::compile_workers_started},

@@ -1,6 +1,8 @@
 #include "client/wire/real_library.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -10,10 +12,55 @@
 
 namespace jitcache {
 
+namespace {
+
+// The file this stand-in was loaded from, resolved ("" if unknown).
+std::string OwnFile() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&OwnFile), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  char resolved[PATH_MAX];
+  return realpath(info.dli_fname, resolved) != nullptr ? resolved : "";
+}
+
+std::string Resolved(const std::string& path) {
+  char resolved[PATH_MAX];
+  return realpath(path.c_str(), resolved) != nullptr ? resolved : path;
+}
+
+// The real toolkit behind the toolkit-shaped directory a stand-in lives in
+// (make-cuda-root: its include/ is a link into the toolkit), or "".
+std::string ToolkitBehind(const std::string& own_file,
+                          const char* toolkit_dir) {
+  std::string root = own_file.substr(0, own_file.rfind('/'));
+  for (const char* c = toolkit_dir; *c != '\0'; ++c) {
+    if (*c == '/') root = root.substr(0, root.rfind('/'));
+  }
+  root = root.substr(0, root.rfind('/'));
+  const std::string include = Resolved(root + "/include");
+  if (include == root + "/include") return "";  // not a link: not ours
+  return include.substr(0, include.rfind('/'));
+}
+
+}  // namespace
+
 std::string RealLibraryPath(const char* env_var, const char* file_name,
                             const char* toolkit_dir) {
   if (const char* p = std::getenv(env_var); p != nullptr && *p) return p;
-  return CudaHome() + "/" + toolkit_dir + "/" + file_name;
+  const std::string path = CudaHome() + "/" + toolkit_dir + "/" + file_name;
+  // CUDA_HOME may name the stand-ins' own toolkit-shaped directory (it
+  // answers for the toolkit): the real library is the toolkit's behind it,
+  // never this very file again.
+  const std::string own = OwnFile();
+  if (!own.empty() && Resolved(path) == own) {
+    const std::string behind = ToolkitBehind(own, toolkit_dir);
+    if (!behind.empty()) {
+      return behind + "/" + toolkit_dir + "/" + file_name;
+    }
+  }
+  return path;
 }
 
 void* OpenRealLibrary(const char* env_var, const char* file_name,

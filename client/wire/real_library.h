@@ -15,7 +15,9 @@ namespace jitcache {
 // (libnvrtc.so.13, libnvJitLink.so.13, libnvvm.so.4), opened by path:
 // $ENV_VAR, else $CUDA_HOME/TOOLKIT_DIR/FILE_NAME, else
 // /usr/local/cuda/TOOLKIT_DIR/FILE_NAME. Never by bare name, which would find
-// the stand-in again. nullptr, with a line on stderr, when it cannot be
+// the stand-in again; where that path is the stand-in itself (CUDA_HOME
+// names the toolkit-shaped directory it is installed in), the toolkit that
+// directory links to. nullptr, with a line on stderr, when it cannot be
 // opened. Thread-safe; each call opens (dlopen counts references), so
 // callers keep the handle.
 void* OpenRealLibrary(const char* env_var, const char* file_name,

@@ -133,7 +133,8 @@ struct ActionResult {
 // How the compile processes have fared (zero for an in-process compiler).
 struct CompilerStats {
   uint64_t workers_started = 0;
-  uint64_t crashes = 0;         // died of a signal (not the memory limit)
+  uint64_t crashes = 0;               // died of a signal (not the memory limit)
+  uint64_t ended_without_answer = 0;  // the compiler called exit
   uint64_t memory_limited = 0;  // died or failed at --compile_memory_limit
   uint64_t time_limited = 0;    // killed at the compile-time limit
 };

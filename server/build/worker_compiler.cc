@@ -279,6 +279,11 @@ absl::StatusOr<ActionResult> WorkerCompiler::Run(
     v1::WorkerResponse response;
     if (!response.ParseFromString(*frame)) break;
     Release(worker);
+    if (response.ended_without_answer()) {
+      ++ended_without_answer_;
+      JITCACHE_LOG(Warning) << "compile worker " << worker.pid << ": the "
+                            << what << " " << response.status_message();
+    }
     absl::StatusOr<ActionResult> result =
         FromWorkerResponse(std::move(response));
     if (absl::IsResourceExhausted(result.status())) ++memory_limited_;
@@ -328,6 +333,7 @@ CompilerStats WorkerCompiler::stats() const {
   CompilerStats s;
   s.workers_started = started_;
   s.crashes = crashed_;
+  s.ended_without_answer = ended_without_answer_;
   s.memory_limited = memory_limited_;
   s.time_limited = time_limited_;
   return s;

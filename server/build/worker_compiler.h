@@ -38,6 +38,8 @@ bool ChangesCompilerAnswers(std::string_view variable);
 // A job ends one of these ways:
 //  - the worker's answer (a result, or the compiler's own error);
 //  - past its deadline: the worker is killed, DEADLINE_EXCEEDED;
+//  - the compiler ended the job's process without an answer (libNVVM's
+//    `-Xopt -help` calls exit): INTERNAL at once, the worker kept;
 //  - the worker died: RESOURCE_EXHAUSTED naming --compile_memory_limit when
 //    it was near it, else INTERNAL "the compiler crashed (SIGSEGV) on this
 //    program";
@@ -94,6 +96,7 @@ class WorkerCompiler final : public Compiler {
 
   std::atomic<uint64_t> started_{0};
   std::atomic<uint64_t> crashed_{0};
+  std::atomic<uint64_t> ended_without_answer_{0};
   std::atomic<uint64_t> memory_limited_{0};
   std::atomic<uint64_t> time_limited_{0};
 };

@@ -1,13 +1,16 @@
 #include "server/build/worker_main.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -268,11 +271,53 @@ absl::StatusOr<std::unique_ptr<NvvmLibrary>> LoadLibNvvm(
   return NvvmLibrary::Open(args.libnvvm);
 }
 
+// Set by a job's child once its answer is written, read by the worker when
+// the child has ended: a page shared across the fork.
+class AnsweredFlag {
+ public:
+  AnsweredFlag()
+      : page_(mmap(nullptr, sizeof(std::atomic<bool>), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0)) {
+    if (page_ != MAP_FAILED) flag_ = new (page_) std::atomic<bool>(false);
+  }
+  ~AnsweredFlag() {
+    if (page_ != MAP_FAILED) munmap(page_, sizeof(std::atomic<bool>));
+  }
+  AnsweredFlag(const AnsweredFlag&) = delete;
+  AnsweredFlag& operator=(const AnsweredFlag&) = delete;
+
+  bool usable() const { return flag_ != nullptr; }
+  void Clear() { flag_->store(false); }
+  void Set() { flag_->store(true); }
+  bool IsSet() const { return flag_->load(); }
+
+ private:
+  void* const page_;
+  std::atomic<bool>* flag_ = nullptr;
+};
+
+// The answer for a job whose child ended with `status` without writing one:
+// the compiler ended the process itself (libNVVM's `-Xopt -help` calls
+// exit(0)). Said at once, so that the daemon frees this worker and the
+// caller falls back now, not at the compile-time limit.
+std::string EndedWithoutAnswer(int status) {
+  v1::WorkerResponse response = ToWorkerResponse(absl::InternalError(
+      absl::StrCat("the compiler ended its process (exit status ",
+                   WEXITSTATUS(status), ") without an answer")));
+  response.set_ended_without_answer(true);
+  return response.SerializeAsString();
+}
+
 // Runs each job the daemon sends on `fd` in a child of its own, until the
 // daemon closes it (0) or has gone.
 int ServeJobs(int fd, const JobContext& context) {
   // A job can carry sources and objects of up to the daemon's request limit.
   constexpr size_t kMaxFrame = size_t{1} << 31;
+  AnsweredFlag answered;
+  if (!answered.usable()) {
+    std::fprintf(stderr, "jitcache-worker: mmap: %s\n", std::strerror(errno));
+    return 1;
+  }
   while (true) {
     std::optional<uint64_t> unused;
     std::optional<std::string> frame = ReadFrame(fd, kMaxFrame, &unused);
@@ -284,6 +329,7 @@ int ServeJobs(int fd, const JobContext& context) {
     // so a worker that served one user's options would change the bytes of
     // the next user's kernel.
     const pid_t worker = getpid();
+    answered.Clear();
     const pid_t child = fork();
     if (child < 0) {
       const absl::Status error = absl::ResourceExhaustedError(
@@ -302,8 +348,11 @@ int ServeJobs(int fd, const JobContext& context) {
         result = RunJob(*frame, context);
       }
       // Exit status 1: the answer could not be written, the daemon is gone.
-      _exit(frame::Write(fd, ToWorkerResponse(result).SerializeAsString()) ? 0
-                                                                           : 1);
+      if (!frame::Write(fd, ToWorkerResponse(result).SerializeAsString())) {
+        _exit(1);
+      }
+      answered.Set();
+      _exit(0);
     }
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
@@ -316,7 +365,10 @@ int ServeJobs(int fd, const JobContext& context) {
       raise(WTERMSIG(status));
       _exit(128 + WTERMSIG(status));
     }
-    if (WEXITSTATUS(status) != 0) return 0;  // the daemon has gone
+    if (answered.IsSet()) continue;
+    // No answer: the daemon has gone (the child could not write it), or
+    // the compiler exited. Either way the daemon hears it now, if it can.
+    if (!frame::Write(fd, EndedWithoutAnswer(status))) return 0;
   }
 }
 

@@ -51,11 +51,11 @@ FramedSocket::FramedSocket(std::string path, std::unique_ptr<Acceptor> acceptor,
                options.io_timeout} {}
 
 absl::StatusOr<std::unique_ptr<FramedSocket>> FramedSocket::Start(
-    const std::string& path, Answer answer, const Options& options) {
+    const std::string& path, const SocketAccess& access, Answer answer,
+    const Options& options) {
   // The caller owns the path (its lock was taken with the gRPC socket's):
-  // whatever is there was left by a daemon that died.
-  unlink(path.c_str());
-  absl::StatusOr<int> fd = ListenUnix(path);
+  // whatever is there was left by a daemon that died, and is replaced.
+  absl::StatusOr<int> fd = ListenUnix(path, access);
   if (!fd.ok()) return fd.status();
   return Serve(path, *fd, std::move(answer), options);
 }

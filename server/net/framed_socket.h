@@ -17,6 +17,7 @@
 #include "server/net/acceptor.h"
 #include "server/net/kept_connection.h"
 #include "server/net/peer_listener.h"
+#include "server/net/unix_listen.h"
 
 namespace jitcache {
 
@@ -63,9 +64,11 @@ class FramedSocket {
     absl::Duration idle_timeout = absl::Seconds(60);
   };
 
-  // Binds `path` (the caller owns it: see SocketGuard) and removes it on Stop.
+  // Binds `path` with its final `access` (the caller owns the path: see
+  // SocketGuard) and removes it on Stop.
   static absl::StatusOr<std::unique_ptr<FramedSocket>> Start(
-      const std::string& path, Answer answer, const Options& options);
+      const std::string& path, const SocketAccess& access, Answer answer,
+      const Options& options);
   // Serves a listening socket a service manager passed; Stop closes this
   // process's descriptor only, leaving the socket to its owner.
   static absl::StatusOr<std::unique_ptr<FramedSocket>> Adopt(

@@ -59,28 +59,6 @@ std::optional<PeerCredentials> PeerOf(int fd) {
   return PeerCredentials{cred.uid, cred.gid, cred.pid};
 }
 
-absl::StatusOr<int> ListenUnix(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(addr.sun_path)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("socket path ", path, " is too long (",
-                     sizeof(addr.sun_path) - 1, " bytes at most)"));
-  }
-  std::memcpy(addr.sun_path, path.data(), path.size());
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(fd, 512) != 0) {
-    const int err = errno;
-    close(fd);
-    return absl::UnavailableError(absl::StrCat("cannot listen on unix socket ",
-                                               path, ": ", strerror(err)));
-  }
-  return fd;
-}
-
 absl::StatusOr<std::unique_ptr<PeerListener>> PeerListener::Create(
     int listen_fd, grpc::Server* server) {
   absl::StatusOr<std::unique_ptr<Acceptor>> acceptor =

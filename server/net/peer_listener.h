@@ -41,10 +41,6 @@ struct AdminPolicy {
 };
 bool IsAdmin(const PeerCredentials& peer, const AdminPolicy& policy);
 
-// Binds a Unix stream socket at `path` and listens (the caller has claimed
-// the path, see SocketGuard). Returns the listening fd.
-absl::StatusOr<int> ListenUnix(const std::string& path);
-
 // Accepts the connections of a listening Unix socket itself and hands each
 // to `server` (grpc::AddInsecureChannelFromFd), remembering each one's peer
 // credentials: gRPC names such a connection "fd:N" in

@@ -111,6 +111,7 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
   response->set_waiting(engine_.waiters());
   const CompilerStats compiler = options_.compiler->stats();
   response->set_compiler_crashes(compiler.crashes);
+  response->set_compiler_exits(compiler.ended_without_answer);
   response->set_compiler_memory_limited(compiler.memory_limited);
   response->set_compiler_time_limited(compiler.time_limited);
   response->set_compile_workers_started(compiler.workers_started);

@@ -184,6 +184,49 @@ TEST_F(Isolation, AHangIsKilledAtTheTimeLimitAndTheWorkerReplaced) {
   EXPECT_EQ(Stats().store_entries, 2u);
 }
 
+// A compiler that ends the process itself, without an answer (libNVVM's
+// `-Xopt -help` prints and calls exit(0)), is noticed when its process
+// ends, not at the compile-time limit: every waiter is answered INTERNAL
+// at once, nothing is kept, it is counted, and the one worker is free for
+// the next miss, which a queued unrelated miss shows.
+TEST_F(Isolation, ACompilerThatExitsIsAnsweredAtOnceAndFreesItsWorker) {
+  // The limit a hang would wait out: far longer than any answer here.
+  Start({"--workers=1", "--compile_time_limit_seconds=300"});
+  ASSERT_TRUE(Compile(Kernel(20)).ok());
+  const std::vector<pid_t> before = Workers(daemon_->pid());
+  ASSERT_EQ(before.size(), 1u);
+  const std::string exits = "// JITCACHE_FAULT_EXIT\n" + Kernel(21);
+  absl::StatusOr<ObjectCode> first = absl::UnknownError("");
+  absl::StatusOr<ObjectCode> unrelated = absl::UnknownError("");
+  const absl::Time start = absl::Now();
+  std::thread asker([&] { first = Compile(exits); });
+  // Queued behind it on the one worker.
+  std::thread other([&] { unrelated = Compile(Kernel(22)); });
+  asker.join();
+  other.join();
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(first.status().code(), absl::StatusCode::kInternal)
+      << first.status();
+  EXPECT_EQ(first.status().message(),
+            "the compiler ended its process (exit status 0) without an answer");
+  ASSERT_TRUE(unrelated.ok()) << unrelated.status();
+  EXPECT_TRUE(unrelated->compiled);
+  // Far inside the limit (a hang would have taken 300 s): loose, for slow
+  // machines.
+  EXPECT_LT(took, absl::Seconds(150));
+  // Never kept: asked again, it runs (and ends) again.
+  EXPECT_EQ(Compile(exits).status().code(), absl::StatusCode::kInternal);
+  const DaemonStats stats = Stats();
+  EXPECT_EQ(stats.compiler_exits, 2u);
+  EXPECT_EQ(stats.compiler_crashes, 0u);
+  EXPECT_EQ(stats.compiler_time_limited, 0u);
+  EXPECT_EQ(stats.store_entries, 2u);
+  // The same worker served all of it: a compile that exits costs its
+  // job's child, not the worker.
+  EXPECT_EQ(Workers(daemon_->pid()), before);
+  EXPECT_EQ(stats.compile_workers_started, 1u);
+}
+
 TEST_F(Isolation, ALinkPastTheTimeLimitIsKilled) {
   Start({"--workers=1", "--compile_time_limit_seconds=2"});
   ProgramOptions rdc = Sm90();

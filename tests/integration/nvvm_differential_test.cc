@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
@@ -63,7 +64,25 @@ struct Case {
   // compile, a NULL argument, the error strings.
   bool daemon_answers = true;
   std::vector<std::string> env = {};
+  // What the process printed (stdout and stderr, jitcache's own lines left
+  // out) is the real libNVVM's too: LLVM's options print, and some end the
+  // process.
+  bool same_output = false;
 };
+
+// A process's output without jitcache's own lines (JITCACHE_NVVM_VERBOSE's,
+// and the driver's note on which libNVVM it loaded).
+std::string LibraryOutput(const std::string& output) {
+  std::vector<std::string> kept;
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    if (absl::StartsWith(line, "jitcache libnvvm.so.4:") ||
+        absl::StartsWith(line, "real libNVVM ")) {
+      continue;
+    }
+    kept.emplace_back(line);
+  }
+  return absl::StrJoin(kept, "\n");
+}
 
 class NvvmDifferential : public ::testing::Test {
  protected:
@@ -98,6 +117,25 @@ class NvvmDifferential : public ::testing::Test {
     old.replace(old.find("i32 2, i32 0, i32 3, i32 2"), 26,
                 "i32 1, i32 0, i32 3, i32 2");
     testing::WriteFile(In("old-version.ll"), old);
+    // A loop, which LLVM's unroll options change.
+    testing::WriteFile(
+        In("loop.ll"),
+        absl::StrCat(kHeader,
+                     "define void @loop(float* %p, i32 %n) {\n"
+                     "entry:\n  br label %body\n"
+                     "body:\n"
+                     "  %i = phi i32 [ 0, %entry ], [ %next, %body ]\n"
+                     "  %a = getelementptr float, float* %p, i32 %i\n"
+                     "  %v = load float, float* %a\n"
+                     "  %w = fmul float %v, 2.0\n"
+                     "  store float %w, float* %a\n"
+                     "  %next = add i32 %i, 1\n"
+                     "  %done = icmp eq i32 %next, %n\n"
+                     "  br i1 %done, label %exit, label %body\n"
+                     "exit:\n  ret void\n}\n"
+                     "!nvvm.annotations = !{!0}\n"
+                     "!0 = !{void (float*, i32)* @loop, !\"kernel\", i32 1}\n",
+                     kVersion));
   }
 
   std::string In(const std::string& file) const { return dir_.Sub(file); }
@@ -139,6 +177,7 @@ TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
   const std::string kernel = In("kernel.ll"), sin = In("sin.ll"),
                     garbage = In("garbage");
   const std::string libdevice = CudaRoot() + "/nvvm/libdevice/libdevice.10.bc";
+  const std::string old_ir = In("old-version.ll"), loop = In("loop.ll");
   const std::vector<Case> cases = {
       {"plain", Steps({"-c", "-a", "k", kernel, "-C", "1", "-arch=compute_90",
                        "-r", "-d"})},
@@ -201,15 +240,125 @@ TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
               "-arch=compute_90", "-r"}),
        false,
        {"NVVM_IR_VER_CHK=0"}},
+      // ... which libNVVM reads at every compile: set after a first compile
+      // (refused), it decides the second (taken); unset, the third is
+      // refused again.
+      {"ir-version-check-set-between-compiles",
+       Steps({"-c",
+              "-a",
+              "k",
+              old_ir,
+              "-C",
+              "1",
+              "-arch=compute_90",
+              "-r",
+              "-d",
+              "-s",
+              "NVVM_IR_VER_CHK=0",
+              "-c",
+              "-a",
+              "k",
+              old_ir,
+              "-C",
+              "1",
+              "-arch=compute_90",
+              "-r",
+              "-d",
+              "-u",
+              "NVVM_IR_VER_CHK",
+              "-c",
+              "-a",
+              "k",
+              old_ir,
+              "-C",
+              "1",
+              "-arch=compute_90",
+              "-r"}),
+       false},
+      // LLVM's own options stay set in the real libNVVM's process: a later
+      // plain program of the process compiles otherwise (`.pragma
+      // "nounroll"` after -unroll-count=4; another order after
+      // -nvptx-sched4reg).
+      {"llvm-options-stay-set",
+       Steps({"-c",
+              "-a",
+              "l",
+              loop,
+              "-C",
+              "3",
+              "-arch=compute_90",
+              "-Xopt",
+              "-unroll-count=4",
+              "-r",
+              "-d",
+              "-c",
+              "-a",
+              "l",
+              loop,
+              "-C",
+              "1",
+              "-arch=compute_90",
+              "-r",
+              "-d",
+              "-c",
+              "-a",
+              "l",
+              loop,
+              "-C",
+              "3",
+              "-arch=compute_90",
+              "-Xllc",
+              "-nvptx-sched4reg",
+              "-r",
+              "-d",
+              "-c",
+              "-a",
+              "l",
+              loop,
+              "-C",
+              "1",
+              "-arch=compute_90",
+              "-r"}),
+       false},
+      // ... some print on stderr ...
+      {"llvm-options-print",
+       Steps({"-c", "-a", "l", loop, "-C", "3", "-arch=compute_90", "-Xllc",
+              "-debug-pass=Structure", "-r"}),
+       false,
+       {},
+       true},
+      {"llvm-options-print-at-link",
+       Steps({"-c", "-a", "l", loop, "-C", "3", "-arch=compute_90", "-Xlnk",
+              "-debug-pass=Arguments", "-r"}),
+       false,
+       {},
+       true},
+      // ... and some end the process (help on stdout, exit status 0).
+      {"llvm-help-exits",
+       Steps({"-c", "-a", "l", loop, "-C", "3", "-arch=compute_90", "-Xopt",
+              "-help", "-r"}),
+       false,
+       {},
+       true},
+      {"llvm-version-exits",
+       Steps({"-c", "-a", "l", loop, "-C", "3", "-arch=compute_90", "-Xllc",
+              "-version", "-r"}),
+       false,
+       {},
+       true},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     ProcessResult real = Run(c.name + "-real", c, false);
     ASSERT_EQ(real.exit_code, 0) << real.output;
     ASSERT_FALSE(Report(c.name + "-real").empty());
-    Run(c.name + "-real2", c, false);
+    ProcessResult real2 = Run(c.name + "-real2", c, false);
     ASSERT_EQ(Report(c.name + "-real"), Report(c.name + "-real2"))
         << "the real libNVVM itself varies";
+    if (c.same_output) {
+      ASSERT_FALSE(real.output.empty()) << "the case prints nothing";
+      ASSERT_EQ(real.output, real2.output) << "the real libNVVM itself varies";
+    }
 
     ProcessResult miss = Run(c.name + "-miss", c, true, daemon_->socket());
     EXPECT_EQ(miss.exit_code, 0) << miss.output;
@@ -218,12 +367,18 @@ TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
     }
     EXPECT_EQ(Report(c.name + "-real"), Report(c.name + "-miss"))
         << "miss: " << miss.output;
+    if (c.same_output) {
+      EXPECT_EQ(LibraryOutput(real.output), LibraryOutput(miss.output));
+    }
 
     const DaemonStats before = testing::StatsOf(daemon_->socket());
     ProcessResult hit = Run(c.name + "-hit", c, true, daemon_->socket());
     EXPECT_EQ(hit.exit_code, 0) << hit.output;
     EXPECT_EQ(Report(c.name + "-real"), Report(c.name + "-hit"))
         << "hit: " << hit.output;
+    if (c.same_output) {
+      EXPECT_EQ(LibraryOutput(real.output), LibraryOutput(hit.output));
+    }
     const DaemonStats after = testing::StatsOf(daemon_->socket());
     EXPECT_EQ(after.misses, before.misses) << hit.output;
 
@@ -232,6 +387,9 @@ TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
     EXPECT_EQ(alone.exit_code, 0) << alone.output;
     EXPECT_EQ(Report(c.name + "-real"), Report(c.name + "-alone"))
         << "no daemon: " << alone.output;
+    if (c.same_output) {
+      EXPECT_EQ(LibraryOutput(real.output), LibraryOutput(alone.output));
+    }
     if (c.steps.front() != "-e") {  // (the error strings ask no daemon)
       EXPECT_TRUE(absl::StrContains(alone.output, "not using the daemon"))
           << alone.output;

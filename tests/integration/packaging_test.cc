@@ -341,6 +341,61 @@ TEST_F(Packaging, ADownstreamCMakeProjectBuildsAgainstTheInstallAndCompiles) {
   EXPECT_TRUE(absl::StartsWith(third.output, "HIT")) << third.output;
 }
 
+// How CuPy 14 finds the toolkit, in a process that loaded `preload`: the
+// loaded libnvrtc.so.13's path as cuda.pathfinder gives it (dlinfo's
+// origin and name, links not resolved), then
+// dirname(dirname(realpath(path))).
+constexpr char kCupyCudaRoot[] = R"(
+import ctypes, os
+class LinkMap(ctypes.Structure):
+    _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
+libc = ctypes.CDLL(None)
+handle = ctypes.CDLL("libnvrtc.so.13", mode=os.RTLD_NOLOAD)._handle
+link_map = ctypes.POINTER(LinkMap)()
+assert libc.dlinfo(ctypes.c_void_p(handle), 2, ctypes.byref(link_map)) == 0
+origin = ctypes.create_string_buffer(4096)
+assert libc.dlinfo(ctypes.c_void_p(handle), 6, origin) == 0
+path = os.path.join(origin.value.decode(),
+                    os.path.basename(link_map.contents.l_name.decode()))
+print(os.path.dirname(os.path.dirname(os.path.realpath(path))))
+)";
+
+// The drop-ins live in a directory laid out like the CUDA toolkit: a
+// program that derives the toolkit from where its loaded NVRTC lives finds
+// the toolkit's own files there (CuPy's relocatable compiles need
+// lib64/libcudadevrt.a), through the new place and the old one alike; and
+// `jitcache preload` prints the line that loads them.
+TEST_F(Packaging, TheDropInsLiveInADirectoryShapedLikeTheToolkit) {
+  const std::string lib = LibDir();
+  ASSERT_FALSE(lib.empty());
+  const std::string root = fs::canonical(lib + "/jitcache/cuda").string();
+  for (const char* file : {"/lib64/libnvrtc.so.13", "/lib64/libnvJitLink.so.13",
+                           "/nvvm/lib64/libnvvm.so.4"}) {
+    struct stat st;
+    ASSERT_EQ(lstat((root + file).c_str(), &st), 0) << file;
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << file << " must be a file, not a link";
+  }
+  for (const std::string& preload :
+       {root + "/lib64/libnvrtc.so.13", lib + "/jitcache/libnvrtc.so.13"}) {
+    SCOPED_TRACE(preload);
+    ProcessResult derived = RunProcess({"/usr/bin/env", "LD_PRELOAD=" + preload,
+                                        "python3", "-c", kCupyCudaRoot});
+    ASSERT_EQ(derived.exit_code, 0) << derived.output;
+    const std::string cuda(absl::StripAsciiWhitespace(derived.output));
+    EXPECT_EQ(cuda, root);
+    for (const char* needed :
+         {"/lib64/libcudadevrt.a", "/include/cuda.h", "/bin/nvcc"}) {
+      EXPECT_TRUE(fs::is_regular_file(cuda + needed)) << cuda << needed;
+    }
+  }
+  ProcessResult line = RunProcess({root_ + "/usr/bin/jitcache", "preload"});
+  ASSERT_EQ(line.exit_code, 0) << line.output;
+  EXPECT_EQ(line.output,
+            absl::StrCat("LD_PRELOAD=", root, "/lib64/libnvrtc.so.13:", root,
+                         "/lib64/libnvJitLink.so.13:", root,
+                         "/nvvm/lib64/libnvvm.so.4\n"));
+}
+
 TEST_F(Packaging, TheDebsInstallIntoAScratchRootWithTheInstallLayout) {
   const std::optional<std::string> dpkg = testing::FindProgram("dpkg");
   if (!dpkg.has_value() || geteuid() != 0) {

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
+#include <filesystem>
 #include <regex>
 #include <string>
 #include <thread>
@@ -19,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
@@ -432,6 +435,80 @@ TEST(ServiceManager, NotifiesReadyWatchdogAndStopping) {
   EXPECT_EQ(testing::WaitProcess(pid, absl::Minutes(1)), 0);
   pid = -1;
   close(fd);
+}
+
+// Why a client could not connect to `path` now ("" if it could).
+std::string ConnectError(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  std::string error;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    error = std::strerror(errno);
+  }
+  close(fd);
+  return error;
+}
+
+// From the moment either socket file exists, every look at it shows its
+// final mode (and group), and a client that finds it can connect: nobody
+// catches a socket half made. PATH.hit is in place before PATH, which
+// clients take for "the daemon is up". Polled without pause from the
+// daemon's start, so that a window of a few microseconds is seen.
+TEST(SocketFiles, AreBornWithTheirModeAndGroupAndListening) {
+  OpenDir dir;
+  const std::string socket = dir.Sub("jc.sock");
+  const std::string hit = socket + ".hit";
+  const bool root = geteuid() == 0;
+  std::vector<std::string> argv = {DaemonBinary(), "--socket=" + socket,
+                                   "--store=:memory:", "--socket_mode=0660"};
+  if (root) argv.push_back("--socket_group=nogroup");
+  pid_t pid =
+      testing::SpawnProcess({.argv = argv, .output_path = dir.Sub("log")});
+  Reaper reap(&pid);
+  std::vector<std::string> wrong;
+  int looks = 0;
+  bool saw_hit = false;
+  bool saw_socket = false;
+  const absl::Time deadline = absl::Now() + absl::Minutes(2);
+  while (!(saw_hit && saw_socket) && absl::Now() < deadline) {
+    for (const std::string* path : {&hit, &socket}) {
+      struct stat st;
+      if (lstat(path->c_str(), &st) != 0) continue;
+      ++looks;
+      if ((st.st_mode & 0777) != 0660) {
+        wrong.push_back(
+            absl::StrFormat("%s has mode 0%o", *path, st.st_mode & 0777));
+      }
+      if (root && st.st_gid != kNogroup) {
+        wrong.push_back(absl::StrCat(*path, " has group ", st.st_gid));
+      }
+      bool& seen = path == &hit ? saw_hit : saw_socket;
+      if (seen) continue;
+      seen = true;
+      if (std::string error = ConnectError(*path); !error.empty()) {
+        wrong.push_back(
+            absl::StrCat(*path, " refused the first connection: ", error));
+      }
+      if (path == &socket && !saw_hit) {
+        wrong.push_back(absl::StrCat(*path, " appeared before ", hit));
+      }
+    }
+  }
+  ASSERT_TRUE(saw_hit && saw_socket) << testing::ReadFile(dir.Sub("log"));
+  EXPECT_GT(looks, 0);
+  EXPECT_TRUE(wrong.empty()) << absl::StrJoin(wrong, "\n");
+  // The private names the sockets were born under are gone.
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_TRUE(name == "jc.sock" || name == "jc.sock.hit" ||
+                name == "jc.sock.lock" || name == "log" || name == "out")
+        << "left behind: " << name;
+  }
+  kill(pid, SIGTERM);
+  EXPECT_EQ(testing::WaitProcess(pid, absl::Minutes(1)), 0);
+  pid = -1;
 }
 
 class TeamAccess : public ::testing::Test {

@@ -3,6 +3,8 @@
 // contains
 //   JITCACHE_FAULT_CRASH    dies of SIGSEGV
 //   JITCACHE_FAULT_HANG     never answers
+//   JITCACHE_FAULT_EXIT     prints a line and exits the process with status
+//                           0, as libNVVM does for `-Xopt -help`
 //   JITCACHE_FAULT_ALLOC    allocates and touches memory until malloc fails,
 //                           then aborts (as a compiler that runs out does)
 //   JITCACHE_FAULT_ESCAPE   tries exec, a TCP socket and ptrace, and answers
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -50,6 +53,10 @@ Faked Compile(const CompileJob& job) {
     raise(SIGSEGV);
   }
   if (absl::StrContains(job.source, "JITCACHE_FAULT_HANG")) Hang();
+  if (absl::StrContains(job.source, "JITCACHE_FAULT_EXIT")) {
+    std::puts("USAGE: a compiler's own help, then exit(0)");
+    std::exit(0);
+  }
   if (absl::StrContains(job.source, "JITCACHE_FAULT_ALLOC")) {
     std::vector<char*> blocks;
     while (true) {

@@ -16,6 +16,8 @@
      -d                   nvvmDestroyProgram
      -v                   nvvmVersion and nvvmIRVersion
      -e                   nvvmGetErrorString of -1 to 11
+     -s NAME=VALUE        setenv (libNVVM reads its environment at each
+     -u NAME              unsetenv    compile)
    Non-printable bytes are printed as \xHH. */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -172,6 +174,20 @@ int main(int argc, char** argv) {
         const char* s = text(e);
         fprintf(report, "error %d: %s\n", e, s ? s : "(null)");
       }
+    } else if (strcmp(step, "-s") == 0 && i + 1 < argc) {
+      char* eq = strchr(argv[i + 1], '=');
+      if (eq == NULL) {
+        fprintf(stderr, "nvvm_case: -s needs NAME=VALUE\n");
+        return 2;
+      }
+      *eq = '\0';
+      setenv(argv[i + 1], eq + 1, 1);
+      fprintf(report, "setenv %s\n", argv[i + 1]);
+      ++i;
+    } else if (strcmp(step, "-u") == 0 && i + 1 < argc) {
+      unsetenv(argv[i + 1]);
+      fprintf(report, "unsetenv %s\n", argv[i + 1]);
+      ++i;
     } else {
       fprintf(stderr, "nvvm_case: unknown step %s\n", step);
       return 2;

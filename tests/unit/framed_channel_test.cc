@@ -86,7 +86,7 @@ class FramedChannelTest : public ::testing::Test {
   }
   void StartSocket(FramedSocket::Options options = {}) {
     absl::StatusOr<std::unique_ptr<FramedSocket>> started =
-        FramedSocket::Start(socket_ + ".hit", Answer, options);
+        FramedSocket::Start(socket_ + ".hit", {}, Answer, options);
     ASSERT_TRUE(started.ok()) << started.status();
     socket = *std::move(started);
   }

@@ -108,6 +108,8 @@ struct DaemonStats {
   // Compiles that cost their worker process, by why, and workers started.
   uint64_t compiler_crashes = 0, compiler_memory_limited = 0;
   uint64_t compiler_time_limited = 0, compile_workers_started = 0;
+  // Compiles whose compiler ended its process without an answer.
+  uint64_t compiler_exits = 0;
   // The cluster tier (--remote).
   uint64_t remote_hits = 0, remote_misses = 0, remote_errors = 0;
   uint64_t remote_corrupt = 0, remote_leases_waited = 0;
