@@ -455,15 +455,17 @@ void KeepMovableDirectMemo(const std::string& socket, const std::string& dir,
 // Keeps what this compile asked, so that the next `jitcache compile` of
 // the same program in the same place is answered by the front end while
 // nothing the scan depended on changes (client/cli/direct_memo.h). Best
-// effort: it is a cache.
+// effort: it is a cache. The memo of this place holds files by their
+// stamps, so only once they have settled; the one without its place holds
+// their bytes' digests too, and is kept at once: a code generator that
+// writes its program and compiles it straight away, every run, is still
+// answered by the front end (which checks the bytes of a file whose stamp
+// is new or may still move).
 void KeepDirectMemo(const std::string& socket, const CompileArgs& compile,
                     const jitcache::internal::AskedCompile& asked) {
   const std::string dir =
       jitcache::cli::DirectMemoDir(jitcache::DefaultScanCachePath());
-  if (asked.depends_on == nullptr || !asked.depends_on->files_settled ||
-      dir.empty()) {
-    return;
-  }
+  if (asked.depends_on == nullptr || dir.empty()) return;
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
   if (ec) return;
@@ -476,9 +478,11 @@ void KeepDirectMemo(const std::string& socket, const CompileArgs& compile,
   memo.request = asked.request;
   memo.files = asked.depends_on->files;
   memo.absent = asked.depends_on->absent;
-  jitcache::KeepPrivateFile(
-      dir, jitcache::cli::DirectMemoName(socket, cwd, memo.asked),
-      jitcache::cli::EncodeDirectMemo(memo));
+  if (asked.depends_on->files_settled) {
+    jitcache::KeepPrivateFile(
+        dir, jitcache::cli::DirectMemoName(socket, cwd, memo.asked),
+        jitcache::cli::EncodeDirectMemo(memo));
+  }
   KeepMovableDirectMemo(socket, dir, memo, asked);
 }
 

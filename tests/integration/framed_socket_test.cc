@@ -251,6 +251,11 @@ TEST_F(FramedSocketTest, TheFrontEndServesHitsAndHandsTheRestToTheFullClient) {
 // found absent may have changed.
 class FrontEndMemoTest : public testing::DaemonFixture {
  protected:
+  static constexpr char kProgram[] =
+      "#include \"h.cuh\"\n#include <g.cuh>\n"
+      "extern \"C\" __global__ void k(float* x) "
+      "{ x[threadIdx.x] *= SCALE + OFFSET; }\n";
+
   void SetUp() override {
     DaemonFixture::SetUp();
     std::filesystem::create_directories(dir_.Sub("src/inc"));
@@ -258,10 +263,7 @@ class FrontEndMemoTest : public testing::DaemonFixture {
     std::filesystem::create_directories(dir_.Sub("front"));
     std::filesystem::copy_file(testing::CliBinary(),
                                dir_.Sub("front/jitcache"));
-    Write("src/k.cu",
-          "#include \"h.cuh\"\n#include <g.cuh>\n"
-          "extern \"C\" __global__ void k(float* x) "
-          "{ x[threadIdx.x] *= SCALE + OFFSET; }\n");
+    Write("src/k.cu", kProgram);
     Write("src/inc/h.cuh", "#define SCALE 2.0f\n");
     Write("src/inc/g.cuh", "#define OFFSET 1.0f\n");
   }
@@ -453,6 +455,38 @@ TEST_F(FrontEndMemoTest, ServesOnlyWhileNothingTheScanReadChanged) {
   auto damaged = FrontAlone(&other);
   EXPECT_EQ(damaged.exit_code, 3) << damaged.output;
   EXPECT_THAT(damaged.output, HasSubstr("cannot run"));
+}
+
+// A code generator writes its program and compiles it at once, every run:
+// its files are never as old as a stamp must be to be trusted (2 s). The
+// front end still serves the hit, by the files' bytes, and refuses once
+// they differ; the answer is the real NVRTC's.
+TEST_F(FrontEndMemoTest, AProgramWrittenJustNowIsServedByItsBytes) {
+  std::string first, again;
+  auto miss = Full(&first);  // every file written moments ago
+  ASSERT_EQ(miss.exit_code, 0) << miss.output;
+  ASSERT_THAT(miss.output, StartsWith("MISS key "));
+  for (int run = 0; run < 2; ++run) {
+    Write("src/k.cu", kProgram);  // written again: a new stamp, young
+    auto hit = FrontAlone(&again);
+    ASSERT_EQ(hit.exit_code, 0) << hit.output;
+    EXPECT_THAT(hit.output, StartsWith("HIT key "));
+    EXPECT_EQ(again, first);
+  }
+  EXPECT_TRUE(again == RealNvrtcCubin()) << "not the real NVRTC's cubin";
+  // Other bytes, at once: refused; the full client compiles them, and the
+  // front end then serves those.
+  Write("src/inc/h.cuh", "#define SCALE 3.0f\n");
+  auto refused = FrontAlone(&again);
+  EXPECT_EQ(refused.exit_code, 3) << refused.output;
+  std::string changed, served;
+  auto full = Full(&changed);
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  EXPECT_NE(changed, first);
+  auto served_hit = FrontAlone(&served);
+  EXPECT_EQ(served_hit.exit_code, 0) << served_hit.output;
+  EXPECT_EQ(served, changed);
+  EXPECT_TRUE(served == RealNvrtcCubin()) << "not the real NVRTC's cubin";
 }
 
 // A second checkout of the same files (another working directory): the
