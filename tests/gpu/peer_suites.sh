@@ -17,10 +17,13 @@
 #     PEERS      the suites' sources: PEERS/cupy/tests (CuPy's repository
 #                layout) and PEERS/cuda_core/tests; numba-cuda's tests come
 #                with its wheel
-#     PHASE      real, ours1, ours2, report (default: all four, in order);
+#     PHASE      real, ours1, ours2, report (default: all four, in order;
+#                SUITES="cupy numba" runs some of the suites only);
 #                the daemon and the results live in $STATE (default
 #                /tmp/jitcache-peers) between calls
-# Logs and junit files go to $OUT (default $STATE).
+# Logs, junit files and the daemon's counters go to $OUT (default $STATE).
+# Wheels the suites need beyond the machine's own (numba-cuda's tests import
+# filecheck) are installed from $WHEELS (a folder of .whl files), if set.
 set -uo pipefail
 bundle=$(cd "$1" && pwd)
 root=$(cd "$2" && pwd)
@@ -87,7 +90,7 @@ print(s.get("requests", 0), s.get("hits", 0), s.get("misses", 0), s.get("joins",
 run() {
   local name=$1 cwd=$2 preload=${3:-}
   mkdir -p "$cwd"
-  for suite in cupy cuda_core numba; do
+  for suite in ${SUITES:-cupy cuda_core numba}; do
     local caches; caches=$(mktemp -d "$state/cache.XXXXXX")
     local before="" after=""
     [[ -n $preload ]] && before=$(counters)
@@ -107,14 +110,14 @@ run() {
     echo "   exit $? ($(tail -1 "$out/$suite-$name.log"))"
     if [[ -n $preload ]]; then
       after=$(counters)
-      echo "$suite $name $before $after" >>"$state/counters"
+      echo "$suite $name $before $after" >>"$out/counters"
     fi
     rm -rf "$caches"
   done
 }
 
 report() {
-  python3 - "$out" "$state/counters" <<'PY'
+  python3 - "$out" "$out/counters" <<'PY'
 import collections, glob, os, re, sys
 import xml.etree.ElementTree as ET
 out, counters = sys.argv[1], sys.argv[2]
@@ -213,6 +216,11 @@ if ! python3 -c "import numpy; numpy.row_stack" >/dev/null 2>&1; then
   printf 'import numpy\nif not hasattr(numpy, "row_stack"):\n    numpy.row_stack = numpy.vstack\n' \
     >"$state/compat/sitecustomize.py"
   compat=$state/compat
+fi
+
+if [[ -n ${WHEELS:-} ]]; then
+  python3 -m pip install -q --no-index --no-deps --target "$state/site" "$WHEELS"/*.whl &&
+    compat=$state/site${compat:+:$compat}
 fi
 
 preload="$root/lib64/libnvrtc.so.13:$root/lib64/libnvJitLink.so.13:$root/nvvm/lib64/libnvvm.so.4"
