@@ -62,8 +62,14 @@ suite_command() {
     numba)
       # numba's own runner (pytest names the wheel's test modules
       # numba_cuda/numba/cuda/tests/... wrongly, as cuda.tests...); its
-      # verbose lines are the results.
-      cmd=(python3 -m numba.runtests -m 8 -v numba.cuda.tests.cudapy
+      # verbose lines are the results. One process by default: numba
+      # numbers the functions a process compiles, so its IR (and the real
+      # libNVVM's PTX) depends on the order; a runner that deals tests to
+      # processes as they free up compiles other IR each run, which no
+      # cache may share (NUMBA_PROCESSES=8 runs faster, with fewer hits).
+      local processes=()
+      [[ ${NUMBA_PROCESSES:-1} -gt 1 ]] && processes=(-m "$NUMBA_PROCESSES")
+      cmd=(python3 -m numba.runtests "${processes[@]}" -v numba.cuda.tests.cudapy
            numba.cuda.tests.cudadrv.test_linker
            numba.cuda.tests.cudadrv.test_nvjitlink)
       ;;
