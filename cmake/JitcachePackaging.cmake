@@ -48,7 +48,10 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/deploy/make-cuda-root
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/jitcache COMPONENT daemon)
 install(CODE "
   set(root \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${JITCACHE_CUDA_ROOT_DIR}\")
-  if(EXISTS \"${JITCACHE_TOOLKIT_LINKS_TO}/include/cuda.h\")
+  if(root MATCHES \"/_CPack_Packages/\")
+    # A package: its postinst links the node's toolkit; links into this
+    # machine's would be the package's files, and wrong elsewhere.
+  elseif(EXISTS \"${JITCACHE_TOOLKIT_LINKS_TO}/include/cuda.h\")
     execute_process(COMMAND sh
       \"${PROJECT_SOURCE_DIR}/deploy/make-cuda-root\"
       \"${JITCACHE_TOOLKIT_LINKS_TO}\" \"\${root}\"

@@ -32,6 +32,10 @@
 
 namespace jitcache::cli {
 
+// A stamp no file has (no inode 0, no time before 1970): a memo's file
+// with it is always checked by its bytes.
+inline constexpr FileStamp kUntrustedStamp{0, 0, 0, -1, -1};
+
 struct DirectMemo {
   std::string asked;  // compile_wire::Encode of the front end's request
   std::string cwd;

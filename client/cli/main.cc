@@ -482,7 +482,13 @@ void KeepDirectMemo(const std::string& socket, const CompileArgs& compile,
     jitcache::KeepPrivateFile(
         dir, jitcache::cli::DirectMemoName(socket, cwd, memo.asked),
         jitcache::cli::EncodeDirectMemo(memo));
+    KeepMovableDirectMemo(socket, dir, memo, asked);
+    return;
   }
+  // A stamp taken while it could still move is never trusted later, even
+  // once it is old: on a file system with coarse times the same stamp can
+  // hold other bytes. Every file is then checked by its bytes.
+  for (auto& [path, stamp] : memo.files) stamp = jitcache::cli::kUntrustedStamp;
   KeepMovableDirectMemo(socket, dir, memo, asked);
 }
 

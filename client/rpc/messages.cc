@@ -138,7 +138,6 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"remote_cluster_refreshes", &DaemonStats::remote_cluster_refreshes},
       {"remote_replica_hits", &DaemonStats::remote_replica_hits},
       {"remote_replica_misses", &DaemonStats::remote_replica_misses},
-      {"remote_master_away_reads", &DaemonStats::remote_master_away_reads},
       {"store_recovered", &DaemonStats::store_recovered},
       {"store_quarantined", &DaemonStats::store_quarantined},
       {"socket_batches", &DaemonStats::socket_batches},

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -30,8 +31,10 @@ std::string Resolved(const std::string& path) {
   return realpath(path.c_str(), resolved) != nullptr ? resolved : path;
 }
 
-// The real toolkit behind the toolkit-shaped directory a stand-in lives in
-// (make-cuda-root: its include/ is a link into the toolkit), or "".
+// The real toolkit behind the toolkit-shaped directory a stand-in lives in,
+// or "": make-cuda-root links its include/ to TOOLKIT/include, as spelled.
+// The link itself is read, not resolved: a toolkit's own include/ is often a
+// link further on (to targets/x86_64-linux/include), which is no root.
 std::string ToolkitBehind(const std::string& own_file,
                           const char* toolkit_dir) {
   std::string root = own_file.substr(0, own_file.rfind('/'));
@@ -39,9 +42,17 @@ std::string ToolkitBehind(const std::string& own_file,
     if (*c == '/') root = root.substr(0, root.rfind('/'));
   }
   root = root.substr(0, root.rfind('/'));
-  const std::string include = Resolved(root + "/include");
-  if (include == root + "/include") return "";  // not a link: not ours
-  return include.substr(0, include.rfind('/'));
+  char target[PATH_MAX];
+  const ssize_t n =
+      readlink((root + "/include").c_str(), target, sizeof(target) - 1);
+  if (n <= 0) return "";  // not a link: not a directory of ours
+  std::string include(target, static_cast<size_t>(n));
+  if (include.front() != '/') include = root + "/" + include;
+  const size_t slash = include.rfind('/');
+  if (slash == std::string::npos || include.substr(slash) != "/include") {
+    return "";
+  }
+  return include.substr(0, slash);
 }
 
 }  // namespace

@@ -271,29 +271,35 @@ absl::StatusOr<std::unique_ptr<NvvmLibrary>> LoadLibNvvm(
   return NvvmLibrary::Open(args.libnvvm);
 }
 
-// Set by a job's child once its answer is written, read by the worker when
-// the child has ended: a page shared across the fork.
-class AnsweredFlag {
+// How far a job's child got with its answer, written by the child and read
+// by the worker once the child has ended: a page shared across the fork.
+//   kNone:     it never began to write (the compiler ended the process):
+//              the worker answers for it;
+//   kWriting:  it began and did not finish (or finished and ended before it
+//              could say so): the frame on the socket may be partial, so
+//              the worker ends and the daemon reads the end of the socket;
+//   kAnswered: its whole answer is on the socket.
+class AnswerProgress {
  public:
-  AnsweredFlag()
-      : page_(mmap(nullptr, sizeof(std::atomic<bool>), PROT_READ | PROT_WRITE,
+  enum State : int { kNone, kWriting, kAnswered };
+  AnswerProgress()
+      : page_(mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0)) {
-    if (page_ != MAP_FAILED) flag_ = new (page_) std::atomic<bool>(false);
+    if (page_ != MAP_FAILED) state_ = new (page_) std::atomic<int>(kNone);
   }
-  ~AnsweredFlag() {
-    if (page_ != MAP_FAILED) munmap(page_, sizeof(std::atomic<bool>));
+  ~AnswerProgress() {
+    if (page_ != MAP_FAILED) munmap(page_, sizeof(std::atomic<int>));
   }
-  AnsweredFlag(const AnsweredFlag&) = delete;
-  AnsweredFlag& operator=(const AnsweredFlag&) = delete;
+  AnswerProgress(const AnswerProgress&) = delete;
+  AnswerProgress& operator=(const AnswerProgress&) = delete;
 
-  bool usable() const { return flag_ != nullptr; }
-  void Clear() { flag_->store(false); }
-  void Set() { flag_->store(true); }
-  bool IsSet() const { return flag_->load(); }
+  bool usable() const { return state_ != nullptr; }
+  void Set(State state) { state_->store(state); }
+  State Get() const { return static_cast<State>(state_->load()); }
 
  private:
   void* const page_;
-  std::atomic<bool>* flag_ = nullptr;
+  std::atomic<int>* state_ = nullptr;
 };
 
 // The answer for a job whose child ended with `status` without writing one:
@@ -313,8 +319,8 @@ std::string EndedWithoutAnswer(int status) {
 int ServeJobs(int fd, const JobContext& context) {
   // A job can carry sources and objects of up to the daemon's request limit.
   constexpr size_t kMaxFrame = size_t{1} << 31;
-  AnsweredFlag answered;
-  if (!answered.usable()) {
+  AnswerProgress answer;
+  if (!answer.usable()) {
     std::fprintf(stderr, "jitcache-worker: mmap: %s\n", std::strerror(errno));
     return 1;
   }
@@ -329,7 +335,7 @@ int ServeJobs(int fd, const JobContext& context) {
     // so a worker that served one user's options would change the bytes of
     // the next user's kernel.
     const pid_t worker = getpid();
-    answered.Clear();
+    answer.Set(AnswerProgress::kNone);
     const pid_t child = fork();
     if (child < 0) {
       const absl::Status error = absl::ResourceExhaustedError(
@@ -348,10 +354,10 @@ int ServeJobs(int fd, const JobContext& context) {
         result = RunJob(*frame, context);
       }
       // Exit status 1: the answer could not be written, the daemon is gone.
-      if (!frame::Write(fd, ToWorkerResponse(result).SerializeAsString())) {
-        _exit(1);
-      }
-      answered.Set();
+      const std::string response = ToWorkerResponse(result).SerializeAsString();
+      answer.Set(AnswerProgress::kWriting);
+      if (!frame::Write(fd, response)) _exit(1);
+      answer.Set(AnswerProgress::kAnswered);
       _exit(0);
     }
     int status = 0;
@@ -365,10 +371,20 @@ int ServeJobs(int fd, const JobContext& context) {
       raise(WTERMSIG(status));
       _exit(128 + WTERMSIG(status));
     }
-    if (answered.IsSet()) continue;
-    // No answer: the daemon has gone (the child could not write it), or
-    // the compiler exited. Either way the daemon hears it now, if it can.
-    if (!frame::Write(fd, EndedWithoutAnswer(status))) return 0;
+    switch (answer.Get()) {
+      case AnswerProgress::kAnswered:
+        continue;
+      case AnswerProgress::kWriting:
+        // Perhaps half a frame on the socket: nothing may follow it. The
+        // daemon reads the end of the socket (the worker is gone) and
+        // answers that, as it does a crash.
+        return 0;
+      case AnswerProgress::kNone:
+        // The compiler ended the process before any answer: said now, so
+        // the daemon need not wait out the job's time limit.
+        if (!frame::Write(fd, EndedWithoutAnswer(status))) return 0;
+        continue;
+    }
   }
 }
 

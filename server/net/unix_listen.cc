@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <random>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -15,9 +16,11 @@
 namespace jitcache {
 namespace {
 
-// A name in `path`'s directory that no other process uses now (it holds
-// our pid) and that fits sun_path wherever `path` does: ".BASE.PID" where
-// that fits, else a name no longer than BASE made of the pid's last digits.
+// A name in `path`'s directory for the socket to be born under, that fits
+// sun_path wherever `path` does: ".BASE.RANDOM" where that fits, else a
+// random name no longer than BASE. bind(2) refuses a name that exists
+// (EADDRINUSE), so a name another process holds is never taken from it:
+// the caller draws again.
 std::string PrivateNameBeside(const std::string& path) {
   constexpr size_t kMaxPath = sizeof(sockaddr_un::sun_path) - 1;
   const size_t slash = path.rfind('/');
@@ -25,16 +28,19 @@ std::string PrivateNameBeside(const std::string& path) {
       slash == std::string::npos ? "" : path.substr(0, slash + 1);
   const std::string base =
       slash == std::string::npos ? path : path.substr(slash + 1);
-  const std::string pid = absl::StrCat(getpid());
-  std::string name = absl::StrCat(dir, ".", base, ".", pid);
+  static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  auto draw = [&](size_t n) {
+    std::string out(n, 'x');
+    for (char& c : out) c = kChars[random() % (sizeof(kChars) - 1)];
+    return out;
+  };
+  std::string name = absl::StrCat(dir, ".", base, ".", draw(8));
   if (name.size() <= kMaxPath) return name;
-  name = absl::StrCat(dir, ".", pid);
-  if (name.size() <= kMaxPath) return name;
-  // `path` itself fits, so BASE's length has room for the pid's last
-  // digits (behind a dot where there is room for one).
-  if (base.size() < 2) return absl::StrCat(dir, pid.substr(pid.size() - 1));
-  const size_t digits = std::min(base.size() - 1, pid.size());
-  return absl::StrCat(dir, ".", pid.substr(pid.size() - digits));
+  // `path` itself fits: BASE's length has room (behind a dot where there
+  // is room for one).
+  if (base.size() < 2) return absl::StrCat(dir, draw(1));
+  return absl::StrCat(dir, ".", draw(std::min<size_t>(base.size() - 1, 8)));
 }
 
 absl::StatusOr<sockaddr_un> AddressOf(const std::string& path) {
@@ -73,17 +79,25 @@ absl::StatusOr<int> ListenUnix(const std::string& path,
       !final_addr.ok()) {
     return final_addr.status();
   }
-  const std::string name = PrivateNameBeside(path);
-  absl::StatusOr<sockaddr_un> addr = AddressOf(name);
-  if (!addr.ok()) return addr.status();
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
   }
-  // A name this pid left when it failed before: ours to reuse.
-  unlink(name.c_str());
-  if (bind(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr)) != 0) {
-    const int err = errno;
+  std::string name;
+  int err = EADDRINUSE;
+  for (int attempt = 0; attempt < 16 && err == EADDRINUSE; ++attempt) {
+    name = PrivateNameBeside(path);
+    absl::StatusOr<sockaddr_un> addr = AddressOf(name);
+    if (!addr.ok()) {
+      close(fd);
+      return addr.status();
+    }
+    err =
+        bind(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr)) == 0
+            ? 0
+            : errno;
+  }
+  if (err != 0) {
     close(fd);
     return absl::UnavailableError(absl::StrCat("cannot listen on unix socket ",
                                                path, ": ", std::strerror(err)));

@@ -18,8 +18,6 @@ struct RedisCounters {
   std::atomic<uint64_t> errors{0};     // commands that could not be done
   std::atomic<uint64_t> redirects{0};  // MOVED and ASK followed
   std::atomic<uint64_t> refreshes{0};  // cluster slot maps read
-  // Reads a replica answered because its master could not be reached.
-  std::atomic<uint64_t> master_away_reads{0};
 };
 
 // Runs one command on the Redis server, or the Redis Cluster node, that

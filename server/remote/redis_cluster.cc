@@ -223,23 +223,6 @@ RedisReply RedisCluster::GetFromReplica(std::string_view key, bool* asked) {
   return reply;
 }
 
-RedisReply RedisCluster::ReadWhileMasterAway(
-    int master, std::span<const std::string_view> argv) {
-  if (argv.empty() || (argv[0] != "GET" && argv[0] != "GETRANGE")) {
-    return nullptr;
-  }
-  for (int replica : map_->ReplicasOf(master)) {
-    std::string why;
-    RedisReply reply =
-        Ask(NodeNumbered(replica, /*reader=*/true), argv, false, &why);
-    if (reply != nullptr && reply->type != REDIS_REPLY_ERROR) {
-      ++counters_->master_away_reads;
-      return reply;
-    }
-  }
-  return nullptr;
-}
-
 RedisReply RedisCluster::Fail(const std::string& why) {
   ++counters_->errors;
   absl::MutexLock lock(&log_mu_);
@@ -276,12 +259,6 @@ RedisReply RedisCluster::Run(std::string_view key,
     RedisReply reply = Ask(*node, argv, asking, &why);
     if (reply == nullptr) {
       map_->RefreshSoon();
-      if (hop == 0) {
-        if (RedisReply read = ReadWhileMasterAway(master, argv)) {
-          Answered();
-          return read;
-        }
-      }
       return Fail(why);
     }
     if (reply->type != REDIS_REPLY_ERROR) {

@@ -27,9 +27,7 @@ namespace jitcache {
 // fails: the caller goes on without the tier until the cluster has
 // settled (a replica promoted, a slot moved). A node that fails is left
 // alone with backoff (100 ms, then doubling to 5 s), so a stopped node
-// costs one timeout, not one per request. A read whose master cannot be
-// reached is asked of that master's replicas before it fails: every node
-// the map names for the slot is tried.
+// costs one timeout, not one per request.
 // With `replica_reads`, GetFromReplica asks the replicas of a key's
 // master in turn, on connections of their own that said READONLY (the
 // caller has the master confirm what they give).
@@ -74,14 +72,6 @@ class RedisCluster final : public RedisClient {
   bool ReadSlotMap(const redisReply& reply, const std::string& asked_host,
                    RedisClusterMap::Slots& slots,
                    RedisClusterMap::Replicas& replicas);
-  // A read (GET, GETRANGE) of a slot whose master `master` cannot be
-  // reached, asked of its replicas in turn (READONLY): until the cluster
-  // notices and fails over (cluster-node-timeout, 15 s by default) no
-  // master answers for the slot, and a replica holds what the one promoted
-  // will serve. nullptr when none answers, or for any other command.
-  RedisReply ReadWhileMasterAway(int master,
-                                 std::span<const std::string_view> argv)
-      ABSL_LOCKS_EXCLUDED(nodes_mu_);
   RedisReply Fail(const std::string& why);
   void Answered();
 

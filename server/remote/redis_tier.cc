@@ -411,7 +411,6 @@ RemoteStats RedisTier::stats() const {
   s.errors = counters_.errors.load();
   s.redirects = counters_.redirects.load();
   s.cluster_refreshes = counters_.refreshes.load();
-  s.master_away_reads = counters_.master_away_reads.load();
   s.replica_hits = replica_hits_;
   s.replica_misses = replica_misses_;
   s.corrupt = corrupt_;

@@ -127,7 +127,6 @@ void JitCacheService::FillStats(v1::StatsResponse* response,
     response->set_remote_redirects(remote.redirects);
     response->set_remote_cluster_refreshes(remote.cluster_refreshes);
     response->set_remote_replica_hits(remote.replica_hits);
-    response->set_remote_master_away_reads(remote.master_away_reads);
     response->set_remote_replica_misses(remote.replica_misses);
   }
   const HotAnswers::Stats hot = engine_.hot_answers().stats();

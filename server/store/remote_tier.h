@@ -16,9 +16,6 @@ struct RemoteStats {
   // confirmed, and those it did not (none there yet, another, or away),
   // which the master answered.
   uint64_t replica_hits = 0, replica_misses = 0;
-  // Reads a replica answered while its master could not be reached (before
-  // the cluster has failed over).
-  uint64_t master_away_reads = 0;
 };
 
 // The seam between the node's store and a tier shared by the team's nodes

@@ -388,6 +388,22 @@ TEST_F(Packaging, TheDropInsLiveInADirectoryShapedLikeTheToolkit) {
       EXPECT_TRUE(fs::is_regular_file(cuda + needed)) << cuda << needed;
     }
   }
+  // Every entry of the toolkit is there too (links), in nvvm/ as well, and
+  // no link leads nowhere.
+  const std::string toolkit = fs::canonical("/usr/local/cuda").string();
+  for (const std::string& sub : {std::string(""), std::string("/nvvm")}) {
+    if (!fs::is_directory(toolkit + sub)) continue;
+    for (const auto& entry : fs::directory_iterator(toolkit + sub)) {
+      const std::string name = entry.path().filename().string();
+      EXPECT_TRUE(fs::exists(root + sub + "/" + name))
+          << root << sub << "/" << name << " is missing";
+    }
+  }
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.is_symlink()) {
+      EXPECT_TRUE(fs::exists(entry.path())) << entry.path() << " leads nowhere";
+    }
+  }
   ProcessResult line = RunProcess({root_ + "/usr/bin/jitcache", "preload"});
   ASSERT_EQ(line.exit_code, 0) << line.output;
   EXPECT_EQ(line.output,

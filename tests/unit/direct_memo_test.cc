@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "common/digest.h"
 #include "gtest/gtest.h"
@@ -203,6 +205,38 @@ TEST(MovableDirectMemo, MovesToTheSameFilesElsewhereOnly) {
                            OptionPaths{{"/usr/include", "inc", "./inc/"}, {}},
                            "req")
                   .has_value());
+}
+
+// A stamp taken while it could still move (a code generator's program,
+// compiled at once) is kept as kUntrustedStamp: even once the file is old,
+// its bytes decide, as on a file system with coarse times the same stamp
+// can hold other bytes. Shown with a digest of other bytes: a settled stamp
+// that matches is trusted, the untrusted one is not.
+TEST(MovableDirectMemo, AnUntrustedStampIsCheckedByItsBytesEvenWhenOld) {
+  testing::TempDir dir;
+  const std::string a = dir.Sub("a");
+  std::filesystem::create_directories(a + "/inc");
+  const std::string header = a + "/inc/h.cuh";
+  std::ofstream(header) << "#define A 1\n";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // settled
+  DirectMemo memo;
+  memo.asked = "asked";
+  memo.cwd = a;
+  memo.toolkit_fingerprint = "abc";
+  memo.files = {{header, StampAt(header)}};
+  const std::string other = Digest::Of("#define A 2\n").Hex();
+  const std::string same = Digest::Of("#define A 1\n").Hex();
+  auto moved = [&](const std::string& digest) {
+    std::optional<MovableDirectMemo> movable = TakeOutPlace(
+        memo, "k.cu", {{header, digest}}, {header}, {{"inc"}, {}}, "req");
+    EXPECT_TRUE(movable.has_value());
+    bool settled = false;
+    return movable.has_value() && MoveHere(*movable, a, &settled).has_value();
+  };
+  EXPECT_TRUE(moved(other));  // a settled stamp that holds is trusted
+  memo.files[0].second = kUntrustedStamp;
+  EXPECT_FALSE(moved(other));
+  EXPECT_TRUE(moved(same));
 }
 
 }  // namespace

@@ -124,7 +124,6 @@ struct DaemonStats {
   uint64_t shared_answers = 0, shared_answer_bytes = 0;
   uint64_t remote_redirects = 0, remote_cluster_refreshes = 0;
   uint64_t remote_replica_hits = 0, remote_replica_misses = 0;
-  uint64_t remote_master_away_reads = 0;
   uint64_t store_recovered = 0, store_quarantined = 0;
   // Compiles run a second time elsewhere to tell whether their answer
   // depends on the caller's place, and how many did not (shared by every
