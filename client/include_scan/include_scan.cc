@@ -482,6 +482,20 @@ class IncludeScanner::Walker {
     return PlainStatus();
   }
 
+  // The file an in-memory header's name names (NAME from the working
+  // directory, or NAME itself when absolute), as for the program's own
+  // name: NVRTC compiles the text it was given, but stats that file and
+  // writes its time and size into line information (-lineinfo, -G). So the
+  // compile's view must hold it as the caller has it, and its absence is
+  // a dependence too.
+  PlainStatus TheFileAMemoryHeaderNames(const std::string& name) {
+    struct stat st;
+    const std::string file = JoinSpelled(input_.cwd, name);
+    if (Probe(file, &st, /*by_directory=*/false)) return Found(file, -1, st);
+    memo_->depends_on->absent_files.push_back(file);
+    return PlainStatus();
+  }
+
   // Where the preprocessor looks for `name` from `from`, in its order: an
   // in-memory header, an absolute path, beside the includer (quotes), then
   // the search directories (from the next one, for #include_next).
@@ -496,6 +510,9 @@ class IncludeScanner::Walker {
       for (size_t i = 0; i < input_.header_names.size(); ++i) {
         if (input_.header_names[i] != name) continue;
         if (seen_memory_.insert(input_.header_names[i]).second) {
+          if (PlainStatus s = TheFileAMemoryHeaderNames(name); !s.ok()) {
+            return s;
+          }
           EnqueueText(Origin{"", -1, input_.header_names[i]},
                       input_.header_bodies[i]);
         }

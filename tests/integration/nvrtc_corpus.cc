@@ -327,6 +327,26 @@ void FileAccess(Builder& b, int generation) {
   auto header = [&](const std::string& rel) {
     b.File(rel, Header(++n, generation));
   };
+  // In-memory headers whose names name files too: NVRTC compiles the text
+  // it was given but stats the file, and with line information the file's
+  // time and size are in the object (for a header that holds code). The
+  // files' bytes stay the same in every generation; their times do not
+  // (each is written anew).
+  constexpr char kShadowingHeader[] =
+      "__device__ __noinline__ int fa_value(int* x) { return x[1] + 7; }\n"
+      "#define FA_VALUE fa_value(x)\n";
+  b.File("fa_shadowed.h", "#error the in-memory header comes first\n");
+  b.File("memabs/fa_shadowed.h", "#error the in-memory header comes first\n");
+  for (const char* lines : {"-lineinfo", "-G"}) {
+    add(absl::StrCat("shadowed", lines),
+        "#include \"fa_shadowed.h\"\n" + std::string(kUsesHeader), {lines})
+        .headers = {{"fa_shadowed.h", kShadowingHeader}};
+  }
+  const std::string absolute = root + "/memabs/fa_shadowed.h";
+  add("shadowed-absolute",
+      "#include \"" + absolute + "\"\n" + std::string(kUsesHeader),
+      {"-lineinfo"})
+      .headers = {{absolute, kShadowingHeader}};
   // Quoted includes: beside the program (relative and absolute names), in
   // the working directory, by absolute path.
   header("fa_cwd.h");

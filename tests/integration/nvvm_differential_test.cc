@@ -173,6 +173,27 @@ std::vector<std::string> Steps(std::initializer_list<std::string> steps) {
   return steps;
 }
 
+// A program of one module, `file`, compiled with `options` (and -arch),
+// read and destroyed.
+std::vector<std::string> Compiled(const std::string& file,
+                                  std::vector<std::string> options) {
+  options.push_back("-arch=compute_90");
+  std::vector<std::string> steps = {"-c", "-a", "m",
+                                    file, "-C", std::to_string(options.size())};
+  steps.insert(steps.end(), options.begin(), options.end());
+  steps.insert(steps.end(), {"-r", "-d"});
+  return steps;
+}
+
+std::vector<std::string> Join(
+    std::initializer_list<std::vector<std::string>> parts) {
+  std::vector<std::string> steps;
+  for (const std::vector<std::string>& part : parts) {
+    steps.insert(steps.end(), part.begin(), part.end());
+  }
+  return steps;
+}
+
 TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
   const std::string kernel = In("kernel.ll"), sin = In("sin.ll"),
                     garbage = In("garbage");
@@ -244,105 +265,36 @@ TEST_F(NvvmDifferential, EveryCaseMatchesTheRealLibNvvmMissHitAndNoDaemon) {
       // (refused), it decides the second (taken); unset, the third is
       // refused again.
       {"ir-version-check-set-between-compiles",
-       Steps({"-c",
-              "-a",
-              "k",
-              old_ir,
-              "-C",
-              "1",
-              "-arch=compute_90",
-              "-r",
-              "-d",
-              "-s",
-              "NVVM_IR_VER_CHK=0",
-              "-c",
-              "-a",
-              "k",
-              old_ir,
-              "-C",
-              "1",
-              "-arch=compute_90",
-              "-r",
-              "-d",
-              "-u",
-              "NVVM_IR_VER_CHK",
-              "-c",
-              "-a",
-              "k",
-              old_ir,
-              "-C",
-              "1",
-              "-arch=compute_90",
-              "-r"}),
+       Join({Compiled(old_ir, {}),
+             {"-s", "NVVM_IR_VER_CHK=0"},
+             Compiled(old_ir, {}),
+             {"-u", "NVVM_IR_VER_CHK"},
+             Compiled(old_ir, {})}),
        false},
       // LLVM's own options stay set in the real libNVVM's process: a later
       // plain program of the process compiles otherwise (`.pragma
       // "nounroll"` after -unroll-count=4; another order after
       // -nvptx-sched4reg).
       {"llvm-options-stay-set",
-       Steps({"-c",
-              "-a",
-              "l",
-              loop,
-              "-C",
-              "3",
-              "-arch=compute_90",
-              "-Xopt",
-              "-unroll-count=4",
-              "-r",
-              "-d",
-              "-c",
-              "-a",
-              "l",
-              loop,
-              "-C",
-              "1",
-              "-arch=compute_90",
-              "-r",
-              "-d",
-              "-c",
-              "-a",
-              "l",
-              loop,
-              "-C",
-              "3",
-              "-arch=compute_90",
-              "-Xllc",
-              "-nvptx-sched4reg",
-              "-r",
-              "-d",
-              "-c",
-              "-a",
-              "l",
-              loop,
-              "-C",
-              "1",
-              "-arch=compute_90",
-              "-r"}),
+       Join({Compiled(loop, {"-Xopt", "-unroll-count=4"}), Compiled(loop, {}),
+             Compiled(loop, {"-Xllc", "-nvptx-sched4reg"}),
+             Compiled(loop, {})}),
        false},
       // ... some print on stderr ...
       {"llvm-options-print",
-       Steps({"-c", "-a", "l", loop, "-C", "3", "-arch=compute_90", "-Xllc",
-              "-debug-pass=Structure", "-r"}),
+       Compiled(loop, {"-Xllc", "-debug-pass=Structure"}),
        false,
        {},
        true},
       {"llvm-options-print-at-link",
-       Steps({"-c", "-a", "l", loop, "-C", "3", "-arch=compute_90", "-Xlnk",
-              "-debug-pass=Arguments", "-r"}),
+       Compiled(loop, {"-Xlnk", "-debug-pass=Arguments"}),
        false,
        {},
        true},
       // ... and some end the process (help on stdout, exit status 0).
-      {"llvm-help-exits",
-       Steps({"-c", "-a", "l", loop, "-C", "3", "-arch=compute_90", "-Xopt",
-              "-help", "-r"}),
-       false,
-       {},
-       true},
+      {"llvm-help-exits", Compiled(loop, {"-Xopt", "-help"}), false, {}, true},
       {"llvm-version-exits",
-       Steps({"-c", "-a", "l", loop, "-C", "3", "-arch=compute_90", "-Xllc",
-              "-version", "-r"}),
+       Compiled(loop, {"-Xllc", "-version"}),
        false,
        {},
        true},

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -107,6 +108,38 @@ TEST_F(IncludeScanTest, FollowsEveryKindOfIncludeAndSendsOnlyUserFiles) {
               ElementsAre("u/a.h", "u/c.h", "u/d.h", "u/fromtoolkit.h", "u/m.h",
                           "u/n.h", "u/opt.h", "u/sub/b.h", "v/n.h"));
   EXPECT_EQ((*files)[4].digest, Digest::Of("int m;\n"));
+}
+
+// NVRTC compiles an in-memory header's text, but stats the file its name
+// names (from the working directory, or the name itself when absolute) and
+// writes that file's time and size into line information: the file is part
+// of the compile as the caller has it, and where there is none, its absence
+// is a dependence (a file made there later changes the answer).
+TEST_F(IncludeScanTest, TheFileAnInMemoryHeaderNamesIsPartOfTheCompile) {
+  Write("mem.h", "// on disk, never compiled\n");
+  Write("abs/other.h", "// on disk too\n");
+  const std::string absolute = dir_.Sub("abs/other.h");
+  ScanInput input = Input("#include \"mem.h\"\n#include \"" + absolute +
+                              "\"\n"
+                              "#include \"gone.h\"\n",
+                          {});
+  input.header_names = {"mem.h", absolute, "gone.h"};
+  input.header_bodies = {"int m;\n", "int o;\n", "int g;\n"};
+  IncludeScanner scanner(0);
+  PlainStatusOr<std::shared_ptr<const ScanResult>> result = scanner.Scan(input);
+  ASSERT_TRUE(result.ok()) << result.status();
+  std::vector<std::string> paths;
+  for (const ScannedFile& f : (*result)->files) {
+    paths.push_back(f.path.substr(dir_.path().size() + 1));
+  }
+  EXPECT_THAT(paths, ElementsAre("abs/other.h", "mem.h"));
+  // By its bytes on disk, with its time, like any file the compile reads.
+  EXPECT_EQ((*result)->files[1].digest,
+            Digest::Of("// on disk, never compiled\n"));
+  EXPECT_GT((*result)->files[1].mtime_ns, 0);
+  const std::vector<std::string>& absent = (*result)->depends_on->absent_files;
+  EXPECT_NE(std::find(absent.begin(), absent.end(), dir_.Sub("gone.h")),
+            absent.end());
 }
 
 TEST_F(IncludeScanTest, ChangedAndShadowingFilesAreSeenUnrelatedOnesAreNot) {
