@@ -33,6 +33,32 @@ bool SomeoneListens(const std::string& path) {
   return live;
 }
 
+// Removes the sockets a daemon of `socket_path` was giving birth to when
+// it died (unix_listen.h: ".BASE.RANDOM" beside the path, for the gRPC
+// socket and PATH.hit): the caller holds the path's lock, so no live
+// daemon is making one.
+void RemoveUnbornSockets(const std::string& socket_path) {
+  const std::filesystem::path path(socket_path);
+  std::error_code ec;
+  std::filesystem::directory_iterator entries(
+      path.has_parent_path() ? path.parent_path() : ".", ec);
+  if (ec) return;
+  const std::string base = path.filename().string();
+  for (const auto& entry : entries) {
+    const std::string name = entry.path().filename().string();
+    for (const std::string& born : {base, base + ".hit"}) {
+      const std::string prefix = "." + born + ".";
+      if (name.size() != prefix.size() + 8 || name.rfind(prefix, 0) != 0) {
+        continue;
+      }
+      struct stat st {};
+      if (lstat(entry.path().c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+        unlink(entry.path().c_str());
+      }
+    }
+  }
+}
+
 std::string ReadOwner(int fd) {
   char buf[32] = {};
   const ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -76,6 +102,7 @@ absl::StatusOr<std::unique_ptr<SocketGuard>> SocketGuard::Claim(
         absl::StrCat("socket ", socket_path,
                      " is in use by a live jitcached (pid ", owner, ")"));
   }
+  RemoveUnbornSockets(socket_path);
   struct stat st {};
   if (lstat(socket_path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {

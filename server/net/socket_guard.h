@@ -11,7 +11,8 @@ namespace jitcache {
 // Claims a Unix socket path for one daemon. An advisory lock on PATH.lock
 // decides who owns the path: a live daemon holds it (a second one is refused
 // with FAILED_PRECONDITION naming the path and the owner's pid); a dead one
-// does not, and its leftover socket file is removed. The socket file is
+// does not, and its leftover socket file is removed, with the sockets it was
+// giving birth to (unix_listen.h's private names). The socket file is
 // removed again on destruction. Not thread-safe; one per daemon.
 class SocketGuard {
  public:

@@ -26,7 +26,9 @@ struct SocketAccess {
 // nobody ever sees `path` with another mode or group, and whoever finds it
 // can connect at once. (A chmod after bind leaves a window in which group
 // members are refused; the umask is process-wide, and other threads create
-// files meanwhile.) A leftover file at `path` is replaced atomically.
+// files meanwhile.) A leftover file at `path` is replaced atomically; a
+// private name left by a daemon that died is removed by the next one
+// (SocketGuard::Claim).
 absl::StatusOr<int> ListenUnix(const std::string& path,
                                const SocketAccess& access = {});
 

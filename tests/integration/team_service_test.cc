@@ -511,6 +511,33 @@ TEST(SocketFiles, AreBornWithTheirModeAndGroupAndListening) {
   pid = -1;
 }
 
+// A daemon killed while its sockets were being born leaves their private
+// names (".jc.sock.RANDOM", ".jc.sock.hit.RANDOM", bound, nobody
+// listening): the next daemon on the path removes them, and nothing else.
+TEST(SocketFiles, NamesLeftByADaemonThatDiedAreRemoved) {
+  OpenDir dir;
+  auto bound = [&](const std::string& name) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, dir.Sub(name).c_str(),
+                 sizeof(addr.sun_path) - 1);
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0)
+        << name;
+    close(fd);
+  };
+  bound(".jc.sock.abcd1234");
+  bound(".jc.sock.hit.0a1b2c3d");
+  bound(".jc.sock.short");  // not a name the daemon gives
+  testing::WriteFile(dir.Sub(".jc.sock.ef567890"), "a file, not a socket");
+  testing::DaemonProcess daemon(dir.Sub("jc.sock"), ":memory:");
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub(".jc.sock.abcd1234")));
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub(".jc.sock.hit.0a1b2c3d")));
+  EXPECT_TRUE(std::filesystem::exists(dir.Sub(".jc.sock.short")));
+  EXPECT_TRUE(std::filesystem::exists(dir.Sub(".jc.sock.ef567890")));
+}
+
 class TeamAccess : public ::testing::Test {
  protected:
   void SetUp() override {
