@@ -199,20 +199,15 @@ std::atomic<bool>& ProcessStateWasSet() {
   return set;
 }
 
-// Why a compile or verify with `options` goes to the real libNVVM, whatever
-// the daemon could say (nullopt: the daemon may answer it).
-std::optional<std::string> RealLibraryMustAnswer(
-    const std::vector<std::string>& options) {
+// Why a compile or verify goes to the real libNVVM, whatever the daemon
+// could say (nullopt: the daemon may answer it). Run records options that
+// set process state before it asks.
+std::optional<std::string> RealLibraryMustAnswer() {
   if (std::optional<std::string> why = EnvironmentChangesAnswers()) return why;
-  for (const std::string& option : options) {
-    if (SetsProcessState(option)) {
-      return option + " sets the real libNVVM's process state";
-    }
-  }
   if (ProcessStateWasSet().load()) {
     return std::string(
-        "an earlier program of this process set the real libNVVM's process "
-        "state (-X options)");
+        "this program or an earlier one of this process set the real "
+        "libNVVM's process state (-X options)");
   }
   return std::nullopt;
 }
@@ -440,7 +435,7 @@ nvvmResult Run(nvvmProgram handle, CallKind kind, int num_options,
   if (!answerable && program.real == nullptr) {
     Why("options the daemon cannot take (NULL, or a negative count)");
   } else if (answerable) {
-    if (std::optional<std::string> why = RealLibraryMustAnswer(call.options)) {
+    if (std::optional<std::string> why = RealLibraryMustAnswer()) {
       Why(why->c_str());
       answerable = false;
     }
