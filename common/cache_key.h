@@ -17,7 +17,7 @@ namespace jitcache {
 
 // Bumped whenever the fields below or their encoding change, so that an old
 // store can never answer a request under a new meaning.
-inline constexpr uint32_t kKeySchemaVersion = 3;
+inline constexpr uint32_t kKeySchemaVersion = 4;
 
 enum class RequestKind : uint32_t {
   kCompile = 1,

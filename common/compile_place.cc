@@ -15,6 +15,7 @@ bool Under(std::string_view path, std::string_view dir, bool or_equal) {
   return IsUnder(path, dir, or_equal);
 }
 constexpr std::string_view kProgramAnchor = "P:";
+constexpr std::string_view kProgramFileAnchor = "F:";
 
 std::string_view DirPart(std::string_view path) {
   const size_t slash = path.rfind('/');
@@ -25,6 +26,18 @@ std::string_view DirPart(std::string_view path) {
 std::string_view BasePart(std::string_view path) {
   const size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// ".cu" of "kern.cu", "" of "default_program" (a leading dot is no
+// extension).
+std::string_view Extension(std::string_view base) {
+  const size_t dot = base.rfind('.');
+  return dot == std::string_view::npos || dot == 0 ? "" : base.substr(dot);
+}
+
+// Whether a base name names a file (not a directory by its spelling).
+bool NamesAFile(std::string_view base) {
+  return !base.empty() && base != "." && base != "..";
 }
 
 // `path` below `dir` (both normal, `path` under or equal to `dir`).
@@ -59,6 +72,9 @@ CompilePlace::CompilePlace(std::string_view cwd, std::string_view program_name)
       cwd_(cwd.empty() ? "/" : std::string(cwd)),
       program_name_(program_name),
       program_dir_(JoinLexically(cwd_, DirPart(program_name))) {
+  if (NamesAFile(BasePart(program_name))) {
+    program_file_ = JoinLexically(cwd_, program_name);
+  }
   if (IsUnder(program_dir_, cwd_, /*or_equal=*/true)) {
     layout_ = Layout::kProgramInCwd;
   } else if (IsUnder(cwd_, program_dir_, /*or_equal=*/false)) {
@@ -69,6 +85,12 @@ CompilePlace::CompilePlace(std::string_view cwd, std::string_view program_name)
 }
 
 std::string CompilePlace::Anchored(std::string_view path) const {
+  // The program's own file by what it is, not by its name: NVRTC reads it
+  // (for line information) wherever the name puts it, and the name-free
+  // key must not hold the name through it.
+  if (!program_file_.empty() && path == program_file_) {
+    return std::string(kProgramFileAnchor);
+  }
   // The program's directory first: what NVRTC finds beside the program is
   // where it is relative to the program, however the program was named.
   if (Under(path, program_dir_, /*or_equal=*/true)) {
@@ -82,6 +104,10 @@ std::string CompilePlace::Anchored(std::string_view path) const {
 
 std::optional<std::string> CompilePlace::Absolute(
     std::string_view anchored) const {
+  if (anchored == kProgramFileAnchor) {
+    if (program_file_.empty()) return std::nullopt;
+    return program_file_;
+  }
   std::string_view below = anchored;
   if (text::ConsumePrefix(&below, kCwdAnchor)) {
     if (text::StartsWith(below, "/")) return std::nullopt;
@@ -95,22 +121,28 @@ std::optional<std::string> CompilePlace::Absolute(
   return std::string(anchored);
 }
 
+namespace {
+
+std::string LayoutForKey(CompilePlace::Layout layout, std::string_view cwd,
+                         std::string_view program_dir) {
+  switch (layout) {
+    case CompilePlace::Layout::kProgramInCwd:
+      return text::Cat("program in cwd at ", Below(program_dir, cwd));
+    case CompilePlace::Layout::kCwdInProgram:
+      return text::Cat("cwd in program at ", Below(cwd, program_dir));
+    case CompilePlace::Layout::kApart:
+      break;
+  }
+  return "apart";
+}
+
+}  // namespace
+
 std::string CompilePlace::ProgramForKey() const {
   // How the two directories lie, which the proof compile keeps: where a
   // header is found (beside the program or through a relative -I), and so
   // how NVRTC spells it, can depend on it.
-  std::string layout;
-  switch (layout_) {
-    case Layout::kProgramInCwd:
-      layout = text::Cat("program in cwd at ", Below(program_dir_, cwd_));
-      break;
-    case Layout::kCwdInProgram:
-      layout = text::Cat("cwd in program at ", Below(cwd_, program_dir_));
-      break;
-    case Layout::kApart:
-      layout = "apart";
-      break;
-  }
+  const std::string layout = LayoutForKey(layout_, cwd_, program_dir_);
   // NVRTC names the program as spelled (in logs, __FILE__, line
   // information): a relative name is keyed as spelled (it is relative to
   // the working directory, which is the place); an absolute one by its base
@@ -121,8 +153,37 @@ std::string CompilePlace::ProgramForKey() const {
   return text::Cat(kProgramAnchor, BasePart(program_name_), "\n", layout);
 }
 
+std::string CompilePlace::ProgramWithoutNameForKey() const {
+  // As ProgramForKey, with the base name's place held by its extension
+  // (NVRTC could treat a name by its ending); a relative name's directories
+  // stay, being how NVRTC spells where the program is.
+  const std::string layout = LayoutForKey(layout_, cwd_, program_dir_);
+  const std::string_view base = BasePart(program_name_);
+  const std::string_view dir =
+      program_name_.size() == base.size()
+          ? std::string_view()
+          : std::string_view(program_name_)
+                .substr(0, program_name_.size() - base.size());
+  // (ProgramForKey begins "rel:" or "P:": never the same text.)
+  if (!text::StartsWith(program_name_, "/")) {
+    return text::Cat("any name rel:", dir, "*", Extension(base), "\n",
+                     layout);
+  }
+  return text::Cat("any name P:*", Extension(base), "\n", layout);
+}
+
+std::string CompilePlace::RenamedProgram(std::string_view base) {
+  const std::string_view ext = Extension(base);
+  const std::string_view stem = base.substr(0, base.size() - ext.size());
+  // Longer, and with another first character, so that a name's length and
+  // its spelling both show where the answer holds either.
+  const std::string_view lead =
+      text::StartsWith(stem, "r") ? "q0th3r_n4m3_" : "r3n4m3d_";
+  return text::Cat(lead, stem, "_x9", ext);
+}
+
 std::optional<CompilePlace> CompilePlace::Elsewhere(
-    const std::vector<std::string>& anchored_files) const {
+    const std::vector<std::string>& anchored_files, Name name) const {
   // The two directories keep how they lie to each other (a relative -I
   // from the working directory still reaches what it reached); a relative
   // name stays as spelled, an absolute one moves with its directory.
@@ -146,12 +207,17 @@ std::optional<CompilePlace> CompilePlace::Elsewhere(
   }
   // A relative name leads from the working directory to the program's as
   // it did here (checked below).
-  const std::string name =
+  const std::string_view base = BasePart(program_name_);
+  const std::string base_there =
+      name == Name::kRenamed ? RenamedProgram(base) : std::string(base);
+  const std::string name_there =
       text::StartsWith(program_name_, "/")
-          ? text::Cat(program_dir, "/", BasePart(program_name_))
-          : program_name_;
-  return Checked(CompilePlace(cwd, name), anchored_files,
-                 /*cwd_moved=*/true);
+          ? text::Cat(program_dir, "/", base_there)
+          : text::Cat(program_name_.substr(0, program_name_.size() -
+                                                  base.size()),
+                      base_there);
+  return Checked(CompilePlace(cwd, name_there), anchored_files,
+                 /*cwd_moved=*/true, name);
 }
 
 std::optional<CompilePlace> CompilePlace::ElsewhereButTheWorkingDirectory(
@@ -161,12 +227,12 @@ std::optional<CompilePlace> CompilePlace::ElsewhereButTheWorkingDirectory(
   }
   return Checked(CompilePlace(given_cwd_, text::Cat(kElsewhereRoot, "/pr0g/",
                                                     BasePart(program_name_))),
-                 anchored_files, /*cwd_moved=*/false);
+                 anchored_files, /*cwd_moved=*/false, Name::kKept);
 }
 
 std::optional<CompilePlace> CompilePlace::Checked(
     CompilePlace there, const std::vector<std::string>& anchored_files,
-    bool cwd_moved) const {
+    bool cwd_moved, Name name) const {
   // A caller's place where the other place is made would be compared with
   // itself: no proof then.
   if (Under(cwd_, kElsewhereRoot, /*or_equal=*/true) ||
@@ -174,14 +240,23 @@ std::optional<CompilePlace> CompilePlace::Checked(
       there.program_dir_ == program_dir_ || (cwd_moved && there.cwd_ == cwd_)) {
     return std::nullopt;
   }
-  if (there.layout_ != layout_ || there.ProgramForKey() != ProgramForKey() ||
+  // Renamed, the name-free part of the key holds (and the name is
+  // another); kept, the whole of it.
+  const bool same_key =
+      name == Name::kRenamed
+          ? there.ProgramWithoutNameForKey() == ProgramWithoutNameForKey() &&
+                BasePart(there.program_name_) != BasePart(program_name_) &&
+                NamesAFile(BasePart(program_name_))
+          : there.ProgramForKey() == ProgramForKey();
+  if (there.layout_ != layout_ || !same_key ||
       !Under(there.program_dir_, kElsewhereRoot, /*or_equal=*/false) ||
       Under(there.cwd_, kElsewhereRoot, /*or_equal=*/true) != cwd_moved) {
     return std::nullopt;
   }
   for (const std::string& anchored : anchored_files) {
     std::optional<std::string> path = there.Absolute(anchored);
-    const bool moved = text::StartsWith(anchored, "P:") ||
+    const bool moved = anchored == kProgramFileAnchor ||
+                       text::StartsWith(anchored, "P:") ||
                        (cwd_moved && text::StartsWith(anchored, "C:"));
     if (!path.has_value() || there.Anchored(*path) != anchored ||
         Under(*path, kElsewhereRoot, /*or_equal=*/true) != moved) {

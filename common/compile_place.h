@@ -8,11 +8,14 @@
 // holds paths relative to the place ("anchored"), and the place itself only
 // where the answer depends on it (cache_key.h, ComputePlacedCompileKey).
 //
-// An anchored path is "P:rel" (under the program's directory), "C:rel"
+// An anchored path is "F:" (the file the program's name names, wherever
+// the name puts it), "P:rel" (under the program's directory), "C:rel"
 // (under the working directory, outside the program's) or an absolute path
 // that lies under neither. A program named by an absolute path is keyed by
 // its base name (its directory is the place); one named relative to the
 // working directory, as spelled; with either, how the two directories lie.
+// The name-free key holds neither name: only the name's extension and, for
+// a relative name, the directories it spells (ProgramWithoutNameForKey).
 //
 // Pure, no file system access; any thread.
 #include <optional>
@@ -49,6 +52,14 @@ class CompilePlace {
   // absolute name, "rel:" and a relative name as spelled), and how the
   // program's directory and the working directory lie.
   std::string ProgramForKey() const;
+  // ProgramForKey without the program's base name (its extension stays):
+  // what the name-free key holds, shared by every name of the same
+  // program where the real compiler's answer does not show the name.
+  std::string ProgramWithoutNameForKey() const;
+
+  // Whether the proof compile elsewhere keeps the program's base name or
+  // gives it another one (RenamedProgram).
+  enum class Name { kKept, kRenamed };
 
   // The same layout somewhere else, at directories no caller's place
   // would use (other names, lengths and depths), a relative program name
@@ -58,7 +69,8 @@ class CompilePlace {
   // anchored the same way, and none may lie where the other place is
   // made).
   std::optional<CompilePlace> Elsewhere(
-      const std::vector<std::string>& anchored_files) const;
+      const std::vector<std::string>& anchored_files,
+      Name name = Name::kKept) const;
 
   // Elsewhere, but for the working directory, which stays: only for a
   // program named by an absolute path outside the working directory (a
@@ -72,6 +84,12 @@ class CompilePlace {
   const std::string& cwd() const { return given_cwd_; }
   const std::string& program_name() const { return program_name_; }
   const std::string& program_dir() const { return program_dir_; }
+  // The file the program's name names ("" for a name that names none).
+  const std::string& program_file() const { return program_file_; }
+
+  // Another base name for a program, with the same extension: other
+  // length, other first character, never `base` itself.
+  static std::string RenamedProgram(std::string_view base);
 
   // The root under which Elsewhere() makes its directories.
   static constexpr std::string_view kElsewhereRoot = "/.jitcache-elsewhere";
@@ -82,12 +100,13 @@ class CompilePlace {
   // moved, not otherwise.
   std::optional<CompilePlace> Checked(
       CompilePlace there, const std::vector<std::string>& anchored_files,
-      bool cwd_moved) const;
+      bool cwd_moved, Name name) const;
 
   std::string given_cwd_;
   std::string cwd_;  // "/" when none was given
   std::string program_name_;
-  std::string program_dir_;  // absolute, lexically normal
+  std::string program_dir_;   // absolute, lexically normal
+  std::string program_file_;  // absolute, lexically normal, or ""
   Layout layout_ = Layout::kProgramInCwd;
 };
 

@@ -144,6 +144,7 @@ std::span<const FieldMember<DaemonStats>> DaemonStatsMembers() {
       {"place_proofs", &DaemonStats::place_proofs},
       {"place_shared", &DaemonStats::place_shared},
       {"place_kept", &DaemonStats::place_kept},
+      {"place_name_kept", &DaemonStats::place_name_kept},
       {"place_answered_before_proof",
        &DaemonStats::place_answered_before_proof},
       {"place_proofs_running", &DaemonStats::place_proofs_running},

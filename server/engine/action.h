@@ -68,14 +68,22 @@ struct Action {
   // Whether the answer depends on the caller's place (or a link's on its
   // inputs' names), proven by running the same action elsewhere beside
   // `run` (place_proof.h). `placed_key`: where the answer goes when it
-  // does; `run_elsewhere`: the proof, null when the place cannot be moved
-  // (the answer is then kept for its place).
+  // does; `run_elsewhere`: the proof (for a compile, under another program
+  // name too), null when the place cannot be moved (the answer is then
+  // kept for its place).
   std::optional<Digest> placed_key;
   Run run_elsewhere;
+  // A compile's: elsewhere under the same program name, run where
+  // `run_elsewhere` gave another answer (or could not be made): when it
+  // agrees, the answer depends on the name alone and goes under
+  // `named_key`.
+  std::optional<Digest> named_key;
+  Run run_elsewhere_named;
   // `key` is a place's own key (its answer depends on the place), or the
   // working directory's.
   bool keyed_by_place = false;
   bool keyed_by_working_directory = false;
+  bool keyed_by_program_name = false;
   // The same elsewhere but in the same working directory (only for a
   // program whose directory can move alone), run beside the other two:
   // when only it agrees, the answer goes under `working_directory_key`.

@@ -15,6 +15,8 @@ const Digest& ActionKinds::KeyAt(const PreparedCompile& prepared,
   switch (level) {
     case KeyLevel::kPlaceFree:
       return prepared.key;
+    case KeyLevel::kNamed:
+      return prepared.named_key;
     case KeyLevel::kWorkingDirectory:
       return prepared.working_directory_key;
     case KeyLevel::kPlace:
@@ -31,6 +33,7 @@ bool ActionKinds::AnsweredForAnotherPlace(const v1::CompileResponse& answer,
                                           const PreparedCompile& prepared) {
   return answer.place_matters() &&
          answer.cache_key() != prepared.placed_key.Hex() &&
+         answer.cache_key() != prepared.named_key.Hex() &&
          answer.cache_key() != prepared.working_directory_key.Hex();
 }
 
@@ -77,7 +80,8 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> ActionKinds::CompileHit(
   }
   if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
     at = (*hit)->marker_working_directory_only ? KeyLevel::kWorkingDirectory
-                                               : KeyLevel::kPlace;
+         : (*hit)->marker_program_name_only   ? KeyLevel::kNamed
+                                              : KeyLevel::kPlace;
     hit = engine_->HitAnswer(KeyAt(prepared, at));
   }
   if (level != nullptr) *level = at;
@@ -142,6 +146,7 @@ Action ActionKinds::CompileAction(const v1::CompileRequest& request,
   build.key = KeyAt(prepared, level);
   build.keyed_by_place = level != KeyLevel::kPlaceFree;
   build.keyed_by_working_directory = level == KeyLevel::kWorkingDirectory;
+  build.keyed_by_program_name = level == KeyLevel::kNamed;
   build.target = prepared.target;
   build.arch = prepared.arch;
   build.program_name = prepared.program_name;
@@ -160,16 +165,25 @@ Action ActionKinds::CompileAction(const v1::CompileRequest& request,
   if (level == KeyLevel::kPlaceFree) {
     build.placed_key = prepared.placed_key;
     build.working_directory_key = prepared.working_directory_key;
-    std::optional<CompileJob> elsewhere =
-        proves_places_ ? ElsewhereJob(*job) : std::nullopt;
-    if (elsewhere.has_value()) {
-      build.run_elsewhere =
-          run_job(std::make_shared<const CompileJob>(*std::move(elsewhere)));
-      std::optional<CompileJob> same_directory =
-          ElsewhereButTheWorkingDirectoryJob(*job);
-      if (same_directory.has_value()) {
-        build.run_elsewhere_same_directory = run_job(
-            std::make_shared<const CompileJob>(*std::move(same_directory)));
+    build.named_key = prepared.named_key;
+    if (proves_places_) {
+      // Elsewhere under another name first (the answer then holds for any
+      // name and place); elsewhere under the same name only where that
+      // differs or cannot run; the working directory kept, beside them.
+      if (std::optional<CompileJob> renamed = ElsewhereRenamedJob(*job)) {
+        build.run_elsewhere =
+            run_job(std::make_shared<const CompileJob>(*std::move(renamed)));
+      }
+      std::optional<CompileJob> elsewhere = ElsewhereJob(*job);
+      if (elsewhere.has_value()) {
+        build.run_elsewhere_named =
+            run_job(std::make_shared<const CompileJob>(*std::move(elsewhere)));
+        std::optional<CompileJob> same_directory =
+            ElsewhereButTheWorkingDirectoryJob(*job);
+        if (same_directory.has_value()) {
+          build.run_elsewhere_same_directory = run_job(
+              std::make_shared<const CompileJob>(*std::move(same_directory)));
+        }
       }
     }
   }

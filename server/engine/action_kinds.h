@@ -22,14 +22,16 @@ namespace jitcache {
 
 // What each kind of action is to the engine, for both doors alike: which
 // of a request's keys holds its answer (a compile's place-free key, its
-// working directory's or its place's; a link's without names or with
+// program name's, its working directory's or its place's; a link's without names or with
 // them; a ptxas run's base names first), and the Action a miss runs (the
 // request bound to the compiler, with its proofs).
 // Thread-safety: every method from any thread.
 class ActionKinds {
  public:
-  // Which of a compile's keys holds its answer (PreparedCompile).
-  enum class KeyLevel { kPlaceFree, kWorkingDirectory, kPlace };
+  // Which of a compile's keys holds its answer (PreparedCompile): the one
+  // without place or name, the program's name's, the working directory's,
+  // the whole place's.
+  enum class KeyLevel { kPlaceFree, kNamed, kWorkingDirectory, kPlace };
 
   // Not owned; all outlive this. `proves_places`: whether the compiler runs
   // each compile in a view of the caller's place (compile workers), so that

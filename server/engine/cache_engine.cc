@@ -43,6 +43,7 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
   if (record.working_directory_only()) {
     response->set_working_directory_only(true);
   }
+  if (record.program_name_only()) response->set_program_name_only(true);
 }
 
 // What a place-free key keeps when the answer depends on the place: the
@@ -60,6 +61,7 @@ v1::ActionRecord PlaceMattersRecord(const v1::ActionRecord& answer) {
   marker.set_last_used_unix_ms(answer.last_used_unix_ms());
   marker.set_place_matters(true);
   marker.set_working_directory_only(answer.working_directory_only());
+  marker.set_program_name_only(answer.program_name_only());
   return marker;
 }
 
@@ -164,6 +166,8 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> CacheEngine::HitAnswer(
       (*hit)->place_matters() && (*hit)->outcome() == v1::OUTCOME_UNSPECIFIED;
   answer->marker_working_directory_only =
       answer->place_marker && (*hit)->working_directory_only();
+  answer->marker_program_name_only =
+      answer->place_marker && (*hit)->program_name_only();
   answer->serialized = SerializeObjectLast(std::move(**hit));
   if (version.has_value()) {
     answer->record_version = *version;
@@ -259,19 +263,24 @@ bool CacheEngine::AnsweredByTier(const Action& action, bool* leased) {
 }
 
 absl::StatusOr<ActionResult> CacheEngine::RunWithProofs(const Action& action,
-                                                        Proof& elsewhere,
-                                                        Proof& same_directory) {
+                                                        Proofs& proofs) {
   ++counters_.compiles;
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + options_.compile_time_limit;
-  // The proof runs beside the action itself, so a miss takes no longer.
-  if (action.run_elsewhere) {
+  proofs.deadline = deadline;
+  // The proof runs beside the action itself, so a miss takes no longer;
+  // the one under the same name only when there is no other.
+  if (action.run_elsewhere || action.run_elsewhere_named) {
     ++counters_.place_proofs;
     ++counters_.place_proofs_running;
-    elsewhere = RunElsewhere(action, action.run_elsewhere, deadline);
+  }
+  if (action.run_elsewhere) {
+    proofs.elsewhere = RunElsewhere(action, action.run_elsewhere, deadline);
+  } else if (action.run_elsewhere_named) {
+    proofs.named = RunElsewhere(action, action.run_elsewhere_named, deadline);
   }
   if (action.run_elsewhere_same_directory) {
-    same_directory =
+    proofs.same_directory =
         RunElsewhere(action, action.run_elsewhere_same_directory, deadline);
   }
   absl::StatusOr<ActionResult> result = action.run(deadline);
@@ -311,6 +320,8 @@ CacheEngine::Kept CacheEngine::Keep(const Action& action, ActionResult& result,
       AnswerShowsBaseNamesOnly(result, ptxas->spelled_names);
   kept.answer_key = place.placed ? (place.working_directory_only
                                         ? *action.working_directory_key
+                                    : place.program_name_only
+                                        ? *action.named_key
                                         : *action.placed_key)
                     : base_names_only && !ptxas->named_key.has_value()
                         ? *ptxas->base_named_key
@@ -318,6 +329,9 @@ CacheEngine::Kept CacheEngine::Keep(const Action& action, ActionResult& result,
   if (place.placed || action.keyed_by_place) record.set_place_matters(true);
   if (place.working_directory_only || action.keyed_by_working_directory) {
     record.set_working_directory_only(true);
+  }
+  if (place.program_name_only || action.keyed_by_program_name) {
+    record.set_program_name_only(true);
   }
   // A ptxas answer that holds for the leader's names alone: kept under
   // them, and every requester of this flight (the leader too) asks again
@@ -369,14 +383,15 @@ void CacheEngine::RunAction(const Action& action) {
   const Digest& key = action.key;
   bool leased = false;
   if (AnsweredByTier(action, &leased)) return;
-  Proof elsewhere, same_directory;
+  Proofs proofs;
   // Under way until this action has kept its verdict, whichever way it
   // ends.
   absl::Cleanup proof_ended = [&] {
-    if (action.run_elsewhere) --counters_.place_proofs_running;
+    if (action.run_elsewhere || action.run_elsewhere_named) {
+      --counters_.place_proofs_running;
+    }
   };
-  absl::StatusOr<ActionResult> result =
-      RunWithProofs(action, elsewhere, same_directory);
+  absl::StatusOr<ActionResult> result = RunWithProofs(action, proofs);
   if (!result.ok()) {
     if (leased) tiered_->Release(key);
     flights_.Complete(key, result.status());
@@ -397,14 +412,14 @@ void CacheEngine::RunAction(const Action& action) {
   const bool answered_early =
       (!std::holds_alternative<Action::Compile>(action.kind) ||
        !FailedForAMissingFile(*result)) &&
-      AnswerLeaderBeforeProof(action, record, objects, *result, elsewhere);
+      AnswerLeaderBeforeProof(action, record, objects, *result, proofs);
   // An action keyed without its place: kept there when the place did not
   // change the answer, else under its place's key.
-  const PlaceVerdict place =
-      DecidePlace(action, result, elsewhere, same_directory);
+  const PlaceVerdict place = DecidePlace(action, result, proofs);
   const Kept kept = Keep(action, *result, place, record, objects);
   if (answered_early && kept.stored &&
-      (!place.placed || place.working_directory_only)) {
+      (!place.placed || place.working_directory_only ||
+       place.program_name_only)) {
     DropEarlyAnswer(action);
   }
 
@@ -441,17 +456,20 @@ bool CacheEngine::AnswerLeaderBeforeProof(const Action& action,
                                           const v1::ActionRecord& record,
                                           const std::vector<ObjectRef>& objects,
                                           const ActionResult& here,
-                                          Proof& elsewhere) {
+                                          Proofs& proofs) {
   // (Nor while the store cannot be written: the early copy is one write
   // more for a disk that refuses them, and would not be kept.)
-  if (!action.placed_key.has_value() || !elsewhere.valid() ||
+  const Proof& first =
+      proofs.elsewhere.valid() ? proofs.elsewhere : proofs.named;
+  if (!action.placed_key.has_value() || !first.valid() ||
       action.wait_for_proof || options_.store->WritesFailing()) {
     return false;
   }
-  // Ended: the verdict is at hand (DecidePlace waits for the compile that
-  // keeps the working directory only where this one differs).
-  if (elsewhere.wait_for(std::chrono::seconds(0)) ==
-      std::future_status::ready) {
+  // Ended, and no proof under the same name to run: the verdict is at hand
+  // (DecidePlace waits for the compile that keeps the working directory
+  // only where this one differs).
+  if (first.wait_for(std::chrono::seconds(0)) == std::future_status::ready &&
+      !NamedProofNeeded(action, here, proofs)) {
     return false;
   }
   // What a place's own key keeps: exact for this place, whatever the proof
@@ -492,7 +510,7 @@ CacheEngine::Proof CacheEngine::RunElsewhere(const Action& action,
                                              Action::Run run,
                                              absl::Time deadline) {
   auto answer = std::make_shared<std::promise<absl::StatusOr<ActionResult>>>();
-  Proof out = answer->get_future();
+  Proof out = answer->get_future().share();
   CompilePool::Task task;
   task.run = [answer, run = std::move(run), deadline] {
     answer->set_value(run(deadline));
@@ -506,45 +524,89 @@ CacheEngine::Proof CacheEngine::RunElsewhere(const Action& action,
   return out;
 }
 
+bool CacheEngine::Agrees(const Action& action, const ActionResult& here,
+                         const absl::StatusOr<ActionResult>& there) {
+  return there.ok() && (action.is_link() ? SameLinkAnswer(here, *there)
+                                         : SameAnswer(here, *there));
+}
+
+bool CacheEngine::NamedProofNeeded(const Action& action,
+                                   const ActionResult& here,
+                                   const Proofs& proofs) const {
+  if (!action.run_elsewhere_named || proofs.named.valid()) return false;
+  if (!proofs.elsewhere.valid()) return true;
+  const absl::StatusOr<ActionResult>& there = proofs.elsewhere.get();
+  // A proof that failed proves nothing: no other runs after it.
+  return there.ok() && !Agrees(action, here, there);
+}
+
 CacheEngine::PlaceVerdict CacheEngine::DecidePlace(
     const Action& action, const absl::StatusOr<ActionResult>& here,
-    Proof& elsewhere, Proof& same_directory) {
+    Proofs& proofs) {
   if (!action.placed_key.has_value()) return {};
-  if (!elsewhere.valid()) {
+  if (!proofs.elsewhere.valid() && !proofs.named.valid()) {
     // The place cannot be moved (or this compiler cannot move it): decided
     // by the place-free key alone, for good.
     ++counters_.place_kept;
     return {.placed = true, .marker = true};
   }
-  const absl::StatusOr<ActionResult> there = elsewhere.get();
-  if (!there.ok()) {
-    // Nothing proven either way: kept for this place, asked again later.
-    JITCACHE_LOG(Warning) << "compile " << action.key.Hex()
-                          << " elsewhere failed: " << there.status();
-    ++counters_.place_kept;
-    return {.placed = true, .marker = false};
+  // Under another name and elsewhere: the same answer holds for any name
+  // and place.
+  if (proofs.elsewhere.valid()) {
+    const absl::StatusOr<ActionResult>& there = proofs.elsewhere.get();
+    if (!there.ok()) {
+      // Nothing proven either way: kept for this place, asked again later.
+      JITCACHE_LOG(Warning) << action.Noun() << " " << action.key.Hex()
+                            << " elsewhere failed: " << there.status();
+      ++counters_.place_kept;
+      return {.placed = true, .marker = false};
+    }
+    if (here.ok() && Agrees(action, *here, there)) {
+      ++counters_.place_shared;
+      return {};
+    }
   }
-  if (here.ok() && (action.is_link() ? SameLinkAnswer(*here, *there)
-                                     : SameAnswer(*here, *there))) {
-    ++counters_.place_shared;
-    return {};
+  // Elsewhere under the same name: the answer depends on the name alone.
+  if (here.ok() && NamedProofNeeded(action, *here, proofs)) {
+    proofs.named =
+        RunElsewhere(action, action.run_elsewhere_named, proofs.deadline);
+  }
+  if (proofs.named.valid()) {
+    const absl::StatusOr<ActionResult>& named = proofs.named.get();
+    if (!named.ok()) {
+      JITCACHE_LOG(Warning) << action.Noun() << " " << action.key.Hex()
+                            << " elsewhere failed: " << named.status();
+      ++counters_.place_kept;
+      return {.placed = true, .marker = false};
+    }
+    if (here.ok() && Agrees(action, *here, named)) {
+      ++counters_.place_kept;
+      ++counters_.place_name_kept;
+      JITCACHE_LOG(Debug) << "compile " << action.key.Hex()
+                          << " shows its program's name; kept under "
+                          << action.named_key->Hex();
+      return {.placed = true, .program_name_only = true, .marker = true};
+    }
   }
   ++counters_.place_kept;
   // Moved everything but the working directory, and the same: the answer
   // depends on the working directory alone.
-  if (same_directory.valid()) {
-    const absl::StatusOr<ActionResult> beside = same_directory.get();
-    if (here.ok() && beside.ok() && SameAnswer(*here, *beside)) {
+  if (proofs.same_directory.valid()) {
+    const absl::StatusOr<ActionResult>& beside = proofs.same_directory.get();
+    if (here.ok() && Agrees(action, *here, beside)) {
       return {.placed = true, .working_directory_only = true, .marker = true};
     }
   }
+  const Proof& last = proofs.named.valid() ? proofs.named : proofs.elsewhere;
+  const absl::StatusOr<ActionResult>& there = last.get();
   JITCACHE_LOG(Debug) << (action.is_link() ? "link " : "compile ")
                       << action.key.Hex()
                       << (action.is_link() ? " shows its inputs' names"
                                            : " depends on its place")
                       << "; kept under " << action.placed_key->Hex() << " ("
-                      << (here.ok() ? FirstDifference(*here, *there)
-                                    : here.status().ToString())
+                      << (!here.ok()    ? here.status().ToString()
+                          : there.ok() ? FirstDifference(*here, *there)
+                                        : there.status().ToString())
                       << ")";
   return {.placed = true, .marker = true};
 }

@@ -134,9 +134,18 @@ class CacheEngine {
   struct PlaceVerdict {
     bool placed = false;
     bool working_directory_only = false;
+    bool program_name_only = false;
     bool marker = false;
   };
-  using Proof = std::future<absl::StatusOr<ActionResult>>;
+  using Proof = std::shared_future<absl::StatusOr<ActionResult>>;
+  // An action's proofs (Action::run_elsewhere and the others), each started
+  // when it is needed; `deadline` is the action's own.
+  struct Proofs {
+    Proof elsewhere;
+    Proof named;
+    Proof same_directory;
+    absl::Time deadline;
+  };
 
   // Where an action's answer was kept: its key, and for a ptxas run whose
   // answer shows its names, the key of those names and what went there.
@@ -154,11 +163,10 @@ class CacheEngine {
   // answered. False when neither had it; `leased`: this node now holds the
   // key's lease and must publish or release it.
   bool AnsweredByTier(const Action& action, bool* leased);
-  // Runs the action, its proofs beside it (started into `elsewhere` and
-  // `same_directory`), timed, counted and logged.
+  // Runs the action, its first proofs beside it (started into `proofs`),
+  // timed, counted and logged.
   absl::StatusOr<ActionResult> RunWithProofs(const Action& action,
-                                             Proof& elsewhere,
-                                             Proof& same_directory);
+                                             Proofs& proofs);
   // Keeps a result (`record`, `objects`) under the key the verdict says,
   // with its first steps; a ptxas answer that shows its names goes under
   // their key, and `record` keeps only that it does.
@@ -173,7 +181,14 @@ class CacheEngine {
                      absl::Time deadline);
   PlaceVerdict DecidePlace(const Action& action,
                            const absl::StatusOr<ActionResult>& here,
-                           Proof& elsewhere, Proof& same_directory);
+                           Proofs& proofs);
+  // Whether a proof gave `here`'s answer (a link's: under other names).
+  static bool Agrees(const Action& action, const ActionResult& here,
+                     const absl::StatusOr<ActionResult>& there);
+  // Whether the proof under the same name is still to run: the one under
+  // another name ran and did not agree (or never ran).
+  bool NamedProofNeeded(const Action& action, const ActionResult& here,
+                        const Proofs& proofs) const;
   // A miss whose proof still runs when its own run ends: its answer is
   // kept under its place's key (and its first steps under theirs), and the
   // leader answered from there at once, so that the proof adds nothing to
@@ -183,7 +198,7 @@ class CacheEngine {
   bool AnswerLeaderBeforeProof(const Action& action,
                                const v1::ActionRecord& record,
                                const std::vector<ObjectRef>& objects,
-                               const ActionResult& here, Proof& elsewhere);
+                               const ActionResult& here, Proofs& proofs);
   // After the verdict: the answer kept early under the place's key goes
   // when the verdict kept it elsewhere (it is found there now). Its first
   // steps stay: their keys are prefixes other links share, and each holds

@@ -237,7 +237,8 @@ void DescribeSources(const v1::CompileRequest& request, PreparedCompile& out) {
       out.name_expressions.end());
 }
 
-// The place-free key, and those of the place and of the working directory.
+// The place-free key (without the program's name), the named one, and those
+// of the place and of the working directory.
 void ComputeKeys(const v1::CompileRequest& request,
                  const ToolchainInfo& toolchain, const CompilePlace& place,
                  PreparedCompile& out) {
@@ -246,7 +247,7 @@ void ComputeKeys(const v1::CompileRequest& request,
   key.target = out.target;
   key.arch = out.arch;
   key.options = out.options;
-  const std::string program = place.ProgramForKey();
+  const std::string program = place.ProgramWithoutNameForKey();
   key.program = program;
   key.source = request.source();
   for (const v1::Header& header : request.headers()) {
@@ -259,10 +260,15 @@ void ComputeKeys(const v1::CompileRequest& request,
   key.included_set = out.included_set;
   key.exact_include_path = request.exact_include_path();
   out.key = ComputeCompileKey(key);
+  const std::string named_program = place.ProgramForKey();
+  key.program = named_program;
+  out.named_key = ComputeCompileKey(key);
+  // The place's keys hold the name: built on the named key.
   out.placed_key = ComputePlacedCompileKey(
-      {out.key, out.working_directory, out.program_name, out.file_mtimes_ns});
+      {out.named_key, out.working_directory, out.program_name,
+       out.file_mtimes_ns});
   out.working_directory_key =
-      ComputePlacedCompileKey({.place_free = out.key,
+      ComputePlacedCompileKey({.place_free = out.named_key,
                                .working_directory = out.working_directory,
                                .program_name = {},
                                .file_mtimes_ns = {},

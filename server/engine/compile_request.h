@@ -12,9 +12,12 @@ namespace jitcache {
 // A validated request and its key. Holds no copy of the source or headers:
 // a hit needs only the key, and MakeCompileJob copies them for a miss.
 struct PreparedCompile {
-  // The place-free key (cache_key.h), and the key of this request's place
-  // (used when the answer depends on it).
+  // The place-free key (cache_key.h): without the place and without the
+  // program's name; the key with the program's name (where the name alone
+  // matters), and the keys of this request's place (used when the answer
+  // depends on it), which hold the name too.
   Digest key;
+  Digest named_key;
   Digest placed_key;
   Digest working_directory_key;  // where the working directory alone matters
   ObjectKind target = ObjectKind::kPtx;

@@ -31,6 +31,7 @@ struct HotAnswer {
   // (PreparedCompile::placed_key).
   bool place_marker = false;
   bool marker_working_directory_only = false;  // where to look
+  bool marker_program_name_only = false;
 
   // `serialized` as a sealed memory file (sealed_file.h), made on first
   // need and kept as long as the answer: what the framed socket hands a

@@ -39,6 +39,12 @@ std::optional<CompileJob> ElsewhereJob(const CompileJob& job) {
                           .Elsewhere(AnchoredPaths(job)));
 }
 
+std::optional<CompileJob> ElsewhereRenamedJob(const CompileJob& job) {
+  return MovedTo(job, CompilePlace(job.working_directory, job.program_name)
+                          .Elsewhere(AnchoredPaths(job),
+                                     CompilePlace::Name::kRenamed));
+}
+
 std::optional<CompileJob> ElsewhereButTheWorkingDirectoryJob(
     const CompileJob& job) {
   return MovedTo(job, CompilePlace(job.working_directory, job.program_name)

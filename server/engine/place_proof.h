@@ -1,12 +1,16 @@
 #ifndef JITCACHE_SERVER_ENGINE_PLACE_PROOF_H_
 #define JITCACHE_SERVER_ENGINE_PLACE_PROOF_H_
 
-// Whether a compile's answer depends on its place (compile_place.h),
-// decided by the real compiler: the compile runs once more at the same
-// layout somewhere else, with other file times, at the same time as the
-// caller's own, and the two answers are compared. Equal answers are shared
-// by every place (the place-free key); any difference, or a place whose
-// layout cannot be reproduced elsewhere, keeps the answer to its own place.
+// Whether a compile's answer depends on its place (compile_place.h) or its
+// program's name, decided by the real compiler: the compile runs once more
+// at the same layout somewhere else, under another program name, with
+// other file times, at the same time as the caller's own, and the two
+// answers are compared. Equal answers are shared by every place and name
+// (the place-free key). Where they differ, the compile runs elsewhere once
+// more under the caller's name: equal answers then depend on the name
+// alone (shared by every place under that name); any other difference, or
+// a place whose layout cannot be reproduced elsewhere, keeps the answer to
+// its own place.
 //
 // Pure; any thread.
 #include <optional>
@@ -23,6 +27,11 @@ namespace jitcache {
 // them, every file's time moved too. nullopt when the layout cannot be
 // reproduced elsewhere.
 std::optional<CompileJob> ElsewhereJob(const CompileJob& job);
+
+// ElsewhereJob, with the program under another base name too (CompilePlace::
+// RenamedProgram): equal answers hold for any name and place. nullopt where
+// the program cannot be renamed so.
+std::optional<CompileJob> ElsewhereRenamedJob(const CompileJob& job);
 
 // The same compile with the program's directory moved and the times too,
 // the working directory where it is (CompilePlace::

@@ -29,6 +29,8 @@ struct ServiceCounters {
   std::atomic<uint64_t> place_proofs{0};  // compiles run again elsewhere
   std::atomic<uint64_t> place_shared{0};  // answers every place shares
   std::atomic<uint64_t> place_kept{0};    // answers kept for their place
+  // Of those, answers kept for the program's name, shared by every place.
+  std::atomic<uint64_t> place_name_kept{0};
   // Leaders answered when their compile ended, before their proof did.
   std::atomic<uint64_t> place_answered_before_proof{0};
   // A gauge: proofs started whose verdict is not yet kept (never zeroed).
@@ -108,6 +110,7 @@ struct ServiceCounters {
                     &place_proofs,
                     &place_shared,
                     &place_kept,
+                    &place_name_kept,
                     &place_answered_before_proof}) {
       c->store(0);
     }
@@ -132,6 +135,7 @@ struct ServiceCounters {
     out->set_place_proofs(place_proofs);
     out->set_place_shared(place_shared);
     out->set_place_kept(place_kept);
+    out->set_place_name_kept(place_name_kept);
     out->set_place_answered_before_proof(place_answered_before_proof);
     out->set_place_proofs_running(place_proofs_running);
     out->set_hot_hits(hot_hits);

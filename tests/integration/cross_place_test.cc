@@ -105,8 +105,9 @@ class CrossPlace : public ::testing::Test {
             "JITCACHE_CASE_TRACE=1"};
   }
 
+  // `renamed`: every named program under another name (RenamePrograms).
   Place MakePlace(const std::string& root, const std::string& cases_name,
-                  const std::string& temp_dir) {
+                  const std::string& temp_dir, bool renamed = false) {
     Place place;
     place.root = root;
     place.corpus = testing::BuildCorpus(root, 0, shared_);
@@ -119,6 +120,7 @@ class CrossPlace : public ::testing::Test {
         return !std::regex_search(v.id, keep);
       });
     }
+    if (renamed) testing::RenamePrograms(place.corpus, root);
     if (!temp_dir.empty()) {
       testing::NameAfterTemporaryFiles(place.corpus, temp_dir);
     }
@@ -255,7 +257,8 @@ class CrossPlace : public ::testing::Test {
               << out.dependent << " differ; " << unasked
               << " answered by the real NVRTC in the caller. Daemon: "
               << stats.place_proofs << " proofs, " << stats.place_shared
-              << " shared, " << stats.place_kept << " kept for their place\n";
+              << " shared, " << stats.place_kept << " kept for their place ("
+              << stats.place_name_kept << " for their program's name)\n";
     // Why the daemon kept answers for their place, from its log.
     for (absl::string_view line : absl::StrSplit(daemon.Log(), '\n')) {
       if (absl::StrContains(line, "depends on its place")) {
@@ -293,12 +296,28 @@ TEST_F(CrossPlace, ACuPyStyleTemporaryProgramName) {
   EXPECT_TRUE(!v.whole_corpus || (v.shareable > 40 && v.dependent > 10));
 }
 
-TEST_F(CrossPlace, BothAnotherDirectoryAndATemporaryName) {
+// Another directory and another temporary name, under another base name
+// (a random temporary file, as cuda.core's tests name their programs).
+TEST_F(CrossPlace, BothAnotherDirectoryAndAnotherTemporaryName) {
   const Verdicts v = Compare(
       "both",
       MakePlace(root_.Sub("a/one"), "b1.cases", root_.Sub("tmp/tmpq1w2e3r4")),
       MakePlace(root_.Sub("b/two/deeper"), "b2.cases",
-                root_.Sub("var/tmp/tmpp0o9i8u7")));
+                root_.Sub("var/tmp/tmpp0o9i8u7"), /*renamed=*/true));
+  EXPECT_THAT(v.wrong, IsEmpty());
+  EXPECT_THAT(v.false_hits, IsEmpty());
+  EXPECT_THAT(v.missed, IsEmpty()) << "the daemon's reasons:\n" << v.why;
+  EXPECT_TRUE(!v.whole_corpus || (v.shareable > 40 && v.dependent > 10));
+}
+
+// The same programs under other names (kern.cu, then another), relative to
+// another working directory with the same layout: the name is keyed only
+// where the real NVRTC's answer shows it.
+TEST_F(CrossPlace, AnotherProgramNameInAnotherDirectory) {
+  const Verdicts v =
+      Compare("renamed", MakePlace(root_.Sub("a/one"), "r1.cases", ""),
+              MakePlace(root_.Sub("b/two/deeper"), "r2.cases", "",
+                        /*renamed=*/true));
   EXPECT_THAT(v.wrong, IsEmpty());
   EXPECT_THAT(v.false_hits, IsEmpty());
   EXPECT_THAT(v.missed, IsEmpty()) << "the daemon's reasons:\n" << v.why;

@@ -560,6 +560,26 @@ void NameAfterTemporaryFiles(std::vector<Variant>& corpus,
   }
 }
 
+void RenamePrograms(std::vector<Variant>& corpus, const std::string& root) {
+  for (Variant& v : corpus) {
+    if (!v.name.has_value() || v.name->empty()) continue;
+    const std::filesystem::path name(*v.name);
+    const std::filesystem::path renamed =
+        name.parent_path() / ("other_" + name.stem().string() + "_name" +
+                              name.extension().string());
+    const std::filesystem::path from =
+        std::filesystem::path(root) / v.dir / name;
+    const std::filesystem::path to = std::filesystem::path(root) / v.dir /
+                                     renamed;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(from, ec)) {
+      std::filesystem::copy_file(
+          from, to, std::filesystem::copy_options::overwrite_existing, ec);
+    }
+    v.name = renamed.string();
+  }
+}
+
 std::string Variant::Describe() const {
   return absl::StrCat("name ", name.has_value() ? "'" + *name + "'" : "NULL",
                       ", options [", absl::StrJoin(options, " "), "]",

@@ -35,6 +35,12 @@ std::vector<Variant> BuildCorpus(const std::string& root, int generation = 0,
 void NameAfterTemporaryFiles(std::vector<Variant>& corpus,
                              const std::string& temp_dir);
 
+// Every named program under another base name with the same extension, as
+// a code generator or a random temporary name gives: its file copied to the
+// new name where the old one named a file (a relative name from `root`, or
+// the variant's directory under it).
+void RenamePrograms(std::vector<Variant>& corpus, const std::string& root);
+
 // The case file tests/testing/nvrtc_case.c reads; `reversed`: last first.
 // Sources and headers go to files beside it.
 void WriteCaseFile(const std::vector<Variant>& corpus, const std::string& path,

@@ -20,7 +20,9 @@ namespace jitcache::testing {
 // A Compiler that counts its calls and can be held at a gate. Its object is
 // a function of the job, so equal jobs give equal bytes: the working
 // directory and the files' paths are in it (an answer that depends on the
-// place), unless the source says "#placeless". A source containing
+// place), unless the source says "#placeless"; a source that says "#named"
+// shows the program's base name (as NVRTC's internal symbols do), wherever
+// the program is. A source containing
 // "#error" gives a compile error, "#missing" one for a file not found, and
 // "#infra" an INTERNAL error ("#infra-elsewhere": only in a compile run
 // elsewhere, a place proof's).
@@ -98,6 +100,11 @@ class FakeCompiler final : public Compiler {
     const bool placeless = absl::StrContains(job.source, "#placeless");
     if (!job.working_directory.empty() && !placeless) {
       absl::StrAppend(&result.object, " cwd=", job.working_directory);
+    }
+    if (absl::StrContains(job.source, "#named")) {
+      absl::StrAppend(
+          &result.object, " name=",
+          std::filesystem::path(job.program_name).filename().string());
     }
     if (job.files != nullptr) {
       const CompilePlace place(job.working_directory, job.program_name);

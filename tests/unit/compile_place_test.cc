@@ -116,6 +116,80 @@ TEST(CompilePlace, ElsewhereKeepsTheLayoutAndMovesEverything) {
             std::nullopt);
 }
 
+// The program's own file is anchored by what it is, not by its name, and
+// the name-free key holds the name's extension and spelled directories
+// alone.
+TEST(CompilePlace, TheProgramsOwnFileAndTheNameFreeKeyHoldNoName) {
+  const CompilePlace abs("/home/ada/proj", "/tmp/tmpab12/kern.cu");
+  EXPECT_EQ(abs.Anchored("/tmp/tmpab12/kern.cu"), "F:");
+  EXPECT_EQ(abs.Absolute("F:"), "/tmp/tmpab12/kern.cu");
+  EXPECT_EQ(abs.Anchored("/tmp/tmpab12/kern.cuh"), "P:kern.cuh");
+  const CompilePlace rel("/home/ada/proj", "sub/kern.cu");
+  EXPECT_EQ(rel.Anchored("/home/ada/proj/sub/kern.cu"), "F:");
+  EXPECT_EQ(rel.Absolute("F:"), "/home/ada/proj/sub/kern.cu");
+  EXPECT_EQ(CompilePlace("/a", "dir/").Absolute("F:"), std::nullopt)
+      << "a name that names no file";
+  EXPECT_EQ(CompilePlace("/a", "dir/").Anchored("/a/dir"), "P:");
+
+  auto free = [](const char* cwd, const char* name) {
+    return CompilePlace(cwd, name).ProgramWithoutNameForKey();
+  };
+  EXPECT_EQ(free("/a", "/tmp/x/kern.cu"), free("/b", "/tmp/y/s.cu"));
+  EXPECT_EQ(free("/a", "kern.cu"), free("/b", "other.cu"));
+  EXPECT_EQ(free("/a", "sub/kern.cu"), free("/b", "sub/s.cu"));
+  EXPECT_NE(free("/a", "sub/kern.cu"), free("/a", "kern.cu"));
+  EXPECT_NE(free("/a", "kern.cu"), free("/a", "kern.cuh"));
+  EXPECT_NE(free("/a", "kern.cu"), free("/a", "/tmp/x/kern.cu"));
+  EXPECT_EQ(free("/a", "default_program"), free("/a", "other"));
+  // Never the text of a key with a name, whatever the name.
+  for (const char* name : {"*.cu", "any name rel:*.cu", "/t/*.cu", "kern.cu"}) {
+    EXPECT_NE(CompilePlace("/a", name).ProgramForKey(), free("/a", "k.cu"));
+    EXPECT_NE(CompilePlace("/a", name).ProgramForKey(),
+              free("/a", "/t/k.cu"));
+  }
+}
+
+TEST(CompilePlace, ARenamedProgramKeepsItsExtensionAndChangesItsLength) {
+  for (const char* base : {"kern.cu", "r.cu", "default_program", ".cu",
+                           "a.b.cu", "r3n4m3d_kern_x9.cu"}) {
+    SCOPED_TRACE(base);
+    const std::string renamed = CompilePlace::RenamedProgram(base);
+    EXPECT_NE(renamed, base);
+    EXPECT_NE(renamed.size(), std::string(base).size());
+    EXPECT_NE(renamed[0], base[0]);
+    const std::string_view b(base);
+    const size_t dot = b.rfind('.');
+    if (dot != std::string_view::npos && dot > 0) {
+      EXPECT_TRUE(renamed.ends_with(b.substr(dot)));
+    }
+  }
+}
+
+// The first proof's place: elsewhere and under another name, the program's
+// own file with it.
+TEST(CompilePlace, ElsewhereUnderAnotherNameMovesTheProgramsFileToo) {
+  for (const char* name : {"kern.cu", "sub/kern.cu", "/tmp/tmpab12/kern.cu"}) {
+    SCOPED_TRACE(name);
+    const CompilePlace here("/home/ada/proj", name);
+    const std::vector<std::string> files = {"F:", "P:k.h", "/opt/lib/y.h"};
+    std::optional<CompilePlace> there =
+        here.Elsewhere(files, CompilePlace::Name::kRenamed);
+    ASSERT_TRUE(there.has_value());
+    EXPECT_EQ(there->ProgramWithoutNameForKey(),
+              here.ProgramWithoutNameForKey());
+    EXPECT_NE(there->ProgramForKey(), here.ProgramForKey());
+    EXPECT_EQ(there->layout(), here.layout());
+    EXPECT_EQ(*there->Absolute("F:"),
+              JoinLexically(there->cwd(), there->program_name()));
+    EXPECT_TRUE(there->Absolute("F:")->ends_with(
+        "/" + CompilePlace::RenamedProgram("kern.cu")));
+    EXPECT_EQ(there->Anchored(*there->Absolute("F:")), "F:");
+  }
+  EXPECT_EQ(CompilePlace("/a", "dir/").Elsewhere({}, CompilePlace::Name::kRenamed),
+            std::nullopt)
+      << "a name that names no file has no other";
+}
+
 // The second proof's place: the program's directory moves alone.
 TEST(CompilePlace, OnlyAProgramApartFromTheWorkingDirectoryMovesAlone) {
   const CompilePlace cupy("/home/ada/job", "/tmp/tmpab12/kern.cu");

@@ -659,7 +659,8 @@ TEST_F(PlaceTest, AnAnswerThatDependsOnThePlaceIsKeptForItsPlace) {
   EXPECT_THAT(b.object(), HasSubstr("cwd=/home/bob/p"));
   EXPECT_THAT(b.object(), HasSubstr("[/home/bob/p/k.h]int h;"));
   EXPECT_NE(b.cache_key(), a.cache_key());
-  EXPECT_EQ(compiler_.elsewhere_calls(), 1) << "decided once";
+  EXPECT_EQ(compiler_.elsewhere_calls(), 2)
+      << "decided once: under another name, then under the same one";
 
   ASSERT_TRUE(Call(From("/home/ada/p", "k"), &again).ok());
   EXPECT_EQ(again.served(), v1::SERVED_HIT);
@@ -719,8 +720,68 @@ TEST_F(PlaceTest, ACallerFromAnotherPlaceOfAHerdGetsItsOwnPlacesAnswer) {
   EXPECT_EQ(a.served(), v1::SERVED_MISS);
   EXPECT_EQ(b.served(), v1::SERVED_MISS) << "led its own place's compile";
   EXPECT_EQ(compiler_.calls(), 2);
-  EXPECT_EQ(compiler_.elsewhere_calls(), 1);
+  EXPECT_EQ(compiler_.elsewhere_calls(), 2) << "the leader's two proofs";
   EXPECT_EQ(Stats().requests(), 2u);
+}
+
+// The program's name is in the key only where the answer shows it: the
+// same program under another name, from another place, is a hit when the
+// proof (elsewhere, under another name) gave the same answer.
+TEST_F(PlaceTest, AnAnswerThatDoesNotShowTheProgramsNameIsSharedByEveryName) {
+  auto named = [](const std::string& dir, const std::string& name,
+                  const std::string& source) {
+    v1::CompileRequest r = From(dir, source);
+    r.set_program_name(dir + "/" + name);
+    return r;
+  };
+  v1::CompileResponse a, b;
+  ASSERT_TRUE(Call(named("/home/ada/p", "s.cu", "#placeless"), &a).ok());
+  EXPECT_EQ(a.served(), v1::SERVED_MISS);
+  EXPECT_FALSE(a.place_matters());
+  EXPECT_EQ(compiler_.elsewhere_calls(), 1) << "one proof, under another name";
+  ASSERT_TRUE(
+      Call(named("/tmp/tmpq1w2e3r4", "kern.cu", "#placeless"), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_HIT);
+  EXPECT_EQ(b.object(), a.object());
+  // Another extension is another key (NVRTC could read it).
+  ASSERT_TRUE(Call(named("/home/ada/p", "s.cuh", "#placeless"), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_MISS);
+  EXPECT_EQ(compiler_.calls(), 2);
+}
+
+// An answer that shows the program's name but not its place: kept under
+// the name, shared by every place that names the program so, and another
+// name compiles its own.
+TEST_F(PlaceTest, AnAnswerThatShowsTheProgramsNameIsSharedUnderThatName) {
+  auto named = [](const std::string& dir, const std::string& name) {
+    v1::CompileRequest r = From(dir, "#placeless #named");
+    r.set_program_name(dir + "/" + name);
+    return r;
+  };
+  v1::CompileResponse a, b, c, d;
+  ASSERT_TRUE(Call(named("/home/ada/p", "s.cu"), &a).ok());
+  EXPECT_EQ(a.served(), v1::SERVED_MISS);
+  EXPECT_TRUE(a.place_matters());
+  EXPECT_TRUE(a.program_name_only());
+  EXPECT_THAT(a.object(), HasSubstr("name=s.cu"));
+  EXPECT_EQ(compiler_.elsewhere_calls(), 2)
+      << "under another name, then under the same one";
+  EXPECT_EQ(Stats().place_name_kept(), 1u);
+
+  ASSERT_TRUE(Call(named("/tmp/tmpq1w2e3r4", "s.cu"), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_HIT) << "the same name elsewhere";
+  EXPECT_EQ(b.object(), a.object());
+  EXPECT_EQ(b.cache_key(), a.cache_key());
+
+  ASSERT_TRUE(Call(named("/home/ada/p", "kern.cu"), &c).ok());
+  EXPECT_EQ(c.served(), v1::SERVED_MISS) << "another name";
+  EXPECT_THAT(c.object(), HasSubstr("name=kern.cu"));
+  EXPECT_TRUE(c.program_name_only());
+  ASSERT_TRUE(Call(named("/home/bob/q", "kern.cu"), &d).ok());
+  EXPECT_EQ(d.served(), v1::SERVED_HIT);
+  EXPECT_EQ(d.object(), c.object());
+  EXPECT_EQ(compiler_.calls(), 2);
+  EXPECT_EQ(compiler_.elsewhere_calls(), 2) << "decided once for every name";
 }
 
 // Herds from many places of a compile every place shares: one compile.
@@ -769,7 +830,9 @@ TEST_F(PlaceTest, AnAnswerThatDependsOnTheWorkingDirectoryAloneIsSharedThere) {
   EXPECT_EQ(a.served(), v1::SERVED_MISS);
   EXPECT_TRUE(a.place_matters());
   EXPECT_TRUE(a.working_directory_only());
-  EXPECT_EQ(compiler_.elsewhere_calls(), 2) << "both proofs ran";
+  EXPECT_EQ(compiler_.elsewhere_calls(), 3)
+      << "every proof ran: under another name, under the same, and in the "
+         "same working directory";
 
   ASSERT_TRUE(Call(from("/home/ada/job", "/tmp/tmpbbbb"), &b).ok());
   EXPECT_EQ(b.served(), v1::SERVED_HIT) << "another temporary directory";

@@ -129,6 +129,9 @@ struct DaemonStats {
   // depends on the caller's place, and how many did not (shared by every
   // place) and did (kept for their place).
   uint64_t place_proofs = 0, place_shared = 0, place_kept = 0;
+  // Of those kept, how many depend on the program's name alone (shared by
+  // every place that names the program the same way).
+  uint64_t place_name_kept = 0;
   // Misses answered before their place proof ended (kept for their place
   // meanwhile).
   uint64_t place_answered_before_proof = 0;
