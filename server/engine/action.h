@@ -79,6 +79,12 @@ struct Action {
   // `named_key`.
   std::optional<Digest> named_key;
   Run run_elsewhere_named;
+  // The program's name in `run_elsewhere`, `run_elsewhere_named` and
+  // `run_elsewhere_same_directory` (a compile's): a log that differs by the
+  // names alone is kept once, written for each caller's name.
+  std::string elsewhere_program_name;
+  std::string elsewhere_named_program_name;
+  std::string same_directory_program_name;
   // `key` is a place's own key (its answer depends on the place), or the
   // working directory's.
   bool keyed_by_place = false;

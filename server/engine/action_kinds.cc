@@ -31,6 +31,12 @@ const Digest& ActionKinds::LinkKeyAt(const PreparedLink& link, bool named) {
 
 bool ActionKinds::AnsweredForAnotherPlace(const v1::CompileResponse& answer,
                                           const PreparedCompile& prepared) {
+  // (A log written for another program's name is served again, for this
+  // one's.)
+  if (!answer.log_program_name().empty() &&
+      answer.log_program_name() != prepared.program_name) {
+    return true;
+  }
   return answer.place_matters() &&
          answer.cache_key() != prepared.placed_key.Hex() &&
          answer.cache_key() != prepared.named_key.Hex() &&
@@ -50,6 +56,14 @@ ActionKinds::CompileHitForOwnPlace(const PreparedCompile& prepared,
 }
 
 absl::StatusOr<std::shared_ptr<const HotAnswer>> ActionKinds::CompileHit(
+    const PreparedCompile& prepared, KeyLevel* level) {
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
+      CompileHitAsKept(prepared, level);
+  if (!hit.ok()) return hit;
+  return AnswerFor(*std::move(hit), prepared.program_name);
+}
+
+absl::StatusOr<std::shared_ptr<const HotAnswer>> ActionKinds::CompileHitAsKept(
     const PreparedCompile& prepared, KeyLevel* level) {
   // Without proofs nothing is shared between places: each place's key
   // alone (no record under the place-free key).
@@ -171,16 +185,19 @@ Action ActionKinds::CompileAction(const v1::CompileRequest& request,
       // name and place); elsewhere under the same name only where that
       // differs or cannot run; the working directory kept, beside them.
       if (std::optional<CompileJob> renamed = ElsewhereRenamedJob(*job)) {
+        build.elsewhere_program_name = renamed->program_name;
         build.run_elsewhere =
             run_job(std::make_shared<const CompileJob>(*std::move(renamed)));
       }
       std::optional<CompileJob> elsewhere = ElsewhereJob(*job);
       if (elsewhere.has_value()) {
+        build.elsewhere_named_program_name = elsewhere->program_name;
         build.run_elsewhere_named =
             run_job(std::make_shared<const CompileJob>(*std::move(elsewhere)));
         std::optional<CompileJob> same_directory =
             ElsewhereButTheWorkingDirectoryJob(*job);
         if (same_directory.has_value()) {
+          build.same_directory_program_name = same_directory->program_name;
           build.run_elsewhere_same_directory = run_job(
               std::make_shared<const CompileJob>(*std::move(same_directory)));
         }
@@ -276,6 +293,21 @@ absl::StatusOr<ActionResult> ActionKinds::RunLink(const PreparedLink& link,
   job.target = link.target;
   job.deadline = deadline;
   job.as_called = link.as_called;
+  for (const auto& input : link.inputs) {
+    for (const SourceStat& source : input.sources) {
+      auto same = std::find_if(
+          job.sources.begin(), job.sources.end(),
+          [&](const SourceStat& s) { return s.path == source.path; });
+      if (same == job.sources.end()) {
+        job.sources.push_back(source);
+      } else if (same->exists != source.exists || same->size != source.size ||
+                 same->mtime_ns != source.mtime_ns) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "link: source ", source.path,
+            " was two files for the caller: the caller links it"));
+      }
+    }
+  }
   for (const auto& input : link.inputs) {
     // What came inline is at hand (a proof may start before it is kept).
     auto sent =

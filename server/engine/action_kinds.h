@@ -48,7 +48,8 @@ class ActionKinds {
   static const Digest& LinkKeyAt(const PreparedLink& link, bool named);
 
   // The stored answer for a compile: under its place-free key, or under
-  // the key its record says the answer depends on; null on a miss.
+  // the key its record says the answer depends on; null on a miss. A log
+  // kept as a template is written for this request's program name.
   // `level` (optional) says which key answered or is to be run.
   absl::StatusOr<std::shared_ptr<const HotAnswer>> CompileHit(
       const PreparedCompile& prepared, KeyLevel* level = nullptr);
@@ -102,6 +103,9 @@ class ActionKinds {
                                        absl::Time deadline);
 
  private:
+  // CompileHit's answer as the store keeps it (a log template unwritten).
+  absl::StatusOr<std::shared_ptr<const HotAnswer>> CompileHitAsKept(
+      const PreparedCompile& prepared, KeyLevel* level);
   absl::Status KeepInlineInputs(const PreparedLink& link);
 
   CacheEngine* const engine_;

@@ -44,6 +44,11 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
     response->set_working_directory_only(true);
   }
   if (record.program_name_only()) response->set_program_name_only(true);
+  // A template (kProgramNameInLog where the name was), written for each
+  // program by WriteLogFor.
+  if (record.log_names_program()) {
+    response->set_log_program_name(std::string(kProgramNameInLog));
+  }
 }
 
 // What a place-free key keeps when the answer depends on the place: the
@@ -168,6 +173,7 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> CacheEngine::HitAnswer(
       answer->place_marker && (*hit)->working_directory_only();
   answer->marker_program_name_only =
       answer->place_marker && (*hit)->program_name_only();
+  answer->log_template = (*hit)->log_program_name() == kProgramNameInLog;
   answer->serialized = SerializeObjectLast(std::move(**hit));
   if (version.has_value()) {
     answer->record_version = *version;
@@ -239,6 +245,7 @@ bool CacheEngine::AnsweredByTier(const Action& action, bool* leased) {
   // Another flight may have stored this key between our miss and now.
   absl::StatusOr<std::optional<v1::CompileResponse>> stored = LookUp(key);
   if (stored.ok() && stored->has_value()) {
+    WriteLogFor(**stored, action.program_name);
     flights_.Complete(
         key, std::make_shared<const v1::CompileResponse>(**std::move(stored)));
     return true;
@@ -257,6 +264,7 @@ bool CacheEngine::AnsweredByTier(const Action& action, bool* leased) {
   // too, so that this node's next caller is answered call by call.
   if (whole.has_link_trace()) KeepFirstSteps(action, whole, false, false);
   (*fetched)->set_served_remotely(true);
+  WriteLogFor(**fetched, action.program_name);
   flights_.Complete(
       key, std::make_shared<const v1::CompileResponse>(**std::move(fetched)));
   return true;
@@ -332,6 +340,10 @@ CacheEngine::Kept CacheEngine::Keep(const Action& action, ActionResult& result,
   }
   if (place.program_name_only || action.keyed_by_program_name) {
     record.set_program_name_only(true);
+  }
+  if (place.log_names_program) {
+    record.set_log(*LogTemplate(record.log(), action.program_name));
+    record.set_log_names_program(true);
   }
   // A ptxas answer that holds for the leader's names alone: kept under
   // them, and every requester of this flight (the leader too) asks again
@@ -425,6 +437,7 @@ void CacheEngine::RunAction(const Action& action) {
 
   auto response = std::make_shared<v1::CompileResponse>();
   FillFromRecord(kept.answer_key, record, response.get());
+  WriteLogFor(*response, action.program_name);
   if (result->ok) response->set_object(std::move(result->object));
   flights_.Complete(key, std::shared_ptr<const v1::CompileResponse>(response));
   // The requesters have their answer; the cluster gets it in the background.
@@ -530,6 +543,36 @@ bool CacheEngine::Agrees(const Action& action, const ActionResult& here,
                                          : SameAnswer(here, *there));
 }
 
+bool CacheEngine::AgreesButTheName(const Action& action,
+                                   const ActionResult& here,
+                                   const absl::StatusOr<ActionResult>& there,
+                                   const std::string& there_program_name) {
+  return there.ok() && !action.is_link() &&
+         SameAnswerButTheName(here, action.program_name, *there,
+                              there_program_name);
+}
+
+void WriteLogFor(v1::CompileResponse& response,
+                 absl::string_view program_name) {
+  if (response.log_program_name() != kProgramNameInLog) return;
+  response.set_log(LogFor(response.log(), program_name));
+  response.set_log_program_name(std::string(program_name));
+}
+
+std::shared_ptr<const HotAnswer> AnswerFor(
+    std::shared_ptr<const HotAnswer> answer, absl::string_view program_name) {
+  if (answer == nullptr || !answer->log_template) return answer;
+  v1::CompileResponse response;
+  if (!response.ParseFromString(answer->serialized)) return answer;
+  WriteLogFor(response, program_name);
+  auto mine = std::make_shared<HotAnswer>();
+  mine->record_version = answer->record_version;
+  mine->compile_time_us = answer->compile_time_us;
+  mine->outcome = answer->outcome;
+  mine->serialized = SerializeObjectLast(std::move(response));
+  return mine;
+}
+
 bool CacheEngine::NamedProofNeeded(const Action& action,
                                    const ActionResult& here,
                                    const Proofs& proofs) const {
@@ -537,7 +580,8 @@ bool CacheEngine::NamedProofNeeded(const Action& action,
   if (!proofs.elsewhere.valid()) return true;
   const absl::StatusOr<ActionResult>& there = proofs.elsewhere.get();
   // A proof that failed proves nothing: no other runs after it.
-  return there.ok() && !Agrees(action, here, there);
+  return there.ok() && !Agrees(action, here, there) &&
+         !AgreesButTheName(action, here, there, action.elsewhere_program_name);
 }
 
 CacheEngine::PlaceVerdict CacheEngine::DecidePlace(
@@ -565,6 +609,16 @@ CacheEngine::PlaceVerdict CacheEngine::DecidePlace(
       ++counters_.place_shared;
       return {};
     }
+    // The same but for the program's name in the log: shared, the log
+    // written for each caller's name.
+    if (here.ok() &&
+        AgreesButTheName(action, *here, there, action.elsewhere_program_name)) {
+      ++counters_.place_shared;
+      JITCACHE_LOG(Debug) << "compile " << action.key.Hex() << " ("
+                          << action.program_name
+                          << ") names its program in its log alone";
+      return {.log_names_program = true};
+    }
   }
   // Elsewhere under the same name: the answer depends on the name alone.
   if (here.ok() && NamedProofNeeded(action, *here, proofs)) {
@@ -579,13 +633,23 @@ CacheEngine::PlaceVerdict CacheEngine::DecidePlace(
       ++counters_.place_kept;
       return {.placed = true, .marker = false};
     }
-    if (here.ok() && Agrees(action, *here, named)) {
+    // The same, or the same but for the program's name in the log (its
+    // directory there): written for each caller's name.
+    const bool same = here.ok() && Agrees(action, *here, named);
+    if (same || (here.ok() && AgreesButTheName(
+                                  action, *here, named,
+                                  action.elsewhere_named_program_name))) {
       ++counters_.place_kept;
       ++counters_.place_name_kept;
-      JITCACHE_LOG(Debug) << "compile " << action.key.Hex()
-                          << " shows its program's name; kept under "
-                          << action.named_key->Hex();
-      return {.placed = true, .program_name_only = true, .marker = true};
+      JITCACHE_LOG(Debug) << "compile " << action.key.Hex() << " ("
+                          << action.program_name
+                          << ") shows its program's name; kept under "
+                          << action.named_key->Hex()
+                          << (same ? "" : ", its log written for each name");
+      return {.placed = true,
+              .program_name_only = true,
+              .marker = true,
+              .log_names_program = !same};
     }
   }
   ++counters_.place_kept;
@@ -593,14 +657,23 @@ CacheEngine::PlaceVerdict CacheEngine::DecidePlace(
   // depends on the working directory alone.
   if (proofs.same_directory.valid()) {
     const absl::StatusOr<ActionResult>& beside = proofs.same_directory.get();
-    if (here.ok() && Agrees(action, *here, beside)) {
-      return {.placed = true, .working_directory_only = true, .marker = true};
+    const bool same = here.ok() && Agrees(action, *here, beside);
+    if (same || (here.ok() && AgreesButTheName(
+                                  action, *here, beside,
+                                  action.same_directory_program_name))) {
+      return {.placed = true,
+              .working_directory_only = true,
+              .marker = true,
+              .log_names_program = !same};
     }
   }
   const Proof& last = proofs.named.valid() ? proofs.named : proofs.elsewhere;
   const absl::StatusOr<ActionResult>& there = last.get();
   JITCACHE_LOG(Debug) << (action.is_link() ? "link " : "compile ")
                       << action.key.Hex()
+                      << (action.is_link()
+                              ? ""
+                              : absl::StrCat(" (", action.program_name, ")"))
                       << (action.is_link() ? " shows its inputs' names"
                                            : " depends on its place")
                       << "; kept under " << action.placed_key->Hex() << " ("

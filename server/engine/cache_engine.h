@@ -8,9 +8,11 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/digest.h"
@@ -29,6 +31,13 @@
 #include "server/store/tiered_store.h"
 
 namespace jitcache {
+
+// An answer whose log is a template (its record's log_names_program), the
+// log written for a program named `program_name`, and log_program_name
+// set to it; any other answer as it is.
+void WriteLogFor(v1::CompileResponse& response, absl::string_view program_name);
+std::shared_ptr<const HotAnswer> AnswerFor(
+    std::shared_ptr<const HotAnswer> answer, absl::string_view program_name);
 
 struct EngineOptions {
   ObjectStore* store = nullptr;  // not owned; outlives the engine
@@ -136,6 +145,8 @@ class CacheEngine {
     bool working_directory_only = false;
     bool program_name_only = false;
     bool marker = false;
+    // Its log kept as a template (LogTemplate), written for each caller.
+    bool log_names_program = false;
   };
   using Proof = std::shared_future<absl::StatusOr<ActionResult>>;
   // An action's proofs (Action::run_elsewhere and the others), each started
@@ -185,6 +196,12 @@ class CacheEngine {
   // Whether a proof gave `here`'s answer (a link's: under other names).
   static bool Agrees(const Action& action, const ActionResult& here,
                      const absl::StatusOr<ActionResult>& there);
+  // Whether a compile's proof (its program named `there_program_name`) gave
+  // `here`'s answer but for the program's name in the log
+  // (SameAnswerButTheName).
+  static bool AgreesButTheName(const Action& action, const ActionResult& here,
+                               const absl::StatusOr<ActionResult>& there,
+                               const std::string& there_program_name);
   // Whether the proof under the same name is still to run: the one under
   // another name ran and did not agree (or never ran).
   bool NamedProofNeeded(const Action& action, const ActionResult& here,

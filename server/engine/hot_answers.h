@@ -32,6 +32,8 @@ struct HotAnswer {
   bool place_marker = false;
   bool marker_working_directory_only = false;  // where to look
   bool marker_program_name_only = false;
+  // Its log is a template, written for each caller (AnswerFor).
+  bool log_template = false;
 
   // `serialized` as a sealed memory file (sealed_file.h), made on first
   // need and kept as long as the answer: what the framed socket hands a

@@ -4,6 +4,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "common/compile_place.h"
 
 namespace jitcache {
@@ -171,6 +172,33 @@ bool SameLinkAnswer(const ActionResult& here, const ActionResult& there) {
   return !here.link_trace.has_value() ||
          here.link_trace->SerializeAsString() ==
              there.link_trace->SerializeAsString();
+}
+
+std::optional<std::string> LogTemplate(absl::string_view log,
+                                       absl::string_view program_name) {
+  if (program_name.empty() || absl::StrContains(log, kProgramNameInLog) ||
+      !absl::StrContains(log, program_name)) {
+    return std::nullopt;
+  }
+  return absl::StrReplaceAll(log, {{program_name, kProgramNameInLog}});
+}
+
+std::string LogFor(absl::string_view log_template,
+                   absl::string_view program_name) {
+  return absl::StrReplaceAll(log_template, {{kProgramNameInLog, program_name}});
+}
+
+bool SameAnswerButTheName(const ActionResult& here, absl::string_view here_name,
+                          const ActionResult& there,
+                          absl::string_view there_name) {
+  const std::optional<std::string> mine = LogTemplate(here.log, here_name);
+  const std::optional<std::string> theirs = LogTemplate(there.log, there_name);
+  if (!mine.has_value() || !theirs.has_value()) return false;
+  ActionResult a = here;
+  ActionResult b = there;
+  a.log = *mine;
+  b.log = *theirs;
+  return SameAnswer(a, b);
 }
 
 std::string FirstDifference(const ActionResult& here,

@@ -63,6 +63,29 @@ bool SameAnswer(const ActionResult& here, const ActionResult& there);
 // (nvJitLink varies nothing from one run to the next).
 bool SameLinkAnswer(const ActionResult& here, const ActionResult& there);
 
+// What a kept log holds where the real compiler's log named the program
+// (LogTemplate): bytes no NVRTC log holds (the template is never made from
+// a log that has them).
+inline constexpr absl::string_view kProgramNameInLog =
+    "\x01\x02jitcache-program-name\x02\x01";
+
+// `log` with every `program_name` in it as kProgramNameInLog; nullopt when
+// the log names it nowhere, already holds kProgramNameInLog, or the name is
+// empty.
+std::optional<std::string> LogTemplate(absl::string_view log,
+                                       absl::string_view program_name);
+// A template's log for a program named `program_name`.
+std::string LogFor(absl::string_view log_template,
+                   absl::string_view program_name);
+
+// Whether two compiles gave the same answer but for the program's name in
+// their logs (`here_name` in one, `there_name` in the other): the same
+// result, object and lowered names, and logs that are the same once each
+// program's name is taken out (SameAnswer otherwise).
+bool SameAnswerButTheName(const ActionResult& here, absl::string_view here_name,
+                          const ActionResult& there,
+                          absl::string_view there_name);
+
 // Where two answers first differ, for the log ("" when SameAnswer).
 std::string FirstDifference(const ActionResult& here,
                             const ActionResult& there);

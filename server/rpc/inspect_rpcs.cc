@@ -10,6 +10,7 @@
 #include "common/absl_view.h"
 #include "common/cache_key.h"
 #include "jitcache/v1/wire_kinds.h"
+#include "server/engine/place_proof.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/jitcache_service.h"
 #include "server/store/bundle_entries.h"
@@ -41,7 +42,10 @@ void FillEntryInfo(const Digest& key, const v1::ActionRecord& record,
   info->set_log_size(record.log().size());
   if (details) {
     *info->mutable_lowered_names() = record.lowered_names();
-    info->set_log(record.log());
+    // A template shows the log as its first program had it.
+    info->set_log(record.log_names_program()
+                      ? LogFor(record.log(), record.program_name())
+                      : record.log());
   }
 }
 

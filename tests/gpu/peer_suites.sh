@@ -69,9 +69,12 @@ suite_command() {
       # cache may share (NUMBA_PROCESSES=8 runs faster, with fewer hits).
       local processes=()
       [[ ${NUMBA_PROCESSES:-1} -gt 1 ]] && processes=(-m "$NUMBA_PROCESSES")
-      cmd=(python3 -m numba.runtests "${processes[@]}" -v numba.cuda.tests.cudapy
-           numba.cuda.tests.cudadrv.test_linker
-           numba.cuda.tests.cudadrv.test_nvjitlink)
+      # NUMBA_TESTS="MODULE..." runs those modules instead (a run of all of
+      # them in one process takes longer than a device call may).
+      local modules=(numba.cuda.tests.cudapy numba.cuda.tests.cudadrv.test_linker
+                     numba.cuda.tests.cudadrv.test_nvjitlink)
+      [[ -n ${NUMBA_TESTS:-} ]] && read -r -a modules <<<"$NUMBA_TESTS"
+      cmd=(python3 -m numba.runtests "${processes[@]}" -v "${modules[@]}")
       ;;
   esac
 }
@@ -81,7 +84,7 @@ start_daemon() {
   local nvvm=$cuda/nvvm/lib64/libnvvm.so.4
   # A service of its own (setsid): it outlives one call of the device tool.
   setsid env LD_LIBRARY_PATH="$bundle/lib:$cuda/lib64" "$bundle/bin/jitcached" \
-    --socket="$sock" --store="$state/store" --libnvvm="$nvvm" \
+    --socket="$sock" --store="$state/store" --libnvvm="$nvvm" --log_level=debug \
     >"$state/daemon.log" 2>&1 < /dev/null &
   for _ in $(seq 200); do jc ping >/dev/null 2>&1 && return 0; sleep 0.1; done
   echo "jitcached did not start:"; tail -20 "$state/daemon.log"; return 1
@@ -123,10 +126,27 @@ run() {
 }
 
 report() {
-  python3 - "$out" "$out/counters" <<'PY'
+  python3 - "$out" "$out/counters" "$state/daemon.log" <<'PY'
 import collections, glob, os, re, sys
 import xml.etree.ElementTree as ET
-out, counters = sys.argv[1], sys.argv[2]
+out, counters, daemon_log = sys.argv[1], sys.argv[2], sys.argv[3]
+
+def short(name):
+    return re.sub(r"/tmp/tmp\w+/", "/tmp/tmp…/", name)
+
+# Why the daemon kept answers for their place or their program's name (its
+# debug log: the first difference between the real compiler's answers in
+# the caller's place and elsewhere), by program name.
+kept_why = collections.defaultdict(collections.Counter)
+if os.path.exists(daemon_log):
+    for line in open(daemon_log, errors="replace"):
+        m = re.search(r"compile \w+ \((.*)\) (depends on its place|shows its program's name); "
+                      r"kept under \w+(?: \((.*)\))?$", line.rstrip())
+        if m:
+            what = "place" if m.group(2).startswith("depends") else "its name alone"
+            diff = re.sub(r"\\[0-7]{3}|\\.", "", (m.group(3) or ""))
+            diff = re.sub(r"at byte \d+: \"(.{0,50}).*", r'near "\1"', diff)
+            kept_why[short(m.group(1))][f"{what}: {diff}" if diff else what] += 1
 
 def results(path):
     r = {}
@@ -201,14 +221,20 @@ for run in ("ours1", "ours2"):
     served, missed = collections.Counter(), collections.Counter()
     for log in glob.glob(f"{out}/*-{run}.log"):
         for line in open(log, errors="replace"):
-            m = re.search(r"jitcache-nvrtc: (.*): (HIT|MISS|JOINED) (\S+) key", line)
+            m = re.search(r"jitcache-nvrtc: (.*): (HIT|MISS|JOINED) (\S+) key (\w+)", line)
             if m:
                 served[m.group(2)] += 1
                 if m.group(2) == "MISS":
-                    missed[re.sub(r"/tmp/tmp\w+/", "/tmp/tmp…/", m.group(1))] += 1
+                    missed[(short(m.group(1)), m.group(3))] += 1
     print(f"  {run}: {dict(served)}")
-    for name, n in missed.most_common(15):
-        print(f"    {n:5d}  MISS {name}")
+    for (name, kind), n in missed.most_common(25):
+        print(f"    {n:5d}  MISS {name} ({kind})")
+        if run == "ours2":
+            reasons = kept_why.get(name)
+            if not reasons:
+                print("             (no verdict of the daemon's under this name)")
+            for why, k in (reasons or collections.Counter()).most_common(3):
+                print(f"             kept for {why} (x{k})")
 print()
 print("Handed to the real libraries, by reason (the drop-ins' verbose lines):")
 for run in ("ours1", "ours2"):

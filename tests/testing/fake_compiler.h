@@ -22,7 +22,8 @@ namespace jitcache::testing {
 // directory and the files' paths are in it (an answer that depends on the
 // place), unless the source says "#placeless"; a source that says "#named"
 // shows the program's base name (as NVRTC's internal symbols do), wherever
-// the program is. A source containing
+// the program is; one that says "#lognamed" writes a warning that names the
+// program, as spelled, into its log. A source containing
 // "#error" gives a compile error, "#missing" one for a file not found, and
 // "#infra" an INTERNAL error ("#infra-elsewhere": only in a compile run
 // elsewhere, a place proof's).
@@ -100,6 +101,10 @@ class FakeCompiler final : public Compiler {
     const bool placeless = absl::StrContains(job.source, "#placeless");
     if (!job.working_directory.empty() && !placeless) {
       absl::StrAppend(&result.object, " cwd=", job.working_directory);
+    }
+    if (absl::StrContains(job.source, "#lognamed")) {
+      result.log = absl::StrCat(job.program_name,
+                                "(1): warning: fake, in ", job.program_name);
     }
     if (absl::StrContains(job.source, "#named")) {
       absl::StrAppend(

@@ -42,7 +42,7 @@ struct Fields {
 // (Python's hashlib over the documented field encoding).
 TEST(CacheKey, GoldenValue) {
   EXPECT_EQ(Fields().Key().Hex(),
-            "f2da796ff57af75460752229118dfc12f18e1713bf251d9ee38726f43cf819f3");
+            "b6148e9c6d72a6bb72c5e163f672b2e62f4d913865b7d6070b4c6d957e0f1ca5");
 }
 
 TEST(CacheKey, SameInputSameKey) {
@@ -119,7 +119,7 @@ struct PlacedFields {
 // Computed independently, as GoldenValue's.
 TEST(PlacedCompileKey, GoldenValue) {
   EXPECT_EQ(PlacedFields().Key().Hex(),
-            "74e6de6ada57662cebe398f7fd008d66a2429e55c17d1bc12d2d119f36d7f105");
+            "77cae34d739238cbf51de849dd8acb65dd07c193e553d08a9cb70f4d8cca28d8");
 }
 
 TEST(PlacedCompileKey, EveryPartOfThePlaceChangesTheKey) {

@@ -64,6 +64,42 @@ TEST(PlaceProof, SameAnswerComparesEverythingButTheNoise) {
   EXPECT_FALSE(SameAnswer(a, c));
 }
 
+// A log that names the program (CuPy's temporary file in a warning) is the
+// same answer under another name when nothing else differs.
+TEST(PlaceProof, ALogThatDiffersByTheProgramsNameAloneIsOneAnswer) {
+  ActionResult a;
+  a.ok = true;
+  a.object = "ptx";
+  a.log = "/tmp/tmpab/k.cu(3): warning #177-D: variable \"x\" was declared"
+          " but never referenced\n\nRemark: /tmp/tmpab/k.cu\n";
+  ActionResult b = a;
+  b.log = "/e/pr0g/r3n4m3d_k_x9.cu(3): warning #177-D: variable \"x\" was "
+          "declared but never referenced\n\nRemark: /e/pr0g/r3n4m3d_k_x9.cu\n";
+  EXPECT_FALSE(SameAnswer(a, b));
+  EXPECT_TRUE(
+      SameAnswerButTheName(a, "/tmp/tmpab/k.cu", b, "/e/pr0g/r3n4m3d_k_x9.cu"));
+  const std::optional<std::string> t = LogTemplate(a.log, "/tmp/tmpab/k.cu");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(LogFor(*t, "/tmp/tmpab/k.cu"), a.log);
+  EXPECT_EQ(LogFor(*t, "/e/pr0g/r3n4m3d_k_x9.cu"), b.log);
+  // Anything else that differs, or a name the log does not hold: no.
+  ActionResult c = b;
+  c.object = "other ptx";
+  EXPECT_FALSE(
+      SameAnswerButTheName(a, "/tmp/tmpab/k.cu", c, "/e/pr0g/r3n4m3d_k_x9.cu"));
+  c = b;
+  c.log += "one more line\n";
+  EXPECT_FALSE(
+      SameAnswerButTheName(a, "/tmp/tmpab/k.cu", c, "/e/pr0g/r3n4m3d_k_x9.cu"));
+  EXPECT_FALSE(SameAnswerButTheName(a, "/tmp/tmpab/k.cu", b, "/e/other.cu"));
+  EXPECT_EQ(LogTemplate("no name here", "k.cu"), std::nullopt);
+  EXPECT_EQ(LogTemplate("k.cu", ""), std::nullopt);
+  EXPECT_EQ(LogTemplate(std::string("k.cu ") + std::string(kProgramNameInLog),
+                        "k.cu"),
+            std::nullopt)
+      << "a log that holds the placeholder itself is never a template";
+}
+
 TEST(PlaceProof, TheJobElsewhereMovesThePlaceAndTheTimesOnly) {
   CompileJob job;
   job.program_name = "/tmp/tmpab12/kern.cu";

@@ -784,6 +784,75 @@ TEST_F(PlaceTest, AnAnswerThatShowsTheProgramsNameIsSharedUnderThatName) {
   EXPECT_EQ(compiler_.elsewhere_calls(), 2) << "decided once for every name";
 }
 
+// A log that names the program and nothing else that does: one answer for
+// every name and place, its log written for each caller's name, also for a
+// caller of another name that joined the compile.
+TEST_F(PlaceTest, ALogThatNamesTheProgramIsWrittenForEachCallersName) {
+  auto named = [](const std::string& dir, const std::string& name) {
+    v1::CompileRequest r = From(dir, "#placeless #lognamed");
+    r.set_program_name(dir + "/" + name);
+    return r;
+  };
+  v1::CompileResponse a, b;
+  ASSERT_TRUE(Call(named("/home/ada/p", "s.cu"), &a).ok());
+  EXPECT_EQ(a.served(), v1::SERVED_MISS);
+  EXPECT_FALSE(a.place_matters());
+  EXPECT_EQ(a.log(),
+            "/home/ada/p/s.cu(1): warning: fake, in /home/ada/p/s.cu");
+  EXPECT_EQ(compiler_.elsewhere_calls(), 1) << "one proof: the same but the name";
+  ASSERT_TRUE(Call(named("/tmp/tmpq1w2e3r4", "kern.cu"), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_HIT);
+  EXPECT_EQ(b.cache_key(), a.cache_key());
+  EXPECT_EQ(b.object(), a.object());
+  EXPECT_EQ(b.log(), "/tmp/tmpq1w2e3r4/kern.cu(1): warning: fake, in "
+                     "/tmp/tmpq1w2e3r4/kern.cu");
+  EXPECT_EQ(b.log_program_name(), "/tmp/tmpq1w2e3r4/kern.cu");
+
+  // A herd of two names on a new program: one compile, each its own log.
+  compiler_.Hold();
+  auto other = [&](const std::string& dir, const std::string& name) {
+    v1::CompileRequest r = named(dir, name);
+    r.set_source("#placeless #lognamed 2");
+    return r;
+  };
+  v1::CompileResponse c, d;
+  grpc::Status sc, sd;
+  std::thread tc([&] { sc = Call(other("/home/ada/p", "a.cu"), &c); });
+  while (Stats().waiting() < 1) absl::SleepFor(absl::Milliseconds(2));
+  std::thread td([&] { sd = Call(other("/home/bob/q", "bb.cu"), &d); });
+  while (Stats().waiting() < 2) absl::SleepFor(absl::Milliseconds(2));
+  compiler_.Release();
+  tc.join();
+  td.join();
+  ASSERT_TRUE(sc.ok()) << sc.error_message();
+  ASSERT_TRUE(sd.ok()) << sd.error_message();
+  EXPECT_EQ(c.log(), "/home/ada/p/a.cu(1): warning: fake, in /home/ada/p/a.cu");
+  EXPECT_EQ(d.log(), "/home/bob/q/bb.cu(1): warning: fake, in /home/bob/q/bb.cu");
+  EXPECT_EQ(compiler_.calls(), 2);
+}
+
+// CuPy's temporary programs: an object that shows the program's base name
+// (internal symbols) and a log that names its whole path. Kept under the
+// name, shared by every directory, the log written for each caller's path.
+TEST_F(PlaceTest, ALogNamingThePathOfANamedAnswerIsWrittenForEachPlace) {
+  auto named = [](const std::string& dir) {
+    v1::CompileRequest r = From(dir, "#placeless #named #lognamed");
+    r.set_program_name(dir + "/0f1e.cubin.cu");
+    return r;
+  };
+  v1::CompileResponse a, b;
+  ASSERT_TRUE(Call(named("/tmp/tmpaaaa"), &a).ok());
+  EXPECT_TRUE(a.program_name_only());
+  EXPECT_EQ(a.log(), "/tmp/tmpaaaa/0f1e.cubin.cu(1): warning: fake, in "
+                     "/tmp/tmpaaaa/0f1e.cubin.cu");
+  ASSERT_TRUE(Call(named("/tmp/tmpbbbb"), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_HIT);
+  EXPECT_EQ(b.object(), a.object());
+  EXPECT_EQ(b.log(), "/tmp/tmpbbbb/0f1e.cubin.cu(1): warning: fake, in "
+                     "/tmp/tmpbbbb/0f1e.cubin.cu");
+  EXPECT_EQ(compiler_.calls(), 1);
+}
+
 // Herds from many places of a compile every place shares: one compile.
 TEST_F(PlaceTest, AHerdFromManyPlacesOfASharedAnswerCompilesOnce) {
   compiler_.Hold();
