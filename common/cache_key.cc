@@ -55,6 +55,9 @@ enum LinkTag : uint32_t {
   kLinkTagInputExtension = 26,
   kLinkTagSourceStatsRefused = 27,
   kLinkTagInputTypedByContent = 28,
+  kLinkTagSources = 29,
+  kLinkTagSource = 42,
+  kLinkTagSourceStat = 43,
 };
 
 // Field tags of the ptxas key.
@@ -207,6 +210,17 @@ Digest ComputeAsCalledLinkKey(const AsCalledLinkKeyInput& input) {
     key.Count(kLinkTagInputKind, static_cast<uint64_t>(in.kind));
     key.Field(kLinkTagInputDigest, in.digest.AsBytes());
     if (in.typed_by_content) key.Count(kLinkTagInputTypedByContent, 1);
+    // (Only an input that names sources has them: other keys are as they
+    // were.)
+    if (!in.sources.empty()) {
+      key.Count(kLinkTagSources, in.sources.size());
+      for (const SourceStatKey& source : in.sources) {
+        key.Field(kLinkTagSource, source.path);
+        key.Count(kLinkTagSourceStat, source.exists ? 1 : 0);
+        key.Count(kLinkTagSourceStat, source.size);
+        key.Count(kLinkTagSourceStat, static_cast<uint64_t>(source.mtime_ns));
+      }
+    }
     if (input.names_keyed) {
       key.Field(kLinkTagInputName, in.name);
     } else {

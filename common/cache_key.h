@@ -103,6 +103,15 @@ Digest ComputeLinkKey(const LinkKeyInput& input);
 // own keys. The names are keyed only where the answer shows them (some of
 // nvJitLink's messages name an input): `names_keyed` false leaves them
 // out, and such a key never equals one with names.
+// What the caller's stat says of a source file PTX names (ptx_sources.h):
+// nvJitLink and ptxas write its size and time into line information.
+struct SourceStatKey {
+  std::string_view path;
+  bool exists = false;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+};
+
 struct AsCalledLinkKeyInput {
   std::string_view toolchain_fingerprint;
   std::span<const std::string> options;
@@ -112,6 +121,9 @@ struct AsCalledLinkKeyInput {
     std::string_view name;
     // Added as NVJITLINK_INPUT_ANY (nvJitLink types it by its bytes).
     bool typed_by_content = false;
+    // PTX that names source files: what the caller's stat says of each
+    // (PtxasKeyInput::Source); in the key only when there are some.
+    std::span<const SourceStatKey> sources;
   };
   std::span<const Input> inputs;
   bool complete = false;
@@ -139,12 +151,7 @@ struct PtxasKeyInput {
   };
   std::optional<Names> names;
   // What the caller's stat says of each source the PTX names.
-  struct Source {
-    std::string_view path;
-    bool exists = false;
-    uint64_t size = 0;
-    int64_t mtime_ns = 0;
-  };
+  using Source = SourceStatKey;
   std::span<const Source> sources;
 };
 

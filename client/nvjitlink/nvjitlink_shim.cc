@@ -476,27 +476,43 @@ nvJitLinkResult OnLink(nvJitLinkHandle handle, Out out,
   return (RealNvJitLink().*kFunction)(link.real, out);
 }
 
-// PTX that names source files (`.file`): the real nvJitLink stats each in
-// the caller's file system and writes its size and time into the cubin,
-// which the daemon's workers cannot see. Such a link is the caller's own.
-bool NamesSourceFiles(nvJitLinkInputType type, const void* data, size_t size) {
-  if (type != 2) return false;
+// The source files PTX names (`.file`), as this process's stat sees them:
+// the real nvJitLink stats each in the caller's file system and writes its
+// size and time into the cubin, so the daemon's link runs with files that
+// say the same (none for other input types). nullopt where that cannot be
+// done exactly: a name relative to the working directory (a link has
+// none), a directive not read exactly, a source that is no regular file.
+std::optional<std::vector<jitcache::ptxas_wire::Source>> SourcesOf(
+    nvJitLinkInputType type, const void* data, size_t size) {
+  if (type != 2) return std::vector<jitcache::ptxas_wire::Source>();
   std::string why;
   const std::optional<std::vector<std::string>> files =
       jitcache::PtxSourceFiles(
           std::string_view(static_cast<const char*>(data), size), &why);
-  return !files.has_value() || !files->empty();
+  if (!files.has_value()) return std::nullopt;
+  for (const std::string& file : *files) {
+    if (!file.starts_with('/')) return std::nullopt;
+  }
+  return jitcache::ptxas_wire::StatSources(*files, &why);
 }
 
 // Whether the daemon may answer this add: a type it takes, bytes, a
 // name, before completion, a copy that holds all the real nvJitLink reads
-// of the input (input_extent.h), and no source file named.
+// of the input (input_extent.h), and the source files it names, if any,
+// looked at (`sources`).
 bool Answerable(const Link& link, nvJitLinkInputType type, const void* data,
-                size_t size, const char* name) {
-  return !link.completed && KindOf(type).has_value() && data != nullptr &&
-         size > 0 && name != nullptr &&
-         jitcache::nvjitlink::CopyReadsAsTheCallers(type, data, size) &&
-         !NamesSourceFiles(type, data, size);
+                size_t size, const char* name,
+                std::vector<jitcache::ptxas_wire::Source>* sources) {
+  if (link.completed || !KindOf(type).has_value() || data == nullptr ||
+      size == 0 || name == nullptr ||
+      !jitcache::nvjitlink::CopyReadsAsTheCallers(type, data, size)) {
+    return false;
+  }
+  std::optional<std::vector<jitcache::ptxas_wire::Source>> stats =
+      SourcesOf(type, data, size);
+  if (!stats.has_value()) return false;
+  *sources = *std::move(stats);
+  return true;
 }
 
 // How the daemon's store files an NVJITLINK_INPUT_ANY input (nvJitLink
@@ -515,8 +531,10 @@ int StoreKindOf(const void* data, size_t size) {
 // by the real nvJitLink, the link moved there first. `data` lives at least
 // as long as the call.
 nvJitLinkResult AddInput(Link& link, nvJitLinkInputType type, const void* data,
-                         size_t size, const char* name) {
+                         size_t size, const char* name,
+                         std::vector<jitcache::ptxas_wire::Source> sources) {
   jitcache::link_wire::Input input;
+  input.sources = std::move(sources);
   input.typed_by_content = type == kInputAny;
   input.kind = input.typed_by_content ? StoreKindOf(data, size) : *KindOf(type);
   input.name = name;
@@ -615,14 +633,15 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddData(
   }
   Link& link = *Of(handle);
   std::lock_guard<std::mutex> lock(link.mu);
-  if (!Answerable(link, type, data, size, name)) {
+  std::vector<jitcache::ptxas_wire::Source> sources;
+  if (!Answerable(link, type, data, size, name, &sources)) {
     Why("an input the daemon does not take, read past its size or naming "
-        "source files, or an add after completion");
+        "source files it cannot look at, or an add after completion");
     link.eligible = false;
     if (!Materialize(link)) return Unavailable();
     return RealNvJitLink().nvJitLinkAddData(link.real, type, data, size, name);
   }
-  return AddInput(link, type, data, size, name);
+  return AddInput(link, type, data, size, name, std::move(sources));
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddFile(
@@ -645,10 +664,12 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddFile(
   if (file != nullptr && (KindOf(type).has_value() || any)) {
     bytes = ReadRegularFile(file);
   }
+  std::vector<jitcache::ptxas_wire::Source> sources;
   const bool answerable =
       bytes.has_value() &&
       (any ? !link.completed
-           : Answerable(link, type, bytes->data(), bytes->size(), file));
+           : Answerable(link, type, bytes->data(), bytes->size(), file,
+                        &sources));
   if (!answerable) {
     Why("nvJitLinkAddFile of a file not read here, or of an input the "
         "daemon does not take");
@@ -657,7 +678,8 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddFile(
     return RealNvJitLink().nvJitLinkAddFile(link.real, type, file);
   }
   const std::string& kept = link.file_bytes.emplace_back(*std::move(bytes));
-  return AddInput(link, type, kept.data(), kept.size(), file);
+  return AddInput(link, type, kept.data(), kept.size(), file,
+                  std::move(sources));
 }
 
 __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkComplete(

@@ -100,19 +100,10 @@ class Run {
     std::optional<std::vector<std::string>> sources =
         PtxSourceFiles(request.ptx, &why);
     if (!sources.has_value()) return Real("for the real ptxas: " + why);
-    for (const std::string& path : *sources) {
-      struct stat st;
-      ptxas_wire::Source source{path};
-      if (stat(path.c_str(), &st) == 0) {
-        if (!S_ISREG(st.st_mode)) return Real("a source is no regular file");
-        source.exists = true;
-        source.size = static_cast<uint64_t>(st.st_size);
-        source.mtime_ns = StampNs(st.st_mtim);
-      } else if (errno != ENOENT && errno != ENOTDIR) {
-        return Real("a source cannot be looked at here");
-      }
-      request.sources.push_back(std::move(source));
-    }
+    std::optional<std::vector<ptxas_wire::Source>> stats =
+        ptxas_wire::StatSources(*sources, &why);
+    if (!stats.has_value()) return Real(why);
+    request.sources = *std::move(stats);
 
     FramedChannel channel(DefaultClientSocketPath());
     std::string buffer;

@@ -30,6 +30,9 @@ std::string Encode(const std::vector<std::string>& options,
     PutVarintField(in, I::kKind, static_cast<uint64_t>(input.kind));
     if (!input.name.empty()) PutBytes(in, I::kName, input.name);
     PutVarintField(in, I::kTypedByContent, input.typed_by_content ? 1 : 0);
+    for (const ptxas_wire::Source& s : input.sources) {
+      ptxas_wire::PutSource(in, I::kSources, s);
+    }
     PutBytes(out, F::kInputs, in);
   }
   for (const std::string& o : options) PutBytes(out, F::kOptions, o);

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/wire/ptxas_wire.h"
 #include "client/wire/real_library.h"
 #include "common/file_stamp.h"
 
@@ -26,6 +27,8 @@ struct Input {
   // Added as NVJITLINK_INPUT_ANY: nvJitLink types it by its bytes, and
   // `kind` is only how the daemon's store files it.
   bool typed_by_content = false;
+  // PTX that names source files: what this process's stat says of each.
+  std::vector<ptxas_wire::Source> sources;
 };
 
 // A LinkRequest with as_called set: options as spelled, inputs in order,

@@ -1,5 +1,9 @@
 #include "client/wire/ptxas_wire.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+
 #include "client/wire/proto_wire.h"
 #include "jitcache/v1/wire_fields.h"
 
@@ -14,10 +18,42 @@ using proto_wire::PutVarintField;
 using proto_wire::Reader;
 using proto_wire::VarintInto;
 
+std::optional<std::vector<Source>> StatSources(
+    const std::vector<std::string>& paths, std::string* why) {
+  std::vector<Source> out;
+  for (const std::string& path : paths) {
+    struct stat st;
+    Source source{path};
+    if (stat(path.c_str(), &st) == 0) {
+      if (!S_ISREG(st.st_mode)) {
+        *why = "a source is no regular file";
+        return std::nullopt;
+      }
+      source.exists = true;
+      source.size = static_cast<uint64_t>(st.st_size);
+      source.mtime_ns = StampNs(st.st_mtim);
+    } else if (errno != ENOENT && errno != ENOTDIR) {
+      *why = "a source cannot be looked at here";
+      return std::nullopt;
+    }
+    out.push_back(std::move(source));
+  }
+  return out;
+}
+
+void PutSource(std::string& out, int field, const Source& s) {
+  using S = wire::PtxasSource;
+  std::string source;
+  PutBytes(source, S::kPath, s.path);
+  PutVarintField(source, S::kExists, s.exists ? 1 : 0);
+  PutVarintField(source, S::kSize, s.size);
+  PutVarintField(source, S::kMtimeNs, static_cast<uint64_t>(s.mtime_ns));
+  PutBytes(out, field, source);
+}
+
 std::string Encode(const Request& r) {
   using L = wire::ToolkitLibrary;
   using F = wire::PtxasRequest;
-  using S = wire::PtxasSource;
   std::string ptxas;
   PutBytes(ptxas, L::kName, "ptxas");
   PutBytes(ptxas, L::kPath, r.ptxas_path);
@@ -36,14 +72,7 @@ std::string Encode(const Request& r) {
   PutBytes(out, F::kPtx, r.ptx);
   PutBytes(out, F::kWorkingDirectory, r.working_directory);
   PutVarintField(out, F::kWithNames, r.with_names ? 1 : 0);
-  for (const Source& s : r.sources) {
-    std::string source;
-    PutBytes(source, S::kPath, s.path);
-    PutVarintField(source, S::kExists, s.exists ? 1 : 0);
-    PutVarintField(source, S::kSize, s.size);
-    PutVarintField(source, S::kMtimeNs, static_cast<uint64_t>(s.mtime_ns));
-    PutBytes(out, F::kSources, source);
-  }
+  for (const Source& s : r.sources) PutSource(out, F::kSources, s);
   return out;
 }
 

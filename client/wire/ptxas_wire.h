@@ -45,6 +45,14 @@ struct Answer {
   int served = 0;  // v1::Served: 1 a hit
 };
 
+// What this process's stat says of each source the PTX names (`paths`,
+// ptx_sources.h), in order; nullopt, with `why`, for a source that is no
+// regular file or cannot be looked at.
+std::optional<std::vector<Source>> StatSources(
+    const std::vector<std::string>& paths, std::string* why);
+// `source` as a PtxasSource, field `field` of `out`.
+void PutSource(std::string& out, int field, const Source& source);
+
 std::string Encode(const Request& request);
 // nullopt when the bytes are not a well-formed CompileResponse holding a
 // ptxas run.

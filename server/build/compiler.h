@@ -13,6 +13,7 @@
 #include "common/file_stamp.h"
 #include "common/object_kind.h"
 #include "jitcache/v1/jitcache.pb.h"
+#include "server/build/source_stats.h"
 
 namespace jitcache {
 
@@ -83,6 +84,12 @@ struct LinkJob {
   // recorded (ActionResult::link_trace) and both outputs read; nvJitLink
   // refusing something is part of the trace, not an error.
   bool as_called = false;
+  // The source files its PTX inputs name, as the caller's stat saw them
+  // (each path once). A link with any runs only where they were laid out
+  // (`sources_in_view`: a worker's view, source_stats.h); elsewhere it is
+  // the caller's.
+  std::vector<SourceStat> sources;
+  bool sources_in_view = false;
 };
 
 // One run of a registered ptxas (PtxasRequest), in the caller's place: the
@@ -97,12 +104,7 @@ struct PtxasJob {
   std::string output_path;        // absolute, lexically normal
   // The sources the PTX names (ptx_sources.h), as the caller's stat saw
   // them; path absolute and lexically normal.
-  struct Source {
-    std::string path;
-    bool exists = false;
-    uint64_t size = 0;
-    int64_t mtime_ns = 0;
-  };
+  using Source = SourceStat;
   std::vector<Source> sources;
   absl::Time deadline = absl::InfiniteFuture();
 };

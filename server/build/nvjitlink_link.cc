@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/sized_read.h"
+#include "server/build/path_stats.h"
 #include "server/build/cuda_compiler.h"
 
 namespace jitcache {
@@ -250,6 +251,10 @@ absl::StatusOr<ActionResult> LinkAsCalled(const LinkJob& job) {
 }  // namespace
 
 absl::StatusOr<ActionResult> CudaCompiler::Link(const LinkJob& job) {
+  // Source files laid out nowhere: nvJitLink would stat this process's.
+  if (!job.sources.empty() && !job.sources_in_view) {
+    return absl::FailedPreconditionError(kReadsCallersFiles);
+  }
   if (job.as_called) return LinkAsCalled(job);
   const absl::Time start = absl::Now();
   std::vector<const char*> argv;

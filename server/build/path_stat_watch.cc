@@ -16,7 +16,8 @@ namespace {
 
 void Count(const char* path, int flags) {
   // A descriptor's stat (an empty path with AT_EMPTY_PATH) names no file.
-  if (path != nullptr && !(path[0] == '\0' && (flags & AT_EMPTY_PATH) != 0)) {
+  if (path != nullptr && !(path[0] == '\0' && (flags & AT_EMPTY_PATH) != 0) &&
+      !jitcache::PathStatAllowed(path)) {
     jitcache::PathStatsMade().fetch_add(1, std::memory_order_relaxed);
   }
 }

@@ -15,10 +15,18 @@
 // information stats nothing (strace of the real nvJitLink 13.0).
 #include <atomic>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace jitcache {
 
 std::atomic<uint64_t>& PathStatsMade();
+
+// Paths whose stats are not counted: the sources a link's view holds as
+// the caller's stat saw them (source_stats.h). Set once, before the link
+// runs, in the single-threaded child that runs it; read by any thread.
+void AllowPathStats(std::vector<std::string> paths);
+bool PathStatAllowed(const char* path);
 
 // The FAILED_PRECONDITION message of a link that stat'ed files by path.
 inline constexpr const char* kReadsCallersFiles =

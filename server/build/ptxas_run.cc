@@ -83,49 +83,6 @@ bool RanOutOfMemory(const std::string& stderr_bytes) {
          absl::StrContains(stderr_bytes, "Out of memory");
 }
 
-// What the caller's stat saw of each source the PTX names, in the view:
-// a file of that size and modification time where one exists (ptxas reads
-// no byte of it), none where none does.
-absl::Status PlaceSources(const std::vector<PtxasJob::Source>& sources) {
-  for (const PtxasJob::Source& source : sources) {
-    const char* path = source.path.c_str();
-    struct stat st;
-    const bool there = stat(path, &st) == 0;
-    if (!source.exists) {
-      if (there) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "source ", source.path, " is in the view, not the caller's"));
-      }
-      continue;
-    }
-    if (there) {
-      // Named twice, or the PTX file itself.
-      if (!S_ISREG(st.st_mode) ||
-          static_cast<uint64_t>(st.st_size) != source.size) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "source ", source.path, " cannot be what the caller's is"));
-      }
-    } else {
-      std::error_code ec;
-      std::filesystem::create_directories(
-          std::filesystem::path(source.path).parent_path(), ec);
-      const int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-      if (fd < 0) return Errno("create source", source.path);
-      const bool sized = ftruncate(fd, static_cast<off_t>(source.size)) == 0;
-      close(fd);
-      if (!sized) return Errno("size source", source.path);
-    }
-    const timespec times[2] = {
-        {0, UTIME_OMIT},
-        {static_cast<time_t>(source.mtime_ns / 1'000'000'000),
-         static_cast<long>(source.mtime_ns % 1'000'000'000)}};
-    if (utimensat(AT_FDCWD, path, times, 0) != 0) {
-      return Errno("date source", source.path);
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<PtxasBinaries> OpenPtxasBinaries(

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -161,6 +162,15 @@ absl::StatusOr<ActionResult> RunJob(const std::string& frame,
     } else if (request.has_link()) {
       absl::StatusOr<LinkJob> link = LinkJobFrom(request.link(), deadline);
       if (!link.ok()) return link.status();
+      // The sources its PTX names, as the caller's stat saw them: stats of
+      // those are the caller's, of anything else the worker's.
+      if (absl::Status s = PlaceSources(link->sources); !s.ok()) return s;
+      link->sources_in_view = true;
+      std::vector<std::string> allowed;
+      for (const SourceStat& source : link->sources) {
+        allowed.push_back(source.path);
+      }
+      AllowPathStats(std::move(allowed));
       std::optional<absl::StatusOr<ActionResult>> faked;
       if (hooks.link) faked = hooks.link(*link);
       const uint64_t stats_before = PathStatsMade().load();
@@ -197,6 +207,30 @@ bool LibNvvmIsTheOneHashed(const std::string& path, const std::string& stamp) {
 std::atomic<uint64_t>& PathStatsMade() {
   static std::atomic<uint64_t> made{0};
   return made;
+}
+
+namespace {
+
+// Written before the link starts its threads, never after.
+std::vector<std::string>& AllowedPathStats() {
+  static auto* allowed = new std::vector<std::string>();
+  return *allowed;
+}
+
+}  // namespace
+
+void AllowPathStats(std::vector<std::string> paths) {
+  std::sort(paths.begin(), paths.end());
+  AllowedPathStats() = std::move(paths);
+}
+
+bool PathStatAllowed(const char* path) {
+  const std::vector<std::string>& allowed = AllowedPathStats();
+  return !allowed.empty() &&
+         std::binary_search(allowed.begin(), allowed.end(), path,
+                            [](const auto& a, const auto& b) {
+                              return std::string_view(a) < std::string_view(b);
+                            });
 }
 
 namespace {

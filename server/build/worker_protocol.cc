@@ -52,6 +52,13 @@ v1::WorkerRequest ToWorkerRequest(const LinkJob& job) {
   for (const std::string& o : job.options) l->add_options(o);
   l->set_target(static_cast<int>(job.target));
   l->set_as_called(job.as_called);
+  for (const SourceStat& source : job.sources) {
+    v1::PtxasSource* s = l->add_sources();
+    s->set_path(source.path);
+    s->set_exists(source.exists);
+    s->set_size(source.size);
+    s->set_mtime_ns(source.mtime_ns);
+  }
   request.set_deadline_unix_us(absl::ToUnixMicros(job.deadline));
   return request;
 }
@@ -140,6 +147,14 @@ absl::StatusOr<LinkJob> LinkJobFrom(const v1::WorkerLink& l,
   job.target = *target;
   job.deadline = deadline;
   job.as_called = l.as_called();
+  for (const v1::PtxasSource& s : l.sources()) {
+    if (!IsNormalAbsolutePath(s.path())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("worker request: link source ", s.path(),
+                       " is not absolute and normal"));
+    }
+    job.sources.push_back({s.path(), s.exists(), s.size(), s.mtime_ns()});
+  }
   return job;
 }
 

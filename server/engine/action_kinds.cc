@@ -293,6 +293,8 @@ absl::StatusOr<ActionResult> ActionKinds::RunLink(const PreparedLink& link,
   job.target = link.target;
   job.deadline = deadline;
   job.as_called = link.as_called;
+  // Each source once; one path with two answers (two inputs stat'ed at two
+  // moments) is no link a worker can lay out.
   for (const auto& input : link.inputs) {
     for (const SourceStat& source : input.sources) {
       auto same = std::find_if(

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cache_key.h"
 #include "common/link_options.h"
+#include "common/paths.h"
 #include "common/plain_status_absl.h"
 #include "jitcache/v1/wire_kinds.h"
 
@@ -58,6 +59,29 @@ absl::Status ReadSource(const v1::LinkInput& in, ObjectKind kind,
   }
 }
 
+// What the caller's stat said of the source files a PTX input names: each
+// path absolute and lexically normal (nvJitLink stats it as the PTX spells
+// it; anything else is the caller's to link), and no path twice with two
+// answers.
+absl::Status ReadSourceStats(const v1::LinkInput& in, const std::string& label,
+                             std::vector<SourceStat>* out) {
+  constexpr int kMaxSources = 4096;
+  if (in.sources_size() > kMaxSources) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("link ", label, " names more than ", kMaxSources,
+                     " source files"));
+  }
+  for (const v1::PtxasSource& s : in.sources()) {
+    if (!IsNormalAbsolutePath(s.path())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "link ", label, " names source file '", s.path(),
+          "', not absolute and normal: the caller links it"));
+    }
+    out->push_back({s.path(), s.exists(), s.size(), s.mtime_ns()});
+  }
+  return absl::OkStatus();
+}
+
 // As the caller drove nvJitLink: nothing is canonicalized, since the real
 // nvJitLink answers each spelling in its own way (a refusal included).
 absl::StatusOr<PreparedLink> PrepareAsCalledLink(
@@ -102,16 +126,28 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
       return s;
     }
     PreparedLink::Input input{Digest{}, *kind, in.name(),
-                              in.typed_by_content()};
+                              in.typed_by_content(), {}};
     if (absl::Status s = ReadSource(in, *kind, label, &out, &input.digest);
         !s.ok()) {
       return s;
     }
+    if (absl::Status s = ReadSourceStats(in, label, &input.sources); !s.ok()) {
+      return s;
+    }
     out.inputs.push_back(std::move(input));
   }
+  // (The views the key holds live in `out` and `stat_keys`.)
+  std::vector<std::vector<SourceStatKey>> stat_keys;
   for (const PreparedLink::Input& input : out.inputs) {
-    keyed.push_back(
-        {input.kind, input.digest, input.name, input.typed_by_content});
+    std::vector<SourceStatKey>& stats = stat_keys.emplace_back();
+    for (const SourceStat& s : input.sources) {
+      stats.push_back({s.path, s.exists, s.size, s.mtime_ns});
+    }
+  }
+  for (size_t i = 0; i < out.inputs.size(); ++i) {
+    const PreparedLink::Input& input = out.inputs[i];
+    keyed.push_back({input.kind, input.digest, input.name,
+                     input.typed_by_content, stat_keys[i]});
   }
   auto key_of = [&](size_t inputs, bool complete, bool names_keyed) {
     return ComputeAsCalledLinkKey(
@@ -206,7 +242,7 @@ absl::StatusOr<PreparedLink> PrepareLink(const v1::LinkRequest& request,
         in.name().empty() ? absl::StrCat("input ", i) : in.name();
     std::optional<ObjectKind> kind = FromWireKind(in.kind());
     if (absl::Status s = CheckLinkInputKind(kind, label); !s.ok()) return s;
-    PreparedLink::Input input{Digest{}, *kind, label};
+    PreparedLink::Input input{Digest{}, *kind, label, false, {}};
     if (absl::Status s = ReadSource(in, *kind, label, &out, &input.digest);
         !s.ok()) {
       return s;

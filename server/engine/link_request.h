@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "common/digest.h"
 #include "jitcache/v1/jitcache.pb.h"
+#include "server/build/source_stats.h"
 #include "server/build/compiler.h"
 #include "server/engine/action.h"
 #include "server/engine/request_limits.h"
@@ -25,6 +26,9 @@ struct PreparedLink {
     ObjectKind kind;
     std::string name;
     bool typed_by_content = false;  // LinkInput.typed_by_content
+    // As called, PTX that names source files: the caller's stat of each
+    // (LinkInput.sources), in order.
+    std::vector<SourceStat> sources;
   };
   std::vector<Input> inputs;
   // Inputs that came inline: stored before the link, like uploads.

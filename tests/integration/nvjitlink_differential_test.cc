@@ -681,9 +681,13 @@ TEST_F(NvJitLinkDifferential, AddedFilesAreTheRealNvJitLinksAndHit) {
 
 // PTX with line information names its source files (`.file`): the real
 // nvJitLink stats each where it runs and writes its size and time into the
-// cubin. The link is the caller's own, as it would be without us: the same
-// cubin the first time, and another once the source is touched.
-TEST_F(NvJitLinkDifferential, SourceFilesThePtxNamesAreTheCallers) {
+// cubin. The library sends what the caller's stat says of each, the key
+// holds it and the daemon's link sees files that say the same: a second
+// process is a hit with the real nvJitLink's cubin, and once the source is
+// touched, a miss with the real one's new cubin, then a hit again. A
+// source named relative to the working directory (a link has none) stays
+// the caller's.
+TEST_F(NvJitLinkDifferential, SourceFilesThePtxNamesAreKeyedByTheirStats) {
   const std::string source = In("lined.cu");
   testing::WriteFile(source,
                      "__device__ float f(float v) { return v * v + 1.0f; }\n");
@@ -713,13 +717,35 @@ TEST_F(NvJitLinkDifferential, SourceFilesThePtxNamesAreTheCallers) {
       const std::string out = absl::StrCat("lined-ours-", when, run);
       ProcessResult ours = Run(out, c, true);
       ExpectSame(absl::StrCat("lined-real-", when), out, out);
-      EXPECT_TRUE(absl::StrContains(ours.output, "naming source files"))
+      EXPECT_FALSE(absl::StrContains(ours.output, "naming source files"))
           << ours.output;
+      if (std::string(run) == "-2") {
+        EXPECT_FALSE(absl::StrContains(ours.output, "the real nvJitLink"))
+            << "answered by the daemon: " << ours.output;
+      }
     }
   }
   EXPECT_NE(testing::ReadFile(In("lined-real-before/linked.cubin")),
             testing::ReadFile(In("lined-real-after/linked.cubin")))
       << "the source's time is not in the cubin: the test shows nothing";
+
+  // The same PTX naming its source relative to the working directory.
+  std::string relative = testing::ReadFile(In("lined.ptx"));
+  const size_t at = relative.find(source);
+  ASSERT_NE(at, std::string::npos) << relative;
+  relative.replace(at, source.size(), "lined.cu");
+  testing::WriteFile(In("relative.ptx"), relative);
+  const Case r{"relative",
+               {"-o", "-arch=sm_90", "-o", "-lineinfo", "-a",
+                std::to_string(kPtx), "caller.ptx", In("caller.ptx"), "-a",
+                std::to_string(kPtx), "relative.ptx", In("relative.ptx"),
+                "-c"}};
+  ProcessResult real = Run("relative-real", r, false);
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  ProcessResult ours = Run("relative-ours", r, true);
+  ExpectSame("relative-real", "relative-ours", "relative");
+  EXPECT_TRUE(absl::StrContains(ours.output, "naming source files"))
+      << ours.output;
 }
 
 // LTO-IR with line information (NVRTC's -lineinfo, as numba-cuda and

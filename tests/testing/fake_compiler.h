@@ -103,8 +103,8 @@ class FakeCompiler final : public Compiler {
       absl::StrAppend(&result.object, " cwd=", job.working_directory);
     }
     if (absl::StrContains(job.source, "#lognamed")) {
-      result.log = absl::StrCat(job.program_name,
-                                "(1): warning: fake, in ", job.program_name);
+      result.log = absl::StrCat(job.program_name, "(1): warning: fake, in ",
+                                job.program_name);
     }
     if (absl::StrContains(job.source, "#named")) {
       absl::StrAppend(

@@ -224,8 +224,8 @@ TEST(AsCalledLinkKey, NamesAreLeftOutOnlyWhenAsked) {
   auto key = [&](const std::string& first_name, bool names_keyed,
                  const Digest& first = Digest::Of("a"), bool complete = true) {
     const std::vector<AsCalledLinkKeyInput::Input> inputs = {
-        {ObjectKind::kLtoir, first, first_name},
-        {ObjectKind::kLtoir, Digest::Of("b"), "b.ltoir"}};
+        {ObjectKind::kLtoir, first, first_name, false, {}},
+        {ObjectKind::kLtoir, Digest::Of("b"), "b.ltoir", false, {}}};
     return ComputeAsCalledLinkKey({.toolchain_fingerprint = fingerprint,
                                    .options = options,
                                    .inputs = inputs,
@@ -243,7 +243,8 @@ TEST(AsCalledLinkKey, NamesAreLeftOutOnlyWhenAsked) {
   EXPECT_NE(key("a.ltoir", false, Digest::Of("a"), false),
             key("a.ltoir", false));
   // With names, as before this key existed (records keep their keys).
-  AsCalledLinkKeyInput::Input one{ObjectKind::kPtx, Digest::Of("p"), "p.ptx"};
+  AsCalledLinkKeyInput::Input one{ObjectKind::kPtx, Digest::Of("p"), "p.ptx",
+                                  false, {}};
   EXPECT_EQ(ComputeAsCalledLinkKey({.toolchain_fingerprint = fingerprint,
                                     .options = {},
                                     .inputs = std::span(&one, 1)})
@@ -254,6 +255,41 @@ TEST(AsCalledLinkKey, NamesAreLeftOutOnlyWhenAsked) {
                                     .complete = false,
                                     .names_keyed = true})
                 .Hex());
+}
+
+// PTX naming source files: what the caller's stat says of each is in the
+// key (nvJitLink writes it into the cubin); an input that names none keys
+// as it always did.
+TEST(AsCalledLinkKey, TheStatsOfTheSourcesAPtxInputNamesAreInTheKey) {
+  const std::string fingerprint(32, 'f');
+  auto key = [&](std::vector<SourceStatKey> sources) {
+    AsCalledLinkKeyInput::Input one{ObjectKind::kPtx, Digest::Of("p"),
+                                    "p.ptx", false, sources};
+    return ComputeAsCalledLinkKey({.toolchain_fingerprint = fingerprint,
+                                   .options = {},
+                                   .inputs = std::span(&one, 1)});
+  };
+  const SourceStatKey source{"/home/ada/k.py", true, 120, 1'700'000'000'000};
+  EXPECT_EQ(key({source}), key({source}));
+  EXPECT_NE(key({source}), key({}));
+  SourceStatKey other = source;
+  other.mtime_ns += 1'000'000'000;
+  EXPECT_NE(key({source}), key({other}));
+  other = source;
+  other.size = 121;
+  EXPECT_NE(key({source}), key({other}));
+  other = source;
+  other.exists = false;
+  EXPECT_NE(key({source}), key({other}));
+  other = source;
+  other.path = "/home/bob/k.py";
+  EXPECT_NE(key({source}), key({other}));
+  AsCalledLinkKeyInput::Input plain{ObjectKind::kPtx, Digest::Of("p"),
+                                    "p.ptx", false, {}};
+  EXPECT_EQ(key({}), ComputeAsCalledLinkKey(
+                         {.toolchain_fingerprint = fingerprint,
+                          .options = {},
+                          .inputs = std::span(&plain, 1)}));
 }
 
 }  // namespace

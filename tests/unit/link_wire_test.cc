@@ -15,9 +15,17 @@ namespace jitcache {
 namespace {
 
 std::vector<link_wire::Input> TwoInputs() {
-  return {{3, "caller.ltoir", std::string(64, 'a'), std::string("\x7f\0EL", 4)},
-          // Unnamed: proto3 leaves the empty name out, and so must we.
-          {2, "", std::string(64, 'b'), std::string(70000, '\x01')}};
+  return {{3, "caller.ltoir", std::string(64, 'a'), std::string("\x7f\0EL", 4),
+           false, {}},
+          // Unnamed: proto3 leaves the empty name out, and so must we. PTX
+          // naming two sources, one there and one not.
+          {2,
+           "",
+           std::string(64, 'b'),
+           std::string(70000, '\x01'),
+           false,
+           {{"/home/ada/k.py", true, 120, 1'700'000'000'123'456'789},
+            {"/gone.py", false, 0, 0}}}};
 }
 
 TEST(LinkWire, RequestParsesAsAnAsCalledLinkRequest) {
@@ -39,6 +47,15 @@ TEST(LinkWire, RequestParsesAsAnAsCalledLinkRequest) {
         const link_wire::Input& in = inputs[i];
         EXPECT_EQ(static_cast<int>(parsed.inputs(i).kind()), in.kind);
         EXPECT_EQ(parsed.inputs(i).name(), in.name);
+        ASSERT_EQ(parsed.inputs(i).sources_size(),
+                  static_cast<int>(in.sources.size()));
+        for (size_t k = 0; k < in.sources.size(); ++k) {
+          const v1::PtxasSource& s = parsed.inputs(i).sources(k);
+          EXPECT_EQ(s.path(), in.sources[k].path);
+          EXPECT_EQ(s.exists(), in.sources[k].exists);
+          EXPECT_EQ(s.size(), in.sources[k].size);
+          EXPECT_EQ(s.mtime_ns(), in.sources[k].mtime_ns);
+        }
         // Bytes go only with a whole link that asks to send them.
         if (send_bytes && !steps_only) {
           EXPECT_EQ(parsed.inputs(i).data(), in.bytes);

@@ -70,11 +70,13 @@ TEST(PlaceProof, ALogThatDiffersByTheProgramsNameAloneIsOneAnswer) {
   ActionResult a;
   a.ok = true;
   a.object = "ptx";
-  a.log = "/tmp/tmpab/k.cu(3): warning #177-D: variable \"x\" was declared"
-          " but never referenced\n\nRemark: /tmp/tmpab/k.cu\n";
+  a.log =
+      "/tmp/tmpab/k.cu(3): warning #177-D: variable \"x\" was declared"
+      " but never referenced\n\nRemark: /tmp/tmpab/k.cu\n";
   ActionResult b = a;
-  b.log = "/e/pr0g/r3n4m3d_k_x9.cu(3): warning #177-D: variable \"x\" was "
-          "declared but never referenced\n\nRemark: /e/pr0g/r3n4m3d_k_x9.cu\n";
+  b.log =
+      "/e/pr0g/r3n4m3d_k_x9.cu(3): warning #177-D: variable \"x\" was "
+      "declared but never referenced\n\nRemark: /e/pr0g/r3n4m3d_k_x9.cu\n";
   EXPECT_FALSE(SameAnswer(a, b));
   EXPECT_TRUE(
       SameAnswerButTheName(a, "/tmp/tmpab/k.cu", b, "/e/pr0g/r3n4m3d_k_x9.cu"));

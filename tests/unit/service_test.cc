@@ -797,15 +797,16 @@ TEST_F(PlaceTest, ALogThatNamesTheProgramIsWrittenForEachCallersName) {
   ASSERT_TRUE(Call(named("/home/ada/p", "s.cu"), &a).ok());
   EXPECT_EQ(a.served(), v1::SERVED_MISS);
   EXPECT_FALSE(a.place_matters());
-  EXPECT_EQ(a.log(),
-            "/home/ada/p/s.cu(1): warning: fake, in /home/ada/p/s.cu");
-  EXPECT_EQ(compiler_.elsewhere_calls(), 1) << "one proof: the same but the name";
+  EXPECT_EQ(a.log(), "/home/ada/p/s.cu(1): warning: fake, in /home/ada/p/s.cu");
+  EXPECT_EQ(compiler_.elsewhere_calls(), 1)
+      << "one proof: the same but the name";
   ASSERT_TRUE(Call(named("/tmp/tmpq1w2e3r4", "kern.cu"), &b).ok());
   EXPECT_EQ(b.served(), v1::SERVED_HIT);
   EXPECT_EQ(b.cache_key(), a.cache_key());
   EXPECT_EQ(b.object(), a.object());
-  EXPECT_EQ(b.log(), "/tmp/tmpq1w2e3r4/kern.cu(1): warning: fake, in "
-                     "/tmp/tmpq1w2e3r4/kern.cu");
+  EXPECT_EQ(b.log(),
+            "/tmp/tmpq1w2e3r4/kern.cu(1): warning: fake, in "
+            "/tmp/tmpq1w2e3r4/kern.cu");
   EXPECT_EQ(b.log_program_name(), "/tmp/tmpq1w2e3r4/kern.cu");
 
   // A herd of two names on a new program: one compile, each its own log.
@@ -827,7 +828,8 @@ TEST_F(PlaceTest, ALogThatNamesTheProgramIsWrittenForEachCallersName) {
   ASSERT_TRUE(sc.ok()) << sc.error_message();
   ASSERT_TRUE(sd.ok()) << sd.error_message();
   EXPECT_EQ(c.log(), "/home/ada/p/a.cu(1): warning: fake, in /home/ada/p/a.cu");
-  EXPECT_EQ(d.log(), "/home/bob/q/bb.cu(1): warning: fake, in /home/bob/q/bb.cu");
+  EXPECT_EQ(d.log(),
+            "/home/bob/q/bb.cu(1): warning: fake, in /home/bob/q/bb.cu");
   EXPECT_EQ(compiler_.calls(), 2);
 }
 
@@ -843,13 +845,15 @@ TEST_F(PlaceTest, ALogNamingThePathOfANamedAnswerIsWrittenForEachPlace) {
   v1::CompileResponse a, b;
   ASSERT_TRUE(Call(named("/tmp/tmpaaaa"), &a).ok());
   EXPECT_TRUE(a.program_name_only());
-  EXPECT_EQ(a.log(), "/tmp/tmpaaaa/0f1e.cubin.cu(1): warning: fake, in "
-                     "/tmp/tmpaaaa/0f1e.cubin.cu");
+  EXPECT_EQ(a.log(),
+            "/tmp/tmpaaaa/0f1e.cubin.cu(1): warning: fake, in "
+            "/tmp/tmpaaaa/0f1e.cubin.cu");
   ASSERT_TRUE(Call(named("/tmp/tmpbbbb"), &b).ok());
   EXPECT_EQ(b.served(), v1::SERVED_HIT);
   EXPECT_EQ(b.object(), a.object());
-  EXPECT_EQ(b.log(), "/tmp/tmpbbbb/0f1e.cubin.cu(1): warning: fake, in "
-                     "/tmp/tmpbbbb/0f1e.cubin.cu");
+  EXPECT_EQ(b.log(),
+            "/tmp/tmpbbbb/0f1e.cubin.cu(1): warning: fake, in "
+            "/tmp/tmpbbbb/0f1e.cubin.cu");
   EXPECT_EQ(compiler_.calls(), 1);
 }
 

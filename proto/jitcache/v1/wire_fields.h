@@ -82,6 +82,7 @@ struct LinkInput {
   static constexpr int kKind = 3;
   static constexpr int kName = 4;
   static constexpr int kTypedByContent = 5;
+  static constexpr int kSources = 6;
 };
 struct NvJitLinkTrace {
   static constexpr int kHandleCreated = 1;

@@ -112,6 +112,7 @@ static_assert(wire::LinkInput::kKind == v1::LinkInput::kKindFieldNumber);
 static_assert(wire::LinkInput::kName == v1::LinkInput::kNameFieldNumber);
 static_assert(wire::LinkInput::kTypedByContent ==
               v1::LinkInput::kTypedByContentFieldNumber);
+static_assert(wire::LinkInput::kSources == v1::LinkInput::kSourcesFieldNumber);
 static_assert(wire::NvJitLinkTrace::kHandleCreated ==
               v1::NvJitLinkTrace::kHandleCreatedFieldNumber);
 static_assert(wire::NvJitLinkTrace::kSteps ==
