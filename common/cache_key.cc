@@ -31,6 +31,7 @@ enum CompileTag : uint32_t {
   kTagFileTimes = 19,
   kTagFileTime = 20,
   kTagWorkingDirectoryOnly = 21,
+  kTagWithoutFileTimes = 22,
 };
 
 // Field tags of an included set.
@@ -163,6 +164,10 @@ Digest ComputePlacedCompileKey(const PlacedCompileKeyInput& input) {
     return key.Finish();
   }
   key.Field(kTagProgramName, input.program_name);
+  if (input.without_file_times) {
+    key.Count(kTagWithoutFileTimes, 1);
+    return key.Finish();
+  }
   key.Count(kTagFileTimes, input.file_mtimes_ns.size());
   for (int64_t mtime : input.file_mtimes_ns) {
     key.Count(kTagFileTime, static_cast<uint64_t>(mtime));

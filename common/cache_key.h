@@ -74,6 +74,10 @@ struct PlacedCompileKeyInput {
   // program's directory nor the files' times): only it is keyed, and
   // `program_name` and `file_mtimes_ns` are left out.
   bool working_directory_only = false;
+  // The answer depends on the place but not on the files' times (a header
+  // spelled by its absolute path inside the place): `file_mtimes_ns` is
+  // left out.
+  bool without_file_times = false;
 };
 
 Digest ComputePlacedCompileKey(const PlacedCompileKeyInput& input);

@@ -85,11 +85,19 @@ struct Action {
   std::string elsewhere_program_name;
   std::string elsewhere_named_program_name;
   std::string same_directory_program_name;
+  // A compile's: here, every file's time moved, run where nothing
+  // elsewhere agreed: when it agrees, the answer depends on the place but
+  // not on the times (a file spelled by its absolute path inside the
+  // place, which no proof elsewhere can move) and goes under
+  // `place_key_without_times`.
+  std::optional<Digest> place_key_without_times;
+  Run run_here_other_times;
   // `key` is a place's own key (its answer depends on the place), or the
   // working directory's.
   bool keyed_by_place = false;
   bool keyed_by_working_directory = false;
   bool keyed_by_program_name = false;
+  bool keyed_without_file_times = false;
   // The same elsewhere but in the same working directory (only for a
   // program whose directory can move alone), run beside the other two:
   // when only it agrees, the answer goes under `working_directory_key`.

@@ -19,6 +19,8 @@ const Digest& ActionKinds::KeyAt(const PreparedCompile& prepared,
       return prepared.named_key;
     case KeyLevel::kWorkingDirectory:
       return prepared.working_directory_key;
+    case KeyLevel::kPlaceWithoutTimes:
+      return prepared.place_key_without_times;
     case KeyLevel::kPlace:
       break;
   }
@@ -40,6 +42,7 @@ bool ActionKinds::AnsweredForAnotherPlace(const v1::CompileResponse& answer,
   return answer.place_matters() &&
          answer.cache_key() != prepared.placed_key.Hex() &&
          answer.cache_key() != prepared.named_key.Hex() &&
+         answer.cache_key() != prepared.place_key_without_times.Hex() &&
          answer.cache_key() != prepared.working_directory_key.Hex();
 }
 
@@ -95,6 +98,7 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> ActionKinds::CompileHitAsKept(
   if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
     at = (*hit)->marker_working_directory_only ? KeyLevel::kWorkingDirectory
          : (*hit)->marker_program_name_only   ? KeyLevel::kNamed
+         : (*hit)->marker_place_without_times ? KeyLevel::kPlaceWithoutTimes
                                               : KeyLevel::kPlace;
     hit = engine_->HitAnswer(KeyAt(prepared, at));
   }
@@ -161,6 +165,7 @@ Action ActionKinds::CompileAction(const v1::CompileRequest& request,
   build.keyed_by_place = level != KeyLevel::kPlaceFree;
   build.keyed_by_working_directory = level == KeyLevel::kWorkingDirectory;
   build.keyed_by_program_name = level == KeyLevel::kNamed;
+  build.keyed_without_file_times = level == KeyLevel::kPlaceWithoutTimes;
   build.target = prepared.target;
   build.arch = prepared.arch;
   build.program_name = prepared.program_name;
@@ -180,6 +185,7 @@ Action ActionKinds::CompileAction(const v1::CompileRequest& request,
     build.placed_key = prepared.placed_key;
     build.working_directory_key = prepared.working_directory_key;
     build.named_key = prepared.named_key;
+    build.place_key_without_times = prepared.place_key_without_times;
     if (proves_places_) {
       // Elsewhere under another name first (the answer then holds for any
       // name and place); elsewhere under the same name only where that
@@ -201,6 +207,11 @@ Action ActionKinds::CompileAction(const v1::CompileRequest& request,
           build.run_elsewhere_same_directory = run_job(
               std::make_shared<const CompileJob>(*std::move(same_directory)));
         }
+      }
+      // Last, where nothing elsewhere agreed: here, every file's time moved.
+      if (std::optional<CompileJob> other_times = OtherTimesJob(*job)) {
+        build.run_here_other_times =
+            run_job(std::make_shared<const CompileJob>(*std::move(other_times)));
       }
     }
   }

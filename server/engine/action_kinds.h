@@ -30,8 +30,14 @@ class ActionKinds {
  public:
   // Which of a compile's keys holds its answer (PreparedCompile): the one
   // without place or name, the program's name's, the working directory's,
-  // the whole place's.
-  enum class KeyLevel { kPlaceFree, kNamed, kWorkingDirectory, kPlace };
+  // the place's without the files' times, the whole place's.
+  enum class KeyLevel {
+    kPlaceFree,
+    kNamed,
+    kWorkingDirectory,
+    kPlaceWithoutTimes,
+    kPlace
+  };
 
   // Not owned; all outlive this. `proves_places`: whether the compiler runs
   // each compile in a view of the caller's place (compile workers), so that

@@ -44,6 +44,7 @@ void FillFromRecord(const Digest& key, const v1::ActionRecord& record,
     response->set_working_directory_only(true);
   }
   if (record.program_name_only()) response->set_program_name_only(true);
+  if (record.place_without_times()) response->set_place_without_times(true);
   // A template (kProgramNameInLog where the name was), written for each
   // program by WriteLogFor.
   if (record.log_names_program()) {
@@ -67,6 +68,7 @@ v1::ActionRecord PlaceMattersRecord(const v1::ActionRecord& answer) {
   marker.set_place_matters(true);
   marker.set_working_directory_only(answer.working_directory_only());
   marker.set_program_name_only(answer.program_name_only());
+  marker.set_place_without_times(answer.place_without_times());
   return marker;
 }
 
@@ -173,6 +175,8 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> CacheEngine::HitAnswer(
       answer->place_marker && (*hit)->working_directory_only();
   answer->marker_program_name_only =
       answer->place_marker && (*hit)->program_name_only();
+  answer->marker_place_without_times =
+      answer->place_marker && (*hit)->place_without_times();
   answer->log_template = (*hit)->log_program_name() == kProgramNameInLog;
   answer->serialized = SerializeObjectLast(std::move(**hit));
   if (version.has_value()) {
@@ -184,7 +188,21 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> CacheEngine::HitAnswer(
 
 void CacheEngine::Join(uid_t uid, UserStats::Counters& user, const Digest& key,
                        Waiter waiter,
-                       const std::function<Action()>& make_action) {
+                       const std::function<Action()>& make_action,
+                       std::string log_for) {
+  if (!log_for.empty()) {
+    waiter = [log_for = std::move(log_for), waiter = std::move(waiter)](
+                 const SharedResult& result, bool leader) {
+      if (!result.ok() ||
+          (*result)->log_program_name() != kProgramNameInLog) {
+        waiter(result, leader);
+        return;
+      }
+      auto mine = std::make_shared<v1::CompileResponse>(**result);
+      WriteLogFor(*mine, log_for);
+      waiter(SharedResult(std::move(mine)), leader);
+    };
+  }
   if (!flights_.Join(key, std::move(waiter))) return;
   auto shared = std::make_shared<Action>(make_action());
   shared->uid = uid;
@@ -245,7 +263,6 @@ bool CacheEngine::AnsweredByTier(const Action& action, bool* leased) {
   // Another flight may have stored this key between our miss and now.
   absl::StatusOr<std::optional<v1::CompileResponse>> stored = LookUp(key);
   if (stored.ok() && stored->has_value()) {
-    WriteLogFor(**stored, action.program_name);
     flights_.Complete(
         key, std::make_shared<const v1::CompileResponse>(**std::move(stored)));
     return true;
@@ -264,7 +281,6 @@ bool CacheEngine::AnsweredByTier(const Action& action, bool* leased) {
   // too, so that this node's next caller is answered call by call.
   if (whole.has_link_trace()) KeepFirstSteps(action, whole, false, false);
   (*fetched)->set_served_remotely(true);
-  WriteLogFor(**fetched, action.program_name);
   flights_.Complete(
       key, std::make_shared<const v1::CompileResponse>(**std::move(fetched)));
   return true;
@@ -330,6 +346,8 @@ CacheEngine::Kept CacheEngine::Keep(const Action& action, ActionResult& result,
                                         ? *action.working_directory_key
                                     : place.program_name_only
                                         ? *action.named_key
+                                    : place.without_file_times
+                                        ? *action.place_key_without_times
                                         : *action.placed_key)
                     : base_names_only && !ptxas->named_key.has_value()
                         ? *ptxas->base_named_key
@@ -341,9 +359,22 @@ CacheEngine::Kept CacheEngine::Keep(const Action& action, ActionResult& result,
   if (place.program_name_only || action.keyed_by_program_name) {
     record.set_program_name_only(true);
   }
-  if (place.log_names_program) {
-    record.set_log(*LogTemplate(record.log(), action.program_name));
-    record.set_log_names_program(true);
+  if (place.without_file_times || action.keyed_without_file_times) {
+    record.set_place_without_times(true);
+  }
+  // A key that holds less than the program's whole name (the name's key
+  // holds an absolute name's base name; the working directory's, none) is
+  // shared by programs of other names: a log that names the program is
+  // kept as a template there, whoever ran it, proof or not.
+  const bool shared_by_other_names =
+      place.program_name_only || place.working_directory_only ||
+      action.keyed_by_program_name || action.keyed_by_working_directory;
+  if (place.log_names_program || shared_by_other_names) {
+    if (std::optional<std::string> log_template =
+            LogTemplate(record.log(), action.program_name)) {
+      record.set_log(*std::move(log_template));
+      record.set_log_names_program(true);
+    }
   }
   // A ptxas answer that holds for the leader's names alone: kept under
   // them, and every requester of this flight (the leader too) asks again
@@ -431,13 +462,14 @@ void CacheEngine::RunAction(const Action& action) {
   const Kept kept = Keep(action, *result, place, record, objects);
   if (answered_early && kept.stored &&
       (!place.placed || place.working_directory_only ||
-       place.program_name_only)) {
+       place.program_name_only || place.without_file_times)) {
     DropEarlyAnswer(action);
   }
 
   auto response = std::make_shared<v1::CompileResponse>();
+  // (A log template stays one: each waiter has it written for its own
+  // program, Join.)
   FillFromRecord(kept.answer_key, record, response.get());
-  WriteLogFor(*response, action.program_name);
   if (result->ok) response->set_object(std::move(result->object));
   flights_.Complete(key, std::shared_ptr<const v1::CompileResponse>(response));
   // The requesters have their answer; the cluster gets it in the background.
@@ -573,6 +605,10 @@ std::shared_ptr<const HotAnswer> AnswerFor(
   return mine;
 }
 
+absl::Time CacheEngine::LateProofDeadline() const {
+  return absl::Now() + options_.compile_time_limit;
+}
+
 bool CacheEngine::NamedProofNeeded(const Action& action,
                                    const ActionResult& here,
                                    const Proofs& proofs) const {
@@ -623,7 +659,7 @@ CacheEngine::PlaceVerdict CacheEngine::DecidePlace(
   // Elsewhere under the same name: the answer depends on the name alone.
   if (here.ok() && NamedProofNeeded(action, *here, proofs)) {
     proofs.named =
-        RunElsewhere(action, action.run_elsewhere_named, proofs.deadline);
+        RunElsewhere(action, action.run_elsewhere_named, LateProofDeadline());
   }
   if (proofs.named.valid()) {
     const absl::StatusOr<ActionResult>& named = proofs.named.get();
@@ -665,6 +701,20 @@ CacheEngine::PlaceVerdict CacheEngine::DecidePlace(
               .working_directory_only = true,
               .marker = true,
               .log_names_program = !same};
+    }
+  }
+  // Here with other times: the answer depends on the place, not the times.
+  if (here.ok() && action.run_here_other_times) {
+    const absl::StatusOr<ActionResult> moved =
+        RunElsewhere(action, action.run_here_other_times, LateProofDeadline())
+            .get();
+    if (Agrees(action, *here, moved)) {
+      JITCACHE_LOG(Debug) << "compile " << action.key.Hex() << " ("
+                          << action.program_name
+                          << ") depends on its place, not its files' times; "
+                             "kept under "
+                          << action.place_key_without_times->Hex();
+      return {.placed = true, .marker = true, .without_file_times = true};
     }
   }
   const Proof& last = proofs.named.valid() ? proofs.named : proofs.elsewhere;

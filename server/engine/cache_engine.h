@@ -96,9 +96,13 @@ class CacheEngine {
   // Joins the flight for `key` (a miss) with `waiter`; the joiner that
   // leads queues the Action `make_action` makes, charged to `uid` (whose
   // counters `user` are). `waiter` is called once, from the thread that
-  // ends the run (or this one, when the pool refuses it).
+  // ends the run (or this one, when the pool refuses it). A compile's
+  // flight may end with a log template (WriteLogFor): a compile's waiter
+  // gives its program's name as `log_for`, and is handed the log written
+  // for it.
   void Join(uid_t uid, UserStats::Counters& user, const Digest& key,
-            Waiter waiter, const std::function<Action()>& make_action);
+            Waiter waiter, const std::function<Action()>& make_action,
+            std::string log_for = "");
   // The one way a caller sends what a miss lacks, for every kind and both
   // doors: a miss whose inputs (named by digest) the store does not hold
   // is answered NOT_FOUND naming the first one missing (a read that
@@ -147,10 +151,13 @@ class CacheEngine {
     bool marker = false;
     // Its log kept as a template (LogTemplate), written for each caller.
     bool log_names_program = false;
+    // Under the place's key without the files' times.
+    bool without_file_times = false;
   };
   using Proof = std::shared_future<absl::StatusOr<ActionResult>>;
   // An action's proofs (Action::run_elsewhere and the others), each started
-  // when it is needed; `deadline` is the action's own.
+  // when it is needed; `deadline` is the action's own (the first proofs'
+  // too).
   struct Proofs {
     Proof elsewhere;
     Proof named;
@@ -206,6 +213,9 @@ class CacheEngine {
   // another name ran and did not agree (or never ran).
   bool NamedProofNeeded(const Action& action, const ActionResult& here,
                         const Proofs& proofs) const;
+  // A proof started once an earlier one ended: its own time limit, not
+  // what is left of the action's.
+  absl::Time LateProofDeadline() const;
   // A miss whose proof still runs when its own run ends: its answer is
   // kept under its place's key (and its first steps under theirs), and the
   // leader answered from there at once, so that the proof adds nothing to

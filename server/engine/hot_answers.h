@@ -32,6 +32,7 @@ struct HotAnswer {
   bool place_marker = false;
   bool marker_working_directory_only = false;  // where to look
   bool marker_program_name_only = false;
+  bool marker_place_without_times = false;
   // Its log is a template, written for each caller (AnswerFor).
   bool log_template = false;
 

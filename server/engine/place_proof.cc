@@ -46,6 +46,11 @@ std::optional<CompileJob> ElsewhereRenamedJob(const CompileJob& job) {
                                      CompilePlace::Name::kRenamed));
 }
 
+std::optional<CompileJob> OtherTimesJob(const CompileJob& job) {
+  if (job.file_mtimes_ns.empty()) return std::nullopt;
+  return MovedTo(job, CompilePlace(job.working_directory, job.program_name));
+}
+
 std::optional<CompileJob> ElsewhereButTheWorkingDirectoryJob(
     const CompileJob& job) {
   return MovedTo(job, CompilePlace(job.working_directory, job.program_name)

@@ -40,6 +40,11 @@ std::optional<CompileJob> ElsewhereRenamedJob(const CompileJob& job);
 std::optional<CompileJob> ElsewhereButTheWorkingDirectoryJob(
     const CompileJob& job);
 
+// The same compile in the same place, every file's time moved (as
+// ElsewhereJob moves them): equal answers depend on the place, not on the
+// times. nullopt for a compile of no files.
+std::optional<CompileJob> OtherTimesJob(const CompileJob& job);
+
 // How far ElsewhereJob moves every file's modification time: a day and
 // a fraction of a second, so that seconds and nanoseconds both differ.
 inline constexpr int64_t kElsewhereTimeShiftNs = 86'400'123'456'789;

@@ -239,18 +239,18 @@ grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
   }
   // A place-free build answers every place when its answer is the same
   // elsewhere; when it is not, a caller from another place than the
-  // leader's is served under its own place's key.
-  std::function<bool(const v1::CompileResponse&)> taken_elsewhere;
-  if (level == KeyLevel::kPlaceFree) {
-    taken_elsewhere = [this, uid, response, reactor,
-                       call](const v1::CompileResponse& answer) {
-      if (!ActionKinds::AnsweredForAnotherPlace(answer, call->prepared)) {
-        return false;
-      }
-      ServeTakenUnderPlace(uid, response, reactor, call);
-      return true;
-    };
-  }
+  // leader's is served under its own place's key. And at any level, an
+  // answer whose log names another program (the name's and the working
+  // directory's keys are shared by programs of other names) is served again
+  // for this caller's.
+  std::function<bool(const v1::CompileResponse&)> taken_elsewhere =
+      [this, uid, response, reactor, call](const v1::CompileResponse& answer) {
+        if (!ActionKinds::AnsweredForAnotherPlace(answer, call->prepared)) {
+          return false;
+        }
+        ServeTakenUnderPlace(uid, response, reactor, call);
+        return true;
+      };
   // CompileHit looked the keys up already: straight to the miss.
   return ServeMiss(
       uid, response, reactor, ActionKinds::KeyAt(call->prepared, level),
@@ -258,7 +258,8 @@ grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
         return kinds_.CompileAction(*call->request, call->prepared, call->kept,
                                     level);
       },
-      ask_for_included, std::move(taken_elsewhere));
+      ask_for_included, std::move(taken_elsewhere),
+      call->prepared.program_name);
 }
 
 void JitCacheService::ServeTakenUnderPlace(uid_t uid,
@@ -281,11 +282,13 @@ void JitCacheService::ServeTakenUnderPlace(uid_t uid,
     reactor->FinishClaimedToResend(ToGrpcStatus(SendIncludedFiles()));
     return;
   }
-  engine_.Join(uid, reactor->user(), key,
-               FinishClaimedWhenBuilt(reactor, response), [this, call, level] {
-                 return kinds_.CompileAction(*call->request, call->prepared,
-                                             call->kept, level);
-               });
+  engine_.Join(
+      uid, reactor->user(), key, FinishClaimedWhenBuilt(reactor, response),
+      [this, call, level] {
+        return kinds_.CompileAction(*call->request, call->prepared, call->kept,
+                                    level);
+      },
+      call->prepared.program_name);
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Link(
@@ -403,7 +406,8 @@ grpc::ServerUnaryReactor* JitCacheService::ServeMiss(
     uid_t uid, v1::CompileResponse* response, AnswerReactor* reactor,
     const Digest& key, const std::function<Action()>& make_build,
     const std::function<bool()>& ask_for_inputs,
-    std::function<bool(const v1::CompileResponse&)> taken_elsewhere) {
+    std::function<bool(const v1::CompileResponse&)> taken_elsewhere,
+    std::string log_for) {
   if (ask_for_inputs && ask_for_inputs()) {
     reactor->FinishToResend(ToGrpcStatus(SendIncludedFiles()));
     return reactor;
@@ -428,7 +432,7 @@ grpc::ServerUnaryReactor* JitCacheService::ServeMiss(
         CountBuilt(reactor->user(), *response, reactor->start());
         reactor->Finish(grpc::Status::OK);
       },
-      make_build);
+      make_build, std::move(log_for));
   return reactor;
 }
 

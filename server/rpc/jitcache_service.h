@@ -239,12 +239,14 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   // (having told the client so in its trailing metadata).
   // `taken_elsewhere` (if any) sees a build's answer before this call is
   // answered with it, and returns true when it serves the call itself (its
-  // finish taken).
+  // finish taken). `log_for`: a compile's program name, for which a log
+  // template is written (CacheEngine::Join).
   grpc::ServerUnaryReactor* ServeMiss(
       uid_t uid, v1::CompileResponse* response, AnswerReactor* reactor,
       const Digest& key, const std::function<Action()>& make_build,
       const std::function<bool()>& ask_for_inputs,
-      std::function<bool(const v1::CompileResponse&)> taken_elsewhere);
+      std::function<bool(const v1::CompileResponse&)> taken_elsewhere,
+      std::string log_for = "");
   // A request that arrived at `start` was answered by a build (`response`
   // says whether it led it or joined it).
   void CountBuilt(UserStats::Counters& user,

@@ -361,6 +361,78 @@ TEST_F(CrossPlace, AnotherProgramNameInAnotherDirectory) {
   EXPECT_TRUE(!v.whole_corpus || (v.shareable > 40 && v.dependent > 10));
 }
 
+// A header the program spells by its absolute path inside its own place:
+// no proof elsewhere can move it (the spelling stays), so the answer was
+// kept under the place's key with every file's time, and a `touch` made the
+// same bytes a miss. Now a proof here with other times tells: without line
+// information the real NVRTC's bytes do not depend on the times, and the
+// touched header is a hit with the real bytes; with -lineinfo they do (the
+// header's time is in the line table), and it is a miss with the real
+// NVRTC's new bytes.
+TEST_F(CrossPlace, AHeaderSpelledByItsAbsolutePathInsideThePlaceIsKeyedByItsBytes) {
+  const std::string place = root_.Sub("abs/place");
+  std::filesystem::create_directories(place + "/inc");
+  const std::string header = place + "/inc/abs_inside.h";
+  // Code, not only a macro: line information then names the header.
+  testing::WriteFile(header,
+                     "__device__ int abs_inside(int a) { return a + 41; }\n");
+  std::vector<Variant> corpus;
+  for (const char* option : {"-w", "-lineinfo"}) {
+    Variant v;
+    v.id = absl::StrCat("abs-inside", option);
+    v.name = "kern.cu";
+    v.source = absl::StrCat("#include \"", header,
+                            "\"\nextern \"C\" __global__ void k(int* x) "
+                            "{ x[0] = abs_inside(x[1]); }\n");
+    v.options = {"-arch=sm_90", option};
+    corpus.push_back(std::move(v));
+  }
+  const std::string cases = place + "/abs.cases";
+  testing::WriteCaseFile(corpus, cases, false);
+  std::vector<std::string> ids;
+  for (const Variant& v : corpus) ids.push_back(v.id);
+  testing::DaemonProcess daemon(root_.Sub("abs.sock"), ":memory:",
+                                {"--workers=2", "--log_level=debug"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  const std::string dir = root_.Sub("out-abs");
+  auto ours = [&](const std::string& out) {
+    std::filesystem::create_directories(out);
+    std::vector<std::string> argv = Env(daemon.socket());
+    argv.insert(argv.end(), {JITCACHE_NVRTC_CASE, cases, out});
+    ProcessResult r = testing::RunProcess(argv, absl::Minutes(5));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return ServedByCase(r.output);
+  };
+  EXPECT_EQ(testing::RunEachCase({}, cases, dir + "/real1", ids), "");
+  ours(dir + "/ours1");
+  EXPECT_TRUE(testing::ProofsSettled(daemon.socket()));
+  // The header touched: the same bytes, another time.
+  std::filesystem::last_write_time(
+      header,
+      std::filesystem::last_write_time(header) + std::chrono::seconds(10));
+  EXPECT_EQ(testing::RunEachCase({}, cases, dir + "/real2", ids), "");
+  const auto served = ours(dir + "/ours2");
+  for (const Variant& v : corpus) {
+    SCOPED_TRACE(v.id);
+    for (const char* run : {"1", "2"}) {
+      EXPECT_EQ(FirstDifference(absl::StrCat(dir, "/real", run, "/", v.id),
+                                absl::StrCat(dir, "/ours", run, "/", v.id)),
+                "");
+    }
+    const bool same_bytes =
+        WithoutRunNoise(testing::ReadFile(dir + "/real1/" + v.id)) ==
+        WithoutRunNoise(testing::ReadFile(dir + "/real2/" + v.id));
+    EXPECT_EQ(same_bytes, v.id == "abs-inside-w")
+        << "the real NVRTC records the header's time only with -lineinfo";
+    auto it = served.find(v.id);
+    ASSERT_NE(it, served.end());
+    const bool all_hits =
+        std::all_of(it->second.begin(), it->second.end(),
+                    [](const Answered& a) { return a.how == "HIT"; });
+    EXPECT_EQ(all_hits, same_bytes) << daemon.Log();
+  }
+}
+
 }  // namespace
 }  // namespace jitcache
 

@@ -23,7 +23,8 @@ namespace jitcache::testing {
 // place), unless the source says "#placeless"; a source that says "#named"
 // shows the program's base name (as NVRTC's internal symbols do), wherever
 // the program is; one that says "#lognamed" writes a warning that names the
-// program, as spelled, into its log. A source containing
+// program, as spelled, into its log; one that says "#stamped" shows each
+// file's time (as line information does). A source containing
 // "#error" gives a compile error, "#missing" one for a file not found, and
 // "#infra" an INTERNAL error ("#infra-elsewhere": only in a compile run
 // elsewhere, a place proof's).
@@ -113,11 +114,16 @@ class FakeCompiler final : public Compiler {
     }
     if (job.files != nullptr) {
       const CompilePlace place(job.working_directory, job.program_name);
-      for (const auto& [anchored, bytes] : *job.files) {
+      const bool stamped = absl::StrContains(job.source, "#stamped");
+      for (size_t i = 0; i < job.files->size(); ++i) {
+        const auto& [anchored, bytes] = (*job.files)[i];
         absl::StrAppend(
             &result.object, " [",
             placeless ? anchored : place.Absolute(anchored).value_or("?"), "]",
             bytes);
+        if (stamped && i < job.file_mtimes_ns.size()) {
+          absl::StrAppend(&result.object, "@", job.file_mtimes_ns[i]);
+        }
       }
     }
     for (const auto& expr : job.name_expressions) {

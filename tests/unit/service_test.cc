@@ -258,7 +258,9 @@ TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
 
   ASSERT_TRUE(Call(request, &response).ok());
   EXPECT_EQ(response.served(), v1::SERVED_HIT) << "the set's digest suffices";
-  EXPECT_EQ(compiler_.calls(), 1);
+  EXPECT_EQ(compiler_.calls(), 2)
+      << "the compile, and its proof here with other times (the fake shows "
+         "where the file is: the place matters, its time does not)";
   EXPECT_EQ(Stats().requests(), 2u) << "asked-again requests count once";
 
   // Another program with the same files: a miss, compiled without asking
@@ -269,7 +271,7 @@ TEST_F(ServiceTest, IncludedFilesAreKeyedByDigestAndSentOnlyForAMiss) {
   EXPECT_EQ(response.served(), v1::SERVED_MISS);
   EXPECT_THAT(response.object(), HasSubstr("[/home/user/inc/lib/a.h]int a;"))
       << "the kept set";
-  EXPECT_EQ(compiler_.calls(), 2);
+  EXPECT_EQ(compiler_.calls(), 4);
 
   request.set_included_set_sha256(set_of("int b;"));
   grpc::ClientContext changed;
@@ -648,12 +650,12 @@ TEST_F(PlaceTest, AnAnswerThatDoesNotDependOnThePlaceIsSharedByEveryPlace) {
 
 TEST_F(PlaceTest, AnAnswerThatDependsOnThePlaceIsKeptForItsPlace) {
   v1::CompileResponse a, b, again;
-  ASSERT_TRUE(Call(From("/home/ada/p", "k"), &a).ok());
+  ASSERT_TRUE(Call(From("/home/ada/p", "k #stamped"), &a).ok());
   EXPECT_EQ(a.served(), v1::SERVED_MISS);
   EXPECT_TRUE(a.place_matters());
   EXPECT_THAT(a.object(), HasSubstr("cwd=/home/ada/p"));
 
-  ASSERT_TRUE(Call(From("/home/bob/p", "k"), &b).ok());
+  ASSERT_TRUE(Call(From("/home/bob/p", "k #stamped"), &b).ok());
   EXPECT_EQ(b.served(), v1::SERVED_MISS) << "not another place's answer";
   EXPECT_TRUE(b.place_matters());
   EXPECT_THAT(b.object(), HasSubstr("cwd=/home/bob/p"));
@@ -662,24 +664,45 @@ TEST_F(PlaceTest, AnAnswerThatDependsOnThePlaceIsKeptForItsPlace) {
   EXPECT_EQ(compiler_.elsewhere_calls(), 2)
       << "decided once: under another name, then under the same one";
 
-  ASSERT_TRUE(Call(From("/home/ada/p", "k"), &again).ok());
+  ASSERT_TRUE(Call(From("/home/ada/p", "k #stamped"), &again).ok());
   EXPECT_EQ(again.served(), v1::SERVED_HIT);
   EXPECT_EQ(again.object(), a.object());
   EXPECT_EQ(again.cache_key(), a.cache_key());
 
   // The same bytes with another time: another place.
-  ASSERT_TRUE(Call(From("/home/ada/p", "k", 2'000), &again).ok());
+  ASSERT_TRUE(Call(From("/home/ada/p", "k #stamped", 2'000), &again).ok());
   EXPECT_EQ(again.served(), v1::SERVED_MISS);
-  EXPECT_EQ(compiler_.calls(), 3);
+  EXPECT_EQ(compiler_.calls(), 4)
+      << "each place's compile, and the first one's proof with other times";
   EXPECT_EQ(Stats().place_kept(), 1u);
+}
+
+// An answer that depends on the place but not on the files' times (a
+// header spelled by its absolute path inside the place, which no proof
+// elsewhere can move): kept under the place's key without the times, so
+// that a touched file is still a hit there, and another place is not.
+TEST_F(PlaceTest, AnAnswerThatDependsOnThePlaceButNotTheTimesIgnoresTheTimes) {
+  v1::CompileResponse a, b, c;
+  ASSERT_TRUE(Call(From("/home/ada/p", "k"), &a).ok());
+  EXPECT_TRUE(a.place_matters());
+  EXPECT_TRUE(a.place_without_times());
+  EXPECT_EQ(compiler_.elsewhere_calls(), 2) << "elsewhere, twice";
+  ASSERT_TRUE(Call(From("/home/ada/p", "k", 2'000), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_HIT) << "another time on the file";
+  EXPECT_EQ(b.object(), a.object());
+  ASSERT_TRUE(Call(From("/home/bob/p", "k", 2'000), &c).ok());
+  EXPECT_EQ(c.served(), v1::SERVED_MISS) << "another place";
+  EXPECT_THAT(c.object(), HasSubstr("cwd=/home/bob/p"));
+  EXPECT_EQ(compiler_.calls(), 3)
+      << "the first compile, its proof here with other times, the other place";
 }
 
 TEST_F(PlaceTest, ADigestOnlyRequestFindsItsPlacesKey) {
   v1::CompileResponse a, b;
-  ASSERT_TRUE(Call(From("/home/ada/p", "k"), &a).ok());
+  ASSERT_TRUE(Call(From("/home/ada/p", "k #stamped"), &a).ok());
   ASSERT_TRUE(a.place_matters());
   // What a client hoping for a hit sends: the set's digest and the times.
-  v1::CompileRequest by_digest = From("/home/ada/p", "k");
+  v1::CompileRequest by_digest = From("/home/ada/p", "k #stamped");
   const CompilePlace place("/home/ada/p", "/home/ada/p/k.cu");
   by_digest.clear_included_files();
   by_digest.set_included_set_sha256(std::string(
@@ -719,7 +742,7 @@ TEST_F(PlaceTest, ACallerFromAnotherPlaceOfAHerdGetsItsOwnPlacesAnswer) {
   EXPECT_THAT(b.object(), HasSubstr("cwd=/home/bob/p"));
   EXPECT_EQ(a.served(), v1::SERVED_MISS);
   EXPECT_EQ(b.served(), v1::SERVED_MISS) << "led its own place's compile";
-  EXPECT_EQ(compiler_.calls(), 2);
+  EXPECT_EQ(compiler_.calls(), 3) << "and the leader's proof with other times";
   EXPECT_EQ(compiler_.elsewhere_calls(), 2) << "the leader's two proofs";
   EXPECT_EQ(Stats().requests(), 2u);
 }
@@ -855,6 +878,70 @@ TEST_F(PlaceTest, ALogNamingThePathOfANamedAnswerIsWrittenForEachPlace) {
             "/tmp/tmpbbbb/0f1e.cubin.cu(1): warning: fake, in "
             "/tmp/tmpbbbb/0f1e.cubin.cu");
   EXPECT_EQ(compiler_.calls(), 1);
+}
+
+// After a verdict that kept a log template under the name's key, other
+// programs run at that level without a proof: their logs are templates
+// too, so a third directory under a second name gets its own path, and a
+// herd of one base name from two directories each its own.
+TEST_F(PlaceTest, LogsUnderTheNamesKeyAreWrittenForEachCallerWhoeverRanThem) {
+  auto named = [](const std::string& dir, const std::string& name) {
+    v1::CompileRequest r = From(dir, "#placeless #named #lognamed");
+    r.set_program_name(dir + "/" + name);
+    return r;
+  };
+  auto log_of = [](const std::string& path) {
+    return absl::StrCat(path, "(1): warning: fake, in ", path);
+  };
+  v1::CompileResponse a, b, c;
+  ASSERT_TRUE(Call(named("/tmp/tmpaaaa", "a.cu"), &a).ok());
+  ASSERT_TRUE(a.program_name_only());
+  ASSERT_TRUE(Call(named("/tmp/tmpbbbb", "b.cu"), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_MISS);
+  EXPECT_EQ(b.log(), log_of("/tmp/tmpbbbb/b.cu"));
+  ASSERT_TRUE(Call(named("/tmp/tmpcccc", "b.cu"), &c).ok());
+  EXPECT_EQ(c.served(), v1::SERVED_HIT);
+  EXPECT_EQ(c.object(), b.object());
+  EXPECT_EQ(c.log(), log_of("/tmp/tmpcccc/b.cu"));
+
+  compiler_.Hold();
+  v1::CompileResponse d, e;
+  grpc::Status sd, se;
+  std::thread td([&] { sd = Call(named("/tmp/tmpdddd", "d.cu"), &d); });
+  while (Stats().waiting() < 1) absl::SleepFor(absl::Milliseconds(2));
+  std::thread te([&] { se = Call(named("/tmp/tmpeeee", "d.cu"), &e); });
+  while (Stats().waiting() < 2) absl::SleepFor(absl::Milliseconds(2));
+  compiler_.Release();
+  td.join();
+  te.join();
+  ASSERT_TRUE(sd.ok()) << sd.error_message();
+  ASSERT_TRUE(se.ok()) << se.error_message();
+  EXPECT_EQ(d.log(), log_of("/tmp/tmpdddd/d.cu"));
+  EXPECT_EQ(e.log(), log_of("/tmp/tmpeeee/d.cu"));
+  EXPECT_EQ(e.object(), d.object());
+  EXPECT_EQ(compiler_.calls(), 3) << "a.cu, b.cu and d.cu once each";
+}
+
+// The same under the working directory's key: CuPy's temporary programs
+// from one directory, after a verdict made in another.
+TEST_F(PlaceTest, LogsUnderTheWorkingDirectorysKeyAreWrittenForEachCaller) {
+  auto from = [](const std::string& cwd, const std::string& temp) {
+    v1::CompileRequest r = Request("k #lognamed");
+    r.set_working_directory(cwd);
+    r.set_program_name(temp + "/kern.cu");
+    return r;
+  };
+  v1::CompileResponse a, b, c;
+  ASSERT_TRUE(Call(from("/home/ada/job", "/tmp/tmpaaaa"), &a).ok());
+  ASSERT_TRUE(a.working_directory_only());
+  ASSERT_TRUE(Call(from("/home/bob/job", "/tmp/tmpbbbb"), &b).ok());
+  EXPECT_EQ(b.served(), v1::SERVED_MISS);
+  ASSERT_TRUE(Call(from("/home/bob/job", "/tmp/tmpcccc"), &c).ok());
+  EXPECT_EQ(c.served(), v1::SERVED_HIT);
+  EXPECT_EQ(c.object(), b.object());
+  EXPECT_EQ(c.log(),
+            "/tmp/tmpcccc/kern.cu(1): warning: fake, in "
+            "/tmp/tmpcccc/kern.cu");
 }
 
 // Herds from many places of a compile every place shares: one compile.
@@ -1080,12 +1167,12 @@ TEST_F(EarlyAnswerTest, AnAnswerNeverKeptIsNotKeptEarly) {
 TEST_F(EarlyAnswerTest, AnAnswerTheProofKeepsForItsPlaceStaysThere) {
   compiler_.HoldElsewhere();
   v1::CompileResponse a, b, again;
-  ASSERT_TRUE(CallBeforeProof(Eager("/home/ada/p", "k"), &a).ok());
+  ASSERT_TRUE(CallBeforeProof(Eager("/home/ada/p", "k #stamped"), &a).ok());
   EXPECT_EQ(a.served(), v1::SERVED_MISS);
   EXPECT_TRUE(a.proof_pending());
   EXPECT_THAT(a.object(), HasSubstr("cwd=/home/ada/p"));
   std::thread other(
-      [&] { EXPECT_TRUE(Call(Eager("/home/bob/p", "k"), &b).ok()); });
+      [&] { EXPECT_TRUE(Call(Eager("/home/bob/p", "k #stamped"), &b).ok()); });
   AwaitWaiting(1);
   compiler_.ReleaseElsewhere();
   other.join();
@@ -1093,12 +1180,13 @@ TEST_F(EarlyAnswerTest, AnAnswerTheProofKeepsForItsPlaceStaysThere) {
   EXPECT_EQ(b.served(), v1::SERVED_MISS);
   EXPECT_THAT(b.object(), HasSubstr("cwd=/home/bob/p"));
   EXPECT_EQ(Stats().place_kept(), 1u);
-  ASSERT_TRUE(Call(Eager("/home/ada/p", "k"), &again).ok());
+  ASSERT_TRUE(Call(Eager("/home/ada/p", "k #stamped"), &again).ok());
   EXPECT_EQ(again.served(), v1::SERVED_HIT);
   EXPECT_EQ(again.cache_key(), a.cache_key()) << "the place's key, for good";
   EXPECT_EQ(again.object(), a.object());
   EXPECT_FALSE(again.proof_pending());
-  EXPECT_EQ(compiler_.calls(), 2);
+  EXPECT_EQ(compiler_.calls(), 3)
+      << "each place's compile, and the first one's proof with other times";
 }
 
 }  // namespace
