@@ -193,8 +193,7 @@ void CacheEngine::Join(uid_t uid, UserStats::Counters& user, const Digest& key,
   if (!log_for.empty()) {
     waiter = [log_for = std::move(log_for), waiter = std::move(waiter)](
                  const SharedResult& result, bool leader) {
-      if (!result.ok() ||
-          (*result)->log_program_name() != kProgramNameInLog) {
+      if (!result.ok() || (*result)->log_program_name() != kProgramNameInLog) {
         waiter(result, leader);
         return;
       }
@@ -342,16 +341,15 @@ CacheEngine::Kept CacheEngine::Keep(const Action& action, ActionResult& result,
       ptxas != nullptr && ptxas->base_named_key.has_value() &&
       AnswerShowsNames(result, ptxas->names) &&
       AnswerShowsBaseNamesOnly(result, ptxas->spelled_names);
-  kept.answer_key = place.placed ? (place.working_directory_only
-                                        ? *action.working_directory_key
-                                    : place.program_name_only
-                                        ? *action.named_key
-                                    : place.without_file_times
-                                        ? *action.place_key_without_times
-                                        : *action.placed_key)
-                    : base_names_only && !ptxas->named_key.has_value()
-                        ? *ptxas->base_named_key
-                        : key;
+  kept.answer_key =
+      place.placed
+          ? (place.working_directory_only ? *action.working_directory_key
+             : place.program_name_only    ? *action.named_key
+             : place.without_file_times   ? *action.place_key_without_times
+                                          : *action.placed_key)
+      : base_names_only && !ptxas->named_key.has_value()
+          ? *ptxas->base_named_key
+          : key;
   if (place.placed || action.keyed_by_place) record.set_place_matters(true);
   if (place.working_directory_only || action.keyed_by_working_directory) {
     record.set_working_directory_only(true);
@@ -620,6 +618,101 @@ bool CacheEngine::NamedProofNeeded(const Action& action,
          !AgreesButTheName(action, here, there, action.elsewhere_program_name);
 }
 
+CacheEngine::PlaceVerdict CacheEngine::Unproven(const Action& action,
+                                                const absl::Status& status) {
+  // Nothing proven either way: kept for this place, asked again later.
+  JITCACHE_LOG(Warning) << action.Noun() << " " << action.key.Hex()
+                        << " elsewhere failed: " << status;
+  ++counters_.place_kept;
+  return {.placed = true, .marker = false};
+}
+
+std::optional<CacheEngine::PlaceVerdict> CacheEngine::VerdictElsewhere(
+    const Action& action, const absl::StatusOr<ActionResult>& here,
+    Proofs& proofs) {
+  if (!proofs.elsewhere.valid()) return std::nullopt;
+  const absl::StatusOr<ActionResult>& there = proofs.elsewhere.get();
+  if (!there.ok()) return Unproven(action, there.status());
+  if (here.ok() && Agrees(action, *here, there)) {
+    ++counters_.place_shared;
+    return PlaceVerdict{};
+  }
+  // The same but for the program's name in the log: shared, the log
+  // written for each caller's name.
+  if (here.ok() &&
+      AgreesButTheName(action, *here, there, action.elsewhere_program_name)) {
+    ++counters_.place_shared;
+    JITCACHE_LOG(Debug) << "compile " << action.key.Hex() << " ("
+                        << action.program_name
+                        << ") names its program in its log alone";
+    return PlaceVerdict{.log_names_program = true};
+  }
+  return std::nullopt;
+}
+
+std::optional<CacheEngine::PlaceVerdict> CacheEngine::VerdictUnderTheName(
+    const Action& action, const absl::StatusOr<ActionResult>& here,
+    Proofs& proofs) {
+  if (here.ok() && NamedProofNeeded(action, *here, proofs)) {
+    proofs.named =
+        RunElsewhere(action, action.run_elsewhere_named, LateProofDeadline());
+  }
+  if (!proofs.named.valid()) return std::nullopt;
+  const absl::StatusOr<ActionResult>& named = proofs.named.get();
+  if (!named.ok()) return Unproven(action, named.status());
+  // The same, or the same but for the program's name in the log (its
+  // directory there): written for each caller's name.
+  const bool same = here.ok() && Agrees(action, *here, named);
+  if (!same &&
+      !(here.ok() && AgreesButTheName(action, *here, named,
+                                      action.elsewhere_named_program_name))) {
+    return std::nullopt;
+  }
+  ++counters_.place_kept;
+  ++counters_.place_name_kept;
+  JITCACHE_LOG(Debug) << "compile " << action.key.Hex() << " ("
+                      << action.program_name
+                      << ") shows its program's name; kept under "
+                      << action.named_key->Hex()
+                      << (same ? "" : ", its log written for each name");
+  return PlaceVerdict{.placed = true,
+                      .program_name_only = true,
+                      .marker = true,
+                      .log_names_program = !same};
+}
+
+std::optional<CacheEngine::PlaceVerdict> CacheEngine::VerdictInThePlace(
+    const Action& action, const absl::StatusOr<ActionResult>& here,
+    Proofs& proofs) {
+  if (!here.ok()) return std::nullopt;
+  // Moved everything but the working directory, and the same: the answer
+  // depends on the working directory alone.
+  if (proofs.same_directory.valid()) {
+    const absl::StatusOr<ActionResult>& beside = proofs.same_directory.get();
+    const bool same = Agrees(action, *here, beside);
+    if (same || AgreesButTheName(action, *here, beside,
+                                 action.same_directory_program_name)) {
+      return PlaceVerdict{.placed = true,
+                          .working_directory_only = true,
+                          .marker = true,
+                          .log_names_program = !same};
+    }
+  }
+  // Here with other times: the answer depends on the place, not the times.
+  if (!action.run_here_other_times) return std::nullopt;
+  const absl::StatusOr<ActionResult> moved =
+      RunElsewhere(action, action.run_here_other_times, LateProofDeadline())
+          .get();
+  if (!Agrees(action, *here, moved)) return std::nullopt;
+  JITCACHE_LOG(Debug) << "compile " << action.key.Hex() << " ("
+                      << action.program_name
+                      << ") depends on its place, not its files' times; "
+                         "kept under "
+                      << action.place_key_without_times->Hex();
+  return PlaceVerdict{
+      .placed = true, .marker = true, .without_file_times = true};
+}
+
 CacheEngine::PlaceVerdict CacheEngine::DecidePlace(
     const Action& action, const absl::StatusOr<ActionResult>& here,
     Proofs& proofs) {
@@ -630,92 +723,19 @@ CacheEngine::PlaceVerdict CacheEngine::DecidePlace(
     ++counters_.place_kept;
     return {.placed = true, .marker = true};
   }
-  // Under another name and elsewhere: the same answer holds for any name
-  // and place.
-  if (proofs.elsewhere.valid()) {
-    const absl::StatusOr<ActionResult>& there = proofs.elsewhere.get();
-    if (!there.ok()) {
-      // Nothing proven either way: kept for this place, asked again later.
-      JITCACHE_LOG(Warning) << action.Noun() << " " << action.key.Hex()
-                            << " elsewhere failed: " << there.status();
-      ++counters_.place_kept;
-      return {.placed = true, .marker = false};
-    }
-    if (here.ok() && Agrees(action, *here, there)) {
-      ++counters_.place_shared;
-      return {};
-    }
-    // The same but for the program's name in the log: shared, the log
-    // written for each caller's name.
-    if (here.ok() &&
-        AgreesButTheName(action, *here, there, action.elsewhere_program_name)) {
-      ++counters_.place_shared;
-      JITCACHE_LOG(Debug) << "compile " << action.key.Hex() << " ("
-                          << action.program_name
-                          << ") names its program in its log alone";
-      return {.log_names_program = true};
-    }
+  // Under another name and elsewhere (the same answer holds for any name
+  // and place), then elsewhere under the same name (it depends on the name
+  // alone), then the place's own narrower keys.
+  if (std::optional<PlaceVerdict> v = VerdictElsewhere(action, here, proofs)) {
+    return *v;
   }
-  // Elsewhere under the same name: the answer depends on the name alone.
-  if (here.ok() && NamedProofNeeded(action, *here, proofs)) {
-    proofs.named =
-        RunElsewhere(action, action.run_elsewhere_named, LateProofDeadline());
-  }
-  if (proofs.named.valid()) {
-    const absl::StatusOr<ActionResult>& named = proofs.named.get();
-    if (!named.ok()) {
-      JITCACHE_LOG(Warning) << action.Noun() << " " << action.key.Hex()
-                            << " elsewhere failed: " << named.status();
-      ++counters_.place_kept;
-      return {.placed = true, .marker = false};
-    }
-    // The same, or the same but for the program's name in the log (its
-    // directory there): written for each caller's name.
-    const bool same = here.ok() && Agrees(action, *here, named);
-    if (same || (here.ok() && AgreesButTheName(
-                                  action, *here, named,
-                                  action.elsewhere_named_program_name))) {
-      ++counters_.place_kept;
-      ++counters_.place_name_kept;
-      JITCACHE_LOG(Debug) << "compile " << action.key.Hex() << " ("
-                          << action.program_name
-                          << ") shows its program's name; kept under "
-                          << action.named_key->Hex()
-                          << (same ? "" : ", its log written for each name");
-      return {.placed = true,
-              .program_name_only = true,
-              .marker = true,
-              .log_names_program = !same};
-    }
+  if (std::optional<PlaceVerdict> v =
+          VerdictUnderTheName(action, here, proofs)) {
+    return *v;
   }
   ++counters_.place_kept;
-  // Moved everything but the working directory, and the same: the answer
-  // depends on the working directory alone.
-  if (proofs.same_directory.valid()) {
-    const absl::StatusOr<ActionResult>& beside = proofs.same_directory.get();
-    const bool same = here.ok() && Agrees(action, *here, beside);
-    if (same || (here.ok() && AgreesButTheName(
-                                  action, *here, beside,
-                                  action.same_directory_program_name))) {
-      return {.placed = true,
-              .working_directory_only = true,
-              .marker = true,
-              .log_names_program = !same};
-    }
-  }
-  // Here with other times: the answer depends on the place, not the times.
-  if (here.ok() && action.run_here_other_times) {
-    const absl::StatusOr<ActionResult> moved =
-        RunElsewhere(action, action.run_here_other_times, LateProofDeadline())
-            .get();
-    if (Agrees(action, *here, moved)) {
-      JITCACHE_LOG(Debug) << "compile " << action.key.Hex() << " ("
-                          << action.program_name
-                          << ") depends on its place, not its files' times; "
-                             "kept under "
-                          << action.place_key_without_times->Hex();
-      return {.placed = true, .marker = true, .without_file_times = true};
-    }
+  if (std::optional<PlaceVerdict> v = VerdictInThePlace(action, here, proofs)) {
+    return *v;
   }
   const Proof& last = proofs.named.valid() ? proofs.named : proofs.elsewhere;
   const absl::StatusOr<ActionResult>& there = last.get();
@@ -727,9 +747,9 @@ CacheEngine::PlaceVerdict CacheEngine::DecidePlace(
                       << (action.is_link() ? " shows its inputs' names"
                                            : " depends on its place")
                       << "; kept under " << action.placed_key->Hex() << " ("
-                      << (!here.ok()    ? here.status().ToString()
+                      << (!here.ok()   ? here.status().ToString()
                           : there.ok() ? FirstDifference(*here, *there)
-                                        : there.status().ToString())
+                                       : there.status().ToString())
                       << ")";
   return {.placed = true, .marker = true};
 }

@@ -200,6 +200,21 @@ class CacheEngine {
   PlaceVerdict DecidePlace(const Action& action,
                            const absl::StatusOr<ActionResult>& here,
                            Proofs& proofs);
+  // DecidePlace's steps, each a verdict or nullopt (the next step decides):
+  // the proof elsewhere under another name; elsewhere under the same name
+  // (started here where needed); the working directory kept, then here
+  // with other times.
+  std::optional<PlaceVerdict> VerdictElsewhere(
+      const Action& action, const absl::StatusOr<ActionResult>& here,
+      Proofs& proofs);
+  std::optional<PlaceVerdict> VerdictUnderTheName(
+      const Action& action, const absl::StatusOr<ActionResult>& here,
+      Proofs& proofs);
+  std::optional<PlaceVerdict> VerdictInThePlace(
+      const Action& action, const absl::StatusOr<ActionResult>& here,
+      Proofs& proofs);
+  // A proof that failed: nothing proven, kept for this place (no marker).
+  PlaceVerdict Unproven(const Action& action, const absl::Status& status);
   // Whether a proof gave `here`'s answer (a link's: under other names).
   static bool Agrees(const Action& action, const ActionResult& here,
                      const absl::StatusOr<ActionResult>& there);
