@@ -166,8 +166,7 @@ std::string CompilePlace::ProgramWithoutNameForKey() const {
                 .substr(0, program_name_.size() - base.size());
   // (ProgramForKey begins "rel:" or "P:": never the same text.)
   if (!text::StartsWith(program_name_, "/")) {
-    return text::Cat("any name rel:", dir, "*", Extension(base), "\n",
-                     layout);
+    return text::Cat("any name rel:", dir, "*", Extension(base), "\n", layout);
   }
   return text::Cat("any name P:*", Extension(base), "\n", layout);
 }
@@ -213,9 +212,9 @@ std::optional<CompilePlace> CompilePlace::Elsewhere(
   const std::string name_there =
       text::StartsWith(program_name_, "/")
           ? text::Cat(program_dir, "/", base_there)
-          : text::Cat(program_name_.substr(0, program_name_.size() -
-                                                  base.size()),
-                      base_there);
+          : text::Cat(
+                program_name_.substr(0, program_name_.size() - base.size()),
+                base_there);
   return Checked(CompilePlace(cwd, name_there), anchored_files,
                  /*cwd_moved=*/true, name);
 }

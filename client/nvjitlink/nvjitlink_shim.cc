@@ -666,10 +666,9 @@ __attribute__((visibility("default"))) nvJitLinkResult nvJitLinkAddFile(
   }
   std::vector<jitcache::ptxas_wire::Source> sources;
   const bool answerable =
-      bytes.has_value() &&
-      (any ? !link.completed
-           : Answerable(link, type, bytes->data(), bytes->size(), file,
-                        &sources));
+      bytes.has_value() && (any ? !link.completed
+                                : Answerable(link, type, bytes->data(),
+                                             bytes->size(), file, &sources));
   if (!answerable) {
     Why("nvJitLinkAddFile of a file not read here, or of an input the "
         "daemon does not take");

@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/sized_read.h"
-#include "server/build/path_stats.h"
 #include "server/build/cuda_compiler.h"
+#include "server/build/path_stats.h"
 
 namespace jitcache {
 namespace {

@@ -97,9 +97,9 @@ absl::StatusOr<std::shared_ptr<const HotAnswer>> ActionKinds::CompileHitAsKept(
   }
   if (hit.ok() && *hit != nullptr && (*hit)->place_marker) {
     at = (*hit)->marker_working_directory_only ? KeyLevel::kWorkingDirectory
-         : (*hit)->marker_program_name_only   ? KeyLevel::kNamed
-         : (*hit)->marker_place_without_times ? KeyLevel::kPlaceWithoutTimes
-                                              : KeyLevel::kPlace;
+         : (*hit)->marker_program_name_only    ? KeyLevel::kNamed
+         : (*hit)->marker_place_without_times  ? KeyLevel::kPlaceWithoutTimes
+                                               : KeyLevel::kPlace;
     hit = engine_->HitAnswer(KeyAt(prepared, at));
   }
   if (level != nullptr) *level = at;
@@ -210,8 +210,8 @@ Action ActionKinds::CompileAction(const v1::CompileRequest& request,
       }
       // Last, where nothing elsewhere agreed: here, every file's time moved.
       if (std::optional<CompileJob> other_times = OtherTimesJob(*job)) {
-        build.run_here_other_times =
-            run_job(std::make_shared<const CompileJob>(*std::move(other_times)));
+        build.run_here_other_times = run_job(
+            std::make_shared<const CompileJob>(*std::move(other_times)));
       }
     }
   }
@@ -315,9 +315,9 @@ absl::StatusOr<ActionResult> ActionKinds::RunLink(const PreparedLink& link,
         job.sources.push_back(source);
       } else if (same->exists != source.exists || same->size != source.size ||
                  same->mtime_ns != source.mtime_ns) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "link: source ", source.path,
-            " was two files for the caller: the caller links it"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("link: source ", source.path,
+                         " was two files for the caller: the caller links it"));
       }
     }
   }

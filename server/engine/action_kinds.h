@@ -22,10 +22,10 @@ namespace jitcache {
 
 // What each kind of action is to the engine, for both doors alike: which
 // of a request's keys holds its answer (a compile's place-free key, its
-// program name's, its working directory's or its place's; a link's without names or with
-// them; a ptxas run's base names first), and the Action a miss runs (the
-// request bound to the compiler, with its proofs).
-// Thread-safety: every method from any thread.
+// program name's, its working directory's or its place's; a link's without
+// names or with them; a ptxas run's base names first), and the Action a miss
+// runs (the request bound to the compiler, with its proofs). Thread-safety:
+// every method from any thread.
 class ActionKinds {
  public:
   // Which of a compile's keys holds its answer (PreparedCompile): the one

@@ -264,15 +264,15 @@ void ComputeKeys(const v1::CompileRequest& request,
   key.program = named_program;
   out.named_key = ComputeCompileKey(key);
   // The place's keys hold the name: built on the named key.
-  out.placed_key = ComputePlacedCompileKey(
-      {out.named_key, out.working_directory, out.program_name,
-       out.file_mtimes_ns});
-  out.place_key_without_times = ComputePlacedCompileKey(
-      {.place_free = out.named_key,
-       .working_directory = out.working_directory,
-       .program_name = out.program_name,
-       .file_mtimes_ns = {},
-       .without_file_times = true});
+  out.placed_key =
+      ComputePlacedCompileKey({out.named_key, out.working_directory,
+                               out.program_name, out.file_mtimes_ns});
+  out.place_key_without_times =
+      ComputePlacedCompileKey({.place_free = out.named_key,
+                               .working_directory = out.working_directory,
+                               .program_name = out.program_name,
+                               .file_mtimes_ns = {},
+                               .without_file_times = true});
   out.working_directory_key =
       ComputePlacedCompileKey({.place_free = out.named_key,
                                .working_directory = out.working_directory,

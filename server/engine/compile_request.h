@@ -19,7 +19,7 @@ struct PreparedCompile {
   Digest key;
   Digest named_key;
   Digest placed_key;
-  Digest working_directory_key;  // where the working directory alone matters
+  Digest working_directory_key;    // where the working directory alone matters
   Digest place_key_without_times;  // where the place matters, not the times
   ObjectKind target = ObjectKind::kPtx;
   std::string program_name;

@@ -67,15 +67,14 @@ absl::Status ReadSourceStats(const v1::LinkInput& in, const std::string& label,
                              std::vector<SourceStat>* out) {
   constexpr int kMaxSources = 4096;
   if (in.sources_size() > kMaxSources) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("link ", label, " names more than ", kMaxSources,
-                     " source files"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "link ", label, " names more than ", kMaxSources, " source files"));
   }
   for (const v1::PtxasSource& s : in.sources()) {
     if (!IsNormalAbsolutePath(s.path())) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "link ", label, " names source file '", s.path(),
-          "', not absolute and normal: the caller links it"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("link ", label, " names source file '", s.path(),
+                       "', not absolute and normal: the caller links it"));
     }
     out->push_back({s.path(), s.exists(), s.size(), s.mtime_ns()});
   }
@@ -125,8 +124,8 @@ absl::StatusOr<PreparedLink> PrepareAsCalledLink(
         !s.ok()) {
       return s;
     }
-    PreparedLink::Input input{Digest{}, *kind, in.name(),
-                              in.typed_by_content(), {}};
+    PreparedLink::Input input{
+        Digest{}, *kind, in.name(), in.typed_by_content(), {}};
     if (absl::Status s = ReadSource(in, *kind, label, &out, &input.digest);
         !s.ok()) {
       return s;

@@ -8,8 +8,8 @@
 #include "absl/status/statusor.h"
 #include "common/digest.h"
 #include "jitcache/v1/jitcache.pb.h"
-#include "server/build/source_stats.h"
 #include "server/build/compiler.h"
+#include "server/build/source_stats.h"
 #include "server/engine/action.h"
 #include "server/engine/request_limits.h"
 

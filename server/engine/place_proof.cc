@@ -41,9 +41,9 @@ std::optional<CompileJob> ElsewhereJob(const CompileJob& job) {
 }
 
 std::optional<CompileJob> ElsewhereRenamedJob(const CompileJob& job) {
-  return MovedTo(job, CompilePlace(job.working_directory, job.program_name)
-                          .Elsewhere(AnchoredPaths(job),
-                                     CompilePlace::Name::kRenamed));
+  return MovedTo(
+      job, CompilePlace(job.working_directory, job.program_name)
+               .Elsewhere(AnchoredPaths(job), CompilePlace::Name::kRenamed));
 }
 
 std::optional<CompileJob> OtherTimesJob(const CompileJob& job) {

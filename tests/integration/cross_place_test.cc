@@ -369,7 +369,8 @@ TEST_F(CrossPlace, AnotherProgramNameInAnotherDirectory) {
 // touched header is a hit with the real bytes; with -lineinfo they do (the
 // header's time is in the line table), and it is a miss with the real
 // NVRTC's new bytes.
-TEST_F(CrossPlace, AHeaderSpelledByItsAbsolutePathInsideThePlaceIsKeyedByItsBytes) {
+TEST_F(CrossPlace,
+       AHeaderSpelledByItsAbsolutePathInsideThePlaceIsKeyedByItsBytes) {
   const std::string place = root_.Sub("abs/place");
   std::filesystem::create_directories(place + "/inc");
   const std::string header = place + "/inc/abs_inside.h";
@@ -391,8 +392,8 @@ TEST_F(CrossPlace, AHeaderSpelledByItsAbsolutePathInsideThePlaceIsKeyedByItsByte
   testing::WriteCaseFile(corpus, cases, false);
   std::vector<std::string> ids;
   for (const Variant& v : corpus) ids.push_back(v.id);
-  testing::DaemonProcess daemon(root_.Sub("abs.sock"), ":memory:",
-                                {"--workers=2", "--log_level=debug"});
+  testing::DaemonProcess daemon(
+      root_.Sub("abs.sock"), ":memory:", {"--workers=2", "--log_level=debug"});
   ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
   const std::string dir = root_.Sub("out-abs");
   auto ours = [&](const std::string& out) {

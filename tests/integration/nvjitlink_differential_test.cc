@@ -735,11 +735,11 @@ TEST_F(NvJitLinkDifferential, SourceFilesThePtxNamesAreKeyedByTheirStats) {
   ASSERT_NE(at, std::string::npos) << relative;
   relative.replace(at, source.size(), "lined.cu");
   testing::WriteFile(In("relative.ptx"), relative);
-  const Case r{"relative",
-               {"-o", "-arch=sm_90", "-o", "-lineinfo", "-a",
-                std::to_string(kPtx), "caller.ptx", In("caller.ptx"), "-a",
-                std::to_string(kPtx), "relative.ptx", In("relative.ptx"),
-                "-c"}};
+  const Case r{
+      "relative",
+      {"-o", "-arch=sm_90", "-o", "-lineinfo", "-a", std::to_string(kPtx),
+       "caller.ptx", In("caller.ptx"), "-a", std::to_string(kPtx),
+       "relative.ptx", In("relative.ptx"), "-c"}};
   ProcessResult real = Run("relative-real", r, false);
   ASSERT_EQ(real.exit_code, 0) << real.output;
   ProcessResult ours = Run("relative-ours", r, true);

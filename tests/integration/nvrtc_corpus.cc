@@ -565,12 +565,12 @@ void RenamePrograms(std::vector<Variant>& corpus, const std::string& root) {
     if (!v.name.has_value() || v.name->empty()) continue;
     const std::filesystem::path name(*v.name);
     const std::filesystem::path renamed =
-        name.parent_path() / ("other_" + name.stem().string() + "_name" +
-                              name.extension().string());
+        name.parent_path() /
+        ("other_" + name.stem().string() + "_name" + name.extension().string());
     const std::filesystem::path from =
         std::filesystem::path(root) / v.dir / name;
-    const std::filesystem::path to = std::filesystem::path(root) / v.dir /
-                                     renamed;
+    const std::filesystem::path to =
+        std::filesystem::path(root) / v.dir / renamed;
     std::error_code ec;
     if (std::filesystem::is_regular_file(from, ec)) {
       std::filesystem::copy_file(

@@ -243,8 +243,8 @@ TEST(AsCalledLinkKey, NamesAreLeftOutOnlyWhenAsked) {
   EXPECT_NE(key("a.ltoir", false, Digest::Of("a"), false),
             key("a.ltoir", false));
   // With names, as before this key existed (records keep their keys).
-  AsCalledLinkKeyInput::Input one{ObjectKind::kPtx, Digest::Of("p"), "p.ptx",
-                                  false, {}};
+  AsCalledLinkKeyInput::Input one{
+      ObjectKind::kPtx, Digest::Of("p"), "p.ptx", false, {}};
   EXPECT_EQ(ComputeAsCalledLinkKey({.toolchain_fingerprint = fingerprint,
                                     .options = {},
                                     .inputs = std::span(&one, 1)})
@@ -263,8 +263,8 @@ TEST(AsCalledLinkKey, NamesAreLeftOutOnlyWhenAsked) {
 TEST(AsCalledLinkKey, TheStatsOfTheSourcesAPtxInputNamesAreInTheKey) {
   const std::string fingerprint(32, 'f');
   auto key = [&](std::vector<SourceStatKey> sources) {
-    AsCalledLinkKeyInput::Input one{ObjectKind::kPtx, Digest::Of("p"),
-                                    "p.ptx", false, sources};
+    AsCalledLinkKeyInput::Input one{ObjectKind::kPtx, Digest::Of("p"), "p.ptx",
+                                    false, sources};
     return ComputeAsCalledLinkKey({.toolchain_fingerprint = fingerprint,
                                    .options = {},
                                    .inputs = std::span(&one, 1)});
@@ -284,12 +284,12 @@ TEST(AsCalledLinkKey, TheStatsOfTheSourcesAPtxInputNamesAreInTheKey) {
   other = source;
   other.path = "/home/bob/k.py";
   EXPECT_NE(key({source}), key({other}));
-  AsCalledLinkKeyInput::Input plain{ObjectKind::kPtx, Digest::Of("p"),
-                                    "p.ptx", false, {}};
-  EXPECT_EQ(key({}), ComputeAsCalledLinkKey(
-                         {.toolchain_fingerprint = fingerprint,
-                          .options = {},
-                          .inputs = std::span(&plain, 1)}));
+  AsCalledLinkKeyInput::Input plain{
+      ObjectKind::kPtx, Digest::Of("p"), "p.ptx", false, {}};
+  EXPECT_EQ(key({}),
+            ComputeAsCalledLinkKey({.toolchain_fingerprint = fingerprint,
+                                    .options = {},
+                                    .inputs = std::span(&plain, 1)}));
 }
 
 }  // namespace

@@ -144,8 +144,7 @@ TEST(CompilePlace, TheProgramsOwnFileAndTheNameFreeKeyHoldNoName) {
   // Never the text of a key with a name, whatever the name.
   for (const char* name : {"*.cu", "any name rel:*.cu", "/t/*.cu", "kern.cu"}) {
     EXPECT_NE(CompilePlace("/a", name).ProgramForKey(), free("/a", "k.cu"));
-    EXPECT_NE(CompilePlace("/a", name).ProgramForKey(),
-              free("/a", "/t/k.cu"));
+    EXPECT_NE(CompilePlace("/a", name).ProgramForKey(), free("/a", "/t/k.cu"));
   }
 }
 
@@ -185,8 +184,9 @@ TEST(CompilePlace, ElsewhereUnderAnotherNameMovesTheProgramsFileToo) {
         "/" + CompilePlace::RenamedProgram("kern.cu")));
     EXPECT_EQ(there->Anchored(*there->Absolute("F:")), "F:");
   }
-  EXPECT_EQ(CompilePlace("/a", "dir/").Elsewhere({}, CompilePlace::Name::kRenamed),
-            std::nullopt)
+  EXPECT_EQ(
+      CompilePlace("/a", "dir/").Elsewhere({}, CompilePlace::Name::kRenamed),
+      std::nullopt)
       << "a name that names no file has no other";
 }
 

@@ -15,8 +15,12 @@ namespace jitcache {
 namespace {
 
 std::vector<link_wire::Input> TwoInputs() {
-  return {{3, "caller.ltoir", std::string(64, 'a'), std::string("\x7f\0EL", 4),
-           false, {}},
+  return {{3,
+           "caller.ltoir",
+           std::string(64, 'a'),
+           std::string("\x7f\0EL", 4),
+           false,
+           {}},
           // Unnamed: proto3 leaves the empty name out, and so must we. PTX
           // naming two sources, one there and one not.
           {2,
