@@ -155,6 +155,14 @@ Digest ComputeCompileKey(const CompileKeyInput& input) {
   return key.Finish();
 }
 
+Digest ComputeNamedCompileKey(const Digest& place_free,
+                              std::string_view program_for_key) {
+  KeyHasher key(RequestKind::kNamedCompile);
+  key.Field(kTagPlaceFree, place_free.AsBytes());
+  key.Field(kTagProgramName, program_for_key);
+  return key.Finish();
+}
+
 Digest ComputePlacedCompileKey(const PlacedCompileKeyInput& input) {
   KeyHasher key(RequestKind::kPlacedCompile);
   key.Field(kTagPlaceFree, input.place_free.AsBytes());

@@ -27,6 +27,7 @@ enum class RequestKind : uint32_t {
   kPtxas = 5,
   kPlacedCompile = 6,
   kNvvm = 7,
+  kNamedCompile = 8,
 };
 
 // Everything that decides the output of one NVRTC compile. Views only: the
@@ -38,8 +39,9 @@ struct CompileKeyInput {
   // Canonical options (see CanonicalizeCompileOptions), in the order NVRTC
   // receives them; the canonical form already fixed what order may change.
   std::span<const std::string> options;
-  // CompilePlace::ProgramForKey: the program's name and the layout of its
-  // place, without the place itself.
+  // CompilePlace::ProgramWithoutNameForKey: the name's extension and the
+  // layout of its place, without the place or the name itself (the name
+  // goes into ComputeNamedCompileKey where the answer shows it).
   std::string_view program;
   std::string_view source;
   // Any order: the key sorts them by name. Names must be unique.
@@ -81,6 +83,13 @@ struct PlacedCompileKeyInput {
 };
 
 Digest ComputePlacedCompileKey(const PlacedCompileKeyInput& input);
+
+// The key of a compile whose answer depends on its program's name alone:
+// the place-free key (which holds no name) and CompilePlace::ProgramForKey.
+// Derived from the place-free key, so that a request's keys hash its
+// source and headers once.
+Digest ComputeNamedCompileKey(const Digest& place_free,
+                              std::string_view program_for_key);
 
 // One digest for a set of included files (path, raw SHA-256 of the bytes),
 // in any order: what a client sends instead of the list when it hopes for

@@ -260,9 +260,7 @@ void ComputeKeys(const v1::CompileRequest& request,
   key.included_set = out.included_set;
   key.exact_include_path = request.exact_include_path();
   out.key = ComputeCompileKey(key);
-  const std::string named_program = place.ProgramForKey();
-  key.program = named_program;
-  out.named_key = ComputeCompileKey(key);
+  out.named_key = ComputeNamedCompileKey(out.key, place.ProgramForKey());
   // The place's keys hold the name: built on the named key.
   out.placed_key =
       ComputePlacedCompileKey({out.named_key, out.working_directory,

@@ -122,6 +122,21 @@ TEST(PlacedCompileKey, GoldenValue) {
             "77cae34d739238cbf51de849dd8acb65dd07c193e553d08a9cb70f4d8cca28d8");
 }
 
+// The name's key: one per program name, never a place-free key nor another
+// name's.
+TEST(NamedCompileKey, EachNameHasItsOwnKey) {
+  const Digest free = Fields().Key();
+  EXPECT_EQ(ComputeNamedCompileKey(free, "P:k.cu"),
+            ComputeNamedCompileKey(free, "P:k.cu"));
+  EXPECT_NE(ComputeNamedCompileKey(free, "P:k.cu"),
+            ComputeNamedCompileKey(free, "P:s.cu"));
+  EXPECT_NE(ComputeNamedCompileKey(free, "P:k.cu"), free);
+  Fields other;
+  other.source += " ";
+  EXPECT_NE(ComputeNamedCompileKey(free, "P:k.cu"),
+            ComputeNamedCompileKey(other.Key(), "P:k.cu"));
+}
+
 TEST(PlacedCompileKey, EveryPartOfThePlaceChangesTheKey) {
   const Digest base = PlacedFields().Key();
   EXPECT_NE(base, PlacedFields().place_free);
