@@ -84,8 +84,6 @@ class CompilePlace {
   const std::string& cwd() const { return given_cwd_; }
   const std::string& program_name() const { return program_name_; }
   const std::string& program_dir() const { return program_dir_; }
-  // The file the program's name names ("" for a name that names none).
-  const std::string& program_file() const { return program_file_; }
 
   // Another base name for a program, with the same extension: other
   // length, other first character, never `base` itself.

@@ -33,12 +33,8 @@ const Digest& ActionKinds::LinkKeyAt(const PreparedLink& link, bool named) {
 
 bool ActionKinds::AnsweredForAnotherPlace(const v1::CompileResponse& answer,
                                           const PreparedCompile& prepared) {
-  // (A log written for another program's name is served again, for this
-  // one's.)
-  if (!answer.log_program_name().empty() &&
-      answer.log_program_name() != prepared.program_name) {
-    return true;
-  }
+  // (A log template is written for each waiter's own name by the flight,
+  // CacheEngine::Join: never another program's here.)
   return answer.place_matters() &&
          answer.cache_key() != prepared.placed_key.Hex() &&
          answer.cache_key() != prepared.named_key.Hex() &&

@@ -290,7 +290,6 @@ absl::StatusOr<ActionResult> CacheEngine::RunWithProofs(const Action& action,
   ++counters_.compiles;
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + options_.compile_time_limit;
-  proofs.deadline = deadline;
   // The proof runs beside the action itself, so a miss takes no longer;
   // the one under the same name only when there is no other.
   if (action.run_elsewhere || action.run_elsewhere_named) {

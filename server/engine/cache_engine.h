@@ -156,13 +156,12 @@ class CacheEngine {
   };
   using Proof = std::shared_future<absl::StatusOr<ActionResult>>;
   // An action's proofs (Action::run_elsewhere and the others), each started
-  // when it is needed; `deadline` is the action's own (the first proofs'
-  // too).
+  // when it is needed: those beside the action with its deadline, later
+  // ones with their own (LateProofDeadline).
   struct Proofs {
     Proof elsewhere;
     Proof named;
     Proof same_directory;
-    absl::Time deadline;
   };
 
   // Where an action's answer was kept: its key, and for a ptxas run whose

@@ -159,19 +159,19 @@ void JitCacheService::PromiseCompile(std::shared_ptr<CompileCall> call,
                                      KeyLevel level, AnswerLater later,
                                      uid_t uid, UserStats::Counters& user,
                                      absl::Time start) {
-  // An answer kept for another place, or whose log names another program
-  // (at any level: the name's and the working directory's keys are shared
-  // by programs of other names), is served again for this caller's own.
-  CacheEngine::Waiter answer = [this, call, later, uid, user = &user, start,
-                                built = AnswerWhenBuilt(later, user, start)](
-                                   const SharedResult& result, bool is_leader) {
-    if (result.ok() &&
-        ActionKinds::AnsweredForAnotherPlace(**result, call->prepared)) {
-      PromiseUnderPlace(call, later, uid, *user, start);
-      return;
-    }
-    built(result, is_leader);
-  };
+  CacheEngine::Waiter answer = AnswerWhenBuilt(later, user, start);
+  if (level == KeyLevel::kPlaceFree) {
+    answer = [this, call, later, uid, user = &user, start,
+              built = std::move(answer)](const SharedResult& result,
+                                         bool is_leader) {
+      if (result.ok() &&
+          ActionKinds::AnsweredForAnotherPlace(**result, call->prepared)) {
+        PromiseUnderPlace(call, later, uid, *user, start);
+        return;
+      }
+      built(result, is_leader);
+    };
+  }
   engine_.Join(
       uid, user, ActionKinds::KeyAt(call->prepared, level), std::move(answer),
       [&] {

@@ -239,18 +239,19 @@ grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
   }
   // A place-free build answers every place when its answer is the same
   // elsewhere; when it is not, a caller from another place than the
-  // leader's is served under its own place's key. And at any level, an
-  // answer whose log names another program (the name's and the working
-  // directory's keys are shared by programs of other names) is served again
-  // for this caller's.
-  std::function<bool(const v1::CompileResponse&)> taken_elsewhere =
-      [this, uid, response, reactor, call](const v1::CompileResponse& answer) {
-        if (!ActionKinds::AnsweredForAnotherPlace(answer, call->prepared)) {
-          return false;
-        }
-        ServeTakenUnderPlace(uid, response, reactor, call);
-        return true;
-      };
+  // leader's is served under its own place's key. (A log template is
+  // written for this caller's name by the flight, CacheEngine::Join.)
+  std::function<bool(const v1::CompileResponse&)> taken_elsewhere;
+  if (level == KeyLevel::kPlaceFree) {
+    taken_elsewhere = [this, uid, response, reactor,
+                       call](const v1::CompileResponse& answer) {
+      if (!ActionKinds::AnsweredForAnotherPlace(answer, call->prepared)) {
+        return false;
+      }
+      ServeTakenUnderPlace(uid, response, reactor, call);
+      return true;
+    };
+  }
   // CompileHit looked the keys up already: straight to the miss.
   return ServeMiss(
       uid, response, reactor, ActionKinds::KeyAt(call->prepared, level),

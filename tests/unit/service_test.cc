@@ -600,6 +600,24 @@ namespace {
 // has its own.
 class PlaceTest : public ServiceTest {
  protected:
+  // `first` asked, then `second` once `first` waits on the held compiler:
+  // one flight, both answered once it is released. Both calls must succeed.
+  void CallTogether(const v1::CompileRequest& first,
+                    const v1::CompileRequest& second, v1::CompileResponse* a,
+                    v1::CompileResponse* b) {
+    compiler_.Hold();
+    grpc::Status sa, sb;
+    std::thread ta([&] { sa = Call(first, a); });
+    while (Stats().waiting() < 1) absl::SleepFor(absl::Milliseconds(2));
+    std::thread tb([&] { sb = Call(second, b); });
+    while (Stats().waiting() < 2) absl::SleepFor(absl::Milliseconds(2));
+    compiler_.Release();
+    ta.join();
+    tb.join();
+    ASSERT_TRUE(sa.ok()) << sa.error_message();
+    ASSERT_TRUE(sb.ok()) << sb.error_message();
+  }
+
   // A program named `dir`/k.cu that includes "k.h" beside it, asked from
   // `dir`, the header with these contents and time.
   static v1::CompileRequest From(const std::string& dir,
@@ -726,18 +744,9 @@ TEST_F(PlaceTest, ADigestOnlyRequestFindsItsPlacesKey) {
 // Requests from two places join one place-free compile; when its answer
 // depends on the place, the one from the other place is compiled there.
 TEST_F(PlaceTest, ACallerFromAnotherPlaceOfAHerdGetsItsOwnPlacesAnswer) {
-  compiler_.Hold();
   v1::CompileResponse a, b;
-  grpc::Status sa, sb;
-  std::thread ta([&] { sa = Call(From("/home/ada/p", "k"), &a); });
-  while (Stats().waiting() < 1) absl::SleepFor(absl::Milliseconds(2));
-  std::thread tb([&] { sb = Call(From("/home/bob/p", "k"), &b); });
-  while (Stats().waiting() < 2) absl::SleepFor(absl::Milliseconds(2));
-  compiler_.Release();
-  ta.join();
-  tb.join();
-  ASSERT_TRUE(sa.ok()) << sa.error_message();
-  ASSERT_TRUE(sb.ok()) << sb.error_message();
+  ASSERT_NO_FATAL_FAILURE(
+      CallTogether(From("/home/ada/p", "k"), From("/home/bob/p", "k"), &a, &b));
   EXPECT_THAT(a.object(), HasSubstr("cwd=/home/ada/p"));
   EXPECT_THAT(b.object(), HasSubstr("cwd=/home/bob/p"));
   EXPECT_EQ(a.served(), v1::SERVED_MISS);
@@ -833,23 +842,14 @@ TEST_F(PlaceTest, ALogThatNamesTheProgramIsWrittenForEachCallersName) {
   EXPECT_EQ(b.log_program_name(), "/tmp/tmpq1w2e3r4/kern.cu");
 
   // A herd of two names on a new program: one compile, each its own log.
-  compiler_.Hold();
   auto other = [&](const std::string& dir, const std::string& name) {
     v1::CompileRequest r = named(dir, name);
     r.set_source("#placeless #lognamed 2");
     return r;
   };
   v1::CompileResponse c, d;
-  grpc::Status sc, sd;
-  std::thread tc([&] { sc = Call(other("/home/ada/p", "a.cu"), &c); });
-  while (Stats().waiting() < 1) absl::SleepFor(absl::Milliseconds(2));
-  std::thread td([&] { sd = Call(other("/home/bob/q", "bb.cu"), &d); });
-  while (Stats().waiting() < 2) absl::SleepFor(absl::Milliseconds(2));
-  compiler_.Release();
-  tc.join();
-  td.join();
-  ASSERT_TRUE(sc.ok()) << sc.error_message();
-  ASSERT_TRUE(sd.ok()) << sd.error_message();
+  ASSERT_NO_FATAL_FAILURE(CallTogether(other("/home/ada/p", "a.cu"),
+                                       other("/home/bob/q", "bb.cu"), &c, &d));
   EXPECT_EQ(c.log(), "/home/ada/p/a.cu(1): warning: fake, in /home/ada/p/a.cu");
   EXPECT_EQ(d.log(),
             "/home/bob/q/bb.cu(1): warning: fake, in /home/bob/q/bb.cu");
@@ -904,18 +904,9 @@ TEST_F(PlaceTest, LogsUnderTheNamesKeyAreWrittenForEachCallerWhoeverRanThem) {
   EXPECT_EQ(c.object(), b.object());
   EXPECT_EQ(c.log(), log_of("/tmp/tmpcccc/b.cu"));
 
-  compiler_.Hold();
   v1::CompileResponse d, e;
-  grpc::Status sd, se;
-  std::thread td([&] { sd = Call(named("/tmp/tmpdddd", "d.cu"), &d); });
-  while (Stats().waiting() < 1) absl::SleepFor(absl::Milliseconds(2));
-  std::thread te([&] { se = Call(named("/tmp/tmpeeee", "d.cu"), &e); });
-  while (Stats().waiting() < 2) absl::SleepFor(absl::Milliseconds(2));
-  compiler_.Release();
-  td.join();
-  te.join();
-  ASSERT_TRUE(sd.ok()) << sd.error_message();
-  ASSERT_TRUE(se.ok()) << se.error_message();
+  ASSERT_NO_FATAL_FAILURE(CallTogether(named("/tmp/tmpdddd", "d.cu"),
+                                       named("/tmp/tmpeeee", "d.cu"), &d, &e));
   EXPECT_EQ(d.log(), log_of("/tmp/tmpdddd/d.cu"));
   EXPECT_EQ(e.log(), log_of("/tmp/tmpeeee/d.cu"));
   EXPECT_EQ(e.object(), d.object());
