@@ -15,8 +15,15 @@ using option_parser::Check;
 using option_parser::Group;
 using option_parser::Spec;
 
+// The real NVRTC keeps precompiled headers in its heap in the caller's
+// process: a PCH file serves only the library instance that made it
+// (another process's gives warning 20282), automatic ones live in a
+// directory named after the process, and what a compile says ("creating",
+// "using") and its PCH status depend on the process's earlier compiles.
+// No answer from another process can be that.
 constexpr std::string_view kPchRefusal =
-    "precompiled headers live in files outside the cache key";
+    "precompiled headers live in the caller's process (its NVRTC heap and "
+    "files), which a cached answer cannot reproduce";
 constexpr std::string_view kDepfileRefusal =
     "it writes a dependency file, which a cached compile cannot reproduce";
 
@@ -91,10 +98,13 @@ constexpr Spec kNvrtcSpecs[] = {
     {"create-pch", "", Arg::kValue, Check::kAny, Group::kSingle, kPchRefusal},
     {"use-pch", "", Arg::kValue, Check::kAny, Group::kSingle, kPchRefusal},
     {"pch-dir", "", Arg::kValue, Check::kAny, Group::kSingle, kPchRefusal},
-    {"pch-verbose", "", Arg::kValue, Check::kAny, Group::kSingle, kPchRefusal},
-    {"pch-messages", "", Arg::kValue, Check::kAny, Group::kSingle, kPchRefusal},
+    // Alone they tune nothing: no PCH is made or used, and the real NVRTC
+    // gives the plain compile's answer (its PCH queries: none attempted).
+    // With one of the options above, that option hands the compile back.
+    {"pch-verbose", "", Arg::kValue, Check::kAny, Group::kSingle},
+    {"pch-messages", "", Arg::kValue, Check::kAny, Group::kSingle},
     {"instantiate-templates-in-pch", "", Arg::kValue, Check::kAny,
-     Group::kSingle, kPchRefusal},
+     Group::kSingle},
     {"dependency-output", "MF", Arg::kValue, Check::kAny, Group::kSingle,
      kDepfileRefusal},
     {"generate-dependencies-with-compile", "MD", Arg::kNone, Check::kAny,

@@ -391,6 +391,9 @@ nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int num_options,
   Shim& p = *Of(prog);
   std::lock_guard<std::mutex> lock(p.mu);
   p.options.assign(options, options + num_options);
+  // A new compile replaces every answer of the last one, as in NVRTC, the
+  // real NVRTC's too when it compiled the last one.
+  if (p.real != nullptr) RealNvrtc().nvrtcDestroyProgram(&p.real);
   p.compiled = false;
   p.failed = false;
   p.objects.clear();
@@ -468,23 +471,38 @@ nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char* expr,
   return NVRTC_SUCCESS;
 }
 
-// Functions of a program that only the real NVRTC can honour: the program
-// moves to it (compiled by it, if compiled at all).
-#define JITCACHE_REAL_PROGRAM(name, params, args)                \
-  nvrtcResult name params {                                      \
-    if (prog == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;     \
-    Shim& p = *Of(prog);                                         \
-    std::lock_guard<std::mutex> lock(p.mu);                      \
-    const Real& real = RealNvrtc();                              \
-    if (real.name == nullptr) return NVRTC_ERROR_INTERNAL_ERROR; \
-    if (p.real == nullptr && p.compiled) CompileWithReal(p);     \
-    if (p.real == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;   \
-    return real.name args;                                       \
+// Precompiled headers: the daemon compiles no program that makes or uses
+// one (those options stay with the real NVRTC, in the caller's process,
+// whose PCH heap they live in). For a program the daemon compiled, or one
+// not compiled yet, the real NVRTC answers "no PCH attempted" and a
+// required heap of 0 bytes; so do these.
+nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) {
+  if (prog == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;
+  Shim& p = *Of(prog);
+  std::lock_guard<std::mutex> lock(p.mu);
+  if (p.real == nullptr) return NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED;
+  const Real& real = RealNvrtc();
+  if (real.nvrtcGetPCHCreateStatus == nullptr) {
+    return NVRTC_ERROR_INTERNAL_ERROR;
   }
-JITCACHE_REAL_PROGRAM(nvrtcGetPCHCreateStatus, (nvrtcProgram prog), (p.real))
-JITCACHE_REAL_PROGRAM(nvrtcGetPCHHeapSizeRequired,
-                      (nvrtcProgram prog, size_t* size), (p.real, size))
-#undef JITCACHE_REAL_PROGRAM
+  return real.nvrtcGetPCHCreateStatus(p.real);
+}
+
+nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog, size_t* size) {
+  if (prog == nullptr) return NVRTC_ERROR_INVALID_PROGRAM;
+  if (size == nullptr) return NVRTC_ERROR_INVALID_INPUT;
+  Shim& p = *Of(prog);
+  std::lock_guard<std::mutex> lock(p.mu);
+  if (p.real == nullptr) {
+    *size = 0;
+    return NVRTC_SUCCESS;
+  }
+  const Real& real = RealNvrtc();
+  if (real.nvrtcGetPCHHeapSizeRequired == nullptr) {
+    return NVRTC_ERROR_INTERNAL_ERROR;
+  }
+  return real.nvrtcGetPCHHeapSizeRequired(p.real, size);
+}
 
 // A flow callback cannot reach the daemon's compile: the daemon enforces
 // its own limits. It is kept for a compile the real NVRTC runs.

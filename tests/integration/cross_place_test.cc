@@ -144,6 +144,11 @@ class CrossPlace : public ::testing::Test {
     Place place;
     place.root = root;
     place.corpus = testing::BuildCorpus(root, 0, shared_);
+    // A variant that compiles its program twice (the front end's program
+    // state, which the differential test covers) has two answers in one
+    // result; the verdicts below judge one answer per variant.
+    std::erase_if(place.corpus,
+                  [](const Variant& v) { return !v.again.empty(); });
     // JITCACHE_CORPUS_ONLY=REGEX: only the variants whose id matches (to
     // look into a few).
     if (const char* only = std::getenv("JITCACHE_CORPUS_ONLY");

@@ -268,6 +268,32 @@ void CompilerState(Builder& b) {
   b.Spellings(
       "state", kRestrict,
       {{"-restrict"}, {"-DFRESH=1"}, {"-opt-info=inline"}, {"-DFRESH=2"}});
+  // One program compiled twice, by the real NVRTC then the daemon (-time
+  // stays with the real one) and the other way: the second compile's
+  // answers replace the first's everywhere.
+  b.Add("again-0", kWarning, {"-arch=sm_90", "-time=-"}).again = {"-arch=sm_90",
+                                                                  "-w"};
+  b.Add("again-1", kWarning, {"-arch=sm_90", "-w"}).again = {"-arch=sm_90",
+                                                             "-time=-"};
+  b.Add("again-2", kError, {"-arch=sm_90", "-time=-"}).again = {
+      "-arch=compute_90", "-DNOPE=1"};
+}
+
+// Options that only tune precompiled headers, without one made or used
+// (no -pch, -create-pch or -use-pch): the answer is the plain compile's,
+// and the PCH queries say no PCH was attempted.
+void PchModifiers(Builder& b) {
+  b.Spellings("pch-modifier", kWarning,
+              {{"--pch-verbose=true"},
+               {"-pch-verbose=true"},
+               {"--pch-verbose", "true"},
+               {"--pch-messages=false"},
+               {"-pch-messages=true"},
+               {"--instantiate-templates-in-pch=true"},
+               {"--pch-verbose"},
+               {"--pch-verbose=maybe"},
+               {"--pch-verbose=true", "--pch-messages=false",
+                "--instantiate-templates-in-pch=false"}});
 }
 
 // Program names: NULL, empty, relative, absolute.
@@ -581,9 +607,11 @@ void RenamePrograms(std::vector<Variant>& corpus, const std::string& root) {
 }
 
 std::string Variant::Describe() const {
-  return absl::StrCat("name ", name.has_value() ? "'" + *name + "'" : "NULL",
-                      ", options [", absl::StrJoin(options, " "), "]",
-                      dir.empty() ? "" : ", in " + dir);
+  return absl::StrCat(
+      "name ", name.has_value() ? "'" + *name + "'" : "NULL", ", options [",
+      absl::StrJoin(options, " "), "]",
+      again.empty() ? "" : " then [" + absl::StrJoin(again, " ") + "]",
+      dir.empty() ? "" : ", in " + dir);
 }
 
 std::vector<Variant> BuildCorpus(const std::string& root, int generation,
@@ -591,6 +619,7 @@ std::vector<Variant> BuildCorpus(const std::string& root, int generation,
   Builder b(root);
   CompilerState(b);
   OptionSpellings(b);
+  PchModifiers(b);
   ProgramNames(b);
   FileAccess(b, generation);
   PlaceVariants(b, generation, shared_dir);
@@ -619,6 +648,8 @@ void WriteCaseFile(const std::vector<Variant>& corpus, const std::string& path,
     }
     for (const std::string& o : v->options)
       absl::StrAppend(&text, "opt ", o, "\n");
+    for (const std::string& o : v->again)
+      absl::StrAppend(&text, "again ", o, "\n");
     for (const std::string& e : v->exprs)
       absl::StrAppend(&text, "expr ", e, "\n");
     const std::string cwd = std::filesystem::path(path).parent_path().string();

@@ -15,6 +15,8 @@ struct Variant {
   std::string source;
   std::vector<std::pair<std::string, std::string>> headers;  // name, text
   std::vector<std::string> options;
+  // A second compile of the same program with these options, when any.
+  std::vector<std::string> again;
   std::vector<std::string> exprs;
   std::string dir;  // working directory; "" for the corpus root
 

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <future>
 #include <iostream>
+#include <map>
 #include <regex>
 #include <set>
 #include <string>
@@ -24,6 +25,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "jitcache/client.h"
 #include "tests/integration/nvrtc_corpus.h"
@@ -309,6 +311,69 @@ TEST_F(NvrtcDifferential, EveryOptionTheRealNvrtcAcceptsMatches) {
   std::cout << "the daemon answered " << misses << " misses for "
             << compared.size() << " options\n";
   EXPECT_GT(misses, accepted.size() / 2);
+}
+
+// Options that only tune precompiled headers, alone (no PCH made or used):
+// compiled by the daemon and a hit in a second process, with the real
+// NVRTC's answers (the PCH queries' included) in both.
+TEST_F(NvrtcDifferential, PchTuningAloneIsCachedAndExact) {
+  std::vector<testing::Variant> tuning;
+  for (const testing::Variant& v : corpus_) {
+    // The ones NVRTC takes ("--pch-verbose" without a value, "=maybe" are
+    // refused by it, and compared by the corpus).
+    if (absl::StartsWith(v.id, "pch-modifier-") &&
+        std::none_of(
+            v.options.begin(), v.options.end(), [](const std::string& o) {
+              return o == "--pch-verbose" || absl::EndsWith(o, "=maybe");
+            })) {
+      tuning.push_back(v);
+    }
+  }
+  ASSERT_GE(tuning.size(), 6u);
+  const std::string cases = root_.Sub("tuning.cases");
+  testing::WriteCaseFile(tuning, cases, false);
+  std::vector<std::string> ids;
+  for (const testing::Variant& v : tuning) ids.push_back(v.id);
+  RunEach({}, cases, root_.Sub("tuning-real"), ids);
+
+  testing::DaemonProcess daemon(root_.Sub("t.sock"),
+                                ":memory:", {"--workers=2"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  std::map<std::string, std::string> served;  // case id: how, run 2
+  for (const char* run : {"tuning-1", "tuning-2"}) {
+    std::filesystem::create_directories(root_.Sub(run));
+    std::vector<std::string> argv = Env(daemon.socket());
+    argv.insert(argv.end(),
+                {"JITCACHE_NVRTC_VERBOSE=1", "JITCACHE_CASE_TRACE=1",
+                 JITCACHE_NVRTC_CASE, cases, root_.Sub(run)});
+    const ProcessResult r = testing::RunProcess(argv, absl::Minutes(5));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (const std::string& id : ids) {
+      EXPECT_EQ(FirstDifference(root_.Sub("tuning-real/" + id),
+                                root_.Sub(std::string(run) + "/" + id)),
+                "")
+          << run << " " << id;
+    }
+    served.clear();
+    std::string current;
+    for (absl::string_view line : absl::StrSplit(r.output, '\n')) {
+      if (absl::ConsumePrefix(&line, "jitcache-case: ")) {
+        current = std::string(line);
+      } else if (absl::StartsWith(line, "jitcache-nvrtc: ")) {
+        absl::StrAppend(&served[current], line, "\n");
+      }
+    }
+  }
+  // Run 2: every one a hit, none handed to the real NVRTC.
+  for (const std::string& id : ids) {
+    EXPECT_TRUE(absl::StrContains(served[id], ": HIT ")) << id << ":\n"
+                                                         << served[id];
+    EXPECT_FALSE(absl::StrContains(served[id], "the real NVRTC does"))
+        << id << ":\n"
+        << served[id];
+  }
+  const DaemonStats stats = StatsOf(daemon.socket());
+  EXPECT_EQ(stats.hits, stats.misses);
 }
 
 }  // namespace

@@ -10,15 +10,18 @@
      source PATH      the source's file
      header NAME\tPATH  an in-memory header (repeatable, in order)
      opt OPTION       one option (repeatable, in order)
+     again OPTION     an option of a second compile of the same program
+                      (repeatable; with none, the program compiles once)
      expr EXPR        a name expression (repeatable)
      chdir DIR        the working directory of the compile
      end              runs the case
      outdir DIR       later cases' results go to DIR instead of OUTDIR
      pause PATH       creates PATH.ready, then waits until PATH exists (the
                       caller changes files meanwhile)
-   The result file has, in order: the create and compile results, the log,
-   each kind's size result and bytes (PTX, cubin, LTO-IR, OptiX IR), and
-   each name expression's lowered name. */
+   The result file has, in order: the create result, what the PCH queries
+   give before the compile, then for each compile its result, the log,
+   each kind's size result and bytes (PTX, cubin, LTO-IR, OptiX IR), each
+   name expression's lowered name and what the PCH queries give. */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +39,8 @@ struct Case {
   char* header_paths[kMaxItems];
   int num_options;
   char* options[kMaxItems];
+  int num_again;
+  char* again[kMaxItems];
   int num_exprs;
   char* exprs[kMaxItems];
   char* dir;
@@ -80,6 +85,34 @@ static void Output(FILE* out, nvrtcProgram prog, const char* what,
   free(data);
 }
 
+/* NVRTC's precompiled-header queries: the creation status and the heap
+   size required, each with its result. */
+static void Pch(FILE* out, const char* what, nvrtcProgram prog) {
+  size_t heap = 12345;
+  const nvrtcResult status = nvrtcGetPCHCreateStatus(prog);
+  const nvrtcResult heap_result = nvrtcGetPCHHeapSizeRequired(prog, &heap);
+  fprintf(out, "%s %d %d %zu\n", what, status, heap_result,
+          heap_result == NVRTC_SUCCESS ? heap : 0);
+}
+
+static void Compile(FILE* out, const struct Case* c, nvrtcProgram prog,
+                    int num_options, char* const* options) {
+  fprintf(out, "compile %d\n",
+          nvrtcCompileProgram(prog, num_options, (const char* const*)options));
+  Output(out, prog, "log", nvrtcGetProgramLogSize, nvrtcGetProgramLog);
+  Output(out, prog, "ptx", nvrtcGetPTXSize, nvrtcGetPTX);
+  Output(out, prog, "cubin", nvrtcGetCUBINSize, nvrtcGetCUBIN);
+  Output(out, prog, "ltoir", nvrtcGetLTOIRSize, nvrtcGetLTOIR);
+  Output(out, prog, "optixir", nvrtcGetOptiXIRSize, nvrtcGetOptiXIR);
+  for (int i = 0; i < c->num_exprs; ++i) {
+    const char* lowered = NULL;
+    nvrtcResult r = nvrtcGetLoweredName(prog, c->exprs[i], &lowered);
+    fprintf(out, "lowered %d %s\n", r,
+            r == NVRTC_SUCCESS && lowered ? lowered : "");
+  }
+  Pch(out, "pch", prog);
+}
+
 static int Run(const struct Case* c, const char* outdir) {
   char path[4096];
   snprintf(path, sizeof(path), "%s/%s", outdir, c->id);
@@ -110,20 +143,9 @@ static int Run(const struct Case* c, const char* outdir) {
     for (int i = 0; i < c->num_exprs; ++i) {
       fprintf(out, "add %d\n", nvrtcAddNameExpression(prog, c->exprs[i]));
     }
-    fprintf(out, "compile %d\n",
-            nvrtcCompileProgram(prog, c->num_options,
-                                (const char* const*)c->options));
-    Output(out, prog, "log", nvrtcGetProgramLogSize, nvrtcGetProgramLog);
-    Output(out, prog, "ptx", nvrtcGetPTXSize, nvrtcGetPTX);
-    Output(out, prog, "cubin", nvrtcGetCUBINSize, nvrtcGetCUBIN);
-    Output(out, prog, "ltoir", nvrtcGetLTOIRSize, nvrtcGetLTOIR);
-    Output(out, prog, "optixir", nvrtcGetOptiXIRSize, nvrtcGetOptiXIR);
-    for (int i = 0; i < c->num_exprs; ++i) {
-      const char* lowered = NULL;
-      nvrtcResult r = nvrtcGetLoweredName(prog, c->exprs[i], &lowered);
-      fprintf(out, "lowered %d %s\n", r,
-              r == NVRTC_SUCCESS && lowered ? lowered : "");
-    }
+    Pch(out, "pch-before", prog);
+    Compile(out, c, prog, c->num_options, c->options);
+    if (c->num_again > 0) Compile(out, c, prog, c->num_again, c->again);
     nvrtcDestroyProgram(&prog);
   }
   if (home[0] != '\0' && chdir(home) != 0) return 0;
@@ -142,6 +164,7 @@ static void Reset(struct Case* c) {
     free(c->header_paths[i]);
   }
   for (int i = 0; i < c->num_options; ++i) free(c->options[i]);
+  for (int i = 0; i < c->num_again; ++i) free(c->again[i]);
   for (int i = 0; i < c->num_exprs; ++i) free(c->exprs[i]);
   memset(c, 0, sizeof(*c));
 }
@@ -182,6 +205,8 @@ int main(int argc, char** argv) {
       c.header_paths[c.num_headers++] = strdup(tab);
     } else if (strcmp(line, "opt") == 0 && c.num_options < kMaxItems) {
       c.options[c.num_options++] = strdup(value ? value : "");
+    } else if (strcmp(line, "again") == 0 && c.num_again < kMaxItems) {
+      c.again[c.num_again++] = strdup(value ? value : "");
     } else if (strcmp(line, "expr") == 0 && value && c.num_exprs < kMaxItems) {
       c.exprs[c.num_exprs++] = strdup(value);
     } else if (strcmp(line, "chdir") == 0 && value) {

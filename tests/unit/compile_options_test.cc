@@ -105,6 +105,21 @@ TEST(CompileOptions, OrderedOptionsAreReadInOrder) {
                                     "--pre-include=p.h", "--undefine-macro=A"));
 }
 
+// Without -pch, -create-pch, -use-pch or -pch-dir, NVRTC makes and uses no
+// PCH: the options that only tune one are keyed like any other.
+TEST(CompileOptions, PchTuningAloneIsKeyed) {
+  for (const std::vector<std::string>& raw :
+       std::vector<std::vector<std::string>>{
+           {"--pch-verbose=true"},
+           {"--pch-messages=false"},
+           {"--instantiate-templates-in-pch=true"},
+           {"-pch-verbose", "true", "-pch-messages=false"}}) {
+    PlainStatusOr<CanonicalOptions> result = Canon(raw);
+    ASSERT_TRUE(result.ok()) << raw[0] << ": " << result.status();
+    EXPECT_THAT(result->options, ::testing::IsSupersetOf(raw));
+  }
+}
+
 TEST(CompileOptions, BadOptionsAreNamed) {
   struct Case {
     std::vector<std::string> raw;
@@ -125,6 +140,8 @@ TEST(CompileOptions, BadOptionsAreNamed) {
       {{"-pch"}, "refused"},
       {{"--create-pch=x.pch"}, "refused"},
       {{"--use-pch=x.pch"}, "refused"},
+      {{"--pch-verbose=true", "-pch"}, "refused: precompiled headers"},
+      {{"--instantiate-templates-in-pch=true", "--use-pch=x.pch"}, "refused"},
       {{"-time=t.csv"}, "refused: it writes a timing file"},
       {{"--fdevice-time-trace=t.json"}, "refused"},
       {{"-MF", "d.d"}, "refused: it writes a dependency file"},
