@@ -64,6 +64,15 @@ inline constexpr char kCompile = 0x2F;
 inline constexpr char kCompileShared = 0x37;
 inline constexpr char kHitShared = 0x3F;
 
+// The status byte that starts each answer (server/net/framed_socket.h):
+// the answer's frame follows; none (the caller asks over gRPC or does the
+// work itself); a FramedRefusal's frame follows; the answer is in the
+// sealed memory file passed with the frame.
+inline constexpr char kAnswered = 0;
+inline constexpr char kNotAnswered = 1;
+inline constexpr char kRefused = 2;
+inline constexpr char kSharedFile = 3;
+
 // At most this many requests in one batch; a batch's answer holds at most
 // kMaxBatchAnswerBytes of answers (the requests past those are answered
 // "not a hit", and the client asks them over gRPC).

@@ -64,7 +64,9 @@ absl::StatusOr<std::string> ReadObject(const NvrtcApi& api, nvrtcProgram prog,
     return s;
   }
   if (out.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    // Its own code: the front end answers "size 0" for this kind, as the
+    // caller's NVRTC does (wire::Code::kOutOfRange).
+    return absl::OutOfRangeError(absl::StrCat(
         "NVRTC produced no ", ObjectKindName(target),
         " for these options (e.g. -fdevice-syntax-only, or a virtual "
         "architecture with target cubin)"));

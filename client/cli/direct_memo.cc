@@ -15,6 +15,7 @@
 #include "common/compile_options.h"
 #include "common/digest.h"
 #include "common/place_anchor.h"
+#include "jitcache/v1/wire_fields.h"
 
 namespace jitcache::cli {
 namespace {
@@ -23,10 +24,9 @@ namespace {
 // older jitcache-full's memo, nor the reverse).
 constexpr std::string_view kMagic = "jitcache-direct-memo-1\n";
 constexpr std::string_view kMovableMagic = "jitcache-movable-direct-memo-1\n";
-// CompileRequest's fields (proto/jitcache/v1/jitcache.proto) that hold the
-// place.
-constexpr int kWorkingDirectoryField = 11;
-constexpr int kIncludedMtimesField = 12;
+// CompileRequest's fields that hold the place.
+constexpr int kWorkingDirectoryField = wire::CompileRequest::kWorkingDirectory;
+constexpr int kIncludedMtimesField = wire::CompileRequest::kIncludedMtimesNs;
 // A file changed this recently may change again without its stamp moving
 // (as IncludeScanner's).
 constexpr int64_t kSettleNs = 2'000'000'000;
@@ -145,10 +145,10 @@ compile_wire::Request FrontRequest(
     const CompileFlags& flags, std::string source,
     std::vector<std::pair<std::string, std::string>> headers) {
   static const std::map<std::string, int> kTargets = {
-      {"ptx", compile_wire::kTargetPtx},
-      {"cubin", compile_wire::kTargetCubin},
-      {"ltoir", compile_wire::kTargetLtoir},
-      {"optixir", compile_wire::kTargetOptixIr}};
+      {"ptx", wire::Target::kPtx},
+      {"cubin", wire::Target::kCubin},
+      {"ltoir", wire::Target::kLtoir},
+      {"optixir", wire::Target::kOptixIr}};
   compile_wire::Request request;
   request.source = std::move(source);
   request.headers = std::move(headers);
@@ -165,11 +165,11 @@ compile_wire::Request FrontRequest(
   request.target = target == kTargets.end() ? 0 : target->second;
   // What libjitcache adds for these targets (NvrtcOptionsFor), so that the
   // front end asks the key jitcache-full would.
-  if (request.target == compile_wire::kTargetLtoir &&
+  if (request.target == wire::Target::kLtoir &&
       !AsksForLtoIr(request.options)) {
     request.options.push_back("-dlto");
   }
-  if (request.target == compile_wire::kTargetOptixIr &&
+  if (request.target == wire::Target::kOptixIr &&
       !AsksForOptixIr(request.options)) {
     request.options.push_back("-optix-ir");
   }

@@ -50,6 +50,7 @@
 #include "client/wire/framed_channel.h"
 #include "client/wire/link_wire.h"
 #include "client/wire/real_library.h"
+#include "client/wire/wire_values.h"
 #include "common/digest.h"
 #include "common/fd_io.h"
 #include "common/file_stamp.h"
@@ -310,9 +311,8 @@ std::optional<Trace> Recorded(const Link& link, bool complete) {
           /*send_bytes=*/link.real != nullptr, &refused);
   // Sent again with the inputs' bytes only when the daemon lacks some of
   // them (NOT_FOUND); any other refusal would only be given again.
-  constexpr int kNotFound = 5;
   if (!answer.has_value() && complete && link.real == nullptr &&
-      (refused.code == 0 || refused.code == kNotFound)) {
+      (refused.code == 0 || refused.code == jitcache::wire::Code::kNotFound)) {
     answer = Ask(*daemon, link, false, /*send_bytes=*/true, &refused);
   }
   if (!answer.has_value()) {

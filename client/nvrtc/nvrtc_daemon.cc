@@ -8,6 +8,7 @@
 
 #include "client/wire/link_wire.h"
 #include "client/wire/real_library.h"
+#include "client/wire/wire_values.h"
 #include "common/framed_protocol.h"
 #include "common/paths.h"
 
@@ -20,9 +21,6 @@ constexpr std::chrono::minutes kCompileTimeout(15);
 // or under a herd of new processes) is waited for before the process
 // decides, once, to do without it. No daemon listening is known at once.
 constexpr std::chrono::seconds kToolkitTimeout(5);
-
-// absl::StatusCode::kNotFound: the daemon lacks the included files' bytes.
-constexpr int kNotFound = 5;
 
 // The request for `call`, its included files by their set's digest.
 compile_wire::Request RequestFor(const CompileCall& call) {
@@ -177,7 +175,7 @@ Answer Daemon::Compile(const CompileCall& call) {
     request.included_set_sha256 = std::string(resolved->included_set.AsBytes());
     request.included_mtimes_ns = resolved->mtimes_ns;
   }
-  if (Ask(request, answer) || answer.refusal.code != kNotFound ||
+  if (Ask(request, answer) || answer.refusal.code != wire::Code::kNotFound ||
       resolved->included == nullptr || resolved->included->files.empty()) {
     return answer;
   }

@@ -16,6 +16,7 @@
 #include "client/include_scan/included_files.h"
 #include "client/wire/compile_wire.h"
 #include "client/wire/framed_channel.h"
+#include "client/wire/wire_values.h"
 
 namespace jitcache::nvrtc {
 
@@ -27,7 +28,7 @@ struct CompileCall {
   std::vector<std::pair<std::string_view, std::string_view>> headers;
   std::span<const std::string> options;  // as spelled
   std::span<const std::string> name_expressions;
-  int target = compile_wire::kTargetPtx;
+  int target = jitcache::wire::Target::kPtx;
 };
 
 // What the daemon said to one compile.

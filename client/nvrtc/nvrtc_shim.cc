@@ -28,6 +28,7 @@
 
 #include "client/nvrtc/nvrtc_daemon.h"
 #include "client/wire/real_library.h"
+#include "client/wire/wire_values.h"
 #include "common/compile_options.h"
 #include "common/nvrtc_program.h"
 
@@ -37,10 +38,10 @@ namespace compile_wire = jitcache::compile_wire;
 
 // The kinds of object NVRTC makes: compile_wire's v1::Target numbers.
 enum class CodeType {
-  kPtx = compile_wire::kTargetPtx,
-  kCubin = compile_wire::kTargetCubin,
-  kLtoir = compile_wire::kTargetLtoir,
-  kOptixIr = compile_wire::kTargetOptixIr,
+  kPtx = jitcache::wire::Target::kPtx,
+  kCubin = jitcache::wire::Target::kCubin,
+  kLtoir = jitcache::wire::Target::kLtoir,
+  kOptixIr = jitcache::wire::Target::kOptixIr,
 };
 
 const char* NameOf(CodeType kind) {
@@ -56,16 +57,11 @@ const char* NameOf(CodeType kind) {
   }
 }
 
-// absl::StatusCode::kInvalidArgument, as a FramedRefusal gives it.
-constexpr int kInvalidArgument = 3;
-// v1::OUTCOME_OK.
-constexpr int kOutcomeOk = 1;
-
 const char* ServedName(int served) {
   switch (served) {
-    case compile_wire::kServedHit:
+    case jitcache::wire::Served::kHit:
       return "HIT";
-    case compile_wire::kServedJoined:
+    case jitcache::wire::Served::kJoined:
       return "JOINED";
     default:
       return "MISS";
@@ -200,8 +196,8 @@ bool AskDaemon(Shim& p, CodeType target) {
   if (!answer.answered) {
     // NVRTC makes nothing of this kind for these options (a virtual
     // architecture has no cubin): so does the real one, with size 0.
-    if (p.compiled && answer.refusal.code == kInvalidArgument &&
-        answer.refusal.message.find("NVRTC produced no") != std::string::npos) {
+    if (p.compiled &&
+        answer.refusal.code == jitcache::wire::Code::kOutOfRange) {
       p.objects[target].exists = false;
       return true;
     }
@@ -214,7 +210,7 @@ bool AskDaemon(Shim& p, CodeType target) {
     return false;
   }
   const compile_wire::ResponseView& code = answer.response;
-  const bool compiled = code.outcome == kOutcomeOk;
+  const bool compiled = code.outcome == jitcache::wire::Outcome::kOk;
   // A file the compile did not find may be one the scan could not foresee
   // (the daemon's compile sees only what was sent): the real NVRTC, which
   // sees the caller's disk, gives the true answer.

@@ -49,6 +49,7 @@
 #include "client/wire/link_wire.h"
 #include "client/wire/nvvm_wire.h"
 #include "client/wire/real_library.h"
+#include "client/wire/wire_values.h"
 #include "common/digest.h"
 #include "common/file_stamp.h"
 #include "common/framed_protocol.h"
@@ -355,8 +356,8 @@ std::optional<Answer> Ask(const Program& program) {
     if (bytes.has_value()) return jitcache::nvvm_wire::Decode(*bytes);
     // The daemon lacks the modules (NOT_FOUND): sent with the request. Any
     // other refusal would only be given again.
-    constexpr int kNotFound = 5;
-    if (refused.code != 0 && refused.code != kNotFound) break;
+    if (refused.code != 0 && refused.code != jitcache::wire::Code::kNotFound)
+      break;
   }
   Why(refused.code != 0 ? ("the daemon refused it: " + refused.message).c_str()
                         : "the daemon did not answer");

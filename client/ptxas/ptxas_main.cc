@@ -35,6 +35,7 @@
 
 #include "client/wire/framed_channel.h"
 #include "client/wire/ptxas_wire.h"
+#include "client/wire/wire_values.h"
 #include "common/fd_io.h"
 #include "common/file_stamp.h"
 #include "common/framed_protocol.h"
@@ -112,12 +113,12 @@ class Run {
         Ask(channel, request, buffer, &refused);
     // Whether ptxas ran for this call (the nameless ask may have been the
     // miss that found out the names matter).
-    bool compiled = answer.has_value() && answer->served != kServedHit;
+    bool compiled = answer.has_value() && answer->served != wire::Served::kHit;
     if (answer.has_value() && answer->names_matter) {
       request.with_names = true;
       answer = Ask(channel, request, buffer, &refused);
-      compiled =
-          compiled || (answer.has_value() && answer->served != kServedHit);
+      compiled = compiled ||
+                 (answer.has_value() && answer->served != wire::Served::kHit);
     }
     if (refused.code != 0) {
       return Real("the daemon refused it (code " +
@@ -138,8 +139,6 @@ class Run {
   }
 
  private:
-  static constexpr int kServedHit = 1;  // v1::SERVED_HIT
-
   static std::optional<ptxas_wire::Answer> Ask(
       FramedChannel& channel, const ptxas_wire::Request& request,
       std::string& buffer, FramedChannel::Refusal* refused) {

@@ -36,17 +36,8 @@ struct Request {
   std::vector<int64_t> included_mtimes_ns;
 };
 
-// v1::Target's and v1::Served's numbers.
-inline constexpr int kTargetPtx = 1;
-inline constexpr int kTargetCubin = 2;
-inline constexpr int kTargetLtoir = 3;
-inline constexpr int kTargetOptixIr = 7;
-inline constexpr int kServedHit = 1;
-inline constexpr int kServedMiss = 2;
-inline constexpr int kServedJoined = 3;
-
 struct Response {
-  int outcome = 0;  // v1::Outcome: 1 OK, 2 COMPILE_ERROR
+  int outcome = 0;  // wire::Outcome
   std::string object;
   std::string log;
   std::vector<std::pair<std::string, std::string>> lowered_names;

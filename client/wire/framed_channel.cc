@@ -17,6 +17,7 @@
 
 #include "client/wire/proto_wire.h"
 #include "common/fd_io.h"
+#include "common/framed_protocol.h"
 #include "common/length_frame.h"
 #include "jitcache/v1/wire_fields.h"
 
@@ -120,10 +121,10 @@ enum class Exchanged {
 };
 
 // The status bytes of framed_socket.h's answers.
-constexpr char kAnswered = 0;
-constexpr char kNotAnswered = 1;
-constexpr char kRefusedHere = 2;
-constexpr char kSharedFile = 3;
+using framed_protocol::kAnswered;
+using framed_protocol::kNotAnswered;
+using framed_protocol::kSharedFile;
+constexpr char kRefusedHere = framed_protocol::kRefused;
 
 // Most answers arrive whole in the first read into this much.
 constexpr size_t kFirstRead = size_t{64} << 10;
@@ -192,9 +193,8 @@ FramedChannel::Refusal RefusalFrom(std::string_view bytes) {
         }
         return std::nullopt;
       });
-  constexpr int kUnknown = 2;
-  if (!ok || refusal.code == 0) {
-    refusal.code = kUnknown;
+  if (!ok || refusal.code == wire::Code::kOk) {
+    refusal.code = wire::Code::kUnknown;
     refusal.message = "the daemon refused, saying nothing readable";
   }
   return refusal;

@@ -56,6 +56,7 @@ struct ServiceCounters {
       {absl::StatusCode::kNotFound, "not_found"},
       {absl::StatusCode::kDataLoss, "data_loss"},
       {absl::StatusCode::kPermissionDenied, "permission_denied"},
+      {absl::StatusCode::kOutOfRange, "no_such_object"},
       {absl::StatusCode::kInternal, "internal"},  // and every other code
   };
   static constexpr size_t kReasonCount = std::size(kReasons);

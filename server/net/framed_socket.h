@@ -21,23 +21,29 @@
 
 namespace jitcache {
 
-// A second Unix socket, next to the gRPC one, that answers only cache hits,
-// without gRPC's per-call cost: for libjitcache and libnvrtc.so.13, which
-// keep a connection and ask on it again and again, and for short-lived
-// processes (the `jitcache` command) that would otherwise spend
-// milliseconds loading gRPC to ask one question. jitcache-ptxas, which
-// loads no gRPC at all, asks its whole run here: the answer to such a
-// request is promised (KeptConnection::Reply::later) and sent when the run
-// is done, while the loop serves its other connections. Any number of requests
-// per connection, one after another, little-endian framing:
+// A second Unix socket, next to the gRPC one, without gRPC's per-call cost.
+// libjitcache and the `jitcache` command ask it for hits only, and ask a
+// miss over gRPC: one keeps a connection and asks on it again and again,
+// the other would spend milliseconds loading gRPC to ask one question. The
+// front ends that load no gRPC (libnvrtc.so.13, jitcache-ptxas,
+// libnvJitLink.so.13, libnvvm.so.4) ask their whole request here: a miss
+// joins the engine's run for its key, as a gRPC one does, and its answer
+// is promised (KeptConnection::Reply::later) and sent when that run is
+// done, while the loop serves its other connections. Any number of
+// requests per connection, one after another, little-endian framing:
 //   request:  u32 length | payload (see common/framed_protocol.h)
 //   response: u8 0 | u32 length | answer   (a hit, or a run's answer)
 //          or u8 2 | u32 length | refusal  (refused: a FramedRefusal, the
 //                                           status code and message the
 //                                           gRPC path would give)
-//          or u8 1                         (not answered here: a compile's
-//                                           miss, which the caller asks
-//                                           over gRPC)
+//          or u8 3 | u32 0, a descriptor   (a large hit as a sealed memory
+//                                           file: kCompileShared,
+//                                           kHitShared)
+//          or u8 1                         (not answered here: a hit-only
+//                                           ask's miss, or a request this
+//                                           socket does not take; the
+//                                           caller asks gRPC or does the
+//                                           work itself)
 // Validation, limits and the key are the gRPC path's own (the `answer`
 // callback), and so is the peer's identity: the kernel's SO_PEERCRED.
 //
@@ -48,11 +54,11 @@ namespace jitcache {
 // per read) and its answer as long to be read; memory grows with the bytes
 // that arrive, never from a declared length; one user holds at most
 // kMaxPerUser connections and kMaxPartialPerUser half-sent requests (past
-// those, connections are closed and that client asks gRPC); connections
-// idle for `idle_timeout` are closed (clients connect again). A connection
-// waiting for a promised answer has no deadline here (the service bounds
-// its runs), is closed when its peer hangs up, and is closed at Stop
-// (its peer then does the work itself).
+// those, connections are closed: that client asks gRPC or does the work
+// itself); connections idle for `idle_timeout` are closed (clients connect
+// again). A connection waiting for a promised answer has no deadline here
+// (the service bounds its runs), is closed when its peer hangs up, and is
+// closed at Stop (its peer then does the work itself).
 // Thread-safety: Start or Adopt once, then Stop once (or destroy).
 class FramedSocket {
  public:

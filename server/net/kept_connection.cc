@@ -10,15 +10,16 @@
 #include <cstring>
 #include <utility>
 
+#include "common/framed_protocol.h"
 #include "common/length_frame.h"
 
 namespace jitcache {
 
 namespace {
-constexpr char kHit = 0;
-constexpr char kAskGrpc = 1;
-constexpr char kRefused = 2;
-constexpr char kShared = 3;
+using framed_protocol::kAnswered;
+using framed_protocol::kNotAnswered;
+using framed_protocol::kRefused;
+using framed_protocol::kSharedFile;
 }  // namespace
 
 void LaterAnswers::Give(Given given) {
@@ -54,11 +55,11 @@ KeptConnection::~KeptConnection() { close(fd_); }
 void KeptConnection::StartAnswer(std::shared_ptr<const std::string> response,
                                  absl::Time now, bool refused) {
   if (response == nullptr || response->size() > frame::kMaxPayloadBytes) {
-    head_[0] = kAskGrpc;
+    head_[0] = kNotAnswered;
     head_bytes_ = 1;
     out_ = nullptr;
   } else {
-    head_[0] = refused ? kRefused : kHit;
+    head_[0] = refused ? kRefused : kAnswered;
     frame::PutHeader(head_ + 1, static_cast<uint32_t>(response->size()));
     head_bytes_ = sizeof(head_);
     out_ = std::move(response);
@@ -71,7 +72,7 @@ void KeptConnection::StartFileAnswer(int file_fd,
                                      std::shared_ptr<const void> file,
                                      std::shared_ptr<const std::string> bytes,
                                      absl::Time now) {
-  head_[0] = kShared;
+  head_[0] = kSharedFile;
   frame::PutHeader(head_ + 1, 0);
   head_bytes_ = sizeof(head_);
   out_ = nullptr;

@@ -17,8 +17,9 @@ namespace jitcache {
 namespace {
 
 // Why a request is refused, as the framed socket says it (FramedRefusal):
-// the caller (jitcache-ptxas, libnvJitLink.so.13, libnvvm.so.4) cannot ask
-// gRPC, so the code and message the gRPC path would give come with it.
+// the caller (libnvrtc.so.13, jitcache-ptxas, libnvJitLink.so.13,
+// libnvvm.so.4) cannot ask gRPC, so the code and message the gRPC path
+// would give come with it.
 std::shared_ptr<const std::string> RefusalOf(const absl::Status& status) {
   v1::FramedRefusal refusal;
   refusal.set_code(static_cast<int>(status.code()));

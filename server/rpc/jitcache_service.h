@@ -127,12 +127,14 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       v1::ImportResponse* response) override;
 
   // The path of FramedSocket (framed_socket_rpcs.cc): a request payload of
-  // common/framed_protocol.h in; its serialized answer out when it is a hit
-  // (or the toolkit), the promise of it for a ptxas run or an as-called
-  // link, and "ask gRPC" (null) for anything else (a compile's miss, a bad
-  // request), which the caller asks over gRPC instead. Runs on the caller's
-  // thread. A single hit's bytes are shared with the hot answers: the caller
-  // writes them, never copies them.
+  // common/framed_protocol.h in. Out: a hit's (or the toolkit's) serialized
+  // answer; on a miss of a front end without gRPC (a compile, ptxas run,
+  // as-called link or libNVVM call sequence), the promise of its answer
+  // when the engine's run is done; a FramedRefusal when it is refused; and
+  // "ask gRPC" (null) for a hit-only ask (libjitcache's, the `jitcache`
+  // command's) that misses or cannot be read. Runs on the caller's thread.
+  // A single hit's bytes are shared with the hot answers: the caller writes
+  // them, never copies them.
   KeptConnection::Reply AnswerFramed(absl::string_view payload,
                                      const PeerCredentials& peer);
 
@@ -292,8 +294,9 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   KeptConnection::Reply AnswerLink(absl::string_view request,
                                    const PeerCredentials& peer);
   // A framed socket's request whose lookup gave `hit`: answered now when it
-  // is a hit (HitReply), or "ask gRPC" when it was refused (counted, logged
-  // as `what`); nullopt for a miss, which the caller promises.
+  // is a hit (HitReply), or with a FramedRefusal when it was refused
+  // (counted, logged as `what`); nullopt for a miss, which the caller
+  // promises.
   std::optional<KeptConnection::Reply> AnswerNow(
       const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
       UserStats::Counters& user, uid_t uid, absl::Time start,
@@ -304,7 +307,7 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   KeptConnection::Reply HitReply(const std::shared_ptr<const HotAnswer>& hit,
                                  bool shared);
   // How a promise made at `start` for `user` is kept when the build it
-  // joined ends: its answer, or "ask gRPC" for a failed build.
+  // joined ends: its answer, or a FramedRefusal for a failed build.
   CacheEngine::Waiter AnswerWhenBuilt(AnswerLater later,
                                       UserStats::Counters& user,
                                       absl::Time start);

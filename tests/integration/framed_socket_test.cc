@@ -24,6 +24,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
+#include "jitcache/v1/wire_fields.h"
 #include "tests/testing/daemon_fixture.h"
 #include "tests/testing/daemon_stats.h"
 #include "tests/testing/kernels.h"
@@ -639,7 +640,7 @@ TEST(FramedSocket, ASharedAnswerCannotBeChangedByWhoeverHoldsIt) {
   request.source = kernels::kSaxpy;
   request.program_name = "saxpy.cu";
   request.options = {"-arch=sm_90"};
-  request.target = compile_wire::kTargetCubin;
+  request.target = wire::Target::kCubin;
   const std::string asked = compile_wire::Encode(request);
   FramedChannel channel(dir.Sub("s.sock"));
   std::string buffer;

@@ -1,13 +1,14 @@
 #ifndef JITCACHE_PROTO_JITCACHE_V1_WIRE_FIELDS_H_
 #define JITCACHE_PROTO_JITCACHE_V1_WIRE_FIELDS_H_
 
-// The field numbers of jitcache.proto's messages that the front ends
-// without protobuf (`jitcache`, `jitcache-ptxas`, libnvrtc.so.13,
+// The field numbers and enum values of jitcache.proto's messages that the
+// front ends without protobuf (`jitcache`, `jitcache-ptxas`, libnvrtc.so.13,
 // libnvJitLink.so.13, libnvvm.so.4) write and read by hand (client/wire/), by
-// name. Plain constants, so that including this loads nothing;
-// wire_fields_check.cc, built with the generated code, checks every one against
-// protoc's own k...FieldNumber at compile time, so a renumbered field breaks
-// the build instead of the front ends.
+// name, and the status codes a FramedRefusal carries. Plain constants, so
+// that including this loads nothing; wire_fields_check.cc, built with the
+// generated code, checks every one against protoc's own (k...FieldNumber,
+// the enums) and absl::StatusCode at compile time, so a renumbered field or
+// value breaks the build instead of the front ends.
 namespace jitcache::wire {
 
 struct CompileRequest {
@@ -167,6 +168,41 @@ struct NvvmRun {
 struct FramedRefusal {
   static constexpr int kCode = 1;
   static constexpr int kMessage = 2;
+};
+
+// Enum values (v1::Target, v1::Outcome, v1::Served).
+struct Target {
+  static constexpr int kUnspecified = 0;
+  static constexpr int kPtx = 1;
+  static constexpr int kCubin = 2;
+  static constexpr int kLtoir = 3;
+  static constexpr int kOptixIr = 7;
+};
+struct Outcome {
+  static constexpr int kOk = 1;
+  static constexpr int kCompileError = 2;
+  static constexpr int kLinkError = 3;
+};
+struct Served {
+  static constexpr int kHit = 1;
+  static constexpr int kMiss = 2;
+  static constexpr int kJoined = 3;
+  static constexpr int kLocal = 4;
+};
+
+// FramedRefusal.code: absl::StatusCode's (google.rpc.Code's) numbers, those
+// the front ends decide by.
+struct Code {
+  static constexpr int kOk = 0;
+  // A refusal that could not be read.
+  static constexpr int kUnknown = 2;
+  static constexpr int kInvalidArgument = 3;
+  // The daemon lacks inputs named by digest: ask again with their bytes.
+  static constexpr int kNotFound = 5;
+  // The compile succeeded but made no object of the kind asked for (NVRTC
+  // with -fdevice-syntax-only, or no cubin for a virtual architecture): the
+  // caller's NVRTC reports size 0 for that kind.
+  static constexpr int kOutOfRange = 11;
 };
 }  // namespace jitcache::wire
 

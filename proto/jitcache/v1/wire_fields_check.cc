@@ -1,5 +1,7 @@
-// Every hand-named field number (wire_fields.h) is the one protoc
-// generated: checked when the proto library is built.
+// Every hand-named field number and enum value (wire_fields.h) is the one
+// protoc generated, and every status code absl's: checked when the proto
+// library is built.
+#include "absl/status/status.h"
 #include "jitcache/v1/jitcache.pb.h"
 #include "jitcache/v1/wire_fields.h"
 
@@ -223,4 +225,26 @@ static_assert(wire::FramedRefusal::kCode ==
               v1::FramedRefusal::kCodeFieldNumber);
 static_assert(wire::FramedRefusal::kMessage ==
               v1::FramedRefusal::kMessageFieldNumber);
+
+static_assert(wire::Target::kUnspecified == v1::TARGET_UNSPECIFIED);
+static_assert(wire::Target::kPtx == v1::TARGET_PTX);
+static_assert(wire::Target::kCubin == v1::TARGET_CUBIN);
+static_assert(wire::Target::kLtoir == v1::TARGET_LTOIR);
+static_assert(wire::Target::kOptixIr == v1::TARGET_OPTIXIR);
+static_assert(wire::Outcome::kOk == v1::OUTCOME_OK);
+static_assert(wire::Outcome::kCompileError == v1::OUTCOME_COMPILE_ERROR);
+static_assert(wire::Outcome::kLinkError == v1::OUTCOME_LINK_ERROR);
+static_assert(wire::Served::kHit == v1::SERVED_HIT);
+static_assert(wire::Served::kMiss == v1::SERVED_MISS);
+static_assert(wire::Served::kJoined == v1::SERVED_JOINED);
+static_assert(wire::Served::kLocal == v1::SERVED_LOCAL);
+static_assert(wire::Code::kOk == static_cast<int>(absl::StatusCode::kOk));
+static_assert(wire::Code::kUnknown ==
+              static_cast<int>(absl::StatusCode::kUnknown));
+static_assert(wire::Code::kInvalidArgument ==
+              static_cast<int>(absl::StatusCode::kInvalidArgument));
+static_assert(wire::Code::kNotFound ==
+              static_cast<int>(absl::StatusCode::kNotFound));
+static_assert(wire::Code::kOutOfRange ==
+              static_cast<int>(absl::StatusCode::kOutOfRange));
 }  // namespace jitcache
