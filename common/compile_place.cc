@@ -3,31 +3,16 @@
 #include <string_view>
 
 #include "common/paths.h"
+#include "common/place_anchor.h"
 #include "common/text.h"
 
 namespace jitcache {
 namespace {
 
-constexpr std::string_view kCwdAnchor = "C:";
-
 // paths.h speaks std::string_view; Abseil's is its own type here.
 bool Under(std::string_view path, std::string_view dir, bool or_equal) {
   return IsUnder(path, dir, or_equal);
 }
-constexpr std::string_view kProgramAnchor = "P:";
-constexpr std::string_view kProgramFileAnchor = "F:";
-
-std::string_view DirPart(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos) return "";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string_view BasePart(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 // ".cu" of "kern.cu", "" of "default_program" (a leading dot is no
 // extension).
 std::string_view Extension(std::string_view base) {

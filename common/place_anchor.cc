@@ -8,15 +8,6 @@
 namespace jitcache {
 namespace {
 
-constexpr std::string_view kProgramAnchor = "P:";
-constexpr std::string_view kCwdAnchor = "C:";
-
-std::string_view DirPart(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos) return "";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // The part of `spelled` after `root` when it begins there (as text: a
 // root of its own, then '/'); nullopt otherwise.
 std::optional<std::string_view> After(std::string_view spelled,
@@ -30,6 +21,17 @@ std::optional<std::string_view> After(std::string_view spelled,
 }
 
 }  // namespace
+
+std::string_view DirPart(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return "";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string_view BasePart(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
 
 std::string LexicallyNormal(std::string_view path) {
   const bool absolute = !path.empty() && path[0] == '/';

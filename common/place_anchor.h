@@ -24,6 +24,18 @@
 
 namespace jitcache {
 
+// The anchored forms' prefixes, the one definition (compile_place.cc keys
+// with them too): below the program's directory, below the working
+// directory, and the program's own file.
+inline constexpr std::string_view kProgramAnchor = "P:";
+inline constexpr std::string_view kCwdAnchor = "C:";
+inline constexpr std::string_view kProgramFileAnchor = "F:";
+
+// The directory part of `path` ("" for a bare name, "/" for "/x") and its
+// last part (all of a bare name).
+std::string_view DirPart(std::string_view path);
+std::string_view BasePart(std::string_view path);
+
 struct PlaceRoots {
   std::string program_dir;  // absolute, lexically normal
   std::string cwd;          // absolute, lexically normal

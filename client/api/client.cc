@@ -205,6 +205,17 @@ struct Client::Impl {
     return out;
   }
 
+  // A compile's hit from the framed socket (recording what was asked in
+  // `asked`, when given); nullopt for anything else.
+  std::optional<ObjectCode> FramedHit(const Prepared& made,
+                                      const Program& program, CodeType target,
+                                      internal::AskedCompile* asked);
+  // The compile over gRPC: a miss waits for its compile; the included
+  // files' bytes are sent when the daemon asks for them.
+  absl::StatusOr<ObjectCode> CompileOverGrpc(
+      Prepared& made, const Program& program,
+      const ProgramOptions& program_options, CodeType target);
+
   // Asks the framed socket for every outcome of a precompile, a batch at a
   // time; fills those that hit and says which.
   std::vector<bool> AnswerHitsAtOnce(
@@ -410,78 +421,89 @@ absl::StatusOr<ObjectCode> Client::CompileRecorded(
     }
     return made.status();
   }
-  v1::CompileRequest& request = made->request;
-  v1::CompileResponse response;
-  // A hit is asked on the framed socket first: one framed exchange, where a
-  // gRPC call costs HTTP/2 framing, thread hand-offs and copies. Anything
-  // but a hit (a miss, an error, no framed socket) goes on to gRPC, which
-  // answers it (and says why).
-  // A large hit comes as the daemon's sealed answer file (kHitShared),
-  // mapped: the object is never copied, whatever its size.
-  // The buffers are the thread's: a warm one costs no allocation.
+  if (std::optional<ObjectCode> hit =
+          impl_->FramedHit(*made, program, target, asked)) {
+    return *std::move(hit);
+  }
+  return impl_->CompileOverGrpc(*made, program, options, target);
+}
+
+std::optional<ObjectCode> Client::Impl::FramedHit(
+    const Prepared& made, const Program& program, CodeType target,
+    internal::AskedCompile* asked) {
+  // One framed exchange, where a gRPC call costs HTTP/2 framing, thread
+  // hand-offs and copies. A large hit comes as the daemon's sealed answer
+  // file (kHitShared), mapped: the object is never copied, whatever its
+  // size. The buffers are the thread's: a warm one costs no allocation.
   thread_local std::string request_bytes;
   thread_local std::string answer_buffer;
   request_bytes.assign(1, framed_protocol::kHitShared);
-  request.AppendToString(&request_bytes);
+  made.request.AppendToString(&request_bytes);
   if (asked != nullptr) {
     asked->request = request_bytes.substr(1);
-    asked->toolkit_fingerprint = made->toolkit->fingerprint;
+    asked->toolkit_fingerprint = made.toolkit->fingerprint;
     asked->depends_on =
-        made->included != nullptr ? made->included->depends_on : nullptr;
-    asked->included = made->included;
+        made.included != nullptr ? made.included->depends_on : nullptr;
+    asked->included = made.included;
   }
   MappedAnswer mapped(/*populate=*/false);  // the driver reads it, later
-  if (std::optional<std::string_view> hit =
-          impl_->hits->Ask(request_bytes, answer_buffer,
-                           std::chrono::milliseconds(500), nullptr, &mapped);
-      hit.has_value()) {
-    if (!mapped.empty()) {
-      if (std::optional<ObjectCode> code = internal::ObjectCodeFromMapped(
-              std::move(mapped), target, program.name())) {
-        impl_->reached.store(true);
-        return *std::move(code);
-      }
-    } else if (response.ParseFromArray(hit->data(),
-                                       static_cast<int>(hit->size()))) {
-      impl_->reached.store(true);
-      return ToObjectCode(response, target, program.name());
-    }
+  std::optional<std::string_view> hit =
+      hits->Ask(request_bytes, answer_buffer, std::chrono::milliseconds(500),
+                nullptr, &mapped);
+  if (!hit.has_value()) return std::nullopt;
+  if (!mapped.empty()) {
+    std::optional<ObjectCode> code = internal::ObjectCodeFromMapped(
+        std::move(mapped), target, program.name());
+    if (code.has_value()) reached.store(true);
+    return code;
   }
-  response.Clear();
+  v1::CompileResponse response;
+  if (!response.ParseFromArray(hit->data(), static_cast<int>(hit->size()))) {
+    return std::nullopt;
+  }
+  reached.store(true);
+  return ToObjectCode(response, target, program.name());
+}
+
+absl::StatusOr<ObjectCode> Client::Impl::CompileOverGrpc(
+    Prepared& made, const Program& program,
+    const ProgramOptions& program_options, CodeType target) {
+  // A miss, an error or no framed socket: gRPC answers it (and says why).
+  v1::CompileRequest& request = made.request;
+  v1::CompileResponse response;
   grpc::ClientContext context;
-  const absl::Time deadline =
-      impl_->Prepare(context, impl_->options.compile_deadline);
-  grpc::Status status = impl_->stub()->Compile(&context, request, &response);
+  const absl::Time deadline = Prepare(context, options.compile_deadline);
+  grpc::Status status = stub()->Compile(&context, request, &response);
   if (status.error_code() == grpc::StatusCode::NOT_FOUND &&
       context.GetServerTrailingMetadata().count(grpc::string_ref(
           kSendIncludedMetadata.data(), kSendIncludedMetadata.size())) > 0) {
     if (absl::Status s =
-            internal::AttachIncludedFiles(*made->included, &request);
+            internal::AttachIncludedFiles(*made.included, &request);
         !s.ok()) {
       return s;
     }
     grpc::ClientContext with_contents;
     with_contents.set_deadline(absl::ToChronoTime(deadline));
-    status = impl_->stub()->Compile(&with_contents, request, &response);
+    status = stub()->Compile(&with_contents, request, &response);
   }
   // A daemon that is restarting is asked again, within this call's
   // deadline.
   const absl::Time restart_wait_ends =
       std::min(deadline, absl::Now() + kRestartWait);
-  status = AskThroughRestarts(status, impl_->reached, restart_wait_ends, [&] {
+  status = AskThroughRestarts(status, reached, restart_wait_ends, [&] {
     grpc::ClientContext retry;
     retry.set_deadline(absl::ToChronoTime(deadline));
     response.Clear();
-    return impl_->stub()->Compile(&retry, request, &response);
+    return stub()->Compile(&retry, request, &response);
   });
   if (status.ok()) {
-    impl_->reached.store(true);
+    reached.store(true);
     return ToObjectCode(response, target, program.name());
   }
-  if (impl_->options.local_fallback && DaemonUnreachable(status, deadline)) {
-    return internal::CompileLocally(program, options, target);
+  if (options.local_fallback && DaemonUnreachable(status, deadline)) {
+    return internal::CompileLocally(program, program_options, target);
   }
-  return FromGrpc(status, impl_->socket_path);
+  return FromGrpc(status, socket_path);
 }
 
 void Client::Impl::StartCompile(

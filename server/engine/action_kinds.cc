@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 #include "server/engine/place_proof.h"
 
 namespace jitcache {
@@ -241,7 +242,7 @@ Action ActionKinds::LinkAction(std::shared_ptr<const PreparedLink> link,
   // Only a link that runs keeps what came inline (a hit writes nothing).
   build.run = [this,
                link](absl::Time deadline) -> absl::StatusOr<ActionResult> {
-    if (absl::Status s = KeepInlineInputs(*link); !s.ok()) return s;
+    KeepInlineInputs(*link);
     return RunLink(*link, deadline);
   };
   return build;
@@ -284,13 +285,19 @@ Action ActionKinds::NvvmAction(const v1::NvvmRequest& request,
   return build;
 }
 
-absl::Status ActionKinds::KeepInlineInputs(const PreparedLink& link) {
-  if (link.inline_objects.empty()) return absl::OkStatus();
+void ActionKinds::KeepInlineInputs(const PreparedLink& link) {
+  if (link.inline_objects.empty()) return;
   std::vector<ObjectRef> refs;
   for (const auto& o : link.inline_objects) {
     refs.push_back({o.digest, o.kind, o.bytes});
   }
-  return store_->PutObjects(refs);
+  // The link runs on the bytes that came with it, so a failed write (a
+  // full disk) fails nothing: as every other write, it is counted and
+  // logged by the store, and a later request that names these inputs by
+  // digest alone is asked for their bytes again (NOT_FOUND).
+  if (absl::Status s = store_->PutObjects(refs); !s.ok()) {
+    JITCACHE_LOG(Debug) << "cannot keep a link's inputs: " << s;
+  }
 }
 
 absl::StatusOr<ActionResult> ActionKinds::RunLink(const PreparedLink& link,

@@ -112,7 +112,8 @@ class ActionKinds {
   // CompileHit's answer as the store keeps it (a log template unwritten).
   absl::StatusOr<std::shared_ptr<const HotAnswer>> CompileHitAsKept(
       const PreparedCompile& prepared, KeyLevel* level);
-  absl::Status KeepInlineInputs(const PreparedLink& link);
+  // Keeps the inputs that came with a link; a failed write is only logged.
+  void KeepInlineInputs(const PreparedLink& link);
 
   CacheEngine* const engine_;
   Compiler* const compiler_;

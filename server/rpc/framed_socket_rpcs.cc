@@ -96,30 +96,13 @@ std::shared_ptr<const std::string> JitCacheService::AnswerBatch(
 KeptConnection::Reply JitCacheService::AnswerPtxas(
     absl::string_view bytes, const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
-  v1::PtxasRequest request;
-  if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  auto request = std::make_shared<v1::PtxasRequest>();
+  if (!request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Refuse(NotWellFormed("PtxasRequest"));
   }
-  ++counters_.ptxas_requests;
   UserStats::Counters& user = CountRequest(peer.uid);
-  absl::StatusOr<PreparedPtxas> prepared =
-      PreparePtxas(request, options_.compiler->toolchain(), options_.limits);
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      prepared.ok()
-          ? kinds_.PtxasHit(*prepared)
-          : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
-  if (std::optional<KeptConnection::Reply> now =
-          AnswerNow(hit, user, peer.uid, start, "ptxas run")) {
-    return *std::move(now);
-  }
-  // The promise is made once this has returned: it owns what it needs.
-  return {nullptr,
-          [this, request = std::move(request), prepared = *std::move(prepared),
-           uid = peer.uid, user = &user, start](AnswerLater later) {
-            engine_.Join(uid, *user, prepared.key,
-                         AnswerWhenBuilt(std::move(later), *user, start),
-                         [&] { return kinds_.PtxasAction(request, prepared); });
-          }};
+  return Promised(conversations_.Ptxas(peer.uid, user, *request, request), user,
+                  peer.uid, start, "ptxas run");
 }
 
 KeptConnection::Reply JitCacheService::AnswerCompile(
@@ -130,144 +113,105 @@ KeptConnection::Reply JitCacheService::AnswerCompile(
     return Refuse(NotWellFormed("CompileRequest"));
   }
   UserStats::Counters& user = CountRequest(peer.uid);
-  absl::StatusOr<PreparedCompile> prepared =
-      PrepareCompile(*request, options_.compiler->toolchain(), options_.limits);
-  auto call = std::make_shared<CompileCall>();
-  KeyLevel level = KeyLevel::kPlaceFree;
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit;
-  if (prepared.ok()) {
-    call->owned = request;
-    call->request = request.get();
-    call->prepared = *std::move(prepared);
-    hit = kinds_.CompileHit(call->prepared, &level);
-  } else {
-    hit = prepared.status();
-  }
-  if (std::optional<KeptConnection::Reply> now =
-          AnswerNow(hit, user, peer.uid, start, "compile", shared)) {
-    return *std::move(now);
-  }
-  if (request->includes_resolved() && !FindIncludedFiles(*call)) {
-    return Refuse(SendIncludedFiles());
-  }
-  return {nullptr, [this, call, level, uid = peer.uid, user = &user,
-                    start](AnswerLater later) {
-            PromiseCompile(call, level, std::move(later), uid, *user, start);
-          }};
-}
-
-void JitCacheService::PromiseCompile(std::shared_ptr<CompileCall> call,
-                                     KeyLevel level, AnswerLater later,
-                                     uid_t uid, UserStats::Counters& user,
-                                     absl::Time start) {
-  CacheEngine::Waiter answer = AnswerWhenBuilt(later, user, start);
-  if (level == KeyLevel::kPlaceFree) {
-    answer = [this, call, later, uid, user = &user, start,
-              built = std::move(answer)](const SharedResult& result,
-                                         bool is_leader) {
-      if (result.ok() &&
-          ActionKinds::AnsweredForAnotherPlace(**result, call->prepared)) {
-        PromiseUnderPlace(call, later, uid, *user, start);
-        return;
-      }
-      built(result, is_leader);
-    };
-  }
-  engine_.Join(
-      uid, user, ActionKinds::KeyAt(call->prepared, level), std::move(answer),
-      [&] {
-        return kinds_.CompileAction(*call->request, call->prepared, call->kept,
-                                    level);
-      },
-      call->prepared.program_name);
-}
-
-void JitCacheService::PromiseUnderPlace(std::shared_ptr<CompileCall> call,
-                                        AnswerLater later, uid_t uid,
-                                        UserStats::Counters& user,
-                                        absl::Time start) {
-  KeyLevel level;
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      kinds_.CompileHitForOwnPlace(call->prepared, &level);
-  if (hit.ok() && *hit == nullptr && call->request->includes_resolved() &&
-      !FindIncludedFiles(*call)) {
-    hit = SendIncludedFiles();
-  }
-  if (!hit.ok()) {
-    // NOT_FOUND asks for the files, as AnswerCompile does: not a rejection.
-    if (!absl::IsNotFound(hit.status())) {
-      counters_.Rejected(hit.status().code());
-      ++user.rejected;
-    }
-    later(RefusalOf(hit.status()), /*refused=*/true);
-    return;
-  }
-  if (*hit != nullptr) {
-    CountHit(user, **hit, start);
-    ++counters_.socket_hits;
-    later(std::shared_ptr<const std::string>(*hit, &(*hit)->serialized));
-    return;
-  }
-  engine_.Join(
-      uid, user, ActionKinds::KeyAt(call->prepared, level),
-      AnswerWhenBuilt(std::move(later), user, start),
-      [&] {
-        return kinds_.CompileAction(*call->request, call->prepared, call->kept,
-                                    level);
-      },
-      call->prepared.program_name);
+  return Promised(conversations_.Compile(peer.uid, user, *request, request),
+                  user, peer.uid, start, "compile", shared);
 }
 
 KeptConnection::Reply JitCacheService::AnswerNvvm(absl::string_view bytes,
                                                   const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
-  v1::NvvmRequest request;
-  if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  auto request = std::make_shared<v1::NvvmRequest>();
+  if (!request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Refuse(NotWellFormed("NvvmRequest"));
   }
-  ++counters_.nvvm_requests;
   UserStats::Counters& user = CountRequest(peer.uid);
-  absl::StatusOr<PreparedNvvm> prepared =
-      PrepareNvvm(request, options_.compiler->toolchain(), options_.limits);
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      prepared.ok()
-          ? engine_.HitAnswer(prepared->key)
-          : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
-  if (std::optional<KeptConnection::Reply> now =
-          AnswerNow(hit, user, peer.uid, start, "libNVVM compile")) {
-    return *std::move(now);
-  }
-  // A miss asked by digests alone: the caller sends the modules and asks
-  // again (CacheEngine::FindMissingInputs's way).
-  if (!request.with_modules()) {
-    return Refuse(absl::NotFoundError(
-        "the daemon lacks the modules: send them with the request"));
-  }
-  return {nullptr,
-          [this, request = std::move(request), prepared = *std::move(prepared),
-           uid = peer.uid, user = &user, start](AnswerLater later) {
-            engine_.Join(uid, *user, prepared.key,
-                         AnswerWhenBuilt(std::move(later), *user, start),
-                         [&] { return kinds_.NvvmAction(request, prepared); });
-          }};
+  return Promised(conversations_.Nvvm(peer.uid, user, *request, request), user,
+                  peer.uid, start, "libNVVM compile");
 }
 
-std::optional<KeptConnection::Reply> JitCacheService::AnswerNow(
-    const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
-    UserStats::Counters& user, uid_t uid, absl::Time start,
-    absl::string_view what, bool shared) {
-  if (!hit.ok()) {
-    // The caller runs its own tool, told why.
-    counters_.Rejected(hit.status().code());
-    ++user.rejected;
-    JITCACHE_LOG(Debug) << what << " of uid " << uid
-                        << " refused (framed socket): " << hit.status();
-    return Refuse(hit.status());
+KeptConnection::Reply JitCacheService::Promised(Turn turn,
+                                                UserStats::Counters& user,
+                                                uid_t uid, absl::Time start,
+                                                absl::string_view what,
+                                                bool shared) {
+  if (turn.now.has_value()) {
+    return ReplyNow(*turn.now, user, uid, start, what, shared);
   }
-  if (*hit == nullptr) return std::nullopt;
-  CountHit(user, **hit, start);
-  ++counters_.socket_hits;
-  return HitReply(*hit, shared);
+  // The promise is made once this has returned: `go_on` owns what it needs.
+  return {
+      nullptr, [this, go_on = std::move(turn.go_on), user = &user,
+                start](AnswerLater later) {
+        go_on([this, later = std::move(later), user, start](
+                  CacheAnswer answer) { Keep(later, answer, *user, start); });
+      }};
+}
+
+KeptConnection::Reply JitCacheService::ReplyNow(const CacheAnswer& answer,
+                                                UserStats::Counters& user,
+                                                uid_t uid, absl::Time start,
+                                                absl::string_view what,
+                                                bool shared) {
+  switch (answer.kind) {
+    case CacheAnswer::Kind::kHit:
+      CountHit(user, *answer.hit, start);
+      ++counters_.socket_hits;
+      return HitReply(answer.hit, shared);
+    case CacheAnswer::Kind::kRefused:
+      // The caller runs its own tool, told why.
+      counters_.Rejected(answer.status.code());
+      ++user.rejected;
+      JITCACHE_LOG(Debug) << what << " of uid " << uid
+                          << " refused (framed socket): " << answer.status;
+      return Refuse(answer.status);
+    case CacheAnswer::Kind::kSendInputs:
+      UncountResent(user);
+      return Refuse(answer.status);
+    case CacheAnswer::Kind::kNothing:
+      return {};
+    case CacheAnswer::Kind::kBuilt:
+      break;
+  }
+  // Not a first turn's; kept as a later one would be.
+  KeptConnection::Reply reply;
+  Keep(
+      [&reply](std::shared_ptr<const std::string> bytes, bool refused) {
+        reply = {std::move(bytes), nullptr, refused};
+      },
+      answer, user, start);
+  return reply;
+}
+
+void JitCacheService::Keep(const Deliver& later, const CacheAnswer& answer,
+                           UserStats::Counters& user, absl::Time start) {
+  switch (answer.kind) {
+    case CacheAnswer::Kind::kHit:
+      CountHit(user, *answer.hit, start);
+      ++counters_.socket_hits;
+      later(std::shared_ptr<const std::string>(answer.hit,
+                                               &answer.hit->serialized),
+            false);
+      return;
+    case CacheAnswer::Kind::kBuilt: {
+      v1::CompileResponse response = *answer.built;
+      response.set_served(answer.leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
+      CountBuilt(user, response, start);
+      later(std::make_shared<const std::string>(response.SerializeAsString()),
+            false);
+      return;
+    }
+    case CacheAnswer::Kind::kRefused:
+      counters_.Rejected(answer.status.code());
+      ++user.rejected;
+      later(RefusalOf(answer.status), /*refused=*/true);
+      return;
+    case CacheAnswer::Kind::kSendInputs:
+      UncountResent(user);
+      later(RefusalOf(answer.status), /*refused=*/true);
+      return;
+    case CacheAnswer::Kind::kNothing:
+      later(nullptr, false);
+      return;
+  }
 }
 
 KeptConnection::Reply JitCacheService::HitReply(
@@ -287,24 +231,6 @@ KeptConnection::Reply JitCacheService::HitReply(
   return {std::move(bytes), nullptr, false, file->fd(), file};
 }
 
-CacheEngine::Waiter JitCacheService::AnswerWhenBuilt(AnswerLater later,
-                                                     UserStats::Counters& user,
-                                                     absl::Time start) {
-  return [this, later = std::move(later), user = &user, start](
-             const SharedResult& result, bool is_leader) {
-    if (!result.ok()) {
-      counters_.Rejected(result.status().code());
-      ++user->rejected;
-      later(RefusalOf(result.status()), /*refused=*/true);
-      return;
-    }
-    v1::CompileResponse response = **result;
-    response.set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
-    CountBuilt(*user, response, start);
-    later(std::make_shared<const std::string>(response.SerializeAsString()));
-  };
-}
-
 KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
                                                   const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
@@ -312,80 +238,17 @@ KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
   if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Refuse(NotWellFormed("LinkRequest"));
   }
-  ++counters_.link_requests;
   UserStats::Counters& user = CountRequest(peer.uid);
   // Only nvJitLink's calls as a caller made them come this way; a link of
   // libjitcache's Linker is asked over gRPC.
-  absl::StatusOr<PreparedLink> prepared =
-      request.as_called() ? PrepareLink(request, options_.compiler->toolchain(),
-                                        options_.limits)
-                          : absl::InvalidArgumentError(
-                                "the framed socket links only as called");
-  bool named = false;
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      prepared.ok()
-          ? kinds_.LinkHit(*prepared, &named)
-          : absl::StatusOr<std::shared_ptr<const HotAnswer>>(prepared.status());
-  if (request.disproves()) {
-    // Answered at once; the link runs again in the background.
-    if (hit.ok() && *hit != nullptr && !prepared->steps_only) {
-      auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
-      engine_.CheckDisproof(
-          peer.uid, ActionKinds::LinkKeyAt(*link, named),
-          named ? link->named_step_keys : link->step_keys,
-          [this, link](absl::Time deadline) {
-            return kinds_.RunLink(*link, deadline);
-          },
-          *std::move(hit));
-    }
-    return {};
+  if (!request.as_called()) {
+    ++counters_.link_requests;
+    return ReplyNow(CacheAnswer::Refused(absl::InvalidArgumentError(
+                        "the framed socket links only as called")),
+                    user, peer.uid, start, "link");
   }
-  if (hit.ok() && *hit == nullptr) {
-    if (engine_.ReadsCallersFiles(ActionKinds::LinkKeyAt(*prepared, named))) {
-      hit = absl::FailedPreconditionError(kReadsCallersFiles);
-    } else if (prepared->steps_only) {
-      // Only what an earlier link recorded: never a link of its own.
-      hit = absl::NotFoundError("no link recorded these steps");
-    } else if (absl::Status have =
-                   engine_.FindMissingInputs(NeededInputsOf(*prepared));
-               !have.ok()) {
-      hit = have;  // the caller sends them and asks again
-    }
-  }
-  if (std::optional<KeptConnection::Reply> now =
-          AnswerNow(hit, user, peer.uid, start, "link")) {
-    return *std::move(now);
-  }
-  return {
-      nullptr,
-      [this, link = std::make_shared<const PreparedLink>(*std::move(prepared)),
-       named, uid = peer.uid, user = &user, start](AnswerLater later) {
-        engine_.Join(uid, *user, ActionKinds::LinkKeyAt(*link, named),
-                     LinkAnswerWhenBuilt(link, named, std::move(later), uid,
-                                         *user, start),
-                     [&] { return kinds_.LinkAction(link, named); });
-      }};
-}
-
-CacheEngine::Waiter JitCacheService::LinkAnswerWhenBuilt(
-    std::shared_ptr<const PreparedLink> link, bool named, AnswerLater later,
-    uid_t uid, UserStats::Counters& user, absl::Time start) {
-  if (named || !link->named_key.has_value()) {
-    return AnswerWhenBuilt(std::move(later), user, start);
-  }
-  return [this, link, later = std::move(later), uid, user = &user, start](
-             const SharedResult& result, bool is_leader) {
-    if (result.ok() && (*result)->place_matters() &&
-        (*result)->cache_key() != link->named_key->Hex()) {
-      // The answer showed the leader's names: this caller's own names
-      // are keyed apart, and built there.
-      engine_.Join(uid, *user, *link->named_key,
-                   AnswerWhenBuilt(later, *user, start),
-                   [&] { return kinds_.LinkAction(link, /*named=*/true); });
-      return;
-    }
-    AnswerWhenBuilt(later, *user, start)(result, is_leader);
-  };
+  return Promised(conversations_.Link(peer.uid, user, request), user, peer.uid,
+                  start, "link");
 }
 
 KeptConnection::Reply JitCacheService::AnswerFramed(

@@ -174,6 +174,11 @@ UserStats::Counters& JitCacheService::CountRequest(uid_t uid) {
   return user;
 }
 
+void JitCacheService::UncountResent(UserStats::Counters& user) {
+  --counters_.requests;
+  --user.requests;
+}
+
 void JitCacheService::CountHit(UserStats::Counters& user,
                                const HotAnswer& answer, absl::Time start) {
   counters_.CountHit(answer.compile_time_us, answer.outcome);
@@ -186,255 +191,88 @@ grpc::ServerUnaryReactor* JitCacheService::Compile(
     v1::CompileResponse* response) {
   const uid_t uid = UserOfCall(*context);
   auto* reactor = new AnswerReactor(&counters_, &CountRequest(uid));
-  absl::StatusOr<PreparedCompile> prepared =
-      PrepareCompile(*request, options_.compiler->toolchain(), options_.limits);
-  if (!prepared.ok()) {
-    reactor->FinishOnce(ToGrpcStatus(prepared.status()));
-    return reactor;
-  }
-  auto call = std::make_shared<CompileCall>();
-  call->context = context;
-  call->request = request;
-  call->prepared = *std::move(prepared);
-  KeyLevel level = KeyLevel::kPlaceFree;
-  if (FinishedByLookup(kinds_.CompileHit(call->prepared, &level), response,
-                       reactor)) {
-    return reactor;
-  }
-  return ServeCompile(uid, response, reactor, std::move(call), level);
-}
-
-absl::Status JitCacheService::SendIncludedFiles() {
-  return absl::NotFoundError(
-      "a miss: the daemon lacks the included files' contents: send them with "
-      "the request");
-}
-
-bool JitCacheService::FindIncludedFiles(CompileCall& call) {
-  call.kept = kinds_.KeptFiles(call.prepared);
-  // A request that named its files by digest gives their times apart, one
-  // for each: a set that does not match them cannot be used.
-  if (call.kept != nullptr && !call.prepared.has_included_contents &&
-      call.kept->size() != call.prepared.file_mtimes_ns.size()) {
-    call.kept = nullptr;
-  }
-  if (call.kept != nullptr || call.prepared.has_included_contents) {
-    return true;
-  }
-  if (call.context != nullptr) {
-    call.context->AddTrailingMetadata(std::string(kSendIncludedMetadata), "1");
-  }
-  return false;
-}
-
-grpc::ServerUnaryReactor* JitCacheService::ServeCompile(
-    uid_t uid, v1::CompileResponse* response, AnswerReactor* reactor,
-    std::shared_ptr<CompileCall> call, KeyLevel level) {
-  // The files the program may read: on a miss (never on the hit path), the
-  // set kept from an earlier compile of the same files, else their bytes,
-  // which the client is asked for if it left them out.
-  std::function<bool()> ask_for_included;
-  if (call->request->includes_resolved()) {
-    ask_for_included = [this, call] { return !FindIncludedFiles(*call); };
-  }
-  // A place-free build answers every place when its answer is the same
-  // elsewhere; when it is not, a caller from another place than the
-  // leader's is served under its own place's key. (A log template is
-  // written for this caller's name by the flight, CacheEngine::Join.)
-  std::function<bool(const v1::CompileResponse&)> taken_elsewhere;
-  if (level == KeyLevel::kPlaceFree) {
-    taken_elsewhere = [this, uid, response, reactor,
-                       call](const v1::CompileResponse& answer) {
-      if (!ActionKinds::AnsweredForAnotherPlace(answer, call->prepared)) {
-        return false;
-      }
-      ServeTakenUnderPlace(uid, response, reactor, call);
-      return true;
-    };
-  }
-  // CompileHit looked the keys up already: straight to the miss.
-  return ServeMiss(
-      uid, response, reactor, ActionKinds::KeyAt(call->prepared, level),
-      [this, call, level] {
-        return kinds_.CompileAction(*call->request, call->prepared, call->kept,
-                                    level);
-      },
-      ask_for_included, std::move(taken_elsewhere),
-      call->prepared.program_name);
-}
-
-void JitCacheService::ServeTakenUnderPlace(uid_t uid,
-                                           v1::CompileResponse* response,
-                                           AnswerReactor* reactor,
-                                           std::shared_ptr<CompileCall> call) {
-  KeyLevel level;
-  absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      kinds_.CompileHitForOwnPlace(call->prepared, &level);
-  const Digest& key = ActionKinds::KeyAt(call->prepared, level);
-  if (!hit.ok()) {
-    reactor->FinishClaimed(ToGrpcStatus(hit.status()));
-    return;
-  }
-  if (*hit != nullptr) {
-    FinishWithHit(**hit, response, reactor, /*claimed=*/true);
-    return;
-  }
-  if (call->request->includes_resolved() && !FindIncludedFiles(*call)) {
-    reactor->FinishClaimedToResend(ToGrpcStatus(SendIncludedFiles()));
-    return;
-  }
-  engine_.Join(
-      uid, reactor->user(), key, FinishClaimedWhenBuilt(reactor, response),
-      [this, call, level] {
-        return kinds_.CompileAction(*call->request, call->prepared, call->kept,
-                                    level);
-      },
-      call->prepared.program_name);
+  Converse(conversations_.Compile(uid, reactor->user(), *request), reactor,
+           response, context);
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Link(
     grpc::CallbackServerContext* context, const v1::LinkRequest* request,
     v1::CompileResponse* response) {
-  ++counters_.link_requests;
   const uid_t uid = UserOfCall(*context);
   auto* reactor = new AnswerReactor(&counters_, &CountRequest(uid));
-  absl::StatusOr<PreparedLink> prepared =
-      PrepareLink(*request, options_.compiler->toolchain(), options_.limits);
-  if (!prepared.ok()) {
-    reactor->FinishOnce(ToGrpcStatus(prepared.status()));
-    return reactor;
-  }
-  auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
-  bool named = false;
-  if (FinishedByLookup(kinds_.LinkHit(*link, &named), response, reactor)) {
-    return reactor;
-  }
-  if (link->steps_only) {
-    // Only what an earlier link recorded: never a link of its own.
-    reactor->FinishOnce(grpc::Status(grpc::StatusCode::NOT_FOUND,
-                                     "no link recorded these steps"));
-    return reactor;
-  }
-  // The caller sends what the store lacks and asks again, on either door.
-  if (absl::Status have = engine_.FindMissingInputs(NeededInputsOf(*link));
-      !have.ok()) {
-    reactor->FinishToResend(ToGrpcStatus(have));
-    return reactor;
-  }
-  // A flight keyed without names whose answer shows the leader's: a caller
-  // with other names is served under its own names' key.
-  std::function<bool(const v1::CompileResponse&)> taken_elsewhere;
-  if (!named && link->named_key.has_value()) {
-    taken_elsewhere = [this, uid, response, reactor,
-                       link](const v1::CompileResponse& answer) {
-      if (!answer.place_matters() ||
-          answer.cache_key() == link->named_key->Hex()) {
-        return false;
-      }
-      engine_.Join(uid, reactor->user(), *link->named_key,
-                   FinishClaimedWhenBuilt(reactor, response),
-                   [&] { return kinds_.LinkAction(link, /*named=*/true); });
-      return true;
-    };
-  }
-  return ServeMiss(
-      uid, response, reactor, ActionKinds::LinkKeyAt(*link, named),
-      [&] { return kinds_.LinkAction(link, named); }, {},
-      std::move(taken_elsewhere));
-}
-
-CacheEngine::Waiter JitCacheService::FinishClaimedWhenBuilt(
-    AnswerReactor* reactor, v1::CompileResponse* response) {
-  return [this, reactor, response](const SharedResult& result, bool is_leader) {
-    if (!result.ok()) {
-      reactor->FinishClaimed(ToGrpcStatus(result.status()));
-      return;
-    }
-    *response = **result;
-    response->set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
-    CountBuilt(reactor->user(), *response, reactor->start());
-    reactor->FinishClaimed(grpc::Status::OK);
-  };
+  Converse(conversations_.Link(uid, reactor->user(), *request), reactor,
+           response, context);
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* JitCacheService::Ptxas(
     grpc::CallbackServerContext* context, const v1::PtxasRequest* request,
     v1::CompileResponse* response) {
-  ++counters_.ptxas_requests;
   const uid_t uid = UserOfCall(*context);
   auto* reactor = new AnswerReactor(&counters_, &CountRequest(uid));
-  absl::StatusOr<PreparedPtxas> prepared =
-      PreparePtxas(*request, options_.compiler->toolchain(), options_.limits);
-  if (!prepared.ok()) {
-    reactor->FinishOnce(ToGrpcStatus(prepared.status()));
-    return reactor;
-  }
-  if (FinishedByLookup(kinds_.PtxasHit(*prepared), response, reactor)) {
-    return reactor;
-  }
-  return ServeMiss(
-      uid, response, reactor, prepared->key,
-      [&] { return kinds_.PtxasAction(*request, *prepared); }, nullptr,
-      nullptr);
-}
-
-bool JitCacheService::FinishedByLookup(
-    const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
-    v1::CompileResponse* response, AnswerReactor* reactor) {
-  if (!hit.ok()) {
-    reactor->FinishOnce(ToGrpcStatus(hit.status()));
-    return true;
-  }
-  if (*hit == nullptr) return false;
-  FinishWithHit(**hit, response, reactor);
-  return true;
-}
-
-void JitCacheService::FinishWithHit(const HotAnswer& hit,
-                                    v1::CompileResponse* response,
-                                    AnswerReactor* reactor, bool claimed) {
-  grpc::Status status = grpc::Status::OK;
-  if (response->ParseFromString(hit.serialized)) {
-    CountHit(reactor->user(), hit, reactor->start());
-  } else {
-    status = grpc::Status(grpc::StatusCode::INTERNAL,
-                          "a kept answer does not parse");
-  }
-  claimed ? reactor->FinishClaimed(status) : reactor->FinishOnce(status);
-}
-
-grpc::ServerUnaryReactor* JitCacheService::ServeMiss(
-    uid_t uid, v1::CompileResponse* response, AnswerReactor* reactor,
-    const Digest& key, const std::function<Action()>& make_build,
-    const std::function<bool()>& ask_for_inputs,
-    std::function<bool(const v1::CompileResponse&)> taken_elsewhere,
-    std::string log_for) {
-  if (ask_for_inputs && ask_for_inputs()) {
-    reactor->FinishToResend(ToGrpcStatus(SendIncludedFiles()));
-    return reactor;
-  }
-
-  engine_.Join(
-      uid, reactor->user(), key,
-      [this, reactor, finished = reactor->finished(), response,
-       taken_elsewhere = std::move(taken_elsewhere)](const SharedResult& result,
-                                                     bool is_leader) {
-        // A waiter that has left (cancelled) is skipped: `reactor` may be gone.
-        if (!result.ok()) {
-          AnswerReactor::FinishOnce(reactor, finished,
-                                    ToGrpcStatus(result.status()));
-          return;
-        }
-        // Fill the response only once this waiter owns the finish.
-        if (finished->exchange(true)) return;
-        if (taken_elsewhere && taken_elsewhere(**result)) return;
-        *response = **result;
-        response->set_served(is_leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
-        CountBuilt(reactor->user(), *response, reactor->start());
-        reactor->Finish(grpc::Status::OK);
-      },
-      make_build, std::move(log_for));
+  Converse(conversations_.Ptxas(uid, reactor->user(), *request), reactor,
+           response, context);
   return reactor;
+}
+
+void JitCacheService::Converse(Turn turn, AnswerReactor* reactor,
+                               v1::CompileResponse* response,
+                               grpc::CallbackServerContext* context) {
+  if (turn.now.has_value()) {
+    FinishWith(*turn.now, reactor, response, context, /*claimed=*/false);
+    return;
+  }
+  turn.go_on([this, reactor, finished = reactor->finished(), response,
+              context](CacheAnswer answer) {
+    // A call that has left (cancelled) is skipped: `reactor` may be gone.
+    // Otherwise its finish is this waiter's from here.
+    if (finished->exchange(true)) return;
+    FinishWith(answer, reactor, response, context, /*claimed=*/true);
+  });
+}
+
+void JitCacheService::FinishWith(const CacheAnswer& answer,
+                                 AnswerReactor* reactor,
+                                 v1::CompileResponse* response,
+                                 grpc::CallbackServerContext* context,
+                                 bool claimed) {
+  const auto finish = [&](const grpc::Status& status) {
+    claimed ? reactor->FinishClaimed(status) : reactor->FinishOnce(status);
+  };
+  switch (answer.kind) {
+    case CacheAnswer::Kind::kHit:
+      if (!response->ParseFromString(answer.hit->serialized)) {
+        finish(grpc::Status(grpc::StatusCode::INTERNAL,
+                            "a kept answer does not parse"));
+        return;
+      }
+      CountHit(reactor->user(), *answer.hit, reactor->start());
+      finish(grpc::Status::OK);
+      return;
+    case CacheAnswer::Kind::kBuilt:
+      *response = *answer.built;
+      response->set_served(answer.leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
+      CountBuilt(reactor->user(), *response, reactor->start());
+      finish(grpc::Status::OK);
+      return;
+    case CacheAnswer::Kind::kRefused:
+      finish(ToGrpcStatus(answer.status));
+      return;
+    case CacheAnswer::Kind::kSendInputs:
+      // A compile's client learns from the trailer that its included
+      // files are asked for; it sends them and asks again.
+      if (answer.included_files) {
+        context->AddTrailingMetadata(std::string(kSendIncludedMetadata), "1");
+      }
+      claimed ? reactor->FinishClaimedToResend(ToGrpcStatus(answer.status))
+              : reactor->FinishToResend(ToGrpcStatus(answer.status));
+      return;
+    case CacheAnswer::Kind::kNothing:
+      finish(grpc::Status(grpc::StatusCode::NOT_FOUND,
+                          "a disproof is answered with nothing"));
+      return;
+  }
 }
 
 void JitCacheService::CountBuilt(UserStats::Counters& user,

@@ -1,6 +1,7 @@
 #ifndef JITCACHE_SERVER_RPC_JITCACHE_SERVICE_H_
 #define JITCACHE_SERVER_RPC_JITCACHE_SERVICE_H_
 
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "server/engine/action_kinds.h"
 #include "server/engine/cache_engine.h"
 #include "server/engine/compile_request.h"
+#include "server/engine/conversation.h"
 #include "server/engine/link_request.h"
 #include "server/engine/nvvm_request.h"
 #include "server/engine/ptxas_request.h"
@@ -149,40 +151,8 @@ class JitCacheService final : public v1::JitCache::CallbackService {
 
  private:
   using SharedResult = CacheEngine::SharedResult;
-
-  // A Compile call while it is served: what its build and a second lookup
-  // need (the request and context live until the call is finished).
-  struct CompileCall {
-    // Null for the framed socket's (it has no trailing metadata).
-    grpc::CallbackServerContext* context = nullptr;
-    const v1::CompileRequest* request = nullptr;
-    // The framed socket's request, which `request` points into: its call
-    // owns it (gRPC's owns its own).
-    std::shared_ptr<const v1::CompileRequest> owned;
-    PreparedCompile prepared;
-    std::shared_ptr<const FileSet> kept;  // the included files, once found
-  };
   using KeyLevel = ActionKinds::KeyLevel;
-  // Serves a Compile call under the key of `level` (kPlaceFree: a miss
-  // proves whether its answer depends on the place).
-  grpc::ServerUnaryReactor* ServeCompile(uid_t uid,
-                                         v1::CompileResponse* response,
-                                         AnswerReactor* reactor,
-                                         std::shared_ptr<CompileCall> call,
-                                         KeyLevel level);
-  // A call that joined a place-free build whose answer turned out to depend
-  // on another place: served under its own place's key. The reactor's
-  // finish is already taken (it stays until this finishes it).
-  void ServeTakenUnderPlace(uid_t uid, v1::CompileResponse* response,
-                            AnswerReactor* reactor,
-                            std::shared_ptr<CompileCall> call);
-  // The files a miss of `call` compiles with: a set kept from an earlier
-  // request, or the request's own. False when it has neither (a gRPC
-  // client is told, in the trailing metadata, to send them).
-  bool FindIncludedFiles(CompileCall& call);
-  // What a compile that lacks its included files' bytes is told, on either
-  // door: NOT_FOUND, to send them with the same request.
-  static absl::Status SendIncludedFiles();
+
   // A connection whose user the kernel did not tell (an in-process channel).
   static constexpr uid_t kUnknownUser = static_cast<uid_t>(-1);
   std::optional<PeerCredentials> PeerOfCall(
@@ -226,92 +196,59 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   std::shared_ptr<const std::string> AnswerBatch(absl::string_view batch,
                                                  const PeerCredentials& peer);
 
-  // Finishes `reactor` with a lookup's error or hit; false on a miss.
-  bool FinishedByLookup(
-      const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
-      v1::CompileResponse* response, AnswerReactor* reactor);
-  // Finishes the call with a hit's answer (`claimed`: the caller already
-  // took the finish).
-  void FinishWithHit(const HotAnswer& hit, v1::CompileResponse* response,
-                     AnswerReactor* reactor, bool claimed = false);
-  // Serves a call whose lookup missed: join the flight for `key` and,
-  // leading, queue the build. `make_build` runs only for the request that
-  // leads: a hit copies nothing out of its request. `ask_for_inputs` (if
-  // any) says whether the request lacks inputs it must be sent again with
-  // (having told the client so in its trailing metadata).
-  // `taken_elsewhere` (if any) sees a build's answer before this call is
-  // answered with it, and returns true when it serves the call itself (its
-  // finish taken). `log_for`: a compile's program name, for which a log
-  // template is written (CacheEngine::Join).
-  grpc::ServerUnaryReactor* ServeMiss(
-      uid_t uid, v1::CompileResponse* response, AnswerReactor* reactor,
-      const Digest& key, const std::function<Action()>& make_build,
-      const std::function<bool()>& ask_for_inputs,
-      std::function<bool(const v1::CompileResponse&)> taken_elsewhere,
-      std::string log_for = "");
   // A request that arrived at `start` was answered by a build (`response`
   // says whether it led it or joined it).
   void CountBuilt(UserStats::Counters& user,
                   const v1::CompileResponse& response, absl::Time start);
-  // A framed socket's ptxas request (framed_socket_rpcs.cc): its answer now on
-  // a hit, else promised for when its run (or the one it joins) is done.
+  // A resent request (the caller was asked for inputs it left out) is
+  // counted once, when it comes again.
+  void UncountResent(UserStats::Counters& user);
+
+  // The gRPC door's side of a conversation (server/engine/conversation.h):
+  // `turn`'s answer now, or when its miss is answered; the reactor is
+  // finished once (a cancelled call's answer is dropped).
+  void Converse(Turn turn, AnswerReactor* reactor,
+                v1::CompileResponse* response,
+                grpc::CallbackServerContext* context);
+  // Finishes `reactor` with `answer`, counted (`claimed`: the caller
+  // already took the finish).
+  void FinishWith(const CacheAnswer& answer, AnswerReactor* reactor,
+                  v1::CompileResponse* response,
+                  grpc::CallbackServerContext* context, bool claimed);
+
+  // The framed socket's requests (framed_socket_rpcs.cc), each decoded and
+  // handed to its conversation: a ptxas run, a compile (kCompile:
+  // libnvrtc.so.13's; `shared`: the caller takes a large hit as a sealed
+  // file, kCompileShared), a libNVVM call sequence (libnvvm.so.4's), and an
+  // as-called link (libnvJitLink.so.13's).
   KeptConnection::Reply AnswerPtxas(absl::string_view request,
                                     const PeerCredentials& peer);
-  // A framed socket's compile (kCompile: libnvrtc.so.13's, which has no
-  // gRPC): its answer now on a hit, else promised for when its compile (or
-  // the one it joins) is done; NOT_FOUND when the daemon lacks the included
-  // files' bytes (the caller sends them and asks again).
-  // `shared`: the caller takes a large hit as a sealed file
-  // (kCompileShared).
   KeptConnection::Reply AnswerCompile(absl::string_view request,
                                       const PeerCredentials& peer, bool shared);
-  // The promise of AnswerCompile, under the key of `level`: a place-free
-  // build whose answer turns out to depend on another place is built again
-  // under this caller's place, as ServeTakenUnderPlace does for gRPC.
-  void PromiseCompile(std::shared_ptr<CompileCall> call, KeyLevel level,
-                      AnswerLater later, uid_t uid, UserStats::Counters& user,
-                      absl::Time start);
-  // The place-taken part of PromiseCompile.
-  void PromiseUnderPlace(std::shared_ptr<CompileCall> call, AnswerLater later,
-                         uid_t uid, UserStats::Counters& user,
-                         absl::Time start);
-  // A framed socket's libNVVM compile or verify (libnvvm.so.4's): its answer
-  // now on a hit; on a miss, promised for when its run is done when the
-  // request holds the modules, else nothing (the caller sends them).
   KeptConnection::Reply AnswerNvvm(absl::string_view request,
                                    const PeerCredentials& peer);
-  // The framed socket's waiter for a link's flight: when the flight was keyed
-  // without names and its answer shows the leader's names, this caller's
-  // answer is built under its own names' key instead.
-  CacheEngine::Waiter LinkAnswerWhenBuilt(
-      std::shared_ptr<const PreparedLink> link, bool named, AnswerLater later,
-      uid_t uid, UserStats::Counters& user, absl::Time start);
-  // A waiter that finishes a reactor whose finish is already taken.
-  CacheEngine::Waiter FinishClaimedWhenBuilt(AnswerReactor* reactor,
-                                             v1::CompileResponse* response);
-  // A framed socket's as-called link (libnvJitLink.so.13's): recorded steps
-  // (a hit, or nothing), or the whole link, promised on a miss.
   KeptConnection::Reply AnswerLink(absl::string_view request,
                                    const PeerCredentials& peer);
-  // A framed socket's request whose lookup gave `hit`: answered now when it
-  // is a hit (HitReply), or with a FramedRefusal when it was refused
-  // (counted, logged as `what`); nullopt for a miss, which the caller
-  // promises.
-  std::optional<KeptConnection::Reply> AnswerNow(
-      const absl::StatusOr<std::shared_ptr<const HotAnswer>>& hit,
-      UserStats::Counters& user, uid_t uid, absl::Time start,
-      absl::string_view what, bool shared = false);
+  // The framed door's side of a conversation: `turn`'s answer now, or the
+  // promise of it (`what` names the request in the log).
+  KeptConnection::Reply Promised(Turn turn, UserStats::Counters& user,
+                                 uid_t uid, absl::Time start,
+                                 absl::string_view what, bool shared = false);
+  // An answer as the framed socket replies it now, counted.
+  KeptConnection::Reply ReplyNow(const CacheAnswer& answer,
+                                 UserStats::Counters& user, uid_t uid,
+                                 absl::Time start, absl::string_view what,
+                                 bool shared = false);
+  // An answer delivered through `later` (a promise's AnswerLater), counted.
+  using Deliver =
+      std::function<void(std::shared_ptr<const std::string>, bool refused)>;
+  void Keep(const Deliver& later, const CacheAnswer& answer,
+            UserStats::Counters& user, absl::Time start);
   // A hit's reply: its bytes, and with `shared` (the caller takes a file),
   // at least --shared_answer_size of them and room under the bound, its
   // sealed file too (counted in shared_answers).
   KeptConnection::Reply HitReply(const std::shared_ptr<const HotAnswer>& hit,
                                  bool shared);
-  // How a promise made at `start` for `user` is kept when the build it
-  // joined ends: its answer, or a FramedRefusal for a failed build.
-  CacheEngine::Waiter AnswerWhenBuilt(AnswerLater later,
-                                      UserStats::Counters& user,
-                                      absl::Time start);
-
   ServiceOptions options_;
   ServiceCounters counters_;
   UserStats users_;
@@ -319,6 +256,10 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   CacheEngine engine_;
   ActionKinds kinds_{&engine_, options_.compiler, options_.store,
                      options_.proves_places, options_.kept_file_sets};
+  // Each kind's conversation with them, for both doors.
+  Conversations conversations_{&engine_, &kinds_, &counters_,
+                               &options_.compiler->toolchain(),
+                               options_.limits};
   // PingAnswer, serialized once for the framed socket.
   const std::shared_ptr<const std::string> toolkit_answer_;
 };

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -27,11 +28,13 @@
 #include "tests/testing/kernels.h"
 #include "tests/testing/synthetic_bundle.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_env.h"
 
 namespace jitcache {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A tmpfs of `mib` MiB at `path`, unmounted on destruction.
 class Tmpfs {
@@ -132,6 +135,53 @@ class DiskFull : public ::testing::Test {
       absl::SleepFor(absl::Milliseconds(500));
     }
     return 0;
+  }
+
+  // Relocatable PTX of a kernel and the function it calls, made by the
+  // daemon, written to `dir`/caller.ptx and `dir`/callee.ptx with a comment
+  // line after it: bytes the store does not hold, so that a link of them
+  // sends them with its request.
+  void MakeLinkInputs(const Client& client, const std::string& dir) {
+    ProgramOptions options;
+    options.arch = "compute_90";
+    options.relocatable_device_code = true;
+    options.wait_for_proof = true;
+    for (const auto& [file, source] :
+         {std::pair<std::string, std::string>{
+              "caller",
+              "extern __device__ float f(float);\n"
+              "extern \"C\" __global__ void k(float* x) "
+              "{ x[threadIdx.x] = f(x[threadIdx.x]); }\n"},
+          {"callee", "__device__ float f(float v) { return v * 3.0f; }\n"}}) {
+      absl::StatusOr<ObjectCode> code = client.Compile(
+          Program(source, file + ".cu"), options, CodeType::kPtx);
+      ASSERT_TRUE(code.ok()) << code.status();
+      testing::WriteFile(
+          dir + "/" + file + ".ptx",
+          std::string(code->bytes.view()) + "\n// not in the store\n");
+    }
+  }
+
+  // The two inputs linked by nvJitLink into `out`: through jitcache's
+  // libnvJitLink.so.13 against the daemon at `socket`, or the real one.
+  testing::ProcessResult Link(const std::string& dir, const std::string& out,
+                              const std::string& socket) {
+    std::filesystem::create_directories(out);
+    std::vector<std::string> argv = {"/usr/bin/env"};
+    if (!socket.empty()) {
+      argv.push_back(std::string("LD_LIBRARY_PATH=") + JITCACHE_NVJITLINK_DIR);
+      argv.push_back("JITCACHE_SOCKET=" + socket);
+      argv.push_back("JITCACHE_NVJITLINK_VERBOSE=1");
+    }
+    for (const char* step : {JITCACHE_NVJITLINK_CASE, out.c_str(), "-o",
+                             "-arch=sm_90", "-a", "2", "caller.ptx"}) {
+      argv.push_back(step);
+    }
+    argv.push_back(dir + "/caller.ptx");
+    for (const char* step : {"-a", "2", "callee.ptx"}) argv.push_back(step);
+    argv.push_back(dir + "/callee.ptx");
+    argv.push_back("-c");
+    return testing::RunProcess(argv);
   }
 
   int Verify(const std::string& store, std::string* output) {
@@ -240,6 +290,44 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<FullDiskCase>& param_info) {
       return std::string(param_info.param.name);
     });
+
+// A link whose inputs come with it, asked while nothing can be written:
+// the daemon links it all the same (the inputs it could not keep are asked
+// for again by a later link), with the real nvJitLink's answer; a failed
+// write never fails a request.
+TEST_F(DiskFull, ALinkWhoseInputsCannotBeKeptIsLinkedAllTheSame) {
+  testing::TempDir dir;
+  MOUNT_TMPFS_OR_SKIP(fs, dir.Sub("fs"), 16);
+  testing::DaemonProcess daemon(dir.Sub("s.sock"), dir.Sub("fs/store"),
+                                {"--max_size=12M"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  auto client = Client::Connect(
+      {.socket_path = dir.Sub("s.sock"), .local_fallback = false});
+  ASSERT_TRUE(client.ok()) << client.status();
+  MakeLinkInputs(*client, dir.path());
+  FillUp(dir.Sub("fs/filler"));
+  // Whatever the store still buffers is spent first.
+  for (int i = 0; i < 4; ++i) ExpectAnswered(*client, 300 + i);
+
+  const testing::ProcessResult real =
+      Link(dir.path(), dir.Sub("link-real"), "");
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  const testing::ProcessResult linked =
+      Link(dir.path(), dir.Sub("link-ours"), daemon.socket());
+  ASSERT_EQ(linked.exit_code, 0) << linked.output;
+  EXPECT_THAT(linked.output, Not(HasSubstr("the daemon refused")))
+      << daemon.Log();
+  EXPECT_THAT(daemon.Log(), HasSubstr("] linked ")) << linked.output;
+  for (const char* file : {"report", "linked.cubin"}) {
+    EXPECT_EQ(testing::ReadFile(dir.Sub(std::string("link-real/") + file)),
+              testing::ReadFile(dir.Sub(std::string("link-ours/") + file)))
+        << file;
+  }
+  auto stats = client->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_GT(stats->store_write_failures, 0u);
+  EXPECT_TRUE(daemon.running()) << daemon.Log();
+}
 
 TEST_F(DiskFull, TheDaemonStartsOnAFullDiskAndWritesOnceThereIsRoom) {
   testing::TempDir dir;
