@@ -253,7 +253,7 @@ absl::StatusOr<ActionResult> LinkAsCalled(const LinkJob& job) {
 absl::StatusOr<ActionResult> CudaCompiler::Link(const LinkJob& job) {
   // Source files laid out nowhere: nvJitLink would stat this process's.
   if (!job.sources.empty() && !job.sources_in_view) {
-    return absl::FailedPreconditionError(kReadsCallersFiles);
+    return ReadsCallersFilesError();
   }
   if (job.as_called) return LinkAsCalled(job);
   const absl::Time start = absl::Now();

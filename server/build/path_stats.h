@@ -18,6 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/string_view.h"
+
 namespace jitcache {
 
 std::atomic<uint64_t>& PathStatsMade();
@@ -32,6 +36,20 @@ bool PathStatAllowed(const char* path);
 inline constexpr const char* kReadsCallersFiles =
     "the link stats files by path (source files its line information "
     "names), which are the caller's: the caller links it";
+
+// That refusal, marked so (a status payload, which WorkerResponse carries
+// as reads_callers_files) that the engine can tell it from other failed
+// preconditions without reading its message.
+inline constexpr absl::string_view kReadsCallersFilesPayload =
+    "jitcache.dev/reads-callers-files";
+inline absl::Status ReadsCallersFilesError() {
+  absl::Status status = absl::FailedPreconditionError(kReadsCallersFiles);
+  status.SetPayload(kReadsCallersFilesPayload, absl::Cord());
+  return status;
+}
+inline bool IsReadsCallersFiles(const absl::Status& status) {
+  return status.GetPayload(kReadsCallersFilesPayload).has_value();
+}
 
 }  // namespace jitcache
 

@@ -177,7 +177,7 @@ absl::StatusOr<ActionResult> RunJob(const std::string& frame,
       result = faked.has_value() ? *std::move(faked) : compiler.Link(*link);
       if (PathStatsMade().load() != stats_before) {
         // Not a result: errors are never kept, and the caller links it.
-        return absl::FailedPreconditionError(std::string(kReadsCallersFiles));
+        return ReadsCallersFilesError();
       }
     }
   }

@@ -8,6 +8,7 @@
 #include "common/little_endian.h"
 #include "common/object_kind.h"
 #include "common/paths.h"
+#include "server/build/path_stats.h"
 #include "server/build/toolkit_library.h"
 
 namespace jitcache {
@@ -191,6 +192,7 @@ v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<ActionResult>& r) {
   if (!r.ok()) {
     response.set_status_code(static_cast<int>(r.status().code()));
     response.set_status_message(std::string(r.status().message()));
+    response.set_reads_callers_files(IsReadsCallersFiles(r.status()));
     return response;
   }
   response.set_ok(r->ok);
@@ -210,6 +212,7 @@ v1::WorkerResponse ToWorkerResponse(const absl::StatusOr<ActionResult>& r) {
 }
 
 absl::StatusOr<ActionResult> FromWorkerResponse(v1::WorkerResponse response) {
+  if (response.reads_callers_files()) return ReadsCallersFilesError();
   if (response.status_code() != 0) {
     return absl::Status(static_cast<absl::StatusCode>(response.status_code()),
                         response.status_message());

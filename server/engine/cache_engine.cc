@@ -310,8 +310,7 @@ absl::StatusOr<ActionResult> CacheEngine::RunWithProofs(const Action& action,
   counters_.compile_time.Observe(took);
   action.user->compile_us += absl::ToInt64Microseconds(took);
   if (!result.ok()) {
-    if (action.is_link() && absl::IsFailedPrecondition(result.status()) &&
-        result.status().message() == kReadsCallersFiles) {
+    if (action.is_link() && IsReadsCallersFiles(result.status())) {
       callers_own_links_.Remember(action.key);
     }
     JITCACHE_LOG(Warning) << action.Noun() << " " << action.key.Hex() << " uid "

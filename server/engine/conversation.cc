@@ -213,9 +213,7 @@ Turn Conversations::Link(uid_t uid, UserStats::Counters& user,
   if (std::optional<CacheAnswer> now = Found(hit))
     return {std::move(now), nullptr};
   if (engine_->ReadsCallersFiles(ActionKinds::LinkKeyAt(*link, named))) {
-    return {
-        CacheAnswer::Refused(absl::FailedPreconditionError(kReadsCallersFiles)),
-        nullptr};
+    return {CacheAnswer::Refused(ReadsCallersFilesError()), nullptr};
   }
   if (link->steps_only) {
     // Only what an earlier link recorded: never a link of its own.
