@@ -197,7 +197,7 @@ void Daemon::StartFramedSocket(const DaemonOptions& options,
   JitCacheService* answering = service_.get();
   FramedSocket::Answer answer = [answering](absl::string_view request,
                                             const PeerCredentials& peer) {
-    return answering->AnswerFramed(request, peer);
+    return answering->framed_door().Answer(request, peer);
   };
   FramedSocket::Options hit_options;
   hit_options.max_request_bytes = options.limits.max_request_bytes;

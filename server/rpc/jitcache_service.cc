@@ -40,8 +40,13 @@ EngineOptions EngineOptionsOf(const ServiceOptions& service,
 JitCacheService::JitCacheService(ServiceOptions options)
     : options_(std::move(options)),
       engine_(EngineOptionsOf(options_, &counters_)),
-      toolkit_answer_(std::make_shared<const std::string>(
-          PingAnswer().SerializeAsString())) {}
+      framed_door_(&conversations_, &kinds_, &counting_, &counters_,
+                   {.toolchain = &options_.compiler->toolchain(),
+                    .limits = options_.limits,
+                    .shared_answer_size = options_.shared_answer_size,
+                    .hot_cache_size = options_.hot_cache_size,
+                    .toolkit_answer = std::make_shared<const std::string>(
+                        PingAnswer().SerializeAsString())}) {}
 
 v1::PingResponse JitCacheService::PingAnswer() const {
   const ToolchainInfo& tc = options_.compiler->toolchain();
@@ -167,30 +172,11 @@ grpc::ServerUnaryReactor* JitCacheService::Finish(
   return reactor;
 }
 
-UserStats::Counters& JitCacheService::CountRequest(uid_t uid) {
-  ++counters_.requests;
-  UserStats::Counters& user = users_.For(uid);
-  ++user.requests;
-  return user;
-}
-
-void JitCacheService::UncountResent(UserStats::Counters& user) {
-  --counters_.requests;
-  --user.requests;
-}
-
-void JitCacheService::CountHit(UserStats::Counters& user,
-                               const HotAnswer& answer, absl::Time start) {
-  counters_.CountHit(answer.compile_time_us, answer.outcome);
-  ++user.hits;
-  counters_.hit_latency.Observe(absl::Now() - start);
-}
-
 grpc::ServerUnaryReactor* JitCacheService::Compile(
     grpc::CallbackServerContext* context, const v1::CompileRequest* request,
     v1::CompileResponse* response) {
   const uid_t uid = UserOfCall(*context);
-  auto* reactor = new AnswerReactor(&counters_, &CountRequest(uid));
+  auto* reactor = new AnswerReactor(&counters_, &counting_.Request(uid));
   Converse(conversations_.Compile(uid, reactor->user(), *request), reactor,
            response, context);
   return reactor;
@@ -200,7 +186,7 @@ grpc::ServerUnaryReactor* JitCacheService::Link(
     grpc::CallbackServerContext* context, const v1::LinkRequest* request,
     v1::CompileResponse* response) {
   const uid_t uid = UserOfCall(*context);
-  auto* reactor = new AnswerReactor(&counters_, &CountRequest(uid));
+  auto* reactor = new AnswerReactor(&counters_, &counting_.Request(uid));
   Converse(conversations_.Link(uid, reactor->user(), *request), reactor,
            response, context);
   return reactor;
@@ -210,7 +196,7 @@ grpc::ServerUnaryReactor* JitCacheService::Ptxas(
     grpc::CallbackServerContext* context, const v1::PtxasRequest* request,
     v1::CompileResponse* response) {
   const uid_t uid = UserOfCall(*context);
-  auto* reactor = new AnswerReactor(&counters_, &CountRequest(uid));
+  auto* reactor = new AnswerReactor(&counters_, &counting_.Request(uid));
   Converse(conversations_.Ptxas(uid, reactor->user(), *request), reactor,
            response, context);
   return reactor;
@@ -247,13 +233,13 @@ void JitCacheService::FinishWith(const CacheAnswer& answer,
                             "a kept answer does not parse"));
         return;
       }
-      CountHit(reactor->user(), *answer.hit, reactor->start());
+      counting_.Hit(reactor->user(), *answer.hit, reactor->start());
       finish(grpc::Status::OK);
       return;
     case CacheAnswer::Kind::kBuilt:
       *response = *answer.built;
       response->set_served(answer.leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
-      CountBuilt(reactor->user(), *response, reactor->start());
+      counting_.Built(reactor->user(), *response, reactor->start());
       finish(grpc::Status::OK);
       return;
     case CacheAnswer::Kind::kRefused:
@@ -273,21 +259,6 @@ void JitCacheService::FinishWith(const CacheAnswer& answer,
                           "a disproof is answered with nothing"));
       return;
   }
-}
-
-void JitCacheService::CountBuilt(UserStats::Counters& user,
-                                 const v1::CompileResponse& response,
-                                 absl::Time start) {
-  if (response.served() == v1::SERVED_MISS) {
-    ++counters_.misses;
-    ++user.misses;
-  } else {
-    ++counters_.joins;
-    ++user.joins;
-    counters_.compile_us_saved += response.compile_time_us();
-  }
-  counters_.CountOutcome(response.outcome());
-  counters_.miss_latency.Observe(absl::Now() - start);
 }
 
 }  // namespace jitcache

@@ -26,6 +26,8 @@
 #include "server/net/kept_connection.h"
 #include "server/net/peer_listener.h"
 #include "server/rpc/answer_reactor.h"
+#include "server/rpc/framed_door.h"
+#include "server/rpc/request_counting.h"
 #include "server/store/object_store.h"
 #include "server/store/remote_tier.h"
 #include "server/store/store_janitor.h"
@@ -128,17 +130,9 @@ class JitCacheService final : public v1::JitCache::CallbackService {
       grpc::CallbackServerContext* context, const v1::ImportRequest* request,
       v1::ImportResponse* response) override;
 
-  // The path of FramedSocket (framed_socket_rpcs.cc): a request payload of
-  // common/framed_protocol.h in. Out: a hit's (or the toolkit's) serialized
-  // answer; on a miss of a front end without gRPC (a compile, ptxas run,
-  // as-called link or libNVVM call sequence), the promise of its answer
-  // when the engine's run is done; a FramedRefusal when it is refused; and
-  // "ask gRPC" (null) for a hit-only ask (libjitcache's, the `jitcache`
-  // command's) that misses or cannot be read. Runs on the caller's thread.
-  // A single hit's bytes are shared with the hot answers: the caller writes
-  // them, never copies them.
-  KeptConnection::Reply AnswerFramed(absl::string_view payload,
-                                     const PeerCredentials& peer);
+  // The framed socket's door (framed_door.h), beside this gRPC one, over
+  // the same engine and counters.
+  FramedDoor& framed_door() { return framed_door_; }
 
   // The counters and histograms (for the metrics exporter), and a stats
   // snapshot as an administrator sees it.
@@ -158,13 +152,6 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   std::optional<PeerCredentials> PeerOfCall(
       const grpc::CallbackServerContext& context) const;
   uid_t UserOfCall(const grpc::CallbackServerContext& context) const;
-  // A request from `uid` arrived: counted for the daemon and for the user,
-  // whose counters are returned.
-  UserStats::Counters& CountRequest(uid_t uid);
-  // A request that arrived at `start` was answered from the store (either
-  // socket).
-  void CountHit(UserStats::Counters& user, const HotAnswer& answer,
-                absl::Time start);
   // Everything GetStats answers; the per-user rows of `only_user` only,
   // when given.
   void FillStats(v1::StatsResponse* response,
@@ -187,23 +174,6 @@ class JitCacheService final : public v1::JitCache::CallbackService {
 
   // What Ping answers: this daemon and its toolkit.
   v1::PingResponse PingAnswer() const;
-  // A framed socket's compile request that arrived at `start`, answered when
-  // it hits; null otherwise.
-  std::shared_ptr<const HotAnswer> AnswerOne(const v1::CompileRequest& request,
-                                             const PeerCredentials& peer,
-                                             absl::Time start);
-  // A serialized HitBatchRequest: every request answered, hit or not.
-  std::shared_ptr<const std::string> AnswerBatch(absl::string_view batch,
-                                                 const PeerCredentials& peer);
-
-  // A request that arrived at `start` was answered by a build (`response`
-  // says whether it led it or joined it).
-  void CountBuilt(UserStats::Counters& user,
-                  const v1::CompileResponse& response, absl::Time start);
-  // A resent request (the caller was asked for inputs it left out) is
-  // counted once, when it comes again.
-  void UncountResent(UserStats::Counters& user);
-
   // The gRPC door's side of a conversation (server/engine/conversation.h):
   // `turn`'s answer now, or when its miss is answered; the reactor is
   // finished once (a cancelled call's answer is dropped).
@@ -216,39 +186,6 @@ class JitCacheService final : public v1::JitCache::CallbackService {
                   v1::CompileResponse* response,
                   grpc::CallbackServerContext* context, bool claimed);
 
-  // The framed socket's requests (framed_socket_rpcs.cc), each decoded and
-  // handed to its conversation: a ptxas run, a compile (kCompile:
-  // libnvrtc.so.13's; `shared`: the caller takes a large hit as a sealed
-  // file, kCompileShared), a libNVVM call sequence (libnvvm.so.4's), and an
-  // as-called link (libnvJitLink.so.13's).
-  KeptConnection::Reply AnswerPtxas(absl::string_view request,
-                                    const PeerCredentials& peer);
-  KeptConnection::Reply AnswerCompile(absl::string_view request,
-                                      const PeerCredentials& peer, bool shared);
-  KeptConnection::Reply AnswerNvvm(absl::string_view request,
-                                   const PeerCredentials& peer);
-  KeptConnection::Reply AnswerLink(absl::string_view request,
-                                   const PeerCredentials& peer);
-  // The framed door's side of a conversation: `turn`'s answer now, or the
-  // promise of it (`what` names the request in the log).
-  KeptConnection::Reply Promised(Turn turn, UserStats::Counters& user,
-                                 uid_t uid, absl::Time start,
-                                 absl::string_view what, bool shared = false);
-  // An answer as the framed socket replies it now, counted.
-  KeptConnection::Reply ReplyNow(const CacheAnswer& answer,
-                                 UserStats::Counters& user, uid_t uid,
-                                 absl::Time start, absl::string_view what,
-                                 bool shared = false);
-  // An answer delivered through `later` (a promise's AnswerLater), counted.
-  using Deliver =
-      std::function<void(std::shared_ptr<const std::string>, bool refused)>;
-  void Keep(const Deliver& later, const CacheAnswer& answer,
-            UserStats::Counters& user, absl::Time start);
-  // A hit's reply: its bytes, and with `shared` (the caller takes a file),
-  // at least --shared_answer_size of them and room under the bound, its
-  // sealed file too (counted in shared_answers).
-  KeptConnection::Reply HitReply(const std::shared_ptr<const HotAnswer>& hit,
-                                 bool shared);
   ServiceOptions options_;
   ServiceCounters counters_;
   UserStats users_;
@@ -260,8 +197,9 @@ class JitCacheService final : public v1::JitCache::CallbackService {
   Conversations conversations_{&engine_, &kinds_, &counters_,
                                &options_.compiler->toolchain(),
                                options_.limits};
-  // PingAnswer, serialized once for the framed socket.
-  const std::shared_ptr<const std::string> toolkit_answer_;
+  RequestCounting counting_{&counters_, &users_};
+  // The framed socket's door, with PingAnswer serialized once for it.
+  FramedDoor framed_door_;
 };
 
 }  // namespace jitcache

@@ -2,6 +2,7 @@
 // in-memory store.
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "common/absl_view.h"
 #include "common/cache_key.h"
 #include "common/compile_place.h"
+#include "common/framed_protocol.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jitcache/v1/jitcache.grpc.pb.h"
@@ -1178,6 +1180,73 @@ TEST_F(EarlyAnswerTest, AnAnswerTheProofKeepsForItsPlaceStaysThere) {
   EXPECT_FALSE(again.proof_pending());
   EXPECT_EQ(compiler_.calls(), 3)
       << "each place's compile, and the first one's proof with other times";
+}
+
+// The doors only translate: the same request answered by the gRPC door and
+// by the framed socket's door gives the same CompileResponse for a hit, and
+// the same code and message for a refusal (a FramedRefusal is what the gRPC
+// status says), for each kind a door takes.
+TEST_F(ServiceTest, BothDoorsGiveTheSameAnswers) {
+  const v1::CompileRequest request = Request("both doors");
+  v1::CompileResponse built;
+  ASSERT_TRUE(Call(request, &built).ok());
+  const PeerCredentials peer{.uid = getuid(), .gid = getgid(), .pid = 1};
+  const std::string payload =
+      std::string(1, framed_protocol::kCompile) + request.SerializeAsString();
+
+  // A hit.
+  v1::CompileResponse by_grpc;
+  ASSERT_TRUE(Call(request, &by_grpc).ok());
+  KeptConnection::Reply framed = service_->framed_door().Answer(payload, peer);
+  ASSERT_NE(framed.now, nullptr);
+  EXPECT_FALSE(framed.refused);
+  EXPECT_EQ(framed.later, nullptr) << "a hit is answered now";
+  v1::CompileResponse by_framed;
+  ASSERT_TRUE(by_framed.ParseFromString(*framed.now));
+  EXPECT_EQ(by_framed.served(), v1::SERVED_HIT);
+  EXPECT_EQ(by_framed.SerializeAsString(), by_grpc.SerializeAsString());
+
+  // A refusal: the request's own fault, in the same words.
+  v1::CompileRequest bad = request;
+  bad.set_source(std::string(2000, 'x'));  // past max_source_bytes
+  v1::CompileResponse unused;
+  const grpc::Status refused_grpc = Call(bad, &unused);
+  ASSERT_FALSE(refused_grpc.ok());
+  framed = service_->framed_door().Answer(
+      std::string(1, framed_protocol::kCompile) + bad.SerializeAsString(),
+      peer);
+  ASSERT_TRUE(framed.refused);
+  ASSERT_NE(framed.now, nullptr);
+  v1::FramedRefusal refusal;
+  ASSERT_TRUE(refusal.ParseFromString(*framed.now));
+  EXPECT_EQ(refusal.code(), static_cast<int>(refused_grpc.error_code()));
+  EXPECT_EQ(refusal.message(), refused_grpc.error_message());
+
+  // A link: a hit on both doors (as called, the framed door's one kind of
+  // link), the same bytes.
+  v1::LinkRequest link;
+  link.add_options("-arch=sm_90");
+  link.set_target(v1::TARGET_CUBIN);
+  link.set_as_called(true);
+  for (const char* bytes : {"unit a", "unit b"}) {
+    v1::LinkInput* in = link.add_inputs();
+    in->set_kind(v1::OBJECT_KIND_LTOIR);
+    in->set_data(bytes);
+  }
+  v1::CompileResponse linked, link_by_grpc;
+  for (v1::CompileResponse* r : {&linked, &link_by_grpc}) {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->Link(&context, link, r).ok());
+  }
+  framed = service_->framed_door().Answer(
+      std::string(1, framed_protocol::kLink) + link.SerializeAsString(), peer);
+  ASSERT_NE(framed.now, nullptr);
+  ASSERT_FALSE(framed.refused);
+  v1::CompileResponse link_by_framed;
+  ASSERT_TRUE(link_by_framed.ParseFromString(*framed.now));
+  EXPECT_EQ(link_by_grpc.served(), v1::SERVED_HIT);
+  EXPECT_EQ(link_by_framed.SerializeAsString(),
+            link_by_grpc.SerializeAsString());
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
-// The framed socket's requests (common/framed_protocol.h), answered by the same
-// validation, keys and hot answers as the gRPC path.
+// The framed socket's door (common/framed_protocol.h): each request decoded,
+// handed to its kind's conversation, and its answer encoded.
+#include "server/rpc/framed_door.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,7 +12,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/wire_format_lite.h"
-#include "server/rpc/jitcache_service.h"
+#include "server/engine/compile_request.h"
 
 namespace jitcache {
 
@@ -38,24 +40,24 @@ absl::Status NotWellFormed(absl::string_view what) {
 
 }  // namespace
 
-std::shared_ptr<const HotAnswer> JitCacheService::AnswerOne(
+std::shared_ptr<const HotAnswer> FramedDoor::AnswerOne(
     const v1::CompileRequest& request, const PeerCredentials& peer,
     absl::Time start) {
   absl::StatusOr<PreparedCompile> prepared =
-      PrepareCompile(request, options_.compiler->toolchain(), options_.limits);
+      PrepareCompile(request, *options_.toolchain, options_.limits);
   if (!prepared.ok()) return nullptr;
-  KeyLevel level = KeyLevel::kPlaceFree;
+  ActionKinds::KeyLevel level = ActionKinds::KeyLevel::kPlaceFree;
   absl::StatusOr<std::shared_ptr<const HotAnswer>> hit =
-      kinds_.CompileHit(*prepared, &level);
+      kinds_->CompileHit(*prepared, &level);
   if (!hit.ok() || *hit == nullptr) return nullptr;
-  CountHit(CountRequest(peer.uid), **hit, start);
-  ++counters_.socket_hits;
+  counting_->Hit(counting_->Request(peer.uid), **hit, start);
+  ++counters_->socket_hits;
   JITCACHE_LOG(Debug) << "hit " << ActionKinds::KeyAt(*prepared, level).Hex()
                       << " uid " << peer.uid << " (framed socket)";
   return *std::move(hit);
 }
 
-std::shared_ptr<const std::string> JitCacheService::AnswerBatch(
+std::shared_ptr<const std::string> FramedDoor::AnswerBatch(
     absl::string_view batch_bytes, const PeerCredentials& peer) {
   v1::HitBatchRequest batch;
   if (!batch.ParseFromArray(batch_bytes.data(),
@@ -63,7 +65,7 @@ std::shared_ptr<const std::string> JitCacheService::AnswerBatch(
       batch.requests_size() > framed_protocol::kMaxBatchRequests) {
     return nullptr;
   }
-  ++counters_.socket_batches;
+  ++counters_->socket_batches;
   std::vector<std::shared_ptr<const HotAnswer>> answers;
   answers.reserve(batch.requests_size());
   size_t total = 0;
@@ -93,47 +95,47 @@ std::shared_ptr<const std::string> JitCacheService::AnswerBatch(
   return out;
 }
 
-KeptConnection::Reply JitCacheService::AnswerPtxas(
-    absl::string_view bytes, const PeerCredentials& peer) {
+KeptConnection::Reply FramedDoor::AnswerPtxas(absl::string_view bytes,
+                                              const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
   auto request = std::make_shared<v1::PtxasRequest>();
   if (!request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Refuse(NotWellFormed("PtxasRequest"));
   }
-  UserStats::Counters& user = CountRequest(peer.uid);
-  return Promised(conversations_.Ptxas(peer.uid, user, *request, request), user,
-                  peer.uid, start, "ptxas run");
+  UserStats::Counters& user = counting_->Request(peer.uid);
+  return Promised(conversations_->Ptxas(peer.uid, user, *request, request),
+                  user, peer.uid, start, "ptxas run");
 }
 
-KeptConnection::Reply JitCacheService::AnswerCompile(
-    absl::string_view bytes, const PeerCredentials& peer, bool shared) {
+KeptConnection::Reply FramedDoor::AnswerCompile(absl::string_view bytes,
+                                                const PeerCredentials& peer,
+                                                bool shared) {
   const absl::Time start = absl::Now();
   auto request = std::make_shared<v1::CompileRequest>();
   if (!request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Refuse(NotWellFormed("CompileRequest"));
   }
-  UserStats::Counters& user = CountRequest(peer.uid);
-  return Promised(conversations_.Compile(peer.uid, user, *request, request),
+  UserStats::Counters& user = counting_->Request(peer.uid);
+  return Promised(conversations_->Compile(peer.uid, user, *request, request),
                   user, peer.uid, start, "compile", shared);
 }
 
-KeptConnection::Reply JitCacheService::AnswerNvvm(absl::string_view bytes,
-                                                  const PeerCredentials& peer) {
+KeptConnection::Reply FramedDoor::AnswerNvvm(absl::string_view bytes,
+                                             const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
   auto request = std::make_shared<v1::NvvmRequest>();
   if (!request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Refuse(NotWellFormed("NvvmRequest"));
   }
-  UserStats::Counters& user = CountRequest(peer.uid);
-  return Promised(conversations_.Nvvm(peer.uid, user, *request, request), user,
+  UserStats::Counters& user = counting_->Request(peer.uid);
+  return Promised(conversations_->Nvvm(peer.uid, user, *request, request), user,
                   peer.uid, start, "libNVVM compile");
 }
 
-KeptConnection::Reply JitCacheService::Promised(Turn turn,
-                                                UserStats::Counters& user,
-                                                uid_t uid, absl::Time start,
-                                                absl::string_view what,
-                                                bool shared) {
+KeptConnection::Reply FramedDoor::Promised(Turn turn, UserStats::Counters& user,
+                                           uid_t uid, absl::Time start,
+                                           absl::string_view what,
+                                           bool shared) {
   if (turn.now.has_value()) {
     return ReplyNow(*turn.now, user, uid, start, what, shared);
   }
@@ -146,25 +148,24 @@ KeptConnection::Reply JitCacheService::Promised(Turn turn,
       }};
 }
 
-KeptConnection::Reply JitCacheService::ReplyNow(const CacheAnswer& answer,
-                                                UserStats::Counters& user,
-                                                uid_t uid, absl::Time start,
-                                                absl::string_view what,
-                                                bool shared) {
+KeptConnection::Reply FramedDoor::ReplyNow(const CacheAnswer& answer,
+                                           UserStats::Counters& user, uid_t uid,
+                                           absl::Time start,
+                                           absl::string_view what,
+                                           bool shared) {
   switch (answer.kind) {
     case CacheAnswer::Kind::kHit:
-      CountHit(user, *answer.hit, start);
-      ++counters_.socket_hits;
+      counting_->Hit(user, *answer.hit, start);
+      ++counters_->socket_hits;
       return HitReply(answer.hit, shared);
     case CacheAnswer::Kind::kRefused:
       // The caller runs its own tool, told why.
-      counters_.Rejected(answer.status.code());
-      ++user.rejected;
+      counting_->Rejected(user, answer.status.code());
       JITCACHE_LOG(Debug) << what << " of uid " << uid
                           << " refused (framed socket): " << answer.status;
       return Refuse(answer.status);
     case CacheAnswer::Kind::kSendInputs:
-      UncountResent(user);
+      counting_->Resent(user);
       return Refuse(answer.status);
     case CacheAnswer::Kind::kNothing:
       return {};
@@ -181,12 +182,12 @@ KeptConnection::Reply JitCacheService::ReplyNow(const CacheAnswer& answer,
   return reply;
 }
 
-void JitCacheService::Keep(const Deliver& later, const CacheAnswer& answer,
-                           UserStats::Counters& user, absl::Time start) {
+void FramedDoor::Keep(const Deliver& later, const CacheAnswer& answer,
+                      UserStats::Counters& user, absl::Time start) {
   switch (answer.kind) {
     case CacheAnswer::Kind::kHit:
-      CountHit(user, *answer.hit, start);
-      ++counters_.socket_hits;
+      counting_->Hit(user, *answer.hit, start);
+      ++counters_->socket_hits;
       later(std::shared_ptr<const std::string>(answer.hit,
                                                &answer.hit->serialized),
             false);
@@ -194,18 +195,17 @@ void JitCacheService::Keep(const Deliver& later, const CacheAnswer& answer,
     case CacheAnswer::Kind::kBuilt: {
       v1::CompileResponse response = *answer.built;
       response.set_served(answer.leader ? v1::SERVED_MISS : v1::SERVED_JOINED);
-      CountBuilt(user, response, start);
+      counting_->Built(user, response, start);
       later(std::make_shared<const std::string>(response.SerializeAsString()),
             false);
       return;
     }
     case CacheAnswer::Kind::kRefused:
-      counters_.Rejected(answer.status.code());
-      ++user.rejected;
+      counting_->Rejected(user, answer.status.code());
       later(RefusalOf(answer.status), /*refused=*/true);
       return;
     case CacheAnswer::Kind::kSendInputs:
-      UncountResent(user);
+      counting_->Resent(user);
       later(RefusalOf(answer.status), /*refused=*/true);
       return;
     case CacheAnswer::Kind::kNothing:
@@ -214,7 +214,7 @@ void JitCacheService::Keep(const Deliver& later, const CacheAnswer& answer,
   }
 }
 
-KeptConnection::Reply JitCacheService::HitReply(
+KeptConnection::Reply FramedDoor::HitReply(
     const std::shared_ptr<const HotAnswer>& hit, bool shared) {
   // Shares the answer's ownership; points at its bytes.
   std::shared_ptr<const std::string> bytes(hit, &hit->serialized);
@@ -226,35 +226,35 @@ KeptConnection::Reply JitCacheService::HitReply(
   std::shared_ptr<const SealedFile> file =
       hit->SharedFile(options_.hot_cache_size);
   if (file == nullptr) return {std::move(bytes)};
-  ++counters_.shared_answers;
+  ++counters_->shared_answers;
   // The bytes too, for a connection that cannot take a descriptor now.
   return {std::move(bytes), nullptr, false, file->fd(), file};
 }
 
-KeptConnection::Reply JitCacheService::AnswerLink(absl::string_view bytes,
-                                                  const PeerCredentials& peer) {
+KeptConnection::Reply FramedDoor::AnswerLink(absl::string_view bytes,
+                                             const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
   v1::LinkRequest request;
   if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Refuse(NotWellFormed("LinkRequest"));
   }
-  UserStats::Counters& user = CountRequest(peer.uid);
+  UserStats::Counters& user = counting_->Request(peer.uid);
   // Only nvJitLink's calls as a caller made them come this way; a link of
   // libjitcache's Linker is asked over gRPC.
   if (!request.as_called()) {
-    ++counters_.link_requests;
+    ++counters_->link_requests;
     return ReplyNow(CacheAnswer::Refused(absl::InvalidArgumentError(
                         "the framed socket links only as called")),
                     user, peer.uid, start, "link");
   }
-  return Promised(conversations_.Link(peer.uid, user, request), user, peer.uid,
+  return Promised(conversations_->Link(peer.uid, user, request), user, peer.uid,
                   start, "link");
 }
 
-KeptConnection::Reply JitCacheService::AnswerFramed(
-    absl::string_view payload, const PeerCredentials& peer) {
+KeptConnection::Reply FramedDoor::Answer(absl::string_view payload,
+                                         const PeerCredentials& peer) {
   if (!payload.empty() && payload.front() == framed_protocol::kToolkit) {
-    return {payload.size() == 1 ? toolkit_answer_ : nullptr};
+    return {payload.size() == 1 ? options_.toolkit_answer : nullptr};
   }
   if (!payload.empty() && payload.front() == framed_protocol::kBatch) {
     return {AnswerBatch(payload.substr(1), peer)};
