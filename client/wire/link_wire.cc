@@ -6,6 +6,7 @@
 namespace jitcache::link_wire {
 
 using proto_wire::ForEachField;
+using proto_wire::ForEachFieldOfAnswerWithRun;
 using proto_wire::Int32Of;
 using proto_wire::kBytes;
 using proto_wire::kVarint;
@@ -156,20 +157,16 @@ bool DecodeLibrary(std::string_view bytes, Library* lib) {
 }  // namespace
 
 std::optional<Trace> Decode(std::string_view bytes) {
+  using F = wire::CompileResponse;
   Trace t;
-  bool has_trace = false;
-  const bool ok = ForEachField(
-      bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
-        using F = wire::CompileResponse;
+  const bool ok = ForEachFieldOfAnswerWithRun(
+      bytes, F::kLinkTrace,
+      [&](const std::string& trace) { return DecodeTrace(trace, &t); },
+      [&](int field, int type, Reader& in) -> std::optional<bool> {
         if (type == kBytes && field == F::kObject) return in.Bytes(&t.cubin);
-        if (type == kBytes && field == F::kLinkTrace) {
-          std::string trace;
-          has_trace = true;
-          return in.Bytes(&trace) && DecodeTrace(trace, &t);
-        }
         return std::nullopt;
       });
-  if (!ok || !has_trace) return std::nullopt;
+  if (!ok) return std::nullopt;
   return t;
 }
 

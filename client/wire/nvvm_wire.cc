@@ -6,6 +6,7 @@
 namespace jitcache::nvvm_wire {
 
 using proto_wire::ForEachField;
+using proto_wire::ForEachFieldOfAnswerWithRun;
 using proto_wire::Int32Into;
 using proto_wire::kBytes;
 using proto_wire::kVarint;
@@ -81,18 +82,14 @@ bool DecodeRun(std::string_view bytes, Answer* a) {
 std::optional<Answer> Decode(std::string_view bytes) {
   using F = wire::CompileResponse;
   Answer a;
-  bool has_run = false;
-  const bool ok = ForEachField(
-      bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
+  const bool ok = ForEachFieldOfAnswerWithRun(
+      bytes, F::kNvvmRun,
+      [&](const std::string& run) { return DecodeRun(run, &a); },
+      [&](int field, int type, Reader& in) -> std::optional<bool> {
         if (type == kBytes && field == F::kObject) return in.Bytes(&a.output);
-        if (type == kBytes && field == F::kNvvmRun) {
-          std::string run;
-          has_run = true;
-          return in.Bytes(&run) && DecodeRun(run, &a);
-        }
         return std::nullopt;
       });
-  if (!ok || !has_run) return std::nullopt;
+  if (!ok) return std::nullopt;
   return a;
 }
 

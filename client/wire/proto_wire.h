@@ -56,6 +56,28 @@ bool ForEachField(std::string_view message, OnField on) {
   return true;
 }
 
+// A CompileResponse that answers with a run (a ptxas run, a libNVVM call
+// sequence, an as-called link's trace): the sub-message in field
+// `run_field` must be there, and each time it is seen (a message field seen
+// twice is merged, as protobuf does) `on_run(bytes)` reads it; `on_other`
+// reads the response's other fields as ForEachField's `on` does. False for
+// bytes that are not such a response.
+template <typename OnRun, typename OnOther>
+bool ForEachFieldOfAnswerWithRun(std::string_view message, int run_field,
+                                 OnRun on_run, OnOther on_other) {
+  bool has_run = false;
+  const bool ok = ForEachField(
+      message, [&](int field, int type, Reader& in) -> std::optional<bool> {
+        if (type == kBytes && field == run_field) {
+          std::string run;
+          has_run = true;
+          return in.Bytes(&run) && on_run(run);
+        }
+        return on_other(field, type, in);
+      });
+  return ok && has_run;
+}
+
 // An int32 field's varint: a negative value is sign-extended to 64 bits.
 inline int Int32Of(uint64_t v) {
   return static_cast<int>(static_cast<int64_t>(v));

@@ -10,6 +10,7 @@
 namespace jitcache::ptxas_wire {
 
 using proto_wire::ForEachField;
+using proto_wire::ForEachFieldOfAnswerWithRun;
 using proto_wire::Int32Into;
 using proto_wire::kBytes;
 using proto_wire::kVarint;
@@ -105,9 +106,10 @@ bool DecodeRun(std::string_view bytes, Answer* a) {
 std::optional<Answer> Decode(std::string_view bytes) {
   using F = wire::CompileResponse;
   Answer a;
-  bool has_run = false;
-  const bool ok = ForEachField(
-      bytes, [&](int field, int type, Reader& in) -> std::optional<bool> {
+  const bool ok = ForEachFieldOfAnswerWithRun(
+      bytes, F::kPtxasRun,
+      [&](const std::string& run) { return DecodeRun(run, &a); },
+      [&](int field, int type, Reader& in) -> std::optional<bool> {
         if (type == kVarint && field == F::kServed) {
           return Int32Into(in, &a.served);
         }
@@ -115,15 +117,9 @@ std::optional<Answer> Decode(std::string_view bytes) {
         if (type == kBytes && field == F::kLog) {
           return in.Bytes(&a.stderr_bytes);
         }
-        if (type == kBytes && field == F::kPtxasRun) {
-          std::string run;
-          has_run = true;
-          // A message field seen twice is merged, as protobuf does.
-          return in.Bytes(&run) && DecodeRun(run, &a);
-        }
         return std::nullopt;
       });
-  if (!ok || !has_run) return std::nullopt;
+  if (!ok) return std::nullopt;
   return a;
 }
 
