@@ -195,11 +195,11 @@ Turn Conversations::Link(uid_t uid, UserStats::Counters& user,
   if (!prepared.ok()) return {CacheAnswer::Refused(prepared.status()), nullptr};
   bool named = false;
   HitOr hit = kinds_->LinkHit(*prepared, &named);
-  auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
   if (request.as_called() && request.disproves()) {
     // The caller's own nvJitLink answered otherwise than this record: it
     // is told nothing, and the link runs again in the background.
-    if (hit.ok() && *hit != nullptr && !link->steps_only) {
+    if (hit.ok() && *hit != nullptr && !prepared->steps_only) {
+      auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
       engine_->CheckDisproof(
           uid, ActionKinds::LinkKeyAt(*link, named),
           named ? link->named_step_keys : link->step_keys,
@@ -212,6 +212,8 @@ Turn Conversations::Link(uid_t uid, UserStats::Counters& user,
   }
   if (std::optional<CacheAnswer> now = Found(hit))
     return {std::move(now), nullptr};
+  // Only a miss keeps the prepared link (a hit copies nothing).
+  auto link = std::make_shared<const PreparedLink>(*std::move(prepared));
   if (engine_->ReadsCallersFiles(ActionKinds::LinkKeyAt(*link, named))) {
     return {CacheAnswer::Refused(ReadsCallersFilesError()), nullptr};
   }

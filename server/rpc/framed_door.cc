@@ -33,6 +33,17 @@ KeptConnection::Reply Refuse(const absl::Status& status) {
   return {RefusalOf(status), nullptr, /*refused=*/true};
 }
 
+// A request's message parsed from `bytes`, shared (a miss's conversation
+// keeps it); null when they are not one.
+template <typename Request>
+std::shared_ptr<const Request> Parsed(absl::string_view bytes) {
+  auto request = std::make_shared<Request>();
+  if (!request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return nullptr;
+  }
+  return request;
+}
+
 absl::Status NotWellFormed(absl::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrCat("the request is not a well-formed ", what));
@@ -98,10 +109,9 @@ std::shared_ptr<const std::string> FramedDoor::AnswerBatch(
 KeptConnection::Reply FramedDoor::AnswerPtxas(absl::string_view bytes,
                                               const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
-  auto request = std::make_shared<v1::PtxasRequest>();
-  if (!request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return Refuse(NotWellFormed("PtxasRequest"));
-  }
+  std::shared_ptr<const v1::PtxasRequest> request =
+      Parsed<v1::PtxasRequest>(bytes);
+  if (request == nullptr) return Refuse(NotWellFormed("PtxasRequest"));
   UserStats::Counters& user = counting_->Request(peer.uid);
   return Promised(conversations_->Ptxas(peer.uid, user, *request, request),
                   user, peer.uid, start, "ptxas run");
@@ -111,10 +121,9 @@ KeptConnection::Reply FramedDoor::AnswerCompile(absl::string_view bytes,
                                                 const PeerCredentials& peer,
                                                 bool shared) {
   const absl::Time start = absl::Now();
-  auto request = std::make_shared<v1::CompileRequest>();
-  if (!request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return Refuse(NotWellFormed("CompileRequest"));
-  }
+  std::shared_ptr<const v1::CompileRequest> request =
+      Parsed<v1::CompileRequest>(bytes);
+  if (request == nullptr) return Refuse(NotWellFormed("CompileRequest"));
   UserStats::Counters& user = counting_->Request(peer.uid);
   return Promised(conversations_->Compile(peer.uid, user, *request, request),
                   user, peer.uid, start, "compile", shared);
@@ -123,10 +132,9 @@ KeptConnection::Reply FramedDoor::AnswerCompile(absl::string_view bytes,
 KeptConnection::Reply FramedDoor::AnswerNvvm(absl::string_view bytes,
                                              const PeerCredentials& peer) {
   const absl::Time start = absl::Now();
-  auto request = std::make_shared<v1::NvvmRequest>();
-  if (!request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return Refuse(NotWellFormed("NvvmRequest"));
-  }
+  std::shared_ptr<const v1::NvvmRequest> request =
+      Parsed<v1::NvvmRequest>(bytes);
+  if (request == nullptr) return Refuse(NotWellFormed("NvvmRequest"));
   UserStats::Counters& user = counting_->Request(peer.uid);
   return Promised(conversations_->Nvvm(peer.uid, user, *request, request), user,
                   peer.uid, start, "libNVVM compile");
